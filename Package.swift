@@ -1,0 +1,159 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+/// Settings every Marquee target shares: Swift 6 language mode comes from `swiftLanguageModes`,
+/// these make existentials and imports explicit.
+let swiftSettings: [SwiftSetting] = [
+    .enableUpcomingFeature("ExistentialAny"),
+    .enableUpcomingFeature("MemberImportVisibility"),
+]
+
+let package = Package(
+    name: "marquee",
+    platforms: [.macOS(.v15)],
+    products: [
+        .executable(name: "marquee", targets: ["MarqueeCLI"]),
+        .library(name: "MarqueeCore", targets: ["MarqueeCore"]),
+        .library(name: "MarqueeAPNS", targets: ["MarqueeAPNS"]),
+        .library(name: "MarqueeEmulator", targets: ["MarqueeEmulator"]),
+        .library(name: "MarqueeStorage", targets: ["MarqueeStorage"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
+        .package(url: "https://github.com/apple/swift-nio-http2.git", from: "1.46.0"),
+        .package(url: "https://github.com/apple/swift-nio-ssl.git", from: "2.37.6"),
+        .package(url: "https://github.com/apple/swift-nio-extras.git", from: "1.35.2"),
+        .package(url: "https://github.com/apple/swift-crypto.git", from: "4.5.2"),
+        .package(url: "https://github.com/apple/swift-certificates.git", from: "1.21.1"),
+        .package(url: "https://github.com/apple/swift-asn1.git", from: "1.7.4"),
+        .package(url: "https://github.com/apple/swift-atomics.git", from: "1.3.0"),
+        .package(url: "https://github.com/apple/swift-collections.git", from: "1.6.0"),
+        .package(url: "https://github.com/apple/swift-log.git", from: "1.16.2"),
+        .package(url: "https://github.com/apple/swift-argument-parser.git", from: "1.8.2"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+        .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+    ],
+    targets: [
+        // Domain values, Live Activity payloads, the APNs vocabulary and the store protocols.
+        // Foundation only: no I/O.
+        .target(
+            name: "MarqueeCore",
+            swiftSettings: swiftSettings
+        ),
+        // The APNs provider client: ES256 provider tokens, pooled HTTP/2 connections, device pushes,
+        // broadcasts and channel management.
+        .target(
+            name: "MarqueeAPNS",
+            dependencies: [
+                "MarqueeCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Atomics", package: "swift-atomics"),
+                .product(name: "DequeModule", package: "swift-collections"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // A local APNs: the same endpoints and rules, virtual devices, fault injection, inspection API.
+        .target(
+            name: "MarqueeEmulator",
+            dependencies: [
+                "MarqueeCore",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "X509", package: "swift-certificates"),
+                .product(name: "SwiftASN1", package: "swift-asn1"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // PostgreSQL and SQLite stores behind MarqueeCore's protocols; migrations from `sql/`.
+        .target(
+            name: "MarqueeStorage",
+            dependencies: [
+                "MarqueeCore",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The `marquee` command line: migrate, emulator (serve follows with the server module).
+        .executableTarget(
+            name: "MarqueeCLI",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeAPNS",
+                "MarqueeEmulator",
+                "MarqueeStorage",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeCoreTests",
+            dependencies: ["MarqueeCore"],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeAPNSTests",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeAPNS",
+                "MarqueeEmulator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeEmulatorTests",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeEmulator",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOHTTP2", package: "swift-nio-http2"),
+                .product(name: "NIOHPACK", package: "swift-nio-http2"),
+                .product(name: "NIOSSL", package: "swift-nio-ssl"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeStorageTests",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeStorage",
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "SQLiteNIO", package: "sqlite-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,1 @@
+// MarqueeStorage: PostgreSQL and SQLite stores behind MarqueeCore's protocols. See DEVELOPERS.md.
