@@ -4,11 +4,18 @@ import Testing
 
 @Suite("JSON values")
 struct JSONValueTests {
-    @Test("objects keep key order and integers stay integers when encoded")
-    func encodesFaithfully() throws {
+    @Test("objects keep key order and integers stay integers when serialized")
+    func serializesFaithfully() {
         let value: JSONValue = ["homeTeamScore": 2, "awayTeamScore": 1, "period": "2nd half", "ratio": 0.5, "note": nil]
-        let encoded = String(decoding: try JSONEncoder().encode(value), as: UTF8.self)
-        #expect(encoded == #"{"homeTeamScore":2,"awayTeamScore":1,"period":"2nd half","ratio":0.5,"note":null}"#)
+        #expect(value.jsonString == #"{"homeTeamScore":2,"awayTeamScore":1,"period":"2nd half","ratio":0.5,"note":null}"#)
+    }
+
+    @Test("strings are escaped as JSON requires")
+    func escapes() throws {
+        let value: JSONValue = ["quote\"": "line\nbreak\t\u{01}é"]
+        #expect(value.jsonString == #"{"quote\"":"line\nbreak\t\u0001é"}"#)
+        let decoded = try JSONDecoder().decode(JSONValue.self, from: Data(value.jsonBytes))
+        #expect(decoded == value)
     }
 
     @Test("decoding and encoding again gives the same value")
