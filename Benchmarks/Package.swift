@@ -1,0 +1,28 @@
+// swift-tools-version:6.1
+import PackageDescription
+
+// Benchmarks live in their own package so that the main build and CI stay lean.
+// Release builds only: `swift build -c release` here, or the scripts next to this file.
+let package = Package(
+    name: "marquee-benchmarks",
+    platforms: [.macOS(.v15)],
+    dependencies: [
+        .package(path: ".."),
+        .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
+    ],
+    targets: [
+        // Storage: bulk upsert of push-to-start tokens and streaming a large audience in bounded
+        // memory. Run through run-storage.sh, which starts a throwaway PostgreSQL.
+        .executableTarget(
+            name: "MarqueeStorageBenchmark",
+            dependencies: [
+                .product(name: "MarqueeStorage", package: "marquee"),
+                .product(name: "MarqueeCore", package: "marquee"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+            ],
+            path: "Sources/MarqueeStorageBenchmark",
+            swiftSettings: [.enableUpcomingFeature("ExistentialAny"), .enableUpcomingFeature("MemberImportVisibility")]
+        ),
+    ],
+    swiftLanguageModes: [.v6]
+)

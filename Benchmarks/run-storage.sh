@@ -1,0 +1,17 @@
+#!/usr/bin/env bash
+# Storage benchmarks against a throwaway PostgreSQL 15 (scripts/with-postgres): bulk upsert of
+# push-to-start tokens, and streaming 100,000 vs 1,000,000 tokens to show that memory stays flat.
+# Release build. Results go to stdout; BENCHMARKS.md records them with the machine's load.
+set -euo pipefail
+cd "$(dirname "$0")"
+swift build -c release --product MarqueeStorageBenchmark >&2
+BIN="$(swift build -c release --show-bin-path)/MarqueeStorageBenchmark"
+echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores"
+../scripts/with-postgres "$BIN" upsert --backend postgres --tokens 200000 --batch 10000
+../scripts/with-postgres "$BIN" upsert --backend postgres --tokens 200000 --batch 1000
+../scripts/with-postgres "$BIN" stream --backend postgres --tokens 100000 --page 1000
+../scripts/with-postgres "$BIN" stream --backend postgres --tokens 1000000 --page 1000
+if [ "${MARQUEE_BENCH_SQLITE:-1}" = 1 ]; then
+  "$BIN" upsert --backend sqlite --tokens 200000 --batch 10000
+  "$BIN" stream --backend sqlite --tokens 1000000 --page 1000
+fi

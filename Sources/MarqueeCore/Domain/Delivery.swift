@@ -1,0 +1,88 @@
+import Foundation
+
+/// How one push to one token ended.
+public enum DeliveryOutcome: String, Sendable, Hashable, Codable, CaseIterable {
+    /// APNs answered 200.
+    case accepted
+    /// APNs refused it for good (4xx other than 429); `reason` says why.
+    case rejected
+    /// The token is gone (410); the token may have been retired.
+    case tokenInvalid = "token_invalid"
+    /// A transient failure (429, 5xx, connection loss) after the last retry.
+    case failed
+    /// Not sent on purpose (already started, filtered out).
+    case skipped
+}
+
+/// One push of a job to one token.
+public struct Delivery: Sendable, Hashable {
+    public var jobID: JobID
+    public var tokenRowID: Int64
+    /// 1 for the first try.
+    public var attempt: Int
+    public var outcome: DeliveryOutcome
+    public var status: Int?
+    /// The `apns-id` APNs answered with.
+    public var apnsID: UUID?
+    public var reason: APNSErrorReason?
+    public var sentAt: Date
+    public var completedAt: Date
+
+    public init(
+        jobID: JobID,
+        tokenRowID: Int64,
+        attempt: Int = 1,
+        outcome: DeliveryOutcome,
+        status: Int? = nil,
+        apnsID: UUID? = nil,
+        reason: APNSErrorReason? = nil,
+        sentAt: Date,
+        completedAt: Date
+    ) {
+        self.jobID = jobID
+        self.tokenRowID = tokenRowID
+        self.attempt = attempt
+        self.outcome = outcome
+        self.status = status
+        self.apnsID = apnsID
+        self.reason = reason
+        self.sentAt = sentAt
+        self.completedAt = completedAt
+    }
+}
+
+/// What a fan-out worker commits after a window of sends, all or nothing: the outcomes, the start
+/// ledger entries for accepted starts, 410 retirements, the progress and the checkpoint. The
+/// commit is refused if the worker no longer holds the job's lease.
+public struct DeliveryBatch: Sendable, Hashable {
+    public var appID: AppID
+    public var jobID: JobID
+    public var leaseOwner: String
+    public var deliveries: [Delivery]
+    /// The event whose start ledger records accepted starts; `nil` for non-start jobs.
+    public var startedEventID: EventID?
+    /// 410 verdicts by token row.
+    public var invalidations: [Int64: TokenInvalidation]
+    public var progress: JobProgress
+    public var checkpoint: String?
+
+    public init(
+        appID: AppID,
+        jobID: JobID,
+        leaseOwner: String,
+        deliveries: [Delivery],
+        startedEventID: EventID? = nil,
+        invalidations: [Int64: TokenInvalidation] = [:],
+        progress: JobProgress,
+        checkpoint: String?
+    ) {
+        self.appID = appID
+        self.jobID = jobID
+        self.leaseOwner = leaseOwner
+        self.deliveries = deliveries
+        self.startedEventID = startedEventID
+        self.invalidations = invalidations
+        self.progress = progress
+        self.checkpoint = checkpoint
+    }
+}

@@ -1,0 +1,35 @@
+import Foundation
+
+/// A typed UUID: an `Identifier<Event>` cannot be passed where an `Identifier<Channel>` is expected.
+public struct Identifier<Entity>: Hashable, Sendable, Codable, CustomStringConvertible {
+    public let uuid: UUID
+
+    public init(_ uuid: UUID = UUID()) {
+        self.uuid = uuid
+    }
+
+    /// Parses the canonical UUID string form; `nil` for anything else.
+    public init?(uuidString: String) {
+        guard let uuid = UUID(uuidString: uuidString) else { return nil }
+        self.uuid = uuid
+    }
+
+    public var description: String { uuid.uuidString.lowercased() }
+
+    public init(from decoder: any Decoder) throws {
+        uuid = try decoder.singleValueContainer().decode(UUID.self)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.singleValueContainer()
+        try container.encode(uuid)
+    }
+}
+
+public typealias AppID = Identifier<App>
+public typealias SigningKeyID = Identifier<SigningKey>
+public typealias APIKeyID = Identifier<APIKey>
+public typealias EventID = Identifier<Event>
+public typealias ChannelID = Identifier<Channel>
+public typealias ActivityRecordID = Identifier<Activity>
+public typealias JobID = Identifier<Job>

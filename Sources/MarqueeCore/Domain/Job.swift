@@ -1,0 +1,116 @@
+import Foundation
+
+/// What a job does. Open-ended so that later flows add kinds without a schema change.
+public struct JobKind: RawRepresentable, Hashable, Sendable, Codable, CustomStringConvertible {
+    public var rawValue: String
+
+    public init(rawValue: String) {
+        self.rawValue = rawValue
+    }
+
+    public var description: String { rawValue }
+
+    public static let createChannel = JobKind(rawValue: "channel.create")
+    public static let deleteChannel = JobKind(rawValue: "channel.delete")
+    public static let reconcileChannels = JobKind(rawValue: "channel.reconcile")
+    public static let startFanOut = JobKind(rawValue: "activity.start")
+    public static let broadcast = JobKind(rawValue: "channel.broadcast")
+    public static let endEvent = JobKind(rawValue: "event.end")
+}
+
+/// Where a job is.
+public enum JobState: String, Sendable, Hashable, Codable, CaseIterable {
+    /// Waiting for its due time or for a worker.
+    case pending
+    /// Leased by a worker; if the lease expires another worker may take it over.
+    case running
+    case succeeded
+    case failed
+    case cancelled
+
+    public var isFinished: Bool { self == .succeeded || self == .failed || self == .cancelled }
+}
+
+/// A worker's claim on a job until `expiresAt`.
+public struct JobLease: Sendable, Hashable {
+    /// The worker (replica and slot) holding the job.
+    public var owner: String
+    public var expiresAt: Date
+
+    public init(owner: String, expiresAt: Date) {
+        self.owner = owner
+        self.expiresAt = expiresAt
+    }
+}
+
+/// Counters a job keeps while it works through its audience.
+public struct JobProgress: Sendable, Hashable {
+    public var attempted: Int64
+    public var succeeded: Int64
+    public var failed: Int64
+
+    public init(attempted: Int64 = 0, succeeded: Int64 = 0, failed: Int64 = 0) {
+        self.attempted = attempted
+        self.succeeded = succeeded
+        self.failed = failed
+    }
+
+    public static func + (lhs: JobProgress, rhs: JobProgress) -> JobProgress {
+        JobProgress(
+            attempted: lhs.attempted + rhs.attempted,
+            succeeded: lhs.succeeded + rhs.succeeded,
+            failed: lhs.failed + rhs.failed
+        )
+    }
+}
+
+/// A unit of background work: due at a time, leased by one worker at a time, resumable from its
+/// checkpoint after a crash.
+public struct Job: Sendable, Hashable {
+    public var id: JobID
+    public var appID: AppID
+    public var kind: JobKind
+    public var arguments: JSONValue
+    public var dueAt: Date
+    public var state: JobState
+    public var lease: JobLease?
+    /// How many times a worker has leased it.
+    public var attempts: Int
+    public var progress: JobProgress
+    /// Where to resume: opaque to the store (for a fan-out, the last token row done).
+    public var checkpoint: String?
+    /// Why the last attempt failed, for operators. Never holds secrets.
+    public var lastError: String?
+    public var createdAt: Date
+    public var updatedAt: Date
+
+    public init(
+        id: JobID = JobID(),
+        appID: AppID,
+        kind: JobKind,
+        arguments: JSONValue = .object([:]),
+        dueAt: Date,
+        state: JobState = .pending,
+        lease: JobLease? = nil,
+        attempts: Int = 0,
+        progress: JobProgress = JobProgress(),
+        checkpoint: String? = nil,
+        lastError: String? = nil,
+        createdAt: Date,
+        updatedAt: Date? = nil
+    ) {
+        self.id = id
+        self.appID = appID
+        self.kind = kind
+        self.arguments = arguments
+        self.dueAt = dueAt
+        self.state = state
+        self.lease = lease
+        self.attempts = attempts
+        self.progress = progress
+        self.checkpoint = checkpoint
+        self.lastError = lastError
+        self.createdAt = createdAt
+        self.updatedAt = updatedAt ?? createdAt
+    }
+}

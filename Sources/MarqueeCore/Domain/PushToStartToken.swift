@@ -1,0 +1,96 @@
+import Foundation
+
+/// A push-to-start token registered by a device for one ActivityKit attributes type. One row per
+/// (app, environment, attributes type, token); registering it again refreshes the row.
+public struct PushToStartToken: Sendable, Hashable {
+    /// The store's row number: stable, increasing, the cursor of audience pages.
+    public var rowID: Int64
+    public var appID: AppID
+    public var environment: APNSEnvironment
+    public var attributesType: String
+    /// The token as hex, as ActivityKit hands it to the app.
+    public var token: String
+    public var deviceID: String?
+    public var userID: String?
+    public var tags: [String]
+    /// The device's iOS version (`18.2`), which decides between `input-push-channel` and a plain start.
+    public var iosVersion: String?
+    /// Whether the user allowed frequent updates (`NSSupportsLiveActivitiesFrequentUpdates`).
+    public var frequentPushesEnabled: Bool
+    public var firstRegisteredAt: Date
+    /// The latest registration; a 410 retires the token only if APNs saw it invalid after this.
+    public var lastRegisteredAt: Date
+    public var invalidatedAt: Date?
+    public var invalidationReason: APNSErrorReason?
+
+    public init(
+        rowID: Int64,
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String,
+        deviceID: String?,
+        userID: String?,
+        tags: [String],
+        iosVersion: String?,
+        frequentPushesEnabled: Bool,
+        firstRegisteredAt: Date,
+        lastRegisteredAt: Date,
+        invalidatedAt: Date?,
+        invalidationReason: APNSErrorReason?
+    ) {
+        self.rowID = rowID
+        self.appID = appID
+        self.environment = environment
+        self.attributesType = attributesType
+        self.token = token
+        self.deviceID = deviceID
+        self.userID = userID
+        self.tags = tags
+        self.iosVersion = iosVersion
+        self.frequentPushesEnabled = frequentPushesEnabled
+        self.firstRegisteredAt = firstRegisteredAt
+        self.lastRegisteredAt = lastRegisteredAt
+        self.invalidatedAt = invalidatedAt
+        self.invalidationReason = invalidationReason
+    }
+
+    public var isValid: Bool { invalidatedAt == nil }
+}
+
+extension PushToStartToken: CustomStringConvertible {
+    /// Tokens are logged by their last 8 characters at most.
+    public var description: String { "PushToStartToken(#\(rowID), …\(token.suffix(8)))" }
+}
+
+/// One registration as a device sends it; the input of the bulk upsert.
+public struct PushToStartRegistration: Sendable, Hashable {
+    public var environment: APNSEnvironment
+    public var attributesType: String
+    public var token: String
+    public var deviceID: String?
+    public var userID: String?
+    public var tags: [String]
+    public var iosVersion: String?
+    public var frequentPushesEnabled: Bool
+
+    public init(
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String,
+        deviceID: String? = nil,
+        userID: String? = nil,
+        tags: [String] = [],
+        iosVersion: String? = nil,
+        frequentPushesEnabled: Bool = false
+    ) {
+        self.environment = environment
+        self.attributesType = attributesType
+        self.token = token
+        self.deviceID = deviceID
+        self.userID = userID
+        self.tags = tags
+        self.iosVersion = iosVersion
+        self.frequentPushesEnabled = frequentPushesEnabled
+    }
+}

@@ -1,0 +1,43 @@
+import Foundation
+
+/// Broadcast channels. The row is reserved before APNs is asked, so that racing or retried
+/// creations for one event and environment end with one live row.
+public protocol ChannelStore: Sendable {
+    /// Inserts a `creating` row for the event and environment unless a live one exists, atomically.
+    func reserveChannel(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        storagePolicy: MessageStoragePolicy,
+        requestID: UUID,
+        at: Date
+    ) async throws -> ChannelReservation
+
+    /// Records APNs' channel ID and moves `creating` to `active`.
+    func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> Channel
+
+    /// Moves the channel to `state` if `ChannelState.canTransition(to:)` allows it from the state
+    /// it is in at that moment; `StoreError.invalidTransition` otherwise.
+    func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> Channel
+
+    /// Records a channel found at APNs that no row knows, as `orphaned`; returns the existing row if
+    /// the ID is known after all.
+    func recordOrphanedChannel(
+        appID: AppID,
+        environment: APNSEnvironment,
+        apnsChannelID: String,
+        storagePolicy: MessageStoragePolicy,
+        at: Date
+    ) async throws -> Channel
+
+    func channel(appID: AppID, id: ChannelID) async throws -> Channel?
+    /// The live (`creating`, `active` or `deleting`) channel of the event in the environment.
+    func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> Channel?
+    func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [Channel]
+    /// Channels counted against Apple's cap of `APNSPayloadLimit.channelsPerApp`.
+    func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int
+
+    /// Takes the next `aps.timestamp` for a broadcast on the channel, `MonotonicTimestamp.next`,
+    /// atomically: concurrent callers get distinct, strictly increasing values.
+    func nextBroadcastTimestamp(appID: AppID, channelID: ChannelID, now: Int64) async throws -> Int64
+}

@@ -1,0 +1,29 @@
+import Foundation
+
+/// The job queue shared by every replica.
+public protocol JobStore: Sendable {
+    func enqueueJob(_ job: Job) async throws
+    func job(appID: AppID, id: JobID) async throws -> Job?
+
+    /// Leases up to `limit` jobs that are due (`pending` with `dueAt <= now`, or `running` with an
+    /// expired lease), oldest due first, for `owner` until `now + leaseDuration`. Workers serve
+    /// every app, so this is the one job operation not scoped by app. Concurrent callers never
+    /// receive the same job.
+    func leaseJobs(
+        owner: String,
+        kinds: Set<JobKind>?,
+        now: Date,
+        leaseDuration: Duration,
+        limit: Int
+    ) async throws -> [Job]
+
+    /// Extends the lease; false if `owner` lost it.
+    func renewJobLease(id: JobID, owner: String, now: Date, leaseDuration: Duration) async throws -> Bool
+    /// Marks the job `succeeded`; `StoreError.leaseLost` if `owner` lost it.
+    func completeJob(id: JobID, owner: String, at: Date) async throws
+    /// Records the failure; with `retryAt` the job becomes `pending` again, otherwise `failed`.
+    /// `StoreError.leaseLost` if `owner` lost it.
+    func failJob(id: JobID, owner: String, error: String, retryAt: Date?, at: Date) async throws
+    /// Cancels a job that has not finished; false otherwise.
+    func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool
+}

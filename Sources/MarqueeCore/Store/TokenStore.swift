@@ -1,0 +1,87 @@
+import Foundation
+
+/// Which push-to-start tokens a start reaches.
+public struct AudienceQuery: Sendable, Hashable {
+    public var appID: AppID
+    public var environment: APNSEnvironment
+    public var attributesType: String
+    /// Only tokens carrying this tag.
+    public var tag: String?
+    /// Leaves out tokens already in this event's start ledger.
+    public var excludingStartsOf: EventID?
+
+    public init(
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        tag: String? = nil,
+        excludingStartsOf: EventID? = nil
+    ) {
+        self.appID = appID
+        self.environment = environment
+        self.attributesType = attributesType
+        self.tag = tag
+        self.excludingStartsOf = excludingStartsOf
+    }
+}
+
+/// Push-to-start tokens.
+public protocol TokenStore: Sendable {
+    /// Inserts or refreshes registrations in bulk; a refresh updates the metadata and
+    /// `lastRegisteredAt` and clears an invalidation. Returns the number of registrations written.
+    func upsertPushToStartTokens(appID: AppID, _ registrations: [PushToStartRegistration], at: Date) async throws -> Int
+
+    func pushToStartToken(
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String
+    ) async throws -> PushToStartToken?
+
+    /// Retires the token if `invalidation.retires(tokenLastRegisteredAt:)` holds for the row as it
+    /// is at that moment (a re-registration racing the 410 wins). Returns whether it was retired.
+    func invalidatePushToStartToken(appID: AppID, rowID: Int64, _ invalidation: TokenInvalidation) async throws -> Bool
+
+    /// Valid tokens of the audience with `rowID > cursor`, in `rowID` order, at most `limit`:
+    /// keyset pagination, so memory and query cost do not depend on the audience's size.
+    func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken]
+}
+
+extension TokenStore {
+    /// The whole audience as a sequence of pages fetched one at a time.
+    public func audience(_ query: AudienceQuery, after cursor: Int64 = 0, pageSize: Int = 1000) -> AudiencePages {
+        AudiencePages(store: self, query: query, cursor: cursor, pageSize: pageSize)
+    }
+}
+
+/// An audience read page by page by keyset pagination; holds one page at a time.
+public struct AudiencePages: AsyncSequence, Sendable {
+    public typealias Element = [PushToStartToken]
+
+    let store: any TokenStore
+    let query: AudienceQuery
+    let cursor: Int64
+    let pageSize: Int
+
+    public struct AsyncIterator: AsyncIteratorProtocol {
+        let store: any TokenStore
+        let query: AudienceQuery
+        var cursor: Int64
+        let pageSize: Int
+        var finished = false
+
+        public mutating func next() async throws -> [PushToStartToken]? {
+            guard !finished else { return nil }
+            try Task.checkCancellation()
+            let page = try await store.audiencePage(query, after: cursor, limit: pageSize)
+            if page.count < pageSize { finished = true }
+            guard let last = page.last else { return nil }
+            cursor = last.rowID
+            return page
+        }
+    }
+
+    public func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(store: store, query: query, cursor: cursor, pageSize: Swift.max(1, pageSize))
+    }
+}

@@ -1,1 +1,0 @@
-// MarqueeStorage: PostgreSQL and SQLite stores behind MarqueeCore's protocols. See DEVELOPERS.md.

@@ -1,0 +1,32 @@
+import Foundation
+import MarqueeCore
+
+/// One database's side of migrating: its history table and applying one migration atomically.
+/// The caller holds whatever lock keeps two replicas from migrating at once.
+protocol MigrationTarget {
+    /// Creates `schema_migrations` if missing and reads it.
+    func appliedMigrations() async throws -> [AppliedMigration]
+    /// Runs the statements and records the migration in one transaction.
+    func apply(_ migration: Migration, statements: [String], at: Date) async throws
+}
+
+enum MigrationRunner {
+    /// Checks the history against the files, then applies what is pending in version order.
+    static func run(
+        on target: some MigrationTarget,
+        migrations: [Migration],
+        clock: any WallClock
+    ) async throws -> MigrationReport {
+        let plan = try MigrationPlan(available: migrations, applied: try await target.appliedMigrations())
+        for migration in plan.pending {
+            try Task.checkCancellation()
+            try await target.apply(migration, statements: SQLScript.statements(in: migration.sql), at: clock.now)
+        }
+        return MigrationReport(alreadyApplied: plan.applied, applied: plan.pending)
+    }
+
+    /// The history and what is pending, changing nothing.
+    static func plan(on target: some MigrationTarget, migrations: [Migration]) async throws -> MigrationPlan {
+        try MigrationPlan(available: migrations, applied: try await target.appliedMigrations())
+    }
+}

@@ -1,0 +1,118 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func createApp(_ app: App) async throws {
+        do {
+            try await client.query(
+                """
+                INSERT INTO apps (id, name, bundle_id, team_id, environments, created_at)
+                VALUES (\(app.id.uuid), \(app.name), \(app.bundleID), \(app.teamID),
+                        \(ColumnCoding.environments(app.environments)), \(app.createdAt))
+                """,
+                logger: logger
+            )
+        } catch let error as PSQLError where error.isUniqueViolation {
+            throw StoreError.duplicate(entity: "app", key: app.bundleID)
+        }
+    }
+
+    public func app(_ id: AppID) async throws -> App? {
+        try await firstRow("SELECT \(unescaped: PostgresRows.appColumns) FROM apps WHERE id = \(id.uuid)")
+            .map(PostgresRows.app)
+    }
+
+    public func apps() async throws -> [App] {
+        try await rows("SELECT \(unescaped: PostgresRows.appColumns) FROM apps ORDER BY created_at, id")
+            .map(PostgresRows.app)
+    }
+
+    public func storeSigningKey(_ key: SigningKey, privateKeyPEM: String) async throws {
+        let sealer = try configuration.requireSealer()
+        let sealed = try sealer.seal(
+            Array(privateKeyPEM.utf8),
+            context: StoreConfiguration.sealContext(appID: key.appID, signingKeyID: key.id)
+        )
+        do {
+            let inserted = try await rows(
+                """
+                INSERT INTO signing_keys (id, app_id, key_id, team_id, environments, master_key_id, sealed_private_key, created_at)
+                SELECT \(key.id.uuid), a.id, \(key.keyID), \(key.teamID), \(ColumnCoding.environments(key.environments)),
+                       \(sealer.current.id), \(Data(sealed)), \(key.createdAt)
+                FROM apps a WHERE a.id = \(key.appID.uuid)
+                RETURNING id
+                """
+            )
+            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
+        } catch let error as PSQLError where error.isUniqueViolation {
+            throw StoreError.duplicate(entity: "signing key", key: key.keyID)
+        }
+    }
+
+    public func signingKeys(appID: AppID) async throws -> [SigningKey] {
+        try await rows(
+            """
+            SELECT \(unescaped: PostgresRows.signingKeyColumns) FROM signing_keys
+            WHERE app_id = \(appID.uuid) ORDER BY created_at, id
+            """
+        ).map(PostgresRows.signingKey)
+    }
+
+    public func signingKeyPEM(appID: AppID, id: SigningKeyID) async throws -> String? {
+        guard
+            let row = try await firstRow(
+                "SELECT sealed_private_key FROM signing_keys WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+            )
+        else { return nil }
+        let sealed = Array(try row.decode(Data.self))
+        let plaintext = try configuration.requireSealer().unseal(
+            sealed,
+            context: StoreConfiguration.sealContext(appID: appID, signingKeyID: id)
+        )
+        return String(decoding: plaintext, as: UTF8.self)
+    }
+
+    public func createAPIKey(_ key: APIKey) async throws {
+        do {
+            let inserted = try await rows(
+                """
+                INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at, revoked_at)
+                SELECT \(key.id.uuid), a.id, \(key.role.rawValue), \(key.prefix), \(Data(key.secretHash)),
+                       \(key.label), \(key.createdAt), \(key.revokedAt)
+                FROM apps a WHERE a.id = \(key.appID.uuid)
+                RETURNING id
+                """
+            )
+            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
+        } catch let error as PSQLError where error.isUniqueViolation {
+            throw StoreError.duplicate(entity: "api key", key: key.prefix)
+        }
+    }
+
+    public func apiKey(prefix: String) async throws -> APIKey? {
+        try await firstRow("SELECT \(unescaped: PostgresRows.apiKeyColumns) FROM api_keys WHERE prefix = \(prefix)")
+            .map(PostgresRows.apiKey)
+    }
+
+    public func apiKeys(appID: AppID) async throws -> [APIKey] {
+        try await rows(
+            "SELECT \(unescaped: PostgresRows.apiKeyColumns) FROM api_keys WHERE app_id = \(appID.uuid) ORDER BY created_at, id"
+        ).map(PostgresRows.apiKey)
+    }
+
+    public func revokeAPIKey(appID: AppID, id: APIKeyID, at: Date) async throws -> Bool {
+        try await !rows(
+            """
+            UPDATE api_keys SET revoked_at = \(at)
+            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND revoked_at IS NULL
+            RETURNING id
+            """
+        ).isEmpty
+    }
+}
+
+extension PSQLError {
+    /// SQLSTATE 23505.
+    var isUniqueViolation: Bool { serverInfo?[.sqlState] == "23505" }
+}

@@ -1,0 +1,153 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func reserveChannel(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        storagePolicy: MessageStoragePolicy,
+        requestID: UUID,
+        at: Date
+    ) async throws -> ChannelReservation {
+        // A racing insert waits for the winner's commit and then does nothing; the live row is read
+        // back in a fresh snapshot. The loop covers the rare case of that row leaving the live
+        // states in between.
+        for _ in 0..<3 {
+            let inserted = try await firstRow(
+                """
+                INSERT INTO channels (id, app_id, event_id, environment, storage_policy, state, create_request_id,
+                                      created_at, updated_at)
+                SELECT \(UUID()), e.app_id, e.id, \(environment.rawValue), \(storagePolicy.rawValue), 'creating',
+                       \(requestID), \(at), \(at)
+                FROM events e WHERE e.app_id = \(appID.uuid) AND e.id = \(eventID.uuid)
+                ON CONFLICT (event_id, environment) WHERE state IN ('creating', 'active', 'deleting') DO NOTHING
+                RETURNING \(unescaped: PostgresRows.channelColumns)
+                """
+            )
+            if let inserted { return .reserved(try PostgresRows.channel(inserted)) }
+            if let existing = try await liveChannel(appID: appID, eventID: eventID, environment: environment) {
+                return .existing(existing)
+            }
+            guard try await event(appID: appID, id: eventID) != nil else {
+                throw StoreError.notFound(entity: "event", id: eventID.description)
+            }
+        }
+        throw StoreError.duplicate(entity: "channel", key: "\(eventID)/\(environment)")
+    }
+
+    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> MarqueeCore.Channel {
+        let updated = try await firstRow(
+            """
+            UPDATE channels SET state = 'active', apns_channel_id = \(apnsChannelID), updated_at = \(at)
+            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'creating'
+            RETURNING \(unescaped: PostgresRows.channelColumns)
+            """
+        )
+        if let updated { return try PostgresRows.channel(updated) }
+        throw try await transitionRefusal(appID: appID, id: id, to: .active)
+    }
+
+    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> MarqueeCore.Channel {
+        let updated = try await firstRow(
+            """
+            UPDATE channels SET state = \(state.rawValue), updated_at = \(at)
+            WHERE app_id = \(appID.uuid) AND id = \(id.uuid)
+              AND state = ANY(\(ColumnCoding.channelStates(allowingTransitionTo: state)))
+            RETURNING \(unescaped: PostgresRows.channelColumns)
+            """
+        )
+        if let updated { return try PostgresRows.channel(updated) }
+        throw try await transitionRefusal(appID: appID, id: id, to: state)
+    }
+
+    private func transitionRefusal(appID: AppID, id: ChannelID, to state: ChannelState) async throws -> StoreError {
+        guard let current = try await channel(appID: appID, id: id) else {
+            return .notFound(entity: "channel", id: id.description)
+        }
+        return .invalidTransition(entity: "channel", id: id.description, from: current.state.rawValue, to: state.rawValue)
+    }
+
+    public func recordOrphanedChannel(
+        appID: AppID,
+        environment: APNSEnvironment,
+        apnsChannelID: String,
+        storagePolicy: MessageStoragePolicy,
+        at: Date
+    ) async throws -> MarqueeCore.Channel {
+        let inserted = try await firstRow(
+            """
+            INSERT INTO channels (id, app_id, event_id, environment, apns_channel_id, storage_policy, state,
+                                  create_request_id, created_at, updated_at)
+            SELECT \(UUID()), a.id, NULL, \(environment.rawValue), \(apnsChannelID), \(storagePolicy.rawValue), 'orphaned',
+                   \(UUID()), \(at), \(at)
+            FROM apps a WHERE a.id = \(appID.uuid)
+            ON CONFLICT (app_id, environment, apns_channel_id) WHERE apns_channel_id IS NOT NULL DO NOTHING
+            RETURNING \(unescaped: PostgresRows.channelColumns)
+            """
+        )
+        if let inserted { return try PostgresRows.channel(inserted) }
+        let existing = try await firstRow(
+            """
+            SELECT \(unescaped: PostgresRows.channelColumns) FROM channels
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND apns_channel_id = \(apnsChannelID)
+            """
+        )
+        guard let existing else { throw StoreError.notFound(entity: "app", id: appID.description) }
+        return try PostgresRows.channel(existing)
+    }
+
+    public func channel(appID: AppID, id: ChannelID) async throws -> MarqueeCore.Channel? {
+        try await firstRow(
+            "SELECT \(unescaped: PostgresRows.channelColumns) FROM channels WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+        ).map(PostgresRows.channel)
+    }
+
+    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> MarqueeCore.Channel? {
+        try await firstRow(
+            """
+            SELECT \(unescaped: PostgresRows.channelColumns) FROM channels
+            WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND environment = \(environment.rawValue)
+              AND state IN ('creating', 'active', 'deleting')
+            """
+        ).map(PostgresRows.channel)
+    }
+
+    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [MarqueeCore.Channel] {
+        try await rows(
+            """
+            SELECT \(unescaped: PostgresRows.channelColumns) FROM channels
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = ANY(\(states.map(\.rawValue)))
+            ORDER BY created_at, id
+            """
+        ).map(PostgresRows.channel)
+    }
+
+    public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int {
+        let row = try await firstRow(
+            """
+            SELECT count(*) FROM channels
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = ANY(\(states.map(\.rawValue)))
+            """
+        )
+        return try row?.decode(Int.self) ?? 0
+    }
+
+    public func nextBroadcastTimestamp(appID: AppID, channelID: ChannelID, now: Int64) async throws -> Int64 {
+        // MonotonicTimestamp.next in one statement: the row lock orders concurrent callers.
+        let updated = try await firstRow(
+            """
+            UPDATE channels
+            SET last_broadcast_timestamp = GREATEST(\(now), COALESCE(last_broadcast_timestamp + 1, \(now)))
+            WHERE app_id = \(appID.uuid) AND id = \(channelID.uuid) AND state = 'active'
+            RETURNING last_broadcast_timestamp
+            """
+        )
+        if let updated { return try updated.decode(Int64.self) }
+        guard let current = try await channel(appID: appID, id: channelID) else {
+            throw StoreError.notFound(entity: "channel", id: channelID.description)
+        }
+        throw StoreError.notActive(entity: "channel", id: channelID.description, state: current.state.rawValue)
+    }
+}

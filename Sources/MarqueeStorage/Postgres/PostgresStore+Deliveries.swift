@@ -1,0 +1,121 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
+        try await transaction { connection in
+            // The lease is checked first and held: the row lock keeps the job from being leased
+            // away (or cancelled) until this batch commits or rolls back.
+            let held = try await connection.query(
+                """
+                SELECT id FROM jobs
+                WHERE app_id = \(batch.appID.uuid) AND id = \(batch.jobID.uuid)
+                  AND state = 'running' AND lease_owner = \(batch.leaseOwner)
+                FOR UPDATE
+                """,
+                logger: logger
+            ).collect()
+            guard !held.isEmpty else { throw StoreError.leaseLost(batch.jobID) }
+
+            // One statement may not touch a row twice: a (token, attempt) repeated in the batch keeps its first outcome.
+            var seen: Set<DeliveryKey> = []
+            let deliveries = batch.deliveries.filter { seen.insert(DeliveryKey(token: $0.tokenRowID, attempt: $0.attempt)).inserted }
+            let tokenIDs = deliveries.map(\.tokenRowID)
+            if !tokenIDs.isEmpty {
+                // Joined with the app's tokens, so a row of another app (or a deleted token) is not
+                // written; the count tells, and the transaction is rolled back. A conflicting row
+                // (the same window committed again) is touched, not duplicated, so it still counts.
+                // Arrays cannot hold NULL through PostgresNIO's encoders: -1 and '' stand for none.
+                let written = try await connection.query(
+                    """
+                    INSERT INTO deliveries AS d (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason,
+                                                 sent_at, completed_at)
+                    SELECT t.app_id, \(batch.jobID.uuid), t.id, u.attempt, u.outcome, NULLIF(u.status, -1),
+                           NULLIF(u.apns_id, '')::uuid, NULLIF(u.reason, ''), u.sent_at, u.completed_at
+                    FROM UNNEST(\(tokenIDs)::bigint[], \(deliveries.map(\.attempt))::bigint[],
+                                \(deliveries.map(\.outcome.rawValue))::text[],
+                                \(deliveries.map { $0.status ?? -1 })::bigint[],
+                                \(deliveries.map { $0.apnsID?.uuidString ?? "" })::text[],
+                                \(deliveries.map { $0.reason?.reasonString ?? "" })::text[],
+                                \(deliveries.map(\.sentAt))::timestamptz[],
+                                \(deliveries.map(\.completedAt))::timestamptz[])
+                         AS u(token_id, attempt, outcome, status, apns_id, reason, sent_at, completed_at)
+                    JOIN push_to_start_tokens t ON t.id = u.token_id AND t.app_id = \(batch.appID.uuid)
+                    ON CONFLICT (job_id, token_id, attempt) DO UPDATE SET outcome = d.outcome
+                    RETURNING d.id
+                    """,
+                    logger: logger
+                ).collect()
+                if written.count != deliveries.count {
+                    throw StoreError.notFound(entity: "push-to-start token", id: "\(tokenIDs.count - written.count) of the batch")
+                }
+            }
+
+            if let eventID = batch.startedEventID {
+                let started = batch.deliveries.filter { $0.outcome == .accepted }.map(\.tokenRowID)
+                if !started.isEmpty {
+                    try await connection.query(
+                        """
+                        INSERT INTO start_ledger (event_id, token_id, app_id, job_id, started_at)
+                        SELECT e.id, u.token_id, e.app_id, \(batch.jobID.uuid), \(at)
+                        FROM events e, UNNEST(\(started)::bigint[]) AS u(token_id)
+                        WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
+                        ON CONFLICT (event_id, token_id) DO NOTHING
+                        """,
+                        logger: logger
+                    )
+                }
+            }
+
+            for (rowID, invalidation) in batch.invalidations.sorted(by: { $0.key < $1.key }) {
+                try await connection.query(
+                    Self.invalidation(appID: batch.appID, rowID: rowID, invalidation),
+                    logger: logger
+                )
+            }
+
+            try await connection.query(
+                """
+                UPDATE jobs
+                SET progress_attempted = progress_attempted + \(batch.progress.attempted),
+                    progress_succeeded = progress_succeeded + \(batch.progress.succeeded),
+                    progress_failed = progress_failed + \(batch.progress.failed),
+                    checkpoint = COALESCE(\(batch.checkpoint), checkpoint),
+                    updated_at = \(at)
+                WHERE id = \(batch.jobID.uuid)
+                """,
+                logger: logger
+            )
+        }
+    }
+
+    public func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
+        try await rows(
+            """
+            SELECT \(unescaped: PostgresRows.deliveryColumns) FROM deliveries
+            WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid) ORDER BY id
+            """
+        ).map(PostgresRows.delivery)
+    }
+
+    public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+        guard !tokenRowIDs.isEmpty else { return [] }
+        var started: Set<Int64> = []
+        let result = try await client.query(
+            """
+            SELECT token_id FROM start_ledger
+            WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND token_id = ANY(\(tokenRowIDs))
+            """,
+            logger: logger
+        )
+        for try await tokenID in result.decode(Int64.self) { started.insert(tokenID) }
+        return started
+    }
+}
+
+/// A delivery's unique key within a job.
+private struct DeliveryKey: Hashable {
+    var token: Int64
+    var attempt: Int
+}

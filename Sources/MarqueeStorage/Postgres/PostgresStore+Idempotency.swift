@@ -1,0 +1,67 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func claimIdempotencyKey(
+        appID: AppID,
+        key: String,
+        requestHash: String,
+        now: Date,
+        ttl: Duration
+    ) async throws -> IdempotencyClaim {
+        // Inserts the claim, or takes over an expired one; a live row is left alone and read back.
+        let claimed = try await rows(
+            """
+            INSERT INTO idempotency_keys AS k (app_id, key, request_hash, created_at, expires_at)
+            SELECT a.id, \(key), \(requestHash), \(now), \(now.adding(ttl)) FROM apps a WHERE a.id = \(appID.uuid)
+            ON CONFLICT (app_id, key) DO UPDATE SET
+                request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+                response_status = NULL, response_content_type = NULL, response_body = NULL
+            WHERE k.expires_at <= EXCLUDED.created_at
+            RETURNING key
+            """
+        )
+        if !claimed.isEmpty { return .claimed }
+        let existing = try await firstRow(
+            """
+            SELECT request_hash, response_status, response_content_type, response_body FROM idempotency_keys
+            WHERE app_id = \(appID.uuid) AND key = \(key)
+            """
+        )
+        guard let existing else { throw StoreError.notFound(entity: "app", id: appID.description) }
+        let (storedHash, status, contentType, body) = try existing.decode((String, Int?, String?, Data?).self)
+        return IdempotencyClaim(
+            existingRequestHash: storedHash,
+            requestHash: requestHash,
+            response: status.map { StoredResponse(status: $0, contentType: contentType, body: Array(body ?? Data())) }
+        )
+    }
+
+    public func completeIdempotencyKey(appID: AppID, key: String, response: StoredResponse) async throws {
+        let updated = try await rows(
+            """
+            UPDATE idempotency_keys
+            SET response_status = \(response.status), response_content_type = \(response.contentType),
+                response_body = \(Data(response.body))
+            WHERE app_id = \(appID.uuid) AND key = \(key)
+            RETURNING key
+            """
+        )
+        guard !updated.isEmpty else { throw StoreError.notFound(entity: "idempotency key", id: key) }
+    }
+
+    public func releaseIdempotencyKey(appID: AppID, key: String) async throws {
+        try await client.query(
+            """
+            DELETE FROM idempotency_keys
+            WHERE app_id = \(appID.uuid) AND key = \(key) AND response_status IS NULL
+            """,
+            logger: logger
+        )
+    }
+
+    public func purgeExpiredIdempotencyKeys(now: Date) async throws -> Int {
+        try await rows("DELETE FROM idempotency_keys WHERE expires_at <= \(now) RETURNING key").count
+    }
+}

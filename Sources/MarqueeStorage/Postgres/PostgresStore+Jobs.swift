@@ -1,0 +1,103 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func enqueueJob(_ job: Job) async throws {
+        let inserted = try await rows(
+            """
+            INSERT INTO jobs (id, app_id, kind, arguments, due_at, state, attempts, progress_attempted, progress_succeeded,
+                              progress_failed, checkpoint, last_error, created_at, updated_at)
+            SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(ColumnCoding.json(job.arguments))::json, \(job.dueAt),
+                   \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \(job.progress.succeeded),
+                   \(job.progress.failed), \(job.checkpoint), \(job.lastError), \(job.createdAt), \(job.updatedAt)
+            FROM apps a WHERE a.id = \(job.appID.uuid)
+            RETURNING id
+            """
+        )
+        guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
+    }
+
+    public func job(appID: AppID, id: JobID) async throws -> Job? {
+        try await firstRow(
+            "SELECT \(unescaped: PostgresRows.jobColumns) FROM jobs WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+        ).map(PostgresRows.job)
+    }
+
+    public func leaseJobs(
+        owner: String,
+        kinds: Set<JobKind>?,
+        now: Date,
+        leaseDuration: Duration,
+        limit: Int
+    ) async throws -> [Job] {
+        let expiry = now.adding(leaseDuration)
+        let kindNames = kinds.map { $0.map(\.rawValue) }
+        // SKIP LOCKED: a job another replica is claiming right now is passed over, not waited for,
+        // so N workers take N different jobs.
+        let leased = try await rows(
+            """
+            WITH candidates AS (
+                SELECT id FROM jobs
+                WHERE ((state = 'pending' AND due_at <= \(now)) OR (state = 'running' AND lease_expires_at <= \(now)))
+                  AND (\(kindNames == nil) OR kind = ANY(\(kindNames ?? [])))
+                ORDER BY due_at, id
+                LIMIT \(max(1, limit))
+                FOR UPDATE SKIP LOCKED
+            )
+            UPDATE jobs j
+            SET state = 'running', lease_owner = \(owner), lease_expires_at = \(expiry), attempts = j.attempts + 1,
+                updated_at = \(now)
+            FROM candidates c
+            WHERE j.id = c.id
+            RETURNING \(unescaped: PostgresRows.jobColumns.split(separator: ", ").map { "j.\($0)" }.joined(separator: ", "))
+            """
+        ).map(PostgresRows.job)
+        return leased.sorted { ($0.dueAt, $0.id.uuid.uuidString) < ($1.dueAt, $1.id.uuid.uuidString) }
+    }
+
+    public func renewJobLease(id: JobID, owner: String, now: Date, leaseDuration: Duration) async throws -> Bool {
+        try await !rows(
+            """
+            UPDATE jobs SET lease_expires_at = \(now.adding(leaseDuration)), updated_at = \(now)
+            WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner)
+            RETURNING id
+            """
+        ).isEmpty
+    }
+
+    public func completeJob(id: JobID, owner: String, at: Date) async throws {
+        let updated = try await rows(
+            """
+            UPDATE jobs SET state = 'succeeded', lease_owner = NULL, lease_expires_at = NULL, updated_at = \(at)
+            WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner)
+            RETURNING id
+            """
+        )
+        guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
+    }
+
+    public func failJob(id: JobID, owner: String, error: String, retryAt: Date?, at: Date) async throws {
+        let updated = try await rows(
+            """
+            UPDATE jobs
+            SET state = CASE WHEN \(retryAt)::timestamptz IS NULL THEN 'failed' ELSE 'pending' END,
+                due_at = COALESCE(\(retryAt)::timestamptz, due_at),
+                lease_owner = NULL, lease_expires_at = NULL, last_error = \(error), updated_at = \(at)
+            WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner)
+            RETURNING id
+            """
+        )
+        guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
+    }
+
+    public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {
+        try await !rows(
+            """
+            UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = \(at)
+            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state IN ('pending', 'running')
+            RETURNING id
+            """
+        ).isEmpty
+    }
+}

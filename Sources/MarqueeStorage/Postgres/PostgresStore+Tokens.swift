@@ -1,0 +1,116 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    /// Rows per statement: each chunk is one `INSERT ... SELECT FROM UNNEST(...)` with eight array
+    /// parameters, whatever its size.
+    static let upsertChunkSize = 10_000
+
+    public func upsertPushToStartTokens(
+        appID: AppID,
+        _ registrations: [PushToStartRegistration],
+        at: Date
+    ) async throws -> Int {
+        let unique = ColumnCoding.deduplicated(registrations)
+        guard !unique.isEmpty else { return 0 }
+        return try await transaction { connection in
+            guard
+                try await connection.query("SELECT 1 FROM apps WHERE id = \(appID.uuid) FOR SHARE", logger: logger)
+                    .collect().count == 1
+            else { throw StoreError.notFound(entity: "app", id: appID.description) }
+            var written = 0
+            var start = 0
+            while start < unique.count {
+                let chunk = unique[start..<min(start + Self.upsertChunkSize, unique.count)]
+                start += chunk.count
+                // Arrays cannot hold NULL through PostgresNIO's encoders: '' stands for "none"
+                // and NULLIF turns it back.
+                let environments = chunk.map(\.environment.rawValue)
+                let types = chunk.map(\.attributesType)
+                let tokens = chunk.map(\.token)
+                let devices = chunk.map { $0.deviceID ?? "" }
+                let users = chunk.map { $0.userID ?? "" }
+                let tags = chunk.map { ColumnCoding.tags($0.tags) }
+                let versions = chunk.map { $0.iosVersion ?? "" }
+                let frequent = chunk.map(\.frequentPushesEnabled)
+                let result = try await connection.query(
+                    """
+                    INSERT INTO push_to_start_tokens AS t
+                        (app_id, environment, attributes_type, token, device_id, user_id, tags, ios_version,
+                         frequent_pushes_enabled, first_registered_at, last_registered_at)
+                    SELECT \(appID.uuid), u.environment, u.attributes_type, u.token, NULLIF(u.device_id, ''),
+                           NULLIF(u.user_id, ''), u.tags::jsonb, NULLIF(u.ios_version, ''), u.frequent, \(at), \(at)
+                    FROM UNNEST(\(environments)::text[], \(types)::text[], \(tokens)::text[], \(devices)::text[],
+                                \(users)::text[], \(tags)::text[], \(versions)::text[], \(frequent)::bool[])
+                         AS u(environment, attributes_type, token, device_id, user_id, tags, ios_version, frequent)
+                    ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
+                        device_id = EXCLUDED.device_id,
+                        user_id = EXCLUDED.user_id,
+                        tags = EXCLUDED.tags,
+                        ios_version = EXCLUDED.ios_version,
+                        frequent_pushes_enabled = EXCLUDED.frequent_pushes_enabled,
+                        last_registered_at = GREATEST(t.last_registered_at, EXCLUDED.last_registered_at),
+                        invalidated_at = NULL,
+                        invalidation_reason = NULL
+                    """,
+                    logger: logger
+                )
+                for try await _ in result {}
+                written += chunk.count
+            }
+            return written
+        }
+    }
+
+    public func pushToStartToken(
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String
+    ) async throws -> PushToStartToken? {
+        try await firstRow(
+            """
+            SELECT \(unescaped: PostgresRows.tokenColumns) FROM push_to_start_tokens
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue)
+              AND attributes_type = \(attributesType) AND token = \(token)
+            """
+        ).map(PostgresRows.token)
+    }
+
+    public func invalidatePushToStartToken(
+        appID: AppID,
+        rowID: Int64,
+        _ invalidation: TokenInvalidation
+    ) async throws -> Bool {
+        try await !rows(Self.invalidation(appID: appID, rowID: rowID, invalidation)).isEmpty
+    }
+
+    /// TokenInvalidation.retires(tokenLastRegisteredAt:), evaluated against the row as it is now.
+    static func invalidation(appID: AppID, rowID: Int64, _ invalidation: TokenInvalidation) -> PostgresQuery {
+        """
+        UPDATE push_to_start_tokens
+        SET invalidated_at = \(invalidation.invalidSince), invalidation_reason = \(invalidation.reason.reasonString)
+        WHERE app_id = \(appID.uuid) AND id = \(rowID) AND invalidated_at IS NULL
+          AND last_registered_at < \(invalidation.invalidSince)
+        RETURNING id
+        """
+    }
+
+    public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
+        // Optional filters are written as `param IS NULL OR ...`: PostgresNIO plans each execution
+        // with its values, so a NULL filter costs nothing.
+        try await rows(
+            """
+            SELECT \(unescaped: PostgresRows.tokenColumns) FROM push_to_start_tokens t
+            WHERE t.app_id = \(query.appID.uuid) AND t.environment = \(query.environment.rawValue)
+              AND t.attributes_type = \(query.attributesType) AND t.invalidated_at IS NULL AND t.id > \(cursor)
+              AND (\(query.tag)::text IS NULL OR t.tags @> jsonb_build_array(\(query.tag)::text))
+              AND (\(query.excludingStartsOf?.uuid)::uuid IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id = t.id))
+            ORDER BY t.id
+            LIMIT \(max(1, limit))
+            """
+        ).map(PostgresRows.token)
+    }
+}

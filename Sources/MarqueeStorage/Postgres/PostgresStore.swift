@@ -1,0 +1,157 @@
+import Foundation
+import Logging
+import MarqueeCore
+import PostgresNIO
+
+/// The production store: PostgreSQL through a pooled `PostgresClient`, shared by every replica.
+/// Queries bind every value as a parameter (PostgresNIO's interpolation); rows that several
+/// replicas race for are claimed with `ON CONFLICT`, conditional updates or `FOR UPDATE SKIP LOCKED`.
+///
+/// The client must be running (`client.run()` in a task group or service group) while the store is used.
+public struct PostgresStore: MarqueeStore {
+    public let client: PostgresClient
+    let configuration: StoreConfiguration
+    var logger: Logger { configuration.logger }
+
+    public init(client: PostgresClient, configuration: StoreConfiguration) {
+        self.client = client
+        self.configuration = configuration
+    }
+
+    public func migrate() async throws {
+        _ = try await migrateReporting()
+    }
+
+    /// Applies pending migrations under an advisory lock, so replicas starting together migrate once.
+    public func migrateReporting() async throws -> MigrationReport {
+        let migrations = try configuration.migrations.migrations(for: .postgres)
+        return try await withMigrationLock { connection in
+            try await MigrationRunner.run(
+                on: PostgresMigrationTarget(connection: connection, logger: logger),
+                migrations: migrations,
+                clock: configuration.clock
+            )
+        }
+    }
+
+    /// The history and what is pending, changing nothing.
+    public func migrationPlan() async throws -> MigrationPlan {
+        let migrations = try configuration.migrations.migrations(for: .postgres)
+        return try await client.withConnection { connection in
+            try await MigrationRunner.plan(
+                on: PostgresMigrationTarget(connection: connection, logger: logger),
+                migrations: migrations
+            )
+        }
+    }
+
+    /// An arbitrary constant naming Marquee's migration lock among the database's advisory locks.
+    static let migrationLockKey: Int64 = 0x4D41_5251_5545_4531  // "MARQUEE1"
+
+    private func withMigrationLock<Result: Sendable>(
+        _ body: (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await client.withConnection { connection in
+            try await connection.query("SELECT pg_advisory_lock(\(Self.migrationLockKey))", logger: logger)
+            do {
+                let result = try await body(connection)
+                try await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLockKey))", logger: logger)
+                return result
+            } catch {
+                _ = try? await connection.query("SELECT pg_advisory_unlock(\(Self.migrationLockKey))", logger: logger)
+                throw error
+            }
+        }
+    }
+
+    // MARK: Helpers shared by the concern files
+
+    func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await client.query(query, logger: logger).collect()
+    }
+
+    func firstRow(_ query: PostgresQuery) async throws -> PostgresRow? {
+        try await rows(query).first
+    }
+
+    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
+        try await PostgresTransactions.surfacingClosureError {
+            try await client.withTransaction(logger: logger) { connection in
+                try await body(connection)
+            }
+        }
+    }
+}
+
+/// `schema_migrations` on one connection.
+struct PostgresMigrationTarget: MigrationTarget {
+    let connection: PostgresConnection
+    let logger: Logger
+
+    func appliedMigrations() async throws -> [AppliedMigration] {
+        try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    integer     PRIMARY KEY,
+                name       text        NOT NULL,
+                checksum   text        NOT NULL,
+                applied_at timestamptz NOT NULL
+            )
+            """,
+            logger: logger
+        )
+        var applied: [AppliedMigration] = []
+        let rows = try await connection.query(
+            "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version",
+            logger: logger
+        )
+        for try await (version, name, checksum, appliedAt) in rows.decode((Int, String, String, Date).self) {
+            applied.append(AppliedMigration(version: version, name: name, checksum: checksum, appliedAt: appliedAt))
+        }
+        return applied
+    }
+
+    func apply(_ migration: Migration, statements: [String], at: Date) async throws {
+        try await PostgresTransactions.surfacingClosureError {
+            try await apply(migration, statements: statements, at: at, on: connection)
+        }
+    }
+
+    private func apply(_ migration: Migration, statements: [String], at: Date, on connection: PostgresConnection) async throws {
+        try await connection.withTransaction(logger: logger) { connection in
+            for (index, statement) in statements.enumerated() {
+                do {
+                    try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger)
+                } catch let error as PSQLError {
+                    throw MigrationError.statementFailed(
+                        version: migration.version,
+                        name: migration.name,
+                        statement: index + 1,
+                        underlying: error.serverInfo?[.message] ?? String(describing: error.code)
+                    )
+                }
+            }
+            try await connection.query(
+                """
+                INSERT INTO schema_migrations (version, name, checksum, applied_at)
+                VALUES (\(migration.version), \(migration.name), \(migration.checksum), \(at))
+                """,
+                logger: logger
+            )
+        }
+    }
+}
+
+enum PostgresTransactions {
+    /// PostgresNIO wraps whatever a transaction's closure threw in `PostgresTransactionError`; the
+    /// store's callers expect the domain error itself (`StoreError`, `MigrationError`). The
+    /// transaction has been rolled back either way.
+    static func surfacingClosureError<Result>(_ body: () async throws -> Result) async throws -> Result {
+        do {
+            return try await body()
+        } catch let error as PostgresTransactionError {
+            if let closureError = error.closureError { throw closureError }
+            throw error
+        }
+    }
+}

@@ -1,0 +1,111 @@
+import Foundation
+import MarqueeCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    public func createApp(_ app: App) async throws {
+        do {
+            _ = try await query(
+                "INSERT INTO apps (id, name, bundle_id, team_id, environments, created_at) VALUES (?, ?, ?, ?, ?, ?)",
+                [
+                    .id(app.id), .text(app.name), .text(app.bundleID), .text(app.teamID),
+                    .text(ColumnCoding.environments(app.environments)), .date(app.createdAt),
+                ]
+            )
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.duplicate(entity: "app", key: app.bundleID)
+        }
+    }
+
+    public func app(_ id: AppID) async throws -> App? {
+        try await query("SELECT \(SQLiteRows.appColumns) FROM apps WHERE id = ?", [.id(id)]).first.map(SQLiteRows.app)
+    }
+
+    public func apps() async throws -> [App] {
+        try await query("SELECT \(SQLiteRows.appColumns) FROM apps ORDER BY created_at, id").map(SQLiteRows.app)
+    }
+
+    public func storeSigningKey(_ key: SigningKey, privateKeyPEM: String) async throws {
+        let sealer = try configuration.requireSealer()
+        let sealed = try sealer.seal(
+            Array(privateKeyPEM.utf8),
+            context: StoreConfiguration.sealContext(appID: key.appID, signingKeyID: key.id)
+        )
+        do {
+            let inserted = try await query(
+                """
+                INSERT INTO signing_keys (id, app_id, key_id, team_id, environments, master_key_id, sealed_private_key, created_at)
+                SELECT ?, a.id, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                RETURNING id
+                """,
+                [
+                    .id(key.id), .text(key.keyID), .text(key.teamID), .text(ColumnCoding.environments(key.environments)),
+                    .text(sealer.current.id), .bytes(sealed), .date(key.createdAt), .id(key.appID),
+                ]
+            )
+            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.duplicate(entity: "signing key", key: key.keyID)
+        }
+    }
+
+    public func signingKeys(appID: AppID) async throws -> [SigningKey] {
+        try await query(
+            "SELECT \(SQLiteRows.signingKeyColumns) FROM signing_keys WHERE app_id = ? ORDER BY created_at, id",
+            [.id(appID)]
+        ).map(SQLiteRows.signingKey)
+    }
+
+    public func signingKeyPEM(appID: AppID, id: SigningKeyID) async throws -> String? {
+        guard
+            let row = try await query(
+                "SELECT sealed_private_key FROM signing_keys WHERE app_id = ? AND id = ?",
+                [.id(appID), .id(id)]
+            ).first
+        else { return nil }
+        let sealed = try SQLiteColumns(row, entity: "signing key").bytes("sealed_private_key")
+        let plaintext = try configuration.requireSealer().unseal(
+            sealed,
+            context: StoreConfiguration.sealContext(appID: appID, signingKeyID: id)
+        )
+        return String(decoding: plaintext, as: UTF8.self)
+    }
+
+    public func createAPIKey(_ key: APIKey) async throws {
+        do {
+            let inserted = try await query(
+                """
+                INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at, revoked_at)
+                SELECT ?, a.id, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                RETURNING id
+                """,
+                [
+                    .id(key.id), .text(key.role.rawValue), .text(key.prefix), .bytes(key.secretHash), .text(key.label),
+                    .date(key.createdAt), .date(key.revokedAt), .id(key.appID),
+                ]
+            )
+            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            throw StoreError.duplicate(entity: "api key", key: key.prefix)
+        }
+    }
+
+    public func apiKey(prefix: String) async throws -> APIKey? {
+        try await query("SELECT \(SQLiteRows.apiKeyColumns) FROM api_keys WHERE prefix = ?", [.text(prefix)])
+            .first.map(SQLiteRows.apiKey)
+    }
+
+    public func apiKeys(appID: AppID) async throws -> [APIKey] {
+        try await query(
+            "SELECT \(SQLiteRows.apiKeyColumns) FROM api_keys WHERE app_id = ? ORDER BY created_at, id",
+            [.id(appID)]
+        ).map(SQLiteRows.apiKey)
+    }
+
+    public func revokeAPIKey(appID: AppID, id: APIKeyID, at: Date) async throws -> Bool {
+        try await !query(
+            "UPDATE api_keys SET revoked_at = ? WHERE app_id = ? AND id = ? AND revoked_at IS NULL RETURNING id",
+            [.date(at), .id(appID), .id(id)]
+        ).isEmpty
+    }
+}

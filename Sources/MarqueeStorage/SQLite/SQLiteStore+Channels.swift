@@ -1,0 +1,166 @@
+import Foundation
+import MarqueeCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    public func reserveChannel(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        storagePolicy: MessageStoragePolicy,
+        requestID: UUID,
+        at: Date
+    ) async throws -> ChannelReservation {
+        try await write { connection in
+            let inserted = try await connection.query(
+                """
+                INSERT INTO channels (id, app_id, event_id, environment, storage_policy, state, create_request_id,
+                                      created_at, updated_at)
+                SELECT ?, e.app_id, e.id, ?, ?, 'creating', ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
+                ON CONFLICT (event_id, environment) WHERE state IN ('creating', 'active', 'deleting') DO NOTHING
+                RETURNING \(SQLiteRows.channelColumns)
+                """,
+                [
+                    .uuid(UUID()), .text(environment.rawValue), .int(storagePolicy.rawValue), .uuid(requestID), .date(at),
+                    .date(at), .id(appID), .id(eventID),
+                ]
+            )
+            if let row = inserted.first { return .reserved(try SQLiteRows.channel(row)) }
+            if let row = try await connection.query(
+                Self.liveChannelSQL,
+                [.id(appID), .id(eventID), .text(environment.rawValue)]
+            ).first {
+                return .existing(try SQLiteRows.channel(row))
+            }
+            throw StoreError.notFound(entity: "event", id: eventID.description)
+        }
+    }
+
+    static let liveChannelSQL = """
+        SELECT \(SQLiteRows.channelColumns) FROM channels
+        WHERE app_id = ? AND event_id = ? AND environment = ? AND state IN ('creating', 'active', 'deleting')
+        """
+
+    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> MarqueeCore.Channel {
+        let updated = try await query(
+            """
+            UPDATE channels SET state = 'active', apns_channel_id = ?, updated_at = ?
+            WHERE app_id = ? AND id = ? AND state = 'creating'
+            RETURNING \(SQLiteRows.channelColumns)
+            """,
+            [.text(apnsChannelID), .date(at), .id(appID), .id(id)]
+        )
+        if let row = updated.first { return try SQLiteRows.channel(row) }
+        throw try await transitionRefusal(appID: appID, id: id, to: .active)
+    }
+
+    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> MarqueeCore.Channel {
+        let allowed = ColumnCoding.channelStates(allowingTransitionTo: state)
+        let placeholders = allowed.map { _ in "?" }.joined(separator: ", ")
+        let updated = try await query(
+            """
+            UPDATE channels SET state = ?, updated_at = ?
+            WHERE app_id = ? AND id = ? AND state IN (\(placeholders.isEmpty ? "NULL" : placeholders))
+            RETURNING \(SQLiteRows.channelColumns)
+            """,
+            [.text(state.rawValue), .date(at), .id(appID), .id(id)] + allowed.map { .text($0) }
+        )
+        if let row = updated.first { return try SQLiteRows.channel(row) }
+        throw try await transitionRefusal(appID: appID, id: id, to: state)
+    }
+
+    private func transitionRefusal(appID: AppID, id: ChannelID, to state: ChannelState) async throws -> StoreError {
+        guard let current = try await channel(appID: appID, id: id) else {
+            return .notFound(entity: "channel", id: id.description)
+        }
+        return .invalidTransition(entity: "channel", id: id.description, from: current.state.rawValue, to: state.rawValue)
+    }
+
+    public func recordOrphanedChannel(
+        appID: AppID,
+        environment: APNSEnvironment,
+        apnsChannelID: String,
+        storagePolicy: MessageStoragePolicy,
+        at: Date
+    ) async throws -> MarqueeCore.Channel {
+        try await write { connection in
+            let inserted = try await connection.query(
+                """
+                INSERT INTO channels (id, app_id, event_id, environment, apns_channel_id, storage_policy, state,
+                                      create_request_id, created_at, updated_at)
+                SELECT ?, a.id, NULL, ?, ?, ?, 'orphaned', ?, ?, ? FROM apps a WHERE a.id = ?
+                ON CONFLICT (app_id, environment, apns_channel_id) WHERE apns_channel_id IS NOT NULL DO NOTHING
+                RETURNING \(SQLiteRows.channelColumns)
+                """,
+                [
+                    .uuid(UUID()), .text(environment.rawValue), .text(apnsChannelID), .int(storagePolicy.rawValue),
+                    .uuid(UUID()), .date(at), .date(at), .id(appID),
+                ]
+            )
+            if let row = inserted.first { return try SQLiteRows.channel(row) }
+            guard
+                let row = try await connection.query(
+                    """
+                    SELECT \(SQLiteRows.channelColumns) FROM channels
+                    WHERE app_id = ? AND environment = ? AND apns_channel_id = ?
+                    """,
+                    [.id(appID), .text(environment.rawValue), .text(apnsChannelID)]
+                ).first
+            else { throw StoreError.notFound(entity: "app", id: appID.description) }
+            return try SQLiteRows.channel(row)
+        }
+    }
+
+    public func channel(appID: AppID, id: ChannelID) async throws -> MarqueeCore.Channel? {
+        try await query("SELECT \(SQLiteRows.channelColumns) FROM channels WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+            .first.map(SQLiteRows.channel)
+    }
+
+    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> MarqueeCore.Channel? {
+        try await query(Self.liveChannelSQL, [.id(appID), .id(eventID), .text(environment.rawValue)])
+            .first.map(SQLiteRows.channel)
+    }
+
+    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [MarqueeCore.Channel] {
+        guard !states.isEmpty else { return [] }
+        let names = states.map(\.rawValue).sorted()
+        return try await query(
+            """
+            SELECT \(SQLiteRows.channelColumns) FROM channels
+            WHERE app_id = ? AND environment = ? AND state IN (\(names.map { _ in "?" }.joined(separator: ", ")))
+            ORDER BY created_at, id
+            """,
+            [.id(appID), .text(environment.rawValue)] + names.map { .text($0) }
+        ).map(SQLiteRows.channel)
+    }
+
+    public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int {
+        guard !states.isEmpty else { return 0 }
+        let names = states.map(\.rawValue).sorted()
+        let rows = try await query(
+            """
+            SELECT count(*) AS n FROM channels
+            WHERE app_id = ? AND environment = ? AND state IN (\(names.map { _ in "?" }.joined(separator: ", ")))
+            """,
+            [.id(appID), .text(environment.rawValue)] + names.map { .text($0) }
+        )
+        return try rows.first.map { try SQLiteColumns($0, entity: "channel").int("n") } ?? 0
+    }
+
+    public func nextBroadcastTimestamp(appID: AppID, channelID: ChannelID, now: Int64) async throws -> Int64 {
+        // MonotonicTimestamp.next in one statement.
+        let updated = try await query(
+            """
+            UPDATE channels SET last_broadcast_timestamp = MAX(?1, COALESCE(last_broadcast_timestamp + 1, ?1))
+            WHERE app_id = ?2 AND id = ?3 AND state = 'active'
+            RETURNING last_broadcast_timestamp
+            """,
+            [.int(now), .id(appID), .id(channelID)]
+        )
+        if let row = updated.first { return try SQLiteColumns(row, entity: "channel").int64("last_broadcast_timestamp") }
+        guard let current = try await channel(appID: appID, id: channelID) else {
+            throw StoreError.notFound(entity: "channel", id: channelID.description)
+        }
+        throw StoreError.notActive(entity: "channel", id: channelID.description, state: current.state.rawValue)
+    }
+}

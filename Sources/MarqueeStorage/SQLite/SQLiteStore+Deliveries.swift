@@ -1,0 +1,85 @@
+import Foundation
+import MarqueeCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
+        try await write { connection in
+            let held = try await connection.query(
+                "SELECT id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ?",
+                [.id(batch.appID), .id(batch.jobID), .text(batch.leaseOwner)]
+            )
+            guard !held.isEmpty else { throw StoreError.leaseLost(batch.jobID) }
+
+            for delivery in batch.deliveries {
+                // The token must be this app's: a row of another app is refused, not written.
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO deliveries (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason, sent_at,
+                                            completed_at)
+                    SELECT t.app_id, ?, t.id, ?, ?, ?, ?, ?, ?, ? FROM push_to_start_tokens t WHERE t.app_id = ? AND t.id = ?
+                    ON CONFLICT (job_id, token_id, attempt) DO UPDATE SET outcome = outcome
+                    RETURNING id
+                    """,
+                    [
+                        .id(batch.jobID), .int(delivery.attempt), .text(delivery.outcome.rawValue), .int(delivery.status),
+                        .uuid(delivery.apnsID), .text(delivery.reason?.reasonString), .date(delivery.sentAt),
+                        .date(delivery.completedAt), .id(batch.appID), .int(delivery.tokenRowID),
+                    ]
+                )
+                guard !inserted.isEmpty else {
+                    throw StoreError.notFound(entity: "push-to-start token", id: String(delivery.tokenRowID))
+                }
+                if let eventID = batch.startedEventID, delivery.outcome == .accepted {
+                    _ = try await connection.query(
+                        """
+                        INSERT INTO start_ledger (event_id, token_id, app_id, job_id, started_at)
+                        SELECT e.id, ?, e.app_id, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
+                        ON CONFLICT (event_id, token_id) DO NOTHING
+                        """,
+                        [.int(delivery.tokenRowID), .id(batch.jobID), .date(at), .id(batch.appID), .id(eventID)]
+                    )
+                }
+            }
+
+            for (rowID, invalidation) in batch.invalidations.sorted(by: { $0.key < $1.key }) {
+                _ = try await Self.invalidate(on: connection, appID: batch.appID, rowID: rowID, invalidation)
+            }
+
+            _ = try await connection.query(
+                """
+                UPDATE jobs
+                SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
+                    progress_failed = progress_failed + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
+                WHERE id = ?
+                """,
+                [
+                    .int(batch.progress.attempted), .int(batch.progress.succeeded), .int(batch.progress.failed),
+                    .text(batch.checkpoint), .date(at), .id(batch.jobID),
+                ]
+            )
+        }
+    }
+
+    public func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
+        try await query(
+            "SELECT \(SQLiteRows.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY id",
+            [.id(appID), .id(jobID)]
+        ).map(SQLiteRows.delivery)
+    }
+
+    public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+        guard !tokenRowIDs.isEmpty else { return [] }
+        var started: Set<Int64> = []
+        // json_each takes the whole list as one parameter, whatever its length.
+        let rows = try await query(
+            """
+            SELECT token_id FROM start_ledger
+            WHERE app_id = ? AND event_id = ? AND token_id IN (SELECT value FROM json_each(?))
+            """,
+            [.id(appID), .id(eventID), .text(ColumnCoding.json(.array(tokenRowIDs.map { .integer($0) })))]
+        )
+        for row in rows { started.insert(try SQLiteColumns(row, entity: "start ledger").int64("token_id")) }
+        return started
+    }
+}

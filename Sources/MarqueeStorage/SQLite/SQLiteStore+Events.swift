@@ -1,0 +1,47 @@
+import Foundation
+import MarqueeCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    public func createEvent(_ event: Event) async throws -> (event: Event, created: Bool) {
+        let inserted = try await query(
+            """
+            INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
+                                planned_start, planned_end, state, created_at, updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+            ON CONFLICT (app_id, external_key) DO NOTHING
+            RETURNING \(SQLiteRows.eventColumns)
+            """,
+            [
+                .id(event.id), .text(event.externalKey), .text(event.title), .text(event.attributesType),
+                .text(ColumnCoding.environments(event.environments)), .int(event.storagePolicy.rawValue),
+                .date(event.plannedStart), .date(event.plannedEnd), .text(event.state.rawValue), .date(event.createdAt),
+                .date(event.updatedAt), .id(event.appID),
+            ]
+        )
+        if let row = inserted.first { return (try SQLiteRows.event(row), true) }
+        if let existing = try await self.event(appID: event.appID, externalKey: event.externalKey) {
+            return (existing, false)
+        }
+        throw StoreError.notFound(entity: "app", id: event.appID.description)
+    }
+
+    public func event(appID: AppID, id: EventID) async throws -> Event? {
+        try await query("SELECT \(SQLiteRows.eventColumns) FROM events WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+            .first.map(SQLiteRows.event)
+    }
+
+    public func event(appID: AppID, externalKey: String) async throws -> Event? {
+        try await query(
+            "SELECT \(SQLiteRows.eventColumns) FROM events WHERE app_id = ? AND external_key = ?",
+            [.id(appID), .text(externalKey)]
+        ).first.map(SQLiteRows.event)
+    }
+
+    public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
+        try await !query(
+            "UPDATE events SET state = ?, updated_at = ? WHERE app_id = ? AND id = ? RETURNING id",
+            [.text(state.rawValue), .date(at), .id(appID), .id(id)]
+        ).isEmpty
+    }
+}

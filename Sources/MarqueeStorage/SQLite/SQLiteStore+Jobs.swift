@@ -1,0 +1,112 @@
+import Foundation
+import MarqueeCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    public func enqueueJob(_ job: Job) async throws {
+        let inserted = try await query(
+            """
+            INSERT INTO jobs (id, app_id, kind, arguments, due_at, state, attempts, progress_attempted, progress_succeeded,
+                              progress_failed, checkpoint, last_error, created_at, updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+            RETURNING id
+            """,
+            [
+                .id(job.id), .text(job.kind.rawValue), .text(ColumnCoding.json(job.arguments)), .date(job.dueAt),
+                .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted), .int(job.progress.succeeded),
+                .int(job.progress.failed), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
+                .date(job.updatedAt), .id(job.appID),
+            ]
+        )
+        guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
+    }
+
+    public func job(appID: AppID, id: JobID) async throws -> Job? {
+        try await query("SELECT \(SQLiteRows.jobColumns) FROM jobs WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+            .first.map(SQLiteRows.job)
+    }
+
+    public func leaseJobs(
+        owner: String,
+        kinds: Set<JobKind>?,
+        now: Date,
+        leaseDuration: Duration,
+        limit: Int
+    ) async throws -> [Job] {
+        // One writer at a time (SerialAccess here, BEGIN IMMEDIATE across processes): the select and
+        // the update cannot interleave with another worker's.
+        let kindNames = kinds.map { $0.map(\.rawValue).sorted() }
+        let kindFilter = kindNames.map { names in
+            names.isEmpty ? " AND 0" : " AND kind IN (\(names.map { _ in "?" }.joined(separator: ", ")))"
+        } ?? ""
+        return try await write { connection in
+            let due = try await connection.query(
+                """
+                SELECT id FROM jobs
+                WHERE ((state = 'pending' AND due_at <= ?) OR (state = 'running' AND lease_expires_at <= ?))\(kindFilter)
+                ORDER BY due_at, id
+                LIMIT ?
+                """,
+                [.date(now), .date(now)] + (kindNames ?? []).map { .text($0) } + [.int(max(1, limit))]
+            )
+            var leased: [Job] = []
+            for row in due {
+                let id = try SQLiteColumns(row, entity: "job").uuid("id")
+                let updated = try await connection.query(
+                    """
+                    UPDATE jobs SET state = 'running', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1,
+                                    updated_at = ?
+                    WHERE id = ? RETURNING \(SQLiteRows.jobColumns)
+                    """,
+                    [.text(owner), .date(now.adding(leaseDuration)), .date(now), .uuid(id)]
+                )
+                leased += try updated.map(SQLiteRows.job)
+            }
+            return leased
+        }
+    }
+
+    public func renewJobLease(id: JobID, owner: String, now: Date, leaseDuration: Duration) async throws -> Bool {
+        try await !query(
+            """
+            UPDATE jobs SET lease_expires_at = ?, updated_at = ?
+            WHERE id = ? AND state = 'running' AND lease_owner = ? RETURNING id
+            """,
+            [.date(now.adding(leaseDuration)), .date(now), .id(id), .text(owner)]
+        ).isEmpty
+    }
+
+    public func completeJob(id: JobID, owner: String, at: Date) async throws {
+        let updated = try await query(
+            """
+            UPDATE jobs SET state = 'succeeded', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+            WHERE id = ? AND state = 'running' AND lease_owner = ? RETURNING id
+            """,
+            [.date(at), .id(id), .text(owner)]
+        )
+        guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
+    }
+
+    public func failJob(id: JobID, owner: String, error: String, retryAt: Date?, at: Date) async throws {
+        let updated = try await query(
+            """
+            UPDATE jobs
+            SET state = CASE WHEN ?1 IS NULL THEN 'failed' ELSE 'pending' END, due_at = COALESCE(?1, due_at),
+                lease_owner = NULL, lease_expires_at = NULL, last_error = ?2, updated_at = ?3
+            WHERE id = ?4 AND state = 'running' AND lease_owner = ?5 RETURNING id
+            """,
+            [.date(retryAt), .text(error), .date(at), .id(id), .text(owner)]
+        )
+        guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
+    }
+
+    public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {
+        try await !query(
+            """
+            UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
+            WHERE app_id = ? AND id = ? AND state IN ('pending', 'running') RETURNING id
+            """,
+            [.date(at), .id(appID), .id(id)]
+        ).isEmpty
+    }
+}

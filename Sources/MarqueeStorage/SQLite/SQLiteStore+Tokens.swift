@@ -1,0 +1,122 @@
+import Foundation
+import MarqueeCore
+import SQLiteNIO
+
+extension SQLiteStore {
+    /// Rows per statement: 8 parameters each, far below SQLite's 32,766-parameter limit.
+    static let upsertChunkSize = 1_000
+
+    public func upsertPushToStartTokens(
+        appID: AppID,
+        _ registrations: [PushToStartRegistration],
+        at: Date
+    ) async throws -> Int {
+        let unique = ColumnCoding.deduplicated(registrations)
+        guard !unique.isEmpty else { return 0 }
+        return try await write { connection in
+            guard try await !connection.query("SELECT 1 FROM apps WHERE id = ?", [.id(appID)]).isEmpty else {
+                throw StoreError.notFound(entity: "app", id: appID.description)
+            }
+            var start = 0
+            while start < unique.count {
+                let chunk = unique[start..<min(start + Self.upsertChunkSize, unique.count)]
+                start += chunk.count
+                var binds: [SQLiteData] = [.id(appID), .date(at)]
+                binds.reserveCapacity(2 + chunk.count * 8)
+                for registration in chunk {
+                    binds += [
+                        .text(registration.environment.rawValue), .text(registration.attributesType),
+                        .text(registration.token), .text(registration.deviceID), .text(registration.userID),
+                        .text(ColumnCoding.tags(registration.tags)), .text(registration.iosVersion),
+                        .bool(registration.frequentPushesEnabled),
+                    ]
+                }
+                // ?1 is the app and ?2 the time in every row; each row's own values follow, numbered.
+                let values = (0..<chunk.count).map { row in
+                    let first = 3 + row * 8
+                    let own = (first..<(first + 8)).map { "?\($0)" }.joined(separator: ", ")
+                    return "(?1, \(own), ?2, ?2)"
+                }.joined(separator: ", ")
+                _ = try await connection.query(
+                    """
+                    INSERT INTO push_to_start_tokens
+                        (app_id, environment, attributes_type, token, device_id, user_id, tags, ios_version,
+                         frequent_pushes_enabled, first_registered_at, last_registered_at)
+                    VALUES \(values)
+                    ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
+                        device_id = excluded.device_id,
+                        user_id = excluded.user_id,
+                        tags = excluded.tags,
+                        ios_version = excluded.ios_version,
+                        frequent_pushes_enabled = excluded.frequent_pushes_enabled,
+                        last_registered_at = MAX(last_registered_at, excluded.last_registered_at),
+                        invalidated_at = NULL,
+                        invalidation_reason = NULL
+                    """,
+                    binds
+                )
+            }
+            return unique.count
+        }
+    }
+
+    public func pushToStartToken(
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String
+    ) async throws -> PushToStartToken? {
+        try await query(
+            """
+            SELECT \(SQLiteRows.tokenColumns) FROM push_to_start_tokens
+            WHERE app_id = ? AND environment = ? AND attributes_type = ? AND token = ?
+            """,
+            [.id(appID), .text(environment.rawValue), .text(attributesType), .text(token)]
+        ).first.map(SQLiteRows.token)
+    }
+
+    public func invalidatePushToStartToken(
+        appID: AppID,
+        rowID: Int64,
+        _ invalidation: TokenInvalidation
+    ) async throws -> Bool {
+        try await access.withAccess {
+            try await Self.invalidate(on: connection, appID: appID, rowID: rowID, invalidation)
+        }
+    }
+
+    /// TokenInvalidation.retires(tokenLastRegisteredAt:), evaluated against the row as it is now.
+    static func invalidate(
+        on connection: SQLiteConnection,
+        appID: AppID,
+        rowID: Int64,
+        _ invalidation: TokenInvalidation
+    ) async throws -> Bool {
+        try await !connection.query(
+            """
+            UPDATE push_to_start_tokens SET invalidated_at = ?1, invalidation_reason = ?2
+            WHERE app_id = ?3 AND id = ?4 AND invalidated_at IS NULL AND last_registered_at < ?1
+            RETURNING id
+            """,
+            [.date(invalidation.invalidSince), .text(invalidation.reason.reasonString), .id(appID), .int(rowID)]
+        ).isEmpty
+    }
+
+    public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
+        try await self.query(
+            """
+            SELECT \(SQLiteRows.tokenColumns) FROM push_to_start_tokens t
+            WHERE t.app_id = ?1 AND t.environment = ?2 AND t.attributes_type = ?3 AND t.invalidated_at IS NULL
+              AND t.id > ?4
+              AND (?5 IS NULL OR EXISTS (SELECT 1 FROM json_each(t.tags) WHERE json_each.value = ?5))
+              AND (?6 IS NULL OR NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = ?6 AND s.token_id = t.id))
+            ORDER BY t.id
+            LIMIT ?7
+            """,
+            [
+                .id(query.appID), .text(query.environment.rawValue), .text(query.attributesType), .int(cursor),
+                .text(query.tag), .id(query.excludingStartsOf), .int(max(1, limit)),
+            ]
+        ).map(SQLiteRows.token)
+    }
+}

@@ -1,0 +1,164 @@
+import Foundation
+import Logging
+import MarqueeCore
+import NIOPosix
+import SQLiteNIO
+
+/// The embedded default store: one SQLite file (`./data/marquee.sqlite`) in WAL mode, so that one
+/// binary runs with no setup. One connection is used by one task at a time (`SerialAccess`);
+/// writes run in `BEGIN IMMEDIATE` transactions and wait out another process's writer through
+/// `busy_timeout`.
+public final class SQLiteStore: MarqueeStore {
+    /// The embedded default location.
+    public static let defaultPath = "./data/marquee.sqlite"
+
+    let connection: SQLiteConnection
+    let access = SerialAccess()
+    let configuration: StoreConfiguration
+    var logger: Logger { configuration.logger }
+
+    private init(connection: SQLiteConnection, configuration: StoreConfiguration) {
+        self.connection = connection
+        self.configuration = configuration
+    }
+
+    /// Opens (creating folder and file if needed) the database at `path`.
+    public static func open(
+        path: String = defaultPath,
+        configuration: StoreConfiguration,
+        busyTimeout: Duration = .seconds(5)
+    ) async throws -> SQLiteStore {
+        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
+        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        let connection = try await SQLiteConnection.open(
+            storage: .file(path: path),
+            threadPool: NIOThreadPool.singleton,
+            logger: configuration.logger,
+            on: MultiThreadedEventLoopGroup.singleton.any()
+        )
+        do {
+            let timeoutMilliseconds = busyTimeout.components.seconds * 1000
+                + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+            _ = try await connection.query("PRAGMA journal_mode = WAL")
+            _ = try await connection.query("PRAGMA busy_timeout = \(timeoutMilliseconds)")
+            _ = try await connection.query("PRAGMA foreign_keys = ON")
+            _ = try await connection.query("PRAGMA synchronous = NORMAL")
+        } catch {
+            try? await connection.close()
+            throw error
+        }
+        return SQLiteStore(connection: connection, configuration: configuration)
+    }
+
+    public func close() async throws {
+        try await access.withAccess { try await connection.close() }
+    }
+
+    public func migrate() async throws {
+        _ = try await migrateReporting()
+    }
+
+    /// Applies pending migrations, each in its own `BEGIN IMMEDIATE` transaction.
+    public func migrateReporting() async throws -> MigrationReport {
+        let migrations = try configuration.migrations.migrations(for: .sqlite)
+        return try await access.withAccess {
+            try await MigrationRunner.run(
+                on: SQLiteMigrationTarget(connection: connection),
+                migrations: migrations,
+                clock: configuration.clock
+            )
+        }
+    }
+
+    public func migrationPlan() async throws -> MigrationPlan {
+        let migrations = try configuration.migrations.migrations(for: .sqlite)
+        return try await access.withAccess {
+            try await MigrationRunner.plan(on: SQLiteMigrationTarget(connection: connection), migrations: migrations)
+        }
+    }
+
+    // MARK: Helpers shared by the concern files
+
+    /// One statement in autocommit mode.
+    func query(_ sql: String, _ binds: [SQLiteData] = []) async throws -> [SQLiteRow] {
+        try await access.withAccess { try await connection.query(sql, binds) }
+    }
+
+    /// Runs `body` in a write transaction: committed if it returns, rolled back if it throws.
+    func write<Result: Sendable>(_ body: (SQLiteConnection) async throws -> Result) async throws -> Result {
+        try await access.withAccess {
+            try await Self.transaction(on: connection, body)
+        }
+    }
+
+    static func transaction<Result: Sendable>(
+        on connection: SQLiteConnection,
+        _ body: (SQLiteConnection) async throws -> Result
+    ) async throws -> Result {
+        _ = try await connection.query("BEGIN IMMEDIATE")
+        do {
+            let result = try await body(connection)
+            _ = try await connection.query("COMMIT")
+            return result
+        } catch {
+            _ = try? await connection.query("ROLLBACK")
+            throw error
+        }
+    }
+}
+
+extension SQLiteError {
+    /// SQLITE_CONSTRAINT_UNIQUE or _PRIMARYKEY.
+    var isUniqueViolation: Bool {
+        reason == .constraintUniqueFailed || reason == .constraintPrimaryKeyFailed
+    }
+}
+
+/// `schema_migrations` on the store's connection (the caller holds `SerialAccess`).
+struct SQLiteMigrationTarget: MigrationTarget {
+    let connection: SQLiteConnection
+
+    func appliedMigrations() async throws -> [AppliedMigration] {
+        _ = try await connection.query(
+            """
+            CREATE TABLE IF NOT EXISTS schema_migrations (
+                version    integer PRIMARY KEY,
+                name       text    NOT NULL,
+                checksum   text    NOT NULL,
+                applied_at integer NOT NULL
+            )
+            """
+        )
+        return try await connection.query("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version")
+            .map { row in
+                let columns = SQLiteColumns(row, entity: "schema migration")
+                return AppliedMigration(
+                    version: try columns.int("version"),
+                    name: try columns.string("name"),
+                    checksum: try columns.string("checksum"),
+                    appliedAt: try columns.date("applied_at")
+                )
+            }
+    }
+
+    func apply(_ migration: Migration, statements: [String], at: Date) async throws {
+        try await SQLiteStore.transaction(on: connection) { connection in
+            for (index, statement) in statements.enumerated() {
+                do {
+                    _ = try await connection.query(statement)
+                } catch let error as SQLiteError {
+                    throw MigrationError.statementFailed(
+                        version: migration.version,
+                        name: migration.name,
+                        statement: index + 1,
+                        underlying: error.message
+                    )
+                }
+            }
+            _ = try await connection.query(
+                "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
+                [.int(migration.version), .text(migration.name), .text(migration.checksum), .date(at)]
+            )
+        }
+    }
+}

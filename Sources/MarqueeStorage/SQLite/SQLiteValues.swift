@@ -1,0 +1,131 @@
+import Foundation
+import MarqueeCore
+import NIOCore
+import SQLiteNIO
+
+/// How domain values are bound on SQLite: UUIDs as lower-case text, times as integer microseconds
+/// since 1970 (PostgreSQL's precision), booleans as 0/1, bytes as blobs.
+extension SQLiteData {
+    static func uuid(_ uuid: UUID) -> SQLiteData { .text(uuid.uuidString.lowercased()) }
+    static func uuid(_ uuid: UUID?) -> SQLiteData { uuid.map { .uuid($0) } ?? .null }
+    static func id<Entity>(_ id: Identifier<Entity>) -> SQLiteData { .uuid(id.uuid) }
+    static func id<Entity>(_ id: Identifier<Entity>?) -> SQLiteData { .uuid(id?.uuid) }
+
+    static func date(_ date: Date) -> SQLiteData { .integer(SQLiteInt64(SQLiteDates.microseconds(date))) }
+    static func date(_ date: Date?) -> SQLiteData { date.map { .date($0) } ?? .null }
+
+    static func text(_ text: String?) -> SQLiteData { text.map { .text($0) } ?? .null }
+    static func int(_ value: Int64) -> SQLiteData { .integer(SQLiteInt64(value)) }
+    static func int(_ value: Int64?) -> SQLiteData { value.map { .int($0) } ?? .null }
+    static func int(_ value: Int) -> SQLiteData { .integer(SQLiteInt64(value)) }
+    static func int(_ value: Int?) -> SQLiteData { value.map { .int($0) } ?? .null }
+    static func bool(_ value: Bool) -> SQLiteData { .integer(value ? 1 : 0) }
+    static func bytes(_ bytes: [UInt8]) -> SQLiteData { .blob(ByteBuffer(bytes: bytes)) }
+}
+
+enum SQLiteDates {
+    static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
+    static func date(microseconds: Int64) -> Date {
+        Date(timeIntervalSince1970: Double(microseconds) / 1_000_000)
+    }
+}
+
+/// Typed reads of a column, throwing `StoreError.corruptRow` for a missing or mistyped value.
+struct SQLiteColumns {
+    let row: SQLiteRow
+    let entity: String
+
+    init(_ row: SQLiteRow, entity: String) {
+        self.row = row
+        self.entity = entity
+    }
+
+    private func data(_ column: String) throws -> SQLiteData {
+        guard let data = row.column(column) else {
+            throw StoreError.corruptRow(entity: entity, detail: "no column \(column)")
+        }
+        return data
+    }
+
+    private func mistyped(_ column: String) -> StoreError {
+        .corruptRow(entity: entity, detail: "column \(column) has an unexpected type")
+    }
+
+    func optionalString(_ column: String) throws -> String? {
+        switch try data(column) {
+        case .null: nil
+        case .text(let text): text
+        default: throw mistyped(column)
+        }
+    }
+
+    func string(_ column: String) throws -> String {
+        guard let value = try optionalString(column) else { throw mistyped(column) }
+        return value
+    }
+
+    func optionalInt64(_ column: String) throws -> Int64? {
+        switch try data(column) {
+        case .null: nil
+        case .integer(let value): Int64(value)
+        default: throw mistyped(column)
+        }
+    }
+
+    func int64(_ column: String) throws -> Int64 {
+        guard let value = try optionalInt64(column) else { throw mistyped(column) }
+        return value
+    }
+
+    func int(_ column: String) throws -> Int { Int(try int64(column)) }
+    func optionalInt(_ column: String) throws -> Int? { try optionalInt64(column).map { Int($0) } }
+    func bool(_ column: String) throws -> Bool { try int64(column) != 0 }
+
+    func optionalDate(_ column: String) throws -> Date? {
+        try optionalInt64(column).map(SQLiteDates.date(microseconds:))
+    }
+
+    func date(_ column: String) throws -> Date {
+        guard let value = try optionalDate(column) else { throw mistyped(column) }
+        return value
+    }
+
+    func optionalUUID(_ column: String) throws -> UUID? {
+        guard let text = try optionalString(column) else { return nil }
+        guard let uuid = UUID(uuidString: text) else { throw mistyped(column) }
+        return uuid
+    }
+
+    func uuid(_ column: String) throws -> UUID {
+        guard let value = try optionalUUID(column) else { throw mistyped(column) }
+        return value
+    }
+
+    func id<Entity>(_ column: String, _ type: Identifier<Entity>.Type = Identifier<Entity>.self) throws -> Identifier<Entity> {
+        Identifier(try uuid(column))
+    }
+
+    func optionalBytes(_ column: String) throws -> [UInt8]? {
+        switch try data(column) {
+        case .null: nil
+        case .blob(let buffer): Array(buffer.readableBytesView)
+        default: throw mistyped(column)
+        }
+    }
+
+    func bytes(_ column: String) throws -> [UInt8] {
+        guard let value = try optionalBytes(column) else { throw mistyped(column) }
+        return value
+    }
+
+    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value where Value.RawValue == String {
+        try ColumnCoding.parse(type, try string(column), entity: entity)
+    }
+
+    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value where Value.RawValue == Int {
+        try ColumnCoding.parse(type, try int(column), entity: entity)
+    }
+}

@@ -1,0 +1,90 @@
+import Foundation
+import MarqueeCore
+
+/// How values without a native column type are written, identically on both backends.
+enum ColumnCoding {
+    /// A set of environments as sorted, comma-separated names (`production,sandbox`); empty for none.
+    static func environments(_ set: Set<APNSEnvironment>) -> String {
+        set.map(\.rawValue).sorted().joined(separator: ",")
+    }
+
+    static func environments(_ column: String, entity: String) throws -> Set<APNSEnvironment> {
+        var set: Set<APNSEnvironment> = []
+        for name in column.split(separator: ",") {
+            set.insert(try parse(APNSEnvironment.self, String(name), entity: entity))
+        }
+        return set
+    }
+
+    /// Tags as a JSON array of strings.
+    static func tags(_ tags: [String]) -> String {
+        json(.array(tags.map { .string($0) }))
+    }
+
+    static func tags(_ column: String, entity: String) throws -> [String] {
+        guard case .array(let values) = try jsonValue(column, entity: entity) else {
+            throw StoreError.corruptRow(entity: entity, detail: "tags are not a JSON array")
+        }
+        return try values.map { value in
+            guard case .string(let tag) = value else {
+                throw StoreError.corruptRow(entity: entity, detail: "a tag is not a string")
+            }
+            return tag
+        }
+    }
+
+    /// JSON text exactly as `JSONValue` writes it (key order kept).
+    static func json(_ value: JSONValue) -> String {
+        var bytes: [UInt8] = []
+        value.write(into: &bytes)
+        return String(decoding: bytes, as: UTF8.self)
+    }
+
+    static func jsonValue(_ text: String, entity: String) throws -> JSONValue {
+        do {
+            return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))
+        } catch {
+            throw StoreError.corruptRow(entity: entity, detail: "invalid JSON")
+        }
+    }
+
+    /// A raw-value enum read from a column, or `StoreError.corruptRow`.
+    static func parse<Value: RawRepresentable>(_ type: Value.Type, _ raw: Value.RawValue, entity: String) throws -> Value {
+        guard let value = Value(rawValue: raw) else {
+            throw StoreError.corruptRow(entity: entity, detail: "unknown \(Value.self) \(raw)")
+        }
+        return value
+    }
+
+    /// Registrations deduplicated by key, the last one winning: one statement may not upsert the
+    /// same row twice.
+    static func deduplicated(_ registrations: [PushToStartRegistration]) -> [PushToStartRegistration] {
+        struct Key: Hashable {
+            var environment: APNSEnvironment
+            var attributesType: String
+            var token: String
+        }
+        var positions: [Key: Int] = [:]
+        var unique: [PushToStartRegistration] = []
+        unique.reserveCapacity(registrations.count)
+        for registration in registrations {
+            let key = Key(
+                environment: registration.environment,
+                attributesType: registration.attributesType,
+                token: registration.token
+            )
+            if let position = positions[key] {
+                unique[position] = registration
+            } else {
+                positions[key] = unique.count
+                unique.append(registration)
+            }
+        }
+        return unique
+    }
+
+    /// The states a channel may be moved to `target` from.
+    static func channelStates(allowingTransitionTo target: ChannelState) -> [String] {
+        ChannelState.allCases.filter { $0.canTransition(to: target) }.map(\.rawValue)
+    }
+}

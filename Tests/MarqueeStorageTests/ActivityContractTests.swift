@@ -1,0 +1,46 @@
+import Foundation
+import MarqueeCore
+import MarqueeStorage
+import Testing
+
+@Suite("Activities")
+struct ActivityContractTests {
+    @Test("update tokens keep their rotation history with one current token", arguments: Backend.allCases)
+    func tokenRotation(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            let activity = Activity(appID: app.id, eventID: event.id, environment: .sandbox, channelID: channel.id, createdAt: fixture.now)
+            try await fixture.store.recordActivity(activity)
+            #expect(try await fixture.store.activity(appID: app.id, id: activity.id) == activity)
+
+            let first = try await fixture.store.recordUpdateToken(appID: app.id, id: activity.id, activityID: "A-1", token: "aa01", at: fixture.now)
+            #expect(first.state == .active)
+            #expect(first.currentUpdateToken == "aa01")
+            fixture.clock.advance(by: 30)
+            let rotated = try await fixture.store.recordUpdateToken(appID: app.id, id: activity.id, activityID: "A-1", token: "bb02", at: fixture.now)
+            #expect(rotated.currentUpdateToken == "bb02")
+            #expect(rotated.updateTokens.map(\.token) == ["aa01", "bb02"])
+            #expect(rotated.updateTokens[0].retiredAt == fixture.now)
+            #expect(try await fixture.store.activity(appID: app.id, activityID: "A-1")?.id == activity.id)
+
+            let other = try await fixture.makeApp("Other")
+            #expect(try await fixture.store.activity(appID: other.id, activityID: "A-1") == nil)
+            #expect(try await fixture.store.setActivityState(appID: app.id, id: activity.id, state: .ended, at: fixture.now))
+        }
+    }
+
+    @Test("device-push timestamps strictly increase per activity", arguments: Backend.allCases)
+    func timestamps(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let activity = Activity(appID: app.id, eventID: event.id, environment: .production, createdAt: fixture.now)
+            try await fixture.store.recordActivity(activity)
+            #expect(try await fixture.store.nextActivityTimestamp(appID: app.id, id: activity.id, now: 100) == 100)
+            #expect(try await fixture.store.nextActivityTimestamp(appID: app.id, id: activity.id, now: 100) == 101)
+            #expect(try await fixture.store.nextActivityTimestamp(appID: app.id, id: activity.id, now: 50) == 102)
+        }
+    }
+}

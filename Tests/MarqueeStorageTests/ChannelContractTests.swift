@@ -1,0 +1,201 @@
+import Foundation
+import MarqueeCore
+import MarqueeStorage
+import Testing
+
+@Suite("Channels")
+struct ChannelContractTests {
+    @Test("concurrent reservations for one event and environment leave exactly one live row", arguments: Backend.allCases)
+    func concurrentReservation(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let store = fixture.store
+            let now = fixture.now
+            let reservations = try await withThrowingTaskGroup(of: ChannelReservation.self) { group in
+                for _ in 0..<16 {
+                    group.addTask {
+                        try await store.reserveChannel(
+                            appID: app.id,
+                            eventID: event.id,
+                            environment: .sandbox,
+                            storagePolicy: .noMessageStored,
+                            requestID: UUID(),
+                            at: now
+                        )
+                    }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            let reserved = reservations.filter { if case .reserved = $0 { true } else { false } }
+            #expect(reserved.count == 1)
+            #expect(Set(reservations.map(\.channel.id)).count == 1)
+            #expect(try await store.channelCount(appID: app.id, environment: .sandbox, states: ChannelState.live) == 1)
+            // The other environment is a separate channel.
+            let production = try await store.reserveChannel(
+                appID: app.id,
+                eventID: event.id,
+                environment: .production,
+                storagePolicy: .noMessageStored,
+                requestID: UUID(),
+                at: now
+            )
+            #expect(production.channel.id != reservations[0].channel.id)
+        }
+    }
+
+    @Test("a channel moves creating → active → deleting → deleted, and then a new one can be reserved", arguments: Backend.allCases)
+    func lifecycle(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            #expect(channel.state == .active)
+            #expect(channel.apnsChannelID != nil)
+            #expect(try await fixture.store.liveChannel(appID: app.id, eventID: event.id, environment: .sandbox) == channel)
+
+            await #expect(throws: StoreError.invalidTransition(entity: "channel", id: channel.id.description, from: "active", to: "active")) {
+                _ = try await fixture.store.activateChannel(appID: app.id, id: channel.id, apnsChannelID: "x", at: fixture.now)
+            }
+            _ = try await fixture.store.transitionChannel(appID: app.id, id: channel.id, to: .deleting, at: fixture.now)
+            let deleted = try await fixture.store.transitionChannel(appID: app.id, id: channel.id, to: .deleted, at: fixture.now)
+            #expect(deleted.state == .deleted)
+            await #expect(throws: StoreError.self) {
+                _ = try await fixture.store.transitionChannel(appID: app.id, id: channel.id, to: .active, at: fixture.now)
+            }
+            #expect(try await fixture.store.liveChannel(appID: app.id, eventID: event.id, environment: .sandbox) == nil)
+            let next = try await fixture.store.reserveChannel(
+                appID: app.id,
+                eventID: event.id,
+                environment: .sandbox,
+                storagePolicy: .noMessageStored,
+                requestID: UUID(),
+                at: fixture.now
+            )
+            guard case .reserved(let fresh) = next else {
+                Issue.record("expected a new reservation after deletion")
+                return
+            }
+            #expect(fresh.id != channel.id)
+        }
+    }
+
+    @Test("another app can neither see nor change a channel", arguments: Backend.allCases)
+    func tenantScoped(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let other = try await fixture.makeApp("Other")
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            #expect(try await fixture.store.channel(appID: other.id, id: channel.id) == nil)
+            await #expect(throws: StoreError.notFound(entity: "channel", id: channel.id.description)) {
+                _ = try await fixture.store.transitionChannel(appID: other.id, id: channel.id, to: .deleting, at: fixture.now)
+            }
+            await #expect(throws: StoreError.notFound(entity: "event", id: event.id.description)) {
+                _ = try await fixture.store.reserveChannel(
+                    appID: other.id,
+                    eventID: event.id,
+                    environment: .sandbox,
+                    storagePolicy: .noMessageStored,
+                    requestID: UUID(),
+                    at: fixture.now
+                )
+            }
+        }
+    }
+
+    @Test("broadcast timestamps strictly increase per channel, even when callers race and the clock stands still", arguments: Backend.allCases)
+    func monotonicTimestamps(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            let store = fixture.store
+            let now: Int64 = 1_767_225_600
+            let timestamps = try await withThrowingTaskGroup(of: Int64.self) { group in
+                for _ in 0..<20 {
+                    group.addTask { try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now) }
+                }
+                return try await group.reduce(into: []) { $0.append($1) }
+            }
+            #expect(timestamps.sorted() == Array(now..<(now + 20)))
+            // A clock far ahead wins; a clock that stepped back does not.
+            #expect(try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now + 100) == now + 100)
+            #expect(try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now) == now + 101)
+            #expect(try await store.channel(appID: app.id, id: channel.id)?.lastBroadcastTimestamp == now + 101)
+        }
+    }
+
+    @Test("a channel that is not active takes no broadcast", arguments: Backend.allCases)
+    func noBroadcastWhenInactive(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let reservation = try await fixture.store.reserveChannel(
+                appID: app.id,
+                eventID: event.id,
+                environment: .sandbox,
+                storagePolicy: .noMessageStored,
+                requestID: UUID(),
+                at: fixture.now
+            )
+            await #expect(throws: StoreError.notActive(entity: "channel", id: reservation.channel.id.description, state: "creating")) {
+                _ = try await fixture.store.nextBroadcastTimestamp(appID: app.id, channelID: reservation.channel.id, now: 1)
+            }
+        }
+    }
+
+    @Test("an orphan found at APNs is recorded once", arguments: Backend.allCases)
+    func orphans(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let first = try await fixture.store.recordOrphanedChannel(
+                appID: app.id,
+                environment: .production,
+                apnsChannelID: "b3JwaGFu",
+                storagePolicy: .mostRecentMessageStored,
+                at: fixture.now
+            )
+            let again = try await fixture.store.recordOrphanedChannel(
+                appID: app.id,
+                environment: .production,
+                apnsChannelID: "b3JwaGFu",
+                storagePolicy: .mostRecentMessageStored,
+                at: fixture.now
+            )
+            #expect(first.state == .orphaned)
+            #expect(first.eventID == nil)
+            #expect(again.id == first.id)
+            #expect(try await fixture.store.channels(appID: app.id, environment: .production, states: [.orphaned]) == [first])
+        }
+    }
+
+    @Test("the broadcast log keeps each request, newest first", arguments: Backend.allCases)
+    func broadcastLog(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            var entries: [BroadcastLogEntry] = []
+            for index in 0..<3 {
+                let entry = BroadcastLogEntry(
+                    appID: app.id,
+                    channelID: channel.id,
+                    apnsRequestID: UUID(),
+                    apnsUniqueID: index == 0 ? nil : "unique-\(index)",
+                    priority: .immediate,
+                    timestamp: 1_767_225_600 + Int64(index),
+                    status: index == 2 ? 429 : 200,
+                    reason: index == 2 ? .tooManyRequests : nil,
+                    latency: .microseconds(1500 + index),
+                    sentAt: fixture.now
+                )
+                try await fixture.store.appendBroadcastLog(entry)
+                entries.append(entry)
+            }
+            #expect(try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, limit: 10) == entries.reversed())
+            let other = try await fixture.makeApp("Other")
+            #expect(try await fixture.store.broadcastLog(appID: other.id, channelID: channel.id, limit: 10).isEmpty)
+        }
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import MarqueeCore
+import MarqueeStorage
+import Testing
+
+@Suite("Delivery batches and the start ledger")
+struct DeliveryContractTests {
+    /// An app with an event, `count` tokens and a start job leased by "worker".
+    struct Scene {
+        var app: App
+        var event: Event
+        var tokens: [PushToStartToken]
+        var job: Job
+    }
+
+    static func scene(_ fixture: StoreFixture, count: Int = 6) async throws -> Scene {
+        let app = try await fixture.makeApp()
+        let event = try await fixture.makeEvent(for: app)
+        _ = try await fixture.store.upsertPushToStartTokens(
+            appID: app.id,
+            (0..<count).map { TokenContractTests.registration($0) },
+            at: fixture.now
+        )
+        let tokens = try await fixture.store.audiencePage(
+            AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes"),
+            after: 0,
+            limit: 100
+        )
+        let job = Job(appID: app.id, kind: .startFanOut, arguments: ["event": .string(event.id.description)], dueAt: fixture.now, createdAt: fixture.now)
+        try await fixture.store.enqueueJob(job)
+        _ = try await fixture.store.leaseJobs(owner: "worker", kinds: nil, now: fixture.now, leaseDuration: .seconds(60), limit: 1)
+        return Scene(app: app, event: event, tokens: tokens, job: job)
+    }
+
+    static func batch(_ scene: Scene, _ tokens: ArraySlice<PushToStartToken>, owner: String = "worker", at: Date) -> DeliveryBatch {
+        let deliveries = tokens.enumerated().map { offset, token in
+            Delivery(
+                jobID: scene.job.id,
+                tokenRowID: token.rowID,
+                outcome: offset == 1 ? .tokenInvalid : .accepted,
+                status: offset == 1 ? 410 : 200,
+                apnsID: UUID(),
+                reason: offset == 1 ? .unregistered : nil,
+                sentAt: at,
+                completedAt: at
+            )
+        }
+        let invalid = tokens.dropFirst().first.map {
+            [$0.rowID: TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: Int64(at.timeIntervalSince1970 * 1000) + 1)]
+        } ?? [:]
+        return DeliveryBatch(
+            appID: scene.app.id,
+            jobID: scene.job.id,
+            leaseOwner: owner,
+            deliveries: deliveries,
+            startedEventID: scene.event.id,
+            invalidations: invalid,
+            progress: JobProgress(attempted: Int64(deliveries.count), succeeded: Int64(deliveries.count - invalid.count), failed: Int64(invalid.count)),
+            checkpoint: tokens.last.map { String($0.rowID) }
+        )
+    }
+
+    @Test("a batch writes outcomes, ledger, retirements, progress and checkpoint together", arguments: Backend.allCases)
+    func commit(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture)
+            let first = Self.batch(scene, scene.tokens[0..<3], at: fixture.now)
+            try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
+
+            let deliveries = try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id)
+            #expect(deliveries == first.deliveries)
+            let started = try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID))
+            #expect(started == [scene.tokens[0].rowID, scene.tokens[2].rowID])
+            let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
+            #expect(job.progress == JobProgress(attempted: 3, succeeded: 2, failed: 1))
+            #expect(job.checkpoint == String(scene.tokens[2].rowID))
+
+            // The audience of a resumed start skips what the ledger holds and what was retired.
+            let remaining = try await fixture.store.audiencePage(
+                AudienceQuery(appID: scene.app.id, environment: .sandbox, attributesType: "MatchAttributes", excludingStartsOf: scene.event.id),
+                after: 0,
+                limit: 100
+            )
+            #expect(remaining.map(\.rowID) == scene.tokens[3...].map(\.rowID))
+
+            // Committing the same window again (a resumed worker) adds nothing twice.
+            try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
+            #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id).count == 3)
+        }
+    }
+
+    @Test("a batch from a worker that lost its lease leaves nothing behind", arguments: Backend.allCases)
+    func leaseLost(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture)
+            let stale = Self.batch(scene, scene.tokens[0..<3], owner: "crashed-worker", at: fixture.now)
+            await #expect(throws: StoreError.leaseLost(scene.job.id)) {
+                try await fixture.store.commitDeliveryBatch(stale, at: fixture.now)
+            }
+            try await Self.expectNothingWritten(fixture, scene)
+        }
+    }
+
+    @Test("a transaction that fails halfway leaves nothing behind", arguments: Backend.allCases)
+    func failsHalfway(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture)
+            // Three good deliveries, then one to a token of another app: the batch is refused after
+            // the first rows were written, and they must be gone.
+            let other = try await fixture.makeApp("Other")
+            _ = try await fixture.store.upsertPushToStartTokens(appID: other.id, [TokenContractTests.registration(99)], at: fixture.now)
+            let foreign = try #require(
+                try await fixture.store.audiencePage(
+                    AudienceQuery(appID: other.id, environment: .sandbox, attributesType: "MatchAttributes"),
+                    after: 0,
+                    limit: 1
+                ).first
+            )
+            var batch = Self.batch(scene, scene.tokens[0..<3], at: fixture.now)
+            batch.deliveries.append(
+                Delivery(jobID: scene.job.id, tokenRowID: foreign.rowID, outcome: .accepted, sentAt: fixture.now, completedAt: fixture.now)
+            )
+            await #expect(throws: StoreError.self) {
+                try await fixture.store.commitDeliveryBatch(batch, at: fixture.now)
+            }
+            try await Self.expectNothingWritten(fixture, scene)
+        }
+    }
+
+    static func expectNothingWritten(_ fixture: StoreFixture, _ scene: Scene) async throws {
+        #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id).isEmpty)
+        #expect(try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID)).isEmpty)
+        let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
+        #expect(job.progress == JobProgress())
+        #expect(job.checkpoint == nil)
+        let audience = try await fixture.store.audiencePage(
+            AudienceQuery(appID: scene.app.id, environment: .sandbox, attributesType: "MatchAttributes"),
+            after: 0,
+            limit: 100
+        )
+        #expect(audience.count == scene.tokens.count)
+    }
+}

@@ -1,0 +1,143 @@
+import Foundation
+import MarqueeCore
+import MarqueeStorage
+import Testing
+
+@Suite("Migrations")
+struct MigrationContractTests {
+    @Test("migrating again applies nothing and keeps the history", arguments: Backend.allCases)
+    func idempotent(backend: Backend) async throws {
+        try await withMigrationsCopy { sqlRoot in
+            try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
+                let first = try await store.migrateReporting()
+                #expect(first.applied.map(\.version) == [1])
+                let second = try await store.migrateReporting()
+                #expect(second.applied.isEmpty)
+                #expect(second.alreadyApplied.map(\.version) == [1])
+                let expected = try MigrationDirectory(root: sqlRoot).migrations(for: backend.dialect)[0].checksum
+                #expect(second.alreadyApplied.first?.checksum == expected)
+            }
+        }
+    }
+
+    @Test("an applied migration that was edited is refused with its name", arguments: Backend.allCases)
+    func editedMigrationRefused(backend: Backend) async throws {
+        try await withMigrationsCopy { sqlRoot in
+            try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
+                try await store.migrate()
+                let file = sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/0001_initial.sql")
+                let edited = try String(contentsOf: file, encoding: .utf8) + "\n-- an innocent-looking edit\n"
+                try edited.write(to: file, atomically: true, encoding: .utf8)
+                let error = await #expect(throws: MigrationError.self) { try await store.migrate() }
+                guard case .checksumMismatch(let version, let name, _, _) = error else {
+                    Issue.record("expected a checksum mismatch, got \(String(describing: error))")
+                    return
+                }
+                #expect(version == 1)
+                #expect(name == "initial")
+                #expect(error?.description.contains("edited after it was applied") == true)
+            }
+        }
+    }
+
+    @Test("a new migration file is applied after the existing ones", arguments: Backend.allCases)
+    func newMigrationApplied(backend: Backend) async throws {
+        try await withMigrationsCopy { sqlRoot in
+            try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
+                try await store.migrate()
+                try "CREATE TABLE release_notes (id integer PRIMARY KEY, body text NOT NULL);\n".write(
+                    to: sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/0002_release_notes.sql"),
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let report = try await store.migrateReporting()
+                #expect(report.applied.map(\.name) == ["release_notes"])
+            }
+        }
+    }
+
+    @Test("a failing migration is rolled back and not recorded", arguments: Backend.allCases)
+    func failingMigrationRolledBack(backend: Backend) async throws {
+        try await withMigrationsCopy { sqlRoot in
+            try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
+                try await store.migrate()
+                try """
+                CREATE TABLE half_done (id integer PRIMARY KEY);
+                INSERT INTO no_such_table VALUES (1);
+                """.write(
+                    to: sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/0002_broken.sql"),
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let error = await #expect(throws: MigrationError.self) { try await store.migrate() }
+                guard case .statementFailed(2, "broken", 2, _) = error else {
+                    Issue.record("expected statement 2 of 0002 to fail, got \(String(describing: error))")
+                    return
+                }
+                // Fixing the file lets it apply: nothing of the failed attempt was left behind
+                // (the CREATE TABLE of statement 1 would collide otherwise).
+                try "CREATE TABLE half_done (id integer PRIMARY KEY);\n".write(
+                    to: sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/0002_broken.sql"),
+                    atomically: true,
+                    encoding: .utf8
+                )
+                let report = try await store.migrateReporting()
+                #expect(report.applied.map(\.version) == [2])
+            }
+        }
+    }
+}
+
+extension Backend {
+    var dialect: MigrationDirectory.Dialect {
+        switch self {
+        case .sqlite: .sqlite
+        case .postgres: .postgres
+        }
+    }
+}
+
+/// A copy of the repository's `sql/` that a test may edit.
+func withMigrationsCopy(_ body: (URL) async throws -> Void) async throws {
+    try await withTemporaryDirectory { folder in
+        let copy = folder.appendingPathComponent("sql")
+        try FileManager.default.copyItem(at: MigrationDirectory.sources.root, to: copy)
+        try await body(copy)
+    }
+}
+
+/// Both stores expose the migration report; this is the part of them the migration tests use.
+protocol MigratingStore: Sendable {
+    func migrate() async throws
+    func migrateReporting() async throws -> MigrationReport
+}
+
+extension SQLiteStore: MigratingStore {}
+extension PostgresStore: MigratingStore {}
+
+/// An empty, unmigrated database reading its migrations from `sqlRoot`.
+func withScratchStore(_ backend: Backend, sqlRoot: URL, _ body: (any MigratingStore) async throws -> Void) async throws {
+    let configuration = StoreConfiguration(sealer: nil, migrations: MigrationDirectory(root: sqlRoot), clock: ManualWallClock())
+    switch backend {
+    case .sqlite:
+        try await withTemporaryDirectory { folder in
+            let store = try await SQLiteStore.open(
+                path: folder.appendingPathComponent("scratch.sqlite").path,
+                configuration: configuration
+            )
+            do {
+                try await body(store)
+                try await store.close()
+            } catch {
+                try? await store.close()
+                throw error
+            }
+        }
+    case .postgres:
+        try await PostgresTestDatabases.shared.withEmptyDatabase { postgres in
+            try await withRunningClient(postgres) { client in
+                try await body(PostgresStore(client: client, configuration: configuration))
+            }
+        }
+    }
+}

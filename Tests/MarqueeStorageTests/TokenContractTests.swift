@@ -1,0 +1,144 @@
+import Foundation
+import MarqueeCore
+import MarqueeStorage
+import Testing
+
+@Suite("Push-to-start tokens")
+struct TokenContractTests {
+    static func registration(_ index: Int, tags: [String] = [], environment: APNSEnvironment = .sandbox) -> PushToStartRegistration {
+        PushToStartRegistration(
+            environment: environment,
+            attributesType: "MatchAttributes",
+            token: String(format: "%064x", index),
+            deviceID: "device-\(index)",
+            userID: index.isMultiple(of: 2) ? "user-\(index)" : nil,
+            tags: tags,
+            iosVersion: index.isMultiple(of: 3) ? "17.5" : "18.2",
+            frequentPushesEnabled: index.isMultiple(of: 2)
+        )
+    }
+
+    @Test("a bulk upsert inserts new tokens and refreshes known ones", arguments: Backend.allCases)
+    func upsert(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let first = (0..<50).map { Self.registration($0) }
+            #expect(try await fixture.store.upsertPushToStartTokens(appID: app.id, first, at: fixture.now) == 50)
+
+            fixture.clock.advance(by: 60)
+            var refreshed = Self.registration(7, tags: ["vip"])
+            refreshed.iosVersion = "18.4"
+            // A duplicate inside one batch counts once; the last one wins.
+            let written = try await fixture.store.upsertPushToStartTokens(
+                appID: app.id,
+                [Self.registration(7), refreshed, Self.registration(100)],
+                at: fixture.now
+            )
+            #expect(written == 2)
+            let token = try #require(
+                try await fixture.store.pushToStartToken(
+                    appID: app.id,
+                    environment: .sandbox,
+                    attributesType: "MatchAttributes",
+                    token: refreshed.token
+                )
+            )
+            #expect(token.tags == ["vip"])
+            #expect(token.iosVersion == "18.4")
+            #expect(token.deviceID == "device-7")
+            #expect(token.userID == nil)
+            #expect(token.firstRegisteredAt == fixture.now.addingTimeInterval(-60))
+            #expect(token.lastRegisteredAt == fixture.now)
+            #expect(!token.description.contains(refreshed.token))
+        }
+    }
+
+    @Test("a 410 retires a token only when APNs saw it invalid after its last registration", arguments: Backend.allCases)
+    func invalidationRule(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, [Self.registration(1)], at: fixture.now)
+            let token = try #require(
+                try await fixture.store.audiencePage(
+                    AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes"),
+                    after: 0,
+                    limit: 10
+                ).first
+            )
+            let registeredMs = Int64(fixture.now.timeIntervalSince1970 * 1000)
+            let stale = TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: registeredMs - 1)
+            #expect(try await !fixture.store.invalidatePushToStartToken(appID: app.id, rowID: token.rowID, stale))
+
+            let other = try await fixture.makeApp("Other")
+            let fresh = TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: registeredMs + 1)
+            #expect(try await !fixture.store.invalidatePushToStartToken(appID: other.id, rowID: token.rowID, fresh))
+            #expect(try await fixture.store.invalidatePushToStartToken(appID: app.id, rowID: token.rowID, fresh))
+
+            let retired = try #require(
+                try await fixture.store.pushToStartToken(
+                    appID: app.id,
+                    environment: .sandbox,
+                    attributesType: "MatchAttributes",
+                    token: token.token
+                )
+            )
+            #expect(retired.invalidationReason == .unregistered)
+            #expect(retired.invalidatedAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } == fresh.apnsTimestampMilliseconds)
+
+            // The device registers again: the token is valid again.
+            fixture.clock.advance(by: 5)
+            _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, [Self.registration(1)], at: fixture.now)
+            let revived = try await fixture.store.pushToStartToken(
+                appID: app.id,
+                environment: .sandbox,
+                attributesType: "MatchAttributes",
+                token: token.token
+            )
+            #expect(revived?.isValid == true)
+            #expect(revived?.rowID == token.rowID)
+        }
+    }
+
+    @Test("an audience is read page by page, in order, valid tokens of the app only", arguments: Backend.allCases)
+    func audiencePages(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let other = try await fixture.makeApp("Other")
+            _ = try await fixture.store.upsertPushToStartTokens(
+                appID: app.id,
+                (0..<95).map { Self.registration($0, tags: $0.isMultiple(of: 5) ? ["vip", "eu"] : ["eu"]) },
+                at: fixture.now
+            )
+            _ = try await fixture.store.upsertPushToStartTokens(
+                appID: app.id,
+                (0..<5).map { Self.registration($0, environment: .production) },
+                at: fixture.now
+            )
+            _ = try await fixture.store.upsertPushToStartTokens(appID: other.id, (0..<10).map { Self.registration($0) }, at: fixture.now)
+
+            let query = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
+            var pages: [[PushToStartToken]] = []
+            for try await page in fixture.store.audience(query, pageSize: 20) { pages.append(page) }
+            #expect(pages.map(\.count) == [20, 20, 20, 20, 15])
+            let tokens = pages.flatMap { $0 }
+            #expect(tokens.map(\.rowID) == tokens.map(\.rowID).sorted())
+            #expect(Set(tokens.map(\.token)).count == 95)
+            #expect(tokens.allSatisfy { $0.appID == app.id && $0.environment == .sandbox })
+
+            let invalidation = TokenInvalidation(
+                reason: .expiredToken,
+                apnsTimestampMilliseconds: Int64(fixture.now.timeIntervalSince1970 * 1000) + 1000
+            )
+            #expect(try await fixture.store.invalidatePushToStartToken(appID: app.id, rowID: tokens[3].rowID, invalidation))
+            var remaining = 0
+            for try await page in fixture.store.audience(query, pageSize: 1000) { remaining += page.count }
+            #expect(remaining == 94)
+
+            var vip = query
+            vip.tag = "vip"
+            let vipTokens = try await fixture.store.audiencePage(vip, after: 0, limit: 1000)
+            #expect(vipTokens.count == 19)
+            #expect(vipTokens.allSatisfy { $0.tags.contains("vip") })
+        }
+    }
+}
