@@ -1,5 +1,10 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
+
+// SwiftPM names a path dependency after its folder (`main`, `storage`, a clone's own name), not
+// after its `name:`; the products below are looked up under that identity.
+let marquee = URL(fileURLWithPath: Context.packageDirectory).deletingLastPathComponent().lastPathComponent.lowercased()
 
 // Benchmarks live in their own package so that the main build and CI stay lean.
 // Release builds only: `swift build -c release` here, or the scripts next to this file.
@@ -16,8 +21,8 @@ let package = Package(
         .executableTarget(
             name: "MarqueeStorageBenchmark",
             dependencies: [
-                .product(name: "MarqueeStorage", package: "marquee"),
-                .product(name: "MarqueeCore", package: "marquee"),
+                .product(name: "MarqueeStorage", package: marquee),
+                .product(name: "MarqueeCore", package: marquee),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             path: "Sources/MarqueeStorageBenchmark",

@@ -20,6 +20,20 @@ struct MigrationContractTests {
         }
     }
 
+    @Test("replicas migrating at once apply each migration exactly once", arguments: Backend.allCases)
+    func concurrentMigrations(backend: Backend) async throws {
+        try await withMigrationsCopy { sqlRoot in
+            try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
+                let reports = try await withThrowingTaskGroup(of: MigrationReport.self) { group in
+                    for _ in 0..<4 { group.addTask { try await store.migrateReporting() } }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                #expect(reports.flatMap(\.applied).map(\.version) == [1])
+                #expect(reports.filter { $0.applied.isEmpty }.count == 3)
+            }
+        }
+    }
+
     @Test("an applied migration that was edited is refused with its name", arguments: Backend.allCases)
     func editedMigrationRefused(backend: Backend) async throws {
         try await withMigrationsCopy { sqlRoot in

@@ -32,14 +32,14 @@ extension PostgresStore {
 
     public func activity(appID: AppID, id: ActivityRecordID) async throws -> Activity? {
         try await loadActivity(
-            "SELECT \(unescaped: PostgresRows.activityColumns) FROM activities WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+            "SELECT \(unescaped: RowMapping.activityColumns) FROM activities WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
         )
     }
 
     public func activity(appID: AppID, activityID: String) async throws -> Activity? {
         try await loadActivity(
             """
-            SELECT \(unescaped: PostgresRows.activityColumns) FROM activities
+            SELECT \(unescaped: RowMapping.activityColumns) FROM activities
             WHERE app_id = \(appID.uuid) AND activity_id = \(activityID)
             """
         )
@@ -47,19 +47,14 @@ extension PostgresStore {
 
     private func loadActivity(_ query: PostgresQuery) async throws -> Activity? {
         guard let row = try await firstRow(query) else { return nil }
-        let id = try row.makeRandomAccess().value("id", as: UUID.self)
-        var tokens: [UpdateTokenRecord] = []
-        let tokenRows = try await client.query(
+        let id = try PostgresColumns(row, entity: "activity").uuid("id")
+        let tokens = try await rows(
             """
-            SELECT token, received_at, retired_at FROM activity_update_tokens
+            SELECT \(unescaped: RowMapping.updateTokenColumns) FROM activity_update_tokens
             WHERE activity_id = \(id) ORDER BY received_at, token
-            """,
-            logger: logger
-        )
-        for try await (token, receivedAt, retiredAt) in tokenRows.decode((String, Date, Date?).self) {
-            tokens.append(UpdateTokenRecord(token: token, receivedAt: receivedAt, retiredAt: retiredAt))
-        }
-        return try PostgresRows.activity(row, updateTokens: tokens)
+            """
+        ).mapped(RowMapping.updateToken)
+        return try RowMapping.activity(PostgresColumns(row, entity: "activity"), updateTokens: tokens)
     }
 
     public func recordUpdateToken(

@@ -19,13 +19,13 @@ extension PostgresStore {
     }
 
     public func app(_ id: AppID) async throws -> App? {
-        try await firstRow("SELECT \(unescaped: PostgresRows.appColumns) FROM apps WHERE id = \(id.uuid)")
-            .map(PostgresRows.app)
+        try await firstRow("SELECT \(unescaped: RowMapping.appColumns) FROM apps WHERE id = \(id.uuid)")
+            .mapped(RowMapping.app)
     }
 
     public func apps() async throws -> [App] {
-        try await rows("SELECT \(unescaped: PostgresRows.appColumns) FROM apps ORDER BY created_at, id")
-            .map(PostgresRows.app)
+        try await rows("SELECT \(unescaped: RowMapping.appColumns) FROM apps ORDER BY created_at, id")
+            .mapped(RowMapping.app)
     }
 
     public func storeSigningKey(_ key: SigningKey, privateKeyPEM: String) async throws {
@@ -53,10 +53,10 @@ extension PostgresStore {
     public func signingKeys(appID: AppID) async throws -> [SigningKey] {
         try await rows(
             """
-            SELECT \(unescaped: PostgresRows.signingKeyColumns) FROM signing_keys
+            SELECT \(unescaped: RowMapping.signingKeyColumns) FROM signing_keys
             WHERE app_id = \(appID.uuid) ORDER BY created_at, id
             """
-        ).map(PostgresRows.signingKey)
+        ).mapped(RowMapping.signingKey)
     }
 
     public func signingKeyPEM(appID: AppID, id: SigningKeyID) async throws -> String? {
@@ -91,14 +91,14 @@ extension PostgresStore {
     }
 
     public func apiKey(prefix: String) async throws -> APIKey? {
-        try await firstRow("SELECT \(unescaped: PostgresRows.apiKeyColumns) FROM api_keys WHERE prefix = \(prefix)")
-            .map(PostgresRows.apiKey)
+        try await firstRow("SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE prefix = \(prefix)")
+            .mapped(RowMapping.apiKey)
     }
 
     public func apiKeys(appID: AppID) async throws -> [APIKey] {
         try await rows(
-            "SELECT \(unescaped: PostgresRows.apiKeyColumns) FROM api_keys WHERE app_id = \(appID.uuid) ORDER BY created_at, id"
-        ).map(PostgresRows.apiKey)
+            "SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id = \(appID.uuid) ORDER BY created_at, id"
+        ).mapped(RowMapping.apiKey)
     }
 
     public func revokeAPIKey(appID: AppID, id: APIKeyID, at: Date) async throws -> Bool {

@@ -21,10 +21,10 @@ extension PostgresStore {
     public func broadcastLog(appID: AppID, channelID: ChannelID, limit: Int) async throws -> [BroadcastLogEntry] {
         try await rows(
             """
-            SELECT \(unescaped: PostgresRows.broadcastLogColumns) FROM broadcast_log
+            SELECT \(unescaped: RowMapping.broadcastLogColumns) FROM broadcast_log
             WHERE app_id = \(appID.uuid) AND channel_id = \(channelID.uuid)
             ORDER BY id DESC LIMIT \(max(1, limit))
             """
-        ).map(PostgresRows.broadcastLogEntry)
+        ).mapped(RowMapping.broadcastLogEntry)
     }
 }

@@ -23,10 +23,10 @@ extension PostgresStore {
                        \(requestID), \(at), \(at)
                 FROM events e WHERE e.app_id = \(appID.uuid) AND e.id = \(eventID.uuid)
                 ON CONFLICT (event_id, environment) WHERE state IN ('creating', 'active', 'deleting') DO NOTHING
-                RETURNING \(unescaped: PostgresRows.channelColumns)
+                RETURNING \(unescaped: RowMapping.channelColumns)
                 """
             )
-            if let inserted { return .reserved(try PostgresRows.channel(inserted)) }
+            if let inserted { return .reserved(try RowMapping.channel(PostgresColumns(inserted, entity: "channel"))) }
             if let existing = try await liveChannel(appID: appID, eventID: eventID, environment: environment) {
                 return .existing(existing)
             }
@@ -42,10 +42,10 @@ extension PostgresStore {
             """
             UPDATE channels SET state = 'active', apns_channel_id = \(apnsChannelID), updated_at = \(at)
             WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'creating'
-            RETURNING \(unescaped: PostgresRows.channelColumns)
+            RETURNING \(unescaped: RowMapping.channelColumns)
             """
         )
-        if let updated { return try PostgresRows.channel(updated) }
+        if let updated { return try RowMapping.channel(PostgresColumns(updated, entity: "channel")) }
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
@@ -55,10 +55,10 @@ extension PostgresStore {
             UPDATE channels SET state = \(state.rawValue), updated_at = \(at)
             WHERE app_id = \(appID.uuid) AND id = \(id.uuid)
               AND state = ANY(\(ColumnCoding.channelStates(allowingTransitionTo: state)))
-            RETURNING \(unescaped: PostgresRows.channelColumns)
+            RETURNING \(unescaped: RowMapping.channelColumns)
             """
         )
-        if let updated { return try PostgresRows.channel(updated) }
+        if let updated { return try RowMapping.channel(PostgresColumns(updated, entity: "channel")) }
         throw try await transitionRefusal(appID: appID, id: id, to: state)
     }
 
@@ -84,44 +84,44 @@ extension PostgresStore {
                    \(UUID()), \(at), \(at)
             FROM apps a WHERE a.id = \(appID.uuid)
             ON CONFLICT (app_id, environment, apns_channel_id) WHERE apns_channel_id IS NOT NULL DO NOTHING
-            RETURNING \(unescaped: PostgresRows.channelColumns)
+            RETURNING \(unescaped: RowMapping.channelColumns)
             """
         )
-        if let inserted { return try PostgresRows.channel(inserted) }
+        if let inserted { return try RowMapping.channel(PostgresColumns(inserted, entity: "channel")) }
         let existing = try await firstRow(
             """
-            SELECT \(unescaped: PostgresRows.channelColumns) FROM channels
+            SELECT \(unescaped: RowMapping.channelColumns) FROM channels
             WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND apns_channel_id = \(apnsChannelID)
             """
         )
         guard let existing else { throw StoreError.notFound(entity: "app", id: appID.description) }
-        return try PostgresRows.channel(existing)
+        return try RowMapping.channel(PostgresColumns(existing, entity: "channel"))
     }
 
     public func channel(appID: AppID, id: ChannelID) async throws -> MarqueeCore.Channel? {
         try await firstRow(
-            "SELECT \(unescaped: PostgresRows.channelColumns) FROM channels WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
-        ).map(PostgresRows.channel)
+            "SELECT \(unescaped: RowMapping.channelColumns) FROM channels WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+        ).mapped(RowMapping.channel)
     }
 
     public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> MarqueeCore.Channel? {
         try await firstRow(
             """
-            SELECT \(unescaped: PostgresRows.channelColumns) FROM channels
+            SELECT \(unescaped: RowMapping.channelColumns) FROM channels
             WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND environment = \(environment.rawValue)
               AND state IN ('creating', 'active', 'deleting')
             """
-        ).map(PostgresRows.channel)
+        ).mapped(RowMapping.channel)
     }
 
     public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [MarqueeCore.Channel] {
         try await rows(
             """
-            SELECT \(unescaped: PostgresRows.channelColumns) FROM channels
+            SELECT \(unescaped: RowMapping.channelColumns) FROM channels
             WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = ANY(\(states.map(\.rawValue)))
             ORDER BY created_at, id
             """
-        ).map(PostgresRows.channel)
+        ).mapped(RowMapping.channel)
     }
 
     public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int {

@@ -93,10 +93,10 @@ extension PostgresStore {
     public func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
         try await rows(
             """
-            SELECT \(unescaped: PostgresRows.deliveryColumns) FROM deliveries
+            SELECT \(unescaped: RowMapping.deliveryColumns) FROM deliveries
             WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid) ORDER BY id
             """
-        ).map(PostgresRows.delivery)
+        ).mapped(RowMapping.delivery)
     }
 
     public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {

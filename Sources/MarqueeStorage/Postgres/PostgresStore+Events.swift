@@ -13,10 +13,10 @@ extension PostgresStore {
                    \(event.plannedStart), \(event.plannedEnd), \(event.state.rawValue), \(event.createdAt), \(event.updatedAt)
             FROM apps a WHERE a.id = \(event.appID.uuid)
             ON CONFLICT (app_id, external_key) DO NOTHING
-            RETURNING \(unescaped: PostgresRows.eventColumns)
+            RETURNING \(unescaped: RowMapping.eventColumns)
             """
         )
-        if let inserted { return (try PostgresRows.event(inserted), true) }
+        if let inserted { return (try RowMapping.event(PostgresColumns(inserted, entity: "event")), true) }
         if let existing = try await self.event(appID: event.appID, externalKey: event.externalKey) {
             return (existing, false)
         }
@@ -25,17 +25,17 @@ extension PostgresStore {
 
     public func event(appID: AppID, id: EventID) async throws -> Event? {
         try await firstRow(
-            "SELECT \(unescaped: PostgresRows.eventColumns) FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
-        ).map(PostgresRows.event)
+            "SELECT \(unescaped: RowMapping.eventColumns) FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+        ).mapped(RowMapping.event)
     }
 
     public func event(appID: AppID, externalKey: String) async throws -> Event? {
         try await firstRow(
             """
-            SELECT \(unescaped: PostgresRows.eventColumns) FROM events
+            SELECT \(unescaped: RowMapping.eventColumns) FROM events
             WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)
             """
-        ).map(PostgresRows.event)
+        ).mapped(RowMapping.event)
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {

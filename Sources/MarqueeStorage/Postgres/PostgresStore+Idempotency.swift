@@ -25,16 +25,16 @@ extension PostgresStore {
         if !claimed.isEmpty { return .claimed }
         let existing = try await firstRow(
             """
-            SELECT request_hash, response_status, response_content_type, response_body FROM idempotency_keys
+            SELECT \(unescaped: RowMapping.idempotencyColumns) FROM idempotency_keys
             WHERE app_id = \(appID.uuid) AND key = \(key)
             """
         )
         guard let existing else { throw StoreError.notFound(entity: "app", id: appID.description) }
-        let (storedHash, status, contentType, body) = try existing.decode((String, Int?, String?, Data?).self)
+        let columns = PostgresColumns(existing, entity: "idempotency key")
         return IdempotencyClaim(
-            existingRequestHash: storedHash,
+            existingRequestHash: try columns.string("request_hash"),
             requestHash: requestHash,
-            response: status.map { StoredResponse(status: $0, contentType: contentType, body: Array(body ?? Data())) }
+            response: try RowMapping.storedResponse(columns)
         )
     }
 

@@ -20,8 +20,8 @@ extension PostgresStore {
 
     public func job(appID: AppID, id: JobID) async throws -> Job? {
         try await firstRow(
-            "SELECT \(unescaped: PostgresRows.jobColumns) FROM jobs WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
-        ).map(PostgresRows.job)
+            "SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+        ).mapped(RowMapping.job)
     }
 
     public func leaseJobs(
@@ -50,9 +50,9 @@ extension PostgresStore {
                 updated_at = \(now)
             FROM candidates c
             WHERE j.id = c.id
-            RETURNING \(unescaped: PostgresRows.jobColumns.split(separator: ", ").map { "j.\($0)" }.joined(separator: ", "))
+            RETURNING \(unescaped: RowMapping.jobColumns(.postgres, prefix: "j."))
             """
-        ).map(PostgresRows.job)
+        ).mapped(RowMapping.job)
         return leased.sorted { ($0.dueAt, $0.id.uuid.uuidString) < ($1.dueAt, $1.id.uuid.uuidString) }
     }
 

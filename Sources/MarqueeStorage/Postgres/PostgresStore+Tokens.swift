@@ -71,11 +71,11 @@ extension PostgresStore {
     ) async throws -> PushToStartToken? {
         try await firstRow(
             """
-            SELECT \(unescaped: PostgresRows.tokenColumns) FROM push_to_start_tokens
+            SELECT \(unescaped: RowMapping.tokenColumns(.postgres)) FROM push_to_start_tokens
             WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue)
               AND attributes_type = \(attributesType) AND token = \(token)
             """
-        ).map(PostgresRows.token)
+        ).mapped(RowMapping.token)
     }
 
     public func invalidatePushToStartToken(
@@ -102,7 +102,7 @@ extension PostgresStore {
         // with its values, so a NULL filter costs nothing.
         try await rows(
             """
-            SELECT \(unescaped: PostgresRows.tokenColumns) FROM push_to_start_tokens t
+            SELECT \(unescaped: RowMapping.tokenColumns(.postgres)) FROM push_to_start_tokens t
             WHERE t.app_id = \(query.appID.uuid) AND t.environment = \(query.environment.rawValue)
               AND t.attributes_type = \(query.attributesType) AND t.invalidated_at IS NULL AND t.id > \(cursor)
               AND (\(query.tag)::text IS NULL OR t.tags @> jsonb_build_array(\(query.tag)::text))
@@ -111,6 +111,6 @@ extension PostgresStore {
             ORDER BY t.id
             LIMIT \(max(1, limit))
             """
-        ).map(PostgresRows.token)
+        ).mapped(RowMapping.token)
     }
 }

@@ -30,12 +30,12 @@ extension SQLiteStore {
     }
 
     public func activity(appID: AppID, id: ActivityRecordID) async throws -> Activity? {
-        try await loadActivity("SELECT \(SQLiteRows.activityColumns) FROM activities WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+        try await loadActivity("SELECT \(RowMapping.activityColumns) FROM activities WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
     }
 
     public func activity(appID: AppID, activityID: String) async throws -> Activity? {
         try await loadActivity(
-            "SELECT \(SQLiteRows.activityColumns) FROM activities WHERE app_id = ? AND activity_id = ?",
+            "SELECT \(RowMapping.activityColumns) FROM activities WHERE app_id = ? AND activity_id = ?",
             [.id(appID), .text(activityID)]
         )
     }
@@ -45,20 +45,10 @@ extension SQLiteStore {
             guard let row = try await connection.query(sql, binds).first else { return nil }
             let id = try SQLiteColumns(row, entity: "activity").uuid("id")
             let tokens = try await connection.query(
-                """
-                SELECT token, received_at, retired_at FROM activity_update_tokens
-                WHERE activity_id = ? ORDER BY received_at, token
-                """,
+                "SELECT \(RowMapping.updateTokenColumns) FROM activity_update_tokens WHERE activity_id = ? ORDER BY received_at, token",
                 [.uuid(id)]
-            ).map { row in
-                let columns = SQLiteColumns(row, entity: "update token")
-                return UpdateTokenRecord(
-                    token: try columns.string("token"),
-                    receivedAt: try columns.date("received_at"),
-                    retiredAt: try columns.optionalDate("retired_at")
-                )
-            }
-            return try SQLiteRows.activity(row, updateTokens: tokens)
+            ).mapped(RowMapping.updateToken)
+            return try RowMapping.activity(SQLiteColumns(row, entity: "activity"), updateTokens: tokens)
         }
     }
 

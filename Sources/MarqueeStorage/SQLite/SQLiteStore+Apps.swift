@@ -18,11 +18,11 @@ extension SQLiteStore {
     }
 
     public func app(_ id: AppID) async throws -> App? {
-        try await query("SELECT \(SQLiteRows.appColumns) FROM apps WHERE id = ?", [.id(id)]).first.map(SQLiteRows.app)
+        try await query("SELECT \(RowMapping.appColumns) FROM apps WHERE id = ?", [.id(id)]).first.mapped(RowMapping.app)
     }
 
     public func apps() async throws -> [App] {
-        try await query("SELECT \(SQLiteRows.appColumns) FROM apps ORDER BY created_at, id").map(SQLiteRows.app)
+        try await query("SELECT \(RowMapping.appColumns) FROM apps ORDER BY created_at, id").mapped(RowMapping.app)
     }
 
     public func storeSigningKey(_ key: SigningKey, privateKeyPEM: String) async throws {
@@ -51,9 +51,9 @@ extension SQLiteStore {
 
     public func signingKeys(appID: AppID) async throws -> [SigningKey] {
         try await query(
-            "SELECT \(SQLiteRows.signingKeyColumns) FROM signing_keys WHERE app_id = ? ORDER BY created_at, id",
+            "SELECT \(RowMapping.signingKeyColumns) FROM signing_keys WHERE app_id = ? ORDER BY created_at, id",
             [.id(appID)]
-        ).map(SQLiteRows.signingKey)
+        ).mapped(RowMapping.signingKey)
     }
 
     public func signingKeyPEM(appID: AppID, id: SigningKeyID) async throws -> String? {
@@ -91,15 +91,15 @@ extension SQLiteStore {
     }
 
     public func apiKey(prefix: String) async throws -> APIKey? {
-        try await query("SELECT \(SQLiteRows.apiKeyColumns) FROM api_keys WHERE prefix = ?", [.text(prefix)])
-            .first.map(SQLiteRows.apiKey)
+        try await query("SELECT \(RowMapping.apiKeyColumns) FROM api_keys WHERE prefix = ?", [.text(prefix)])
+            .first.mapped(RowMapping.apiKey)
     }
 
     public func apiKeys(appID: AppID) async throws -> [APIKey] {
         try await query(
-            "SELECT \(SQLiteRows.apiKeyColumns) FROM api_keys WHERE app_id = ? ORDER BY created_at, id",
+            "SELECT \(RowMapping.apiKeyColumns) FROM api_keys WHERE app_id = ? ORDER BY created_at, id",
             [.id(appID)]
-        ).map(SQLiteRows.apiKey)
+        ).mapped(RowMapping.apiKey)
     }
 
     public func revokeAPIKey(appID: AppID, id: APIKeyID, at: Date) async throws -> Bool {

@@ -23,10 +23,10 @@ extension SQLiteStore {
     public func broadcastLog(appID: AppID, channelID: ChannelID, limit: Int) async throws -> [BroadcastLogEntry] {
         try await query(
             """
-            SELECT \(SQLiteRows.broadcastLogColumns) FROM broadcast_log
+            SELECT \(RowMapping.broadcastLogColumns) FROM broadcast_log
             WHERE app_id = ? AND channel_id = ? ORDER BY id DESC LIMIT ?
             """,
             [.id(appID), .id(channelID), .int(max(1, limit))]
-        ).map(SQLiteRows.broadcastLogEntry)
+        ).mapped(RowMapping.broadcastLogEntry)
     }
 }

@@ -18,26 +18,26 @@ extension SQLiteStore {
                                       created_at, updated_at)
                 SELECT ?, e.app_id, e.id, ?, ?, 'creating', ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
                 ON CONFLICT (event_id, environment) WHERE state IN ('creating', 'active', 'deleting') DO NOTHING
-                RETURNING \(SQLiteRows.channelColumns)
+                RETURNING \(RowMapping.channelColumns)
                 """,
                 [
                     .uuid(UUID()), .text(environment.rawValue), .int(storagePolicy.rawValue), .uuid(requestID), .date(at),
                     .date(at), .id(appID), .id(eventID),
                 ]
             )
-            if let row = inserted.first { return .reserved(try SQLiteRows.channel(row)) }
+            if let row = inserted.first { return .reserved(try RowMapping.channel(SQLiteColumns(row, entity: "channel"))) }
             if let row = try await connection.query(
                 Self.liveChannelSQL,
                 [.id(appID), .id(eventID), .text(environment.rawValue)]
             ).first {
-                return .existing(try SQLiteRows.channel(row))
+                return .existing(try RowMapping.channel(SQLiteColumns(row, entity: "channel")))
             }
             throw StoreError.notFound(entity: "event", id: eventID.description)
         }
     }
 
     static let liveChannelSQL = """
-        SELECT \(SQLiteRows.channelColumns) FROM channels
+        SELECT \(RowMapping.channelColumns) FROM channels
         WHERE app_id = ? AND event_id = ? AND environment = ? AND state IN ('creating', 'active', 'deleting')
         """
 
@@ -46,11 +46,11 @@ extension SQLiteStore {
             """
             UPDATE channels SET state = 'active', apns_channel_id = ?, updated_at = ?
             WHERE app_id = ? AND id = ? AND state = 'creating'
-            RETURNING \(SQLiteRows.channelColumns)
+            RETURNING \(RowMapping.channelColumns)
             """,
             [.text(apnsChannelID), .date(at), .id(appID), .id(id)]
         )
-        if let row = updated.first { return try SQLiteRows.channel(row) }
+        if let row = updated.first { return try RowMapping.channel(SQLiteColumns(row, entity: "channel")) }
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
@@ -61,11 +61,11 @@ extension SQLiteStore {
             """
             UPDATE channels SET state = ?, updated_at = ?
             WHERE app_id = ? AND id = ? AND state IN (\(placeholders.isEmpty ? "NULL" : placeholders))
-            RETURNING \(SQLiteRows.channelColumns)
+            RETURNING \(RowMapping.channelColumns)
             """,
             [.text(state.rawValue), .date(at), .id(appID), .id(id)] + allowed.map { .text($0) }
         )
-        if let row = updated.first { return try SQLiteRows.channel(row) }
+        if let row = updated.first { return try RowMapping.channel(SQLiteColumns(row, entity: "channel")) }
         throw try await transitionRefusal(appID: appID, id: id, to: state)
     }
 
@@ -90,35 +90,35 @@ extension SQLiteStore {
                                       create_request_id, created_at, updated_at)
                 SELECT ?, a.id, NULL, ?, ?, ?, 'orphaned', ?, ?, ? FROM apps a WHERE a.id = ?
                 ON CONFLICT (app_id, environment, apns_channel_id) WHERE apns_channel_id IS NOT NULL DO NOTHING
-                RETURNING \(SQLiteRows.channelColumns)
+                RETURNING \(RowMapping.channelColumns)
                 """,
                 [
                     .uuid(UUID()), .text(environment.rawValue), .text(apnsChannelID), .int(storagePolicy.rawValue),
                     .uuid(UUID()), .date(at), .date(at), .id(appID),
                 ]
             )
-            if let row = inserted.first { return try SQLiteRows.channel(row) }
+            if let row = inserted.first { return try RowMapping.channel(SQLiteColumns(row, entity: "channel")) }
             guard
                 let row = try await connection.query(
                     """
-                    SELECT \(SQLiteRows.channelColumns) FROM channels
+                    SELECT \(RowMapping.channelColumns) FROM channels
                     WHERE app_id = ? AND environment = ? AND apns_channel_id = ?
                     """,
                     [.id(appID), .text(environment.rawValue), .text(apnsChannelID)]
                 ).first
             else { throw StoreError.notFound(entity: "app", id: appID.description) }
-            return try SQLiteRows.channel(row)
+            return try RowMapping.channel(SQLiteColumns(row, entity: "channel"))
         }
     }
 
     public func channel(appID: AppID, id: ChannelID) async throws -> MarqueeCore.Channel? {
-        try await query("SELECT \(SQLiteRows.channelColumns) FROM channels WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
-            .first.map(SQLiteRows.channel)
+        try await query("SELECT \(RowMapping.channelColumns) FROM channels WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+            .first.mapped(RowMapping.channel)
     }
 
     public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> MarqueeCore.Channel? {
         try await query(Self.liveChannelSQL, [.id(appID), .id(eventID), .text(environment.rawValue)])
-            .first.map(SQLiteRows.channel)
+            .first.mapped(RowMapping.channel)
     }
 
     public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [MarqueeCore.Channel] {
@@ -126,12 +126,12 @@ extension SQLiteStore {
         let names = states.map(\.rawValue).sorted()
         return try await query(
             """
-            SELECT \(SQLiteRows.channelColumns) FROM channels
+            SELECT \(RowMapping.channelColumns) FROM channels
             WHERE app_id = ? AND environment = ? AND state IN (\(names.map { _ in "?" }.joined(separator: ", ")))
             ORDER BY created_at, id
             """,
             [.id(appID), .text(environment.rawValue)] + names.map { .text($0) }
-        ).map(SQLiteRows.channel)
+        ).mapped(RowMapping.channel)
     }
 
     public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int {

@@ -63,9 +63,9 @@ extension SQLiteStore {
 
     public func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
         try await query(
-            "SELECT \(SQLiteRows.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY id",
+            "SELECT \(RowMapping.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY id",
             [.id(appID), .id(jobID)]
-        ).map(SQLiteRows.delivery)
+        ).mapped(RowMapping.delivery)
     }
 
     public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {

@@ -10,7 +10,7 @@ extension SQLiteStore {
                                 planned_start, planned_end, state, created_at, updated_at)
             SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             ON CONFLICT (app_id, external_key) DO NOTHING
-            RETURNING \(SQLiteRows.eventColumns)
+            RETURNING \(RowMapping.eventColumns)
             """,
             [
                 .id(event.id), .text(event.externalKey), .text(event.title), .text(event.attributesType),
@@ -19,7 +19,7 @@ extension SQLiteStore {
                 .date(event.updatedAt), .id(event.appID),
             ]
         )
-        if let row = inserted.first { return (try SQLiteRows.event(row), true) }
+        if let row = inserted.first { return (try RowMapping.event(SQLiteColumns(row, entity: "event")), true) }
         if let existing = try await self.event(appID: event.appID, externalKey: event.externalKey) {
             return (existing, false)
         }
@@ -27,15 +27,15 @@ extension SQLiteStore {
     }
 
     public func event(appID: AppID, id: EventID) async throws -> Event? {
-        try await query("SELECT \(SQLiteRows.eventColumns) FROM events WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
-            .first.map(SQLiteRows.event)
+        try await query("SELECT \(RowMapping.eventColumns) FROM events WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+            .first.mapped(RowMapping.event)
     }
 
     public func event(appID: AppID, externalKey: String) async throws -> Event? {
         try await query(
-            "SELECT \(SQLiteRows.eventColumns) FROM events WHERE app_id = ? AND external_key = ?",
+            "SELECT \(RowMapping.eventColumns) FROM events WHERE app_id = ? AND external_key = ?",
             [.id(appID), .text(externalKey)]
-        ).first.map(SQLiteRows.event)
+        ).first.mapped(RowMapping.event)
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {

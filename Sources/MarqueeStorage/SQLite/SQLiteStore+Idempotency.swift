@@ -13,21 +13,14 @@ extension SQLiteStore {
         try await write { connection in
             let existing = try await connection.query(
                 """
-                SELECT request_hash, response_status, response_content_type, response_body, expires_at
-                FROM idempotency_keys WHERE app_id = ? AND key = ?
+                SELECT \(RowMapping.idempotencyColumns) FROM idempotency_keys WHERE app_id = ? AND key = ?
                 """,
                 [.id(appID), .text(key)]
             ).first
             if let existing {
                 let columns = SQLiteColumns(existing, entity: "idempotency key")
                 if try columns.date("expires_at") > now {
-                    let response = try columns.optionalInt("response_status").map { status in
-                        StoredResponse(
-                            status: status,
-                            contentType: try columns.optionalString("response_content_type"),
-                            body: try columns.optionalBytes("response_body") ?? []
-                        )
-                    }
+                    let response = try RowMapping.storedResponse(columns)
                     return IdempotencyClaim(
                         existingRequestHash: try columns.string("request_hash"),
                         requestHash: requestHash,

@@ -22,8 +22,8 @@ extension SQLiteStore {
     }
 
     public func job(appID: AppID, id: JobID) async throws -> Job? {
-        try await query("SELECT \(SQLiteRows.jobColumns) FROM jobs WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
-            .first.map(SQLiteRows.job)
+        try await query("SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+            .first.mapped(RowMapping.job)
     }
 
     public func leaseJobs(
@@ -56,11 +56,11 @@ extension SQLiteStore {
                     """
                     UPDATE jobs SET state = 'running', lease_owner = ?, lease_expires_at = ?, attempts = attempts + 1,
                                     updated_at = ?
-                    WHERE id = ? RETURNING \(SQLiteRows.jobColumns)
+                    WHERE id = ? RETURNING \(RowMapping.jobColumns(.sqlite))
                     """,
                     [.text(owner), .date(now.adding(leaseDuration)), .date(now), .uuid(id)]
                 )
-                leased += try updated.map(SQLiteRows.job)
+                leased += try updated.mapped(RowMapping.job)
             }
             return leased
         }

@@ -68,11 +68,11 @@ extension SQLiteStore {
     ) async throws -> PushToStartToken? {
         try await query(
             """
-            SELECT \(SQLiteRows.tokenColumns) FROM push_to_start_tokens
+            SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens
             WHERE app_id = ? AND environment = ? AND attributes_type = ? AND token = ?
             """,
             [.id(appID), .text(environment.rawValue), .text(attributesType), .text(token)]
-        ).first.map(SQLiteRows.token)
+        ).first.mapped(RowMapping.token)
     }
 
     public func invalidatePushToStartToken(
@@ -105,7 +105,7 @@ extension SQLiteStore {
     public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
         try await self.query(
             """
-            SELECT \(SQLiteRows.tokenColumns) FROM push_to_start_tokens t
+            SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens t
             WHERE t.app_id = ?1 AND t.environment = ?2 AND t.attributes_type = ?3 AND t.invalidated_at IS NULL
               AND t.id > ?4
               AND (?5 IS NULL OR EXISTS (SELECT 1 FROM json_each(t.tags) WHERE json_each.value = ?5))
@@ -117,6 +117,6 @@ extension SQLiteStore {
                 .id(query.appID), .text(query.environment.rawValue), .text(query.attributesType), .int(cursor),
                 .text(query.tag), .id(query.excludingStartsOf), .int(max(1, limit)),
             ]
-        ).map(SQLiteRows.token)
+        ).mapped(RowMapping.token)
     }
 }

@@ -33,12 +33,12 @@ enum SQLiteDates {
     }
 }
 
-/// Typed reads of a column, throwing `StoreError.corruptRow` for a missing or mistyped value.
-struct SQLiteColumns {
+/// `ColumnReader` over an SQLite row.
+struct SQLiteColumns: ColumnReader {
     let row: SQLiteRow
     let entity: String
 
-    init(_ row: SQLiteRow, entity: String) {
+    init(_ row: SQLiteRow, entity: String = "row") {
         self.row = row
         self.entity = entity
     }
@@ -62,11 +62,6 @@ struct SQLiteColumns {
         }
     }
 
-    func string(_ column: String) throws -> String {
-        guard let value = try optionalString(column) else { throw mistyped(column) }
-        return value
-    }
-
     func optionalInt64(_ column: String) throws -> Int64? {
         switch try data(column) {
         case .null: nil
@@ -75,37 +70,18 @@ struct SQLiteColumns {
         }
     }
 
-    func int64(_ column: String) throws -> Int64 {
-        guard let value = try optionalInt64(column) else { throw mistyped(column) }
-        return value
+    func optionalBool(_ column: String) throws -> Bool? {
+        try optionalInt64(column).map { $0 != 0 }
     }
-
-    func int(_ column: String) throws -> Int { Int(try int64(column)) }
-    func optionalInt(_ column: String) throws -> Int? { try optionalInt64(column).map { Int($0) } }
-    func bool(_ column: String) throws -> Bool { try int64(column) != 0 }
 
     func optionalDate(_ column: String) throws -> Date? {
         try optionalInt64(column).map(SQLiteDates.date(microseconds:))
-    }
-
-    func date(_ column: String) throws -> Date {
-        guard let value = try optionalDate(column) else { throw mistyped(column) }
-        return value
     }
 
     func optionalUUID(_ column: String) throws -> UUID? {
         guard let text = try optionalString(column) else { return nil }
         guard let uuid = UUID(uuidString: text) else { throw mistyped(column) }
         return uuid
-    }
-
-    func uuid(_ column: String) throws -> UUID {
-        guard let value = try optionalUUID(column) else { throw mistyped(column) }
-        return value
-    }
-
-    func id<Entity>(_ column: String, _ type: Identifier<Entity>.Type = Identifier<Entity>.self) throws -> Identifier<Entity> {
-        Identifier(try uuid(column))
     }
 
     func optionalBytes(_ column: String) throws -> [UInt8]? {
@@ -115,17 +91,17 @@ struct SQLiteColumns {
         default: throw mistyped(column)
         }
     }
+}
 
-    func bytes(_ column: String) throws -> [UInt8] {
-        guard let value = try optionalBytes(column) else { throw mistyped(column) }
-        return value
+extension Array where Element == SQLiteRow {
+    /// Maps every row through a `RowMapping` function.
+    func mapped<Value>(_ transform: (SQLiteColumns) throws -> Value) throws -> [Value] {
+        try map { try transform(SQLiteColumns($0, entity: "\(Value.self)")) }
     }
+}
 
-    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value where Value.RawValue == String {
-        try ColumnCoding.parse(type, try string(column), entity: entity)
-    }
-
-    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value where Value.RawValue == Int {
-        try ColumnCoding.parse(type, try int(column), entity: entity)
+extension Optional where Wrapped == SQLiteRow {
+    func mapped<Value>(_ transform: (SQLiteColumns) throws -> Value) throws -> Value? {
+        try map { try transform(SQLiteColumns($0, entity: "\(Value.self)")) }
     }
 }

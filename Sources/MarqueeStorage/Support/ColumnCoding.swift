@@ -40,6 +40,8 @@ enum ColumnCoding {
         return String(decoding: bytes, as: UTF8.self)
     }
 
+    /// Reads stored JSON with Core's `Codable` decoding, which sorts object keys: values are exact,
+    /// key order is not kept.
     static func jsonValue(_ text: String, entity: String) throws -> JSONValue {
         do {
             return try JSONDecoder().decode(JSONValue.self, from: Data(text.utf8))

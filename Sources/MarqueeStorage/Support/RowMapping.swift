@@ -1,0 +1,238 @@
+import Foundation
+import MarqueeCore
+
+/// Column lists and row mappings, one per table, shared by both stores. Columns that PostgreSQL
+/// keeps in a native type without a Swift counterpart (`jsonb`, `json`) are selected as text.
+enum RowMapping {
+    enum Dialect {
+        case postgres
+        case sqlite
+    }
+
+    static let appColumns = """
+        id, name, bundle_id, team_id, environments, created_at, \
+        (SELECT k.id FROM signing_keys k WHERE k.app_id = apps.id ORDER BY k.created_at DESC, k.id LIMIT 1) AS signing_key_id
+        """
+
+    static func app(_ row: some ColumnReader) throws -> App {
+        App(
+            id: try row.id("id"),
+            name: try row.string("name"),
+            bundleID: try row.string("bundle_id"),
+            teamID: try row.string("team_id"),
+            environments: try row.environments("environments"),
+            signingKeyID: try row.optionalID("signing_key_id"),
+            createdAt: try row.date("created_at")
+        )
+    }
+
+    static let signingKeyColumns = "id, app_id, key_id, team_id, environments, created_at"
+
+    static func signingKey(_ row: some ColumnReader) throws -> SigningKey {
+        SigningKey(
+            id: try row.id("id"),
+            appID: try row.id("app_id"),
+            keyID: try row.string("key_id"),
+            teamID: try row.string("team_id"),
+            environments: try row.environments("environments"),
+            createdAt: try row.date("created_at")
+        )
+    }
+
+    static let apiKeyColumns = "id, app_id, role, prefix, secret_hash, label, created_at, revoked_at"
+
+    static func apiKey(_ row: some ColumnReader) throws -> APIKey {
+        APIKey(
+            id: try row.id("id"),
+            appID: try row.id("app_id"),
+            role: try row.parse("role", as: APIKeyRole.self),
+            prefix: try row.string("prefix"),
+            secretHash: try row.bytes("secret_hash"),
+            label: try row.string("label"),
+            createdAt: try row.date("created_at"),
+            revokedAt: try row.optionalDate("revoked_at")
+        )
+    }
+
+    static let eventColumns = """
+        id, app_id, external_key, title, attributes_type, environments, storage_policy, planned_start, planned_end, \
+        state, created_at, updated_at
+        """
+
+    static func event(_ row: some ColumnReader) throws -> Event {
+        Event(
+            id: try row.id("id"),
+            appID: try row.id("app_id"),
+            externalKey: try row.string("external_key"),
+            title: try row.string("title"),
+            attributesType: try row.string("attributes_type"),
+            environments: try row.environments("environments"),
+            storagePolicy: try row.parse("storage_policy", as: MessageStoragePolicy.self),
+            plannedStart: try row.date("planned_start"),
+            plannedEnd: try row.date("planned_end"),
+            state: try row.parse("state", as: EventState.self),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+    }
+
+    static let channelColumns = """
+        id, app_id, event_id, environment, apns_channel_id, storage_policy, state, create_request_id, \
+        last_broadcast_timestamp, created_at, updated_at
+        """
+
+    static func channel(_ row: some ColumnReader) throws -> Channel {
+        Channel(
+            id: try row.id("id"),
+            appID: try row.id("app_id"),
+            eventID: try row.optionalID("event_id"),
+            environment: try row.parse("environment", as: APNSEnvironment.self),
+            apnsChannelID: try row.optionalString("apns_channel_id"),
+            storagePolicy: try row.parse("storage_policy", as: MessageStoragePolicy.self),
+            state: try row.parse("state", as: ChannelState.self),
+            createRequestID: try row.uuid("create_request_id"),
+            lastBroadcastTimestamp: try row.optionalInt64("last_broadcast_timestamp"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+    }
+
+    static func tokenColumns(_ dialect: Dialect) -> String {
+        """
+        id, app_id, environment, attributes_type, token, device_id, user_id, \(dialect == .postgres ? "tags::text AS tags" : "tags"), \
+        ios_version, frequent_pushes_enabled, first_registered_at, last_registered_at, invalidated_at, invalidation_reason
+        """
+    }
+
+    static func token(_ row: some ColumnReader) throws -> PushToStartToken {
+        PushToStartToken(
+            rowID: try row.int64("id"),
+            appID: try row.id("app_id"),
+            environment: try row.parse("environment", as: APNSEnvironment.self),
+            attributesType: try row.string("attributes_type"),
+            token: try row.string("token"),
+            deviceID: try row.optionalString("device_id"),
+            userID: try row.optionalString("user_id"),
+            tags: try ColumnCoding.tags(try row.string("tags"), entity: row.entity),
+            iosVersion: try row.optionalString("ios_version"),
+            frequentPushesEnabled: try row.bool("frequent_pushes_enabled"),
+            firstRegisteredAt: try row.date("first_registered_at"),
+            lastRegisteredAt: try row.date("last_registered_at"),
+            invalidatedAt: try row.optionalDate("invalidated_at"),
+            invalidationReason: try row.reason("invalidation_reason")
+        )
+    }
+
+    static let activityColumns = """
+        id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id, state, last_timestamp_sent, \
+        created_at, updated_at
+        """
+
+    static func activity(_ row: some ColumnReader, updateTokens: [UpdateTokenRecord]) throws -> Activity {
+        Activity(
+            id: try row.id("id"),
+            appID: try row.id("app_id"),
+            eventID: try row.id("event_id"),
+            environment: try row.parse("environment", as: APNSEnvironment.self),
+            activityID: try row.optionalString("activity_id"),
+            channelID: try row.optionalID("channel_id"),
+            pushToStartTokenRowID: try row.optionalInt64("push_to_start_token_id"),
+            updateTokens: updateTokens,
+            state: try row.parse("state", as: ActivityState.self),
+            lastTimestampSent: try row.optionalInt64("last_timestamp_sent"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+    }
+
+    static let updateTokenColumns = "token, received_at, retired_at"
+
+    static func updateToken(_ row: some ColumnReader) throws -> UpdateTokenRecord {
+        UpdateTokenRecord(
+            token: try row.string("token"),
+            receivedAt: try row.date("received_at"),
+            retiredAt: try row.optionalDate("retired_at")
+        )
+    }
+
+    /// `prefix` qualifies each column (`j.`) for statements that join.
+    static func jobColumns(_ dialect: Dialect, prefix: String = "") -> String {
+        let arguments = dialect == .postgres ? "\(prefix)arguments::text AS arguments" : "\(prefix)arguments"
+        return [
+            "id", "app_id", "kind", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
+            "progress_attempted", "progress_succeeded", "progress_failed", "checkpoint", "last_error", "created_at",
+            "updated_at",
+        ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ")
+    }
+
+    static func job(_ row: some ColumnReader) throws -> Job {
+        let owner = try row.optionalString("lease_owner")
+        let expiry = try row.optionalDate("lease_expires_at")
+        return Job(
+            id: try row.id("id"),
+            appID: try row.id("app_id"),
+            kind: JobKind(rawValue: try row.string("kind")),
+            arguments: try ColumnCoding.jsonValue(try row.string("arguments"), entity: row.entity),
+            dueAt: try row.date("due_at"),
+            state: try row.parse("state", as: JobState.self),
+            lease: owner.flatMap { owner in expiry.map { JobLease(owner: owner, expiresAt: $0) } },
+            attempts: try row.int("attempts"),
+            progress: JobProgress(
+                attempted: try row.int64("progress_attempted"),
+                succeeded: try row.int64("progress_succeeded"),
+                failed: try row.int64("progress_failed")
+            ),
+            checkpoint: try row.optionalString("checkpoint"),
+            lastError: try row.optionalString("last_error"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
+        )
+    }
+
+    static let deliveryColumns = "job_id, token_id, attempt, outcome, status, apns_id, reason, sent_at, completed_at"
+
+    static func delivery(_ row: some ColumnReader) throws -> Delivery {
+        Delivery(
+            jobID: try row.id("job_id"),
+            tokenRowID: try row.int64("token_id"),
+            attempt: try row.int("attempt"),
+            outcome: try row.parse("outcome", as: DeliveryOutcome.self),
+            status: try row.optionalInt("status"),
+            apnsID: try row.optionalUUID("apns_id"),
+            reason: try row.reason("reason"),
+            sentAt: try row.date("sent_at"),
+            completedAt: try row.date("completed_at")
+        )
+    }
+
+    static let broadcastLogColumns =
+        "app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at"
+
+    static func broadcastLogEntry(_ row: some ColumnReader) throws -> BroadcastLogEntry {
+        BroadcastLogEntry(
+            appID: try row.id("app_id"),
+            channelID: try row.id("channel_id"),
+            apnsRequestID: try row.uuid("apns_request_id"),
+            apnsUniqueID: try row.optionalString("apns_unique_id"),
+            priority: try row.parse("priority", as: APNSPriority.self),
+            timestamp: try row.int64("aps_timestamp"),
+            status: try row.int("status"),
+            reason: try row.reason("reason"),
+            latency: .microseconds(try row.int64("latency_us")),
+            sentAt: try row.date("sent_at")
+        )
+    }
+
+    /// The idempotency row's stored response, `nil` while its request runs.
+    static let idempotencyColumns = "request_hash, response_status, response_content_type, response_body, expires_at"
+
+    static func storedResponse(_ row: some ColumnReader) throws -> StoredResponse? {
+        try row.optionalInt("response_status").map { status in
+            StoredResponse(
+                status: status,
+                contentType: try row.optionalString("response_content_type"),
+                body: try row.optionalBytes("response_body") ?? []
+            )
+        }
+    }
+}
