@@ -43,14 +43,30 @@ struct MigrateCommand: AsyncParsableCommand {
                 try await migrateSQLite(configuration: configuration)
             }
         } catch let error as MigrationError {
-            throw ValidationError("migration refused: \(error)")
+            throw MigrateFailure(message: "migration refused: \(error)")
         } catch let error as PostgresConnectionURLError {
-            throw ValidationError(error.description)
+            throw MigrateFailure(message: error.description)
         }
     }
 
     private func migratePostgres(url: String, configuration: StoreConfiguration) async throws {
-        let client = PostgresClient(configuration: try PostgresConnectionURL(url).configuration)
+        let target = try PostgresConnectionURL(url)
+        let connection = target.configuration
+        do {
+            try await target.checkConnection(logger: configuration.logger)
+            try await migratePostgres(connection, configuration: configuration)
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            // Name the target (never the password) so that the operator knows where to look.
+            throw MigrateFailure(
+                message: "cannot migrate PostgreSQL at \(connection.host ?? "?"):\(connection.port ?? 5432)/\(connection.database ?? "") as \(connection.username): \(String(reflecting: error))"
+            )
+        }
+    }
+
+    private func migratePostgres(_ connection: PostgresClient.Configuration, configuration: StoreConfiguration) async throws {
+        let client = PostgresClient(configuration: connection)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
             defer { group.cancelAll() }
@@ -96,4 +112,10 @@ struct MigrateCommand: AsyncParsableCommand {
         let digits = String(version)
         return String(repeating: "0", count: max(0, 4 - digits.count)) + digits + "_" + name
     }
+}
+
+/// A refusal `marquee migrate` reports as one line on stderr with a non-zero exit, without usage.
+struct MigrateFailure: Error, CustomStringConvertible {
+    var message: String
+    var description: String { message }
 }

@@ -1,4 +1,6 @@
 import Foundation
+import Logging
+import NIOPosix
 import NIOSSL
 import PostgresNIO
 
@@ -7,6 +9,9 @@ import PostgresNIO
 /// `disable`); certificates are verified against the system's trust roots.
 public struct PostgresConnectionURL: Sendable {
     public let configuration: PostgresClient.Configuration
+    private let host: String
+    private let port: Int
+    private let tlsConfiguration: TLSConfiguration?
 
     public init(_ string: String) throws(PostgresConnectionURLError) {
         guard let components = URLComponents(string: string),
@@ -19,11 +24,19 @@ public struct PostgresConnectionURL: Sendable {
         let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? (loopback ? "disable" : "require")
         let tls: PostgresClient.Configuration.TLS
         switch mode {
-        case "disable": tls = .disable
-        case "prefer": tls = .prefer(.makeClientConfiguration())
-        case "require", "verify-full": tls = .require(.makeClientConfiguration())
+        case "disable":
+            tls = .disable
+            tlsConfiguration = nil
+        case "prefer":
+            tls = .prefer(.makeClientConfiguration())
+            tlsConfiguration = .makeClientConfiguration()
+        case "require", "verify-full":
+            tls = .require(.makeClientConfiguration())
+            tlsConfiguration = .makeClientConfiguration()
         default: throw .unsupportedSSLMode(mode)
         }
+        self.host = host
+        self.port = components.port ?? 5432
         configuration = PostgresClient.Configuration(
             host: host,
             port: components.port ?? 5432,
@@ -32,6 +45,33 @@ public struct PostgresConnectionURL: Sendable {
             database: database.isEmpty ? nil : database,
             tls: tls
         )
+    }
+}
+
+extension PostgresConnectionURL {
+    /// Opens and closes one connection: a wrong password or an unreachable server fails here at
+    /// once with the server's own reason, where a pooled client would retry until its circuit
+    /// breaker trips.
+    public func checkConnection(logger: Logger) async throws {
+        let tls: PostgresConnection.Configuration.TLS =
+            switch tlsConfiguration {
+            case nil: .disable
+            case let configuration?: .require(try NIOSSLContext(configuration: configuration))
+            }
+        let connection = try await PostgresConnection.connect(
+            on: MultiThreadedEventLoopGroup.singleton.any(),
+            configuration: PostgresConnection.Configuration(
+                host: host,
+                port: port,
+                username: configuration.username,
+                password: configuration.password,
+                database: configuration.database,
+                tls: tls
+            ),
+            id: 0,
+            logger: logger
+        ).get()
+        try await connection.close()
     }
 }
 
