@@ -13,5 +13,6 @@ echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores"
 ../scripts/with-postgres "$BIN" stream --backend postgres --tokens 1000000 --page 1000
 if [ "${MARQUEE_BENCH_SQLITE:-1}" = 1 ]; then
   "$BIN" upsert --backend sqlite --tokens 200000 --batch 10000
+  "$BIN" stream --backend sqlite --tokens 100000 --page 1000
   "$BIN" stream --backend sqlite --tokens 1000000 --page 1000
 fi
