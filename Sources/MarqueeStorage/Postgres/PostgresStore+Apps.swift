@@ -29,17 +29,13 @@ extension PostgresStore {
     }
 
     public func storeSigningKey(_ key: SigningKey, privateKeyPEM: String) async throws {
-        let sealer = try configuration.requireSealer()
-        let sealed = try sealer.seal(
-            Array(privateKeyPEM.utf8),
-            context: StoreConfiguration.sealContext(appID: key.appID, signingKeyID: key.id)
-        )
+        let (sealed, masterKeyID) = try configuration.sealSigningKey(key, privateKeyPEM: privateKeyPEM)
         do {
             let inserted = try await rows(
                 """
                 INSERT INTO signing_keys (id, app_id, key_id, team_id, environments, master_key_id, sealed_private_key, created_at)
                 SELECT \(key.id.uuid), a.id, \(key.keyID), \(key.teamID), \(ColumnCoding.environments(key.environments)),
-                       \(sealer.current.id), \(Data(sealed)), \(key.createdAt)
+                       \(masterKeyID), \(Data(sealed)), \(key.createdAt)
                 FROM apps a WHERE a.id = \(key.appID.uuid)
                 RETURNING id
                 """
@@ -65,12 +61,7 @@ extension PostgresStore {
                 "SELECT sealed_private_key FROM signing_keys WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
             )
         else { return nil }
-        let sealed = Array(try row.decode(Data.self))
-        let plaintext = try configuration.requireSealer().unseal(
-            sealed,
-            context: StoreConfiguration.sealContext(appID: appID, signingKeyID: id)
-        )
-        return String(decoding: plaintext, as: UTF8.self)
+        return try configuration.unsealSigningKey(Array(try row.decode(Data.self)), appID: appID, id: id)
     }
 
     public func createAPIKey(_ key: APIKey) async throws {

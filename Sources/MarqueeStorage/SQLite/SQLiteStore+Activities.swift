@@ -81,10 +81,7 @@ extension SQLiteStore {
                 [.id(id), .text(token), .date(at)]
             )
         }
-        guard let activity = try await activity(appID: appID, id: id) else {
-            throw StoreError.notFound(entity: "activity", id: id.description)
-        }
-        return activity
+        return try await reloaded(appID: appID, id: id)
     }
 
     public func setActivityState(appID: AppID, id: ActivityRecordID, state: ActivityState, at: Date) async throws -> Bool {

@@ -26,11 +26,7 @@ extension SQLiteStore {
     }
 
     public func storeSigningKey(_ key: SigningKey, privateKeyPEM: String) async throws {
-        let sealer = try configuration.requireSealer()
-        let sealed = try sealer.seal(
-            Array(privateKeyPEM.utf8),
-            context: StoreConfiguration.sealContext(appID: key.appID, signingKeyID: key.id)
-        )
+        let (sealed, masterKeyID) = try configuration.sealSigningKey(key, privateKeyPEM: privateKeyPEM)
         do {
             let inserted = try await query(
                 """
@@ -40,7 +36,7 @@ extension SQLiteStore {
                 """,
                 [
                     .id(key.id), .text(key.keyID), .text(key.teamID), .text(ColumnCoding.environments(key.environments)),
-                    .text(sealer.current.id), .bytes(sealed), .date(key.createdAt), .id(key.appID),
+                    .text(masterKeyID), .bytes(sealed), .date(key.createdAt), .id(key.appID),
                 ]
             )
             guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
@@ -64,11 +60,7 @@ extension SQLiteStore {
             ).first
         else { return nil }
         let sealed = try SQLiteColumns(row, entity: "signing key").bytes("sealed_private_key")
-        let plaintext = try configuration.requireSealer().unseal(
-            sealed,
-            context: StoreConfiguration.sealContext(appID: appID, signingKeyID: id)
-        )
-        return String(decoding: plaintext, as: UTF8.self)
+        return try configuration.unsealSigningKey(sealed, appID: appID, id: id)
     }
 
     public func createAPIKey(_ key: APIKey) async throws {

@@ -69,13 +69,6 @@ extension SQLiteStore {
         throw try await transitionRefusal(appID: appID, id: id, to: state)
     }
 
-    private func transitionRefusal(appID: AppID, id: ChannelID, to state: ChannelState) async throws -> StoreError {
-        guard let current = try await channel(appID: appID, id: id) else {
-            return .notFound(entity: "channel", id: id.description)
-        }
-        return .invalidTransition(entity: "channel", id: id.description, from: current.state.rawValue, to: state.rawValue)
-    }
-
     public func recordOrphanedChannel(
         appID: AppID,
         environment: APNSEnvironment,
@@ -158,9 +151,6 @@ extension SQLiteStore {
             [.int(now), .id(appID), .id(channelID)]
         )
         if let row = updated.first { return try SQLiteColumns(row, entity: "channel").int64("last_broadcast_timestamp") }
-        guard let current = try await channel(appID: appID, id: channelID) else {
-            throw StoreError.notFound(entity: "channel", id: channelID.description)
-        }
-        throw StoreError.notActive(entity: "channel", id: channelID.description, state: current.state.rawValue)
+        throw try await broadcastRefusal(appID: appID, id: channelID)
     }
 }
