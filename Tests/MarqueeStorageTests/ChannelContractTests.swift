@@ -11,18 +11,10 @@ struct ChannelContractTests {
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
             let store = fixture.store
-            let now = fixture.now
             let reservations = try await withThrowingTaskGroup(of: ChannelReservation.self) { group in
                 for _ in 0..<16 {
                     group.addTask {
-                        try await store.reserveChannel(
-                            appID: app.id,
-                            eventID: event.id,
-                            environment: .sandbox,
-                            storagePolicy: .noMessageStored,
-                            requestID: UUID(),
-                            at: now
-                        )
+                        try await fixture.reserve(event, .sandbox)
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -32,14 +24,7 @@ struct ChannelContractTests {
             #expect(Set(reservations.map(\.channel.id)).count == 1)
             #expect(try await store.channelCount(appID: app.id, environment: .sandbox, states: ChannelState.live) == 1)
             // The other environment is a separate channel.
-            let production = try await store.reserveChannel(
-                appID: app.id,
-                eventID: event.id,
-                environment: .production,
-                storagePolicy: .noMessageStored,
-                requestID: UUID(),
-                at: now
-            )
+            let production = try await fixture.reserve(event, .production)
             #expect(production.channel.id != reservations[0].channel.id)
         }
     }
@@ -64,14 +49,7 @@ struct ChannelContractTests {
                 _ = try await fixture.store.transitionChannel(appID: app.id, id: channel.id, to: .active, at: fixture.now)
             }
             #expect(try await fixture.store.liveChannel(appID: app.id, eventID: event.id, environment: .sandbox) == nil)
-            let next = try await fixture.store.reserveChannel(
-                appID: app.id,
-                eventID: event.id,
-                environment: .sandbox,
-                storagePolicy: .noMessageStored,
-                requestID: UUID(),
-                at: fixture.now
-            )
+            let next = try await fixture.reserve(event, .sandbox)
             guard case .reserved(let fresh) = next else {
                 Issue.record("expected a new reservation after deletion")
                 return
@@ -92,14 +70,7 @@ struct ChannelContractTests {
                 _ = try await fixture.store.transitionChannel(appID: other.id, id: channel.id, to: .deleting, at: fixture.now)
             }
             await #expect(throws: StoreError.notFound(entity: "event", id: event.id.description)) {
-                _ = try await fixture.store.reserveChannel(
-                    appID: other.id,
-                    eventID: event.id,
-                    environment: .sandbox,
-                    storagePolicy: .noMessageStored,
-                    requestID: UUID(),
-                    at: fixture.now
-                )
+                _ = try await fixture.reserve(event, .sandbox, as: other.id)
             }
         }
     }
@@ -131,14 +102,7 @@ struct ChannelContractTests {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
-            let reservation = try await fixture.store.reserveChannel(
-                appID: app.id,
-                eventID: event.id,
-                environment: .sandbox,
-                storagePolicy: .noMessageStored,
-                requestID: UUID(),
-                at: fixture.now
-            )
+            let reservation = try await fixture.reserve(event, .sandbox)
             await #expect(throws: StoreError.notActive(entity: "channel", id: reservation.channel.id.description, state: "creating")) {
                 _ = try await fixture.store.nextBroadcastTimestamp(appID: app.id, channelID: reservation.channel.id, now: 1)
             }

@@ -49,16 +49,21 @@ struct StoreFixture: Sendable {
         return try await store.createEvent(event).event
     }
 
-    /// An active channel for the event in the environment.
-    func makeActiveChannel(for event: Event, environment: APNSEnvironment = .sandbox) async throws -> MarqueeCore.Channel {
-        let reservation = try await store.reserveChannel(
-            appID: event.appID,
+    /// Reserves the channel row for the event in the environment, as `appID` (the event's app by default).
+    func reserve(_ event: Event, _ environment: APNSEnvironment = .sandbox, as appID: AppID? = nil) async throws -> ChannelReservation {
+        try await store.reserveChannel(
+            appID: appID ?? event.appID,
             eventID: event.id,
             environment: environment,
             storagePolicy: event.storagePolicy,
             requestID: UUID(),
             at: now
         )
+    }
+
+    /// An active channel for the event in the environment.
+    func makeActiveChannel(for event: Event, environment: APNSEnvironment = .sandbox) async throws -> MarqueeCore.Channel {
+        let reservation = try await reserve(event, environment)
         return try await store.activateChannel(
             appID: event.appID,
             id: reservation.channel.id,
@@ -158,15 +163,28 @@ actor PostgresTestDatabases {
         return configuration
     }
 
+    /// A copy of the migrated template.
     nonisolated func withDatabase(_ body: (PostgresClient.Configuration) async throws -> Void) async throws {
+        try await withNewDatabase(template: try await templateDatabase(), body)
+    }
+
+    /// A database with nothing in it, for the migration tests.
+    nonisolated func withEmptyDatabase(_ body: (PostgresClient.Configuration) async throws -> Void) async throws {
+        try await withNewDatabase(template: nil, body)
+    }
+
+    private nonisolated func withNewDatabase(
+        template: String?,
+        _ body: (PostgresClient.Configuration) async throws -> Void
+    ) async throws {
         let admin = try Self.configuration()
-        let templateName = try await templateDatabase()
-        let name = "marquee_t_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
+        let name = Self.uniqueName("marquee_t")
+        let create = "CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")
         try await withRunningClient(admin) { client in
             // The template's last connection may still be closing: PostgreSQL then answers 55006.
             for attempt in 1...50 {
                 do {
-                    try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name) TEMPLATE \(templateName)"))
+                    try await client.query(PostgresQuery(unsafeSQL: create))
                     return
                 } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && attempt < 50 {
                     try await Task.sleep(for: .milliseconds(100))
@@ -182,20 +200,8 @@ actor PostgresTestDatabases {
         await Self.drop(name, admin: admin)
     }
 
-    /// A database with nothing in it, for the migration tests.
-    nonisolated func withEmptyDatabase(_ body: (PostgresClient.Configuration) async throws -> Void) async throws {
-        let admin = try Self.configuration()
-        let name = "marquee_e_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
-        _ = try await withRunningClient(admin) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
-        }
-        do {
-            try await body(try Self.configuration(database: name))
-        } catch {
-            await Self.drop(name, admin: admin)
-            throw error
-        }
-        await Self.drop(name, admin: admin)
+    private static func uniqueName(_ prefix: String) -> String {
+        "\(prefix)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
     }
 
     private static func drop(_ name: String, admin: PostgresClient.Configuration) async {
@@ -209,7 +215,7 @@ actor PostgresTestDatabases {
         if let template { return try await template.value }
         let task = Task<String, any Error> {
             let admin = try Self.configuration()
-            let name = "marquee_template_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(12))"
+            let name = Self.uniqueName("marquee_template")
             _ = try await withRunningClient(admin) { client in
                 try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
             }
