@@ -23,6 +23,19 @@ struct SecretTests {
         #expect(throws: SecretError.unsealFailed) { try rotated.unseal(tampered, context: "row-1") }
     }
 
+    @Test("a keyring from configuration seals with its first key and opens with any")
+    func keyring() throws {
+        let old = MasterKey.generateBase64()
+        let new = MasterKey.generateBase64()
+        let before = try SecretSealer(keyring: "2025:\(old)")
+        let sealed = try before.seal(Array("secret".utf8), context: "c")
+        let after = try SecretSealer(keyring: "2026:\(new), 2025:\(old)")
+        #expect(after.current.id == "2026")
+        #expect(try after.unseal(sealed, context: "c") == Array("secret".utf8))
+        #expect(throws: SecretError.noMasterKeyConfigured) { try SecretSealer(keyring: "") }
+        #expect(throws: SecretError.badMasterKey(id: "x")) { try SecretSealer(keyring: "x:bm90IGEga2V5") }
+    }
+
     @Test("a master key must be 32 bytes of base64, and never prints them")
     func masterKeyValidation() throws {
         #expect(throws: SecretError.badMasterKey(id: "k")) { try MasterKey(id: "k", base64: "c2hvcnQ=") }

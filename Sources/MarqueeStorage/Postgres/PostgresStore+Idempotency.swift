@@ -11,31 +11,37 @@ extension PostgresStore {
         ttl: Duration
     ) async throws -> IdempotencyClaim {
         // Inserts the claim, or takes over an expired one; a live row is left alone and read back.
-        let claimed = try await rows(
-            """
-            INSERT INTO idempotency_keys AS k (app_id, key, request_hash, created_at, expires_at)
-            SELECT a.id, \(key), \(requestHash), \(now), \(now.adding(ttl)) FROM apps a WHERE a.id = \(appID.uuid)
-            ON CONFLICT (app_id, key) DO UPDATE SET
-                request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
-                response_status = NULL, response_content_type = NULL, response_body = NULL
-            WHERE k.expires_at <= EXCLUDED.created_at
-            RETURNING key
-            """
-        )
-        if !claimed.isEmpty { return .claimed }
-        let existing = try await firstRow(
-            """
-            SELECT \(unescaped: RowMapping.idempotencyColumns) FROM idempotency_keys
-            WHERE app_id = \(appID.uuid) AND key = \(key)
-            """
-        )
-        guard let existing else { throw StoreError.notFound(entity: "app", id: appID.description) }
-        let columns = PostgresColumns(existing, entity: "idempotency key")
-        return IdempotencyClaim(
-            existingRequestHash: try columns.string("request_hash"),
-            requestHash: requestHash,
-            response: try RowMapping.storedResponse(columns)
-        )
+        // A row released or purged between the two statements sends the loop round again.
+        for _ in 0..<3 {
+            let claimed = try await rows(
+                """
+                INSERT INTO idempotency_keys AS k (app_id, key, request_hash, created_at, expires_at)
+                SELECT a.id, \(key), \(requestHash), \(now), \(now.adding(ttl)) FROM apps a WHERE a.id = \(appID.uuid)
+                ON CONFLICT (app_id, key) DO UPDATE SET
+                    request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+                    response_status = NULL, response_content_type = NULL, response_body = NULL
+                WHERE k.expires_at <= EXCLUDED.created_at
+                RETURNING key
+                """
+            )
+            if !claimed.isEmpty { return .claimed }
+            let existing = try await firstRow(
+                """
+                SELECT \(unescaped: RowMapping.idempotencyColumns) FROM idempotency_keys
+                WHERE app_id = \(appID.uuid) AND key = \(key)
+                """
+            )
+            if let existing {
+                let columns = PostgresColumns(existing, entity: "idempotency key")
+                return IdempotencyClaim(
+                    existingRequestHash: try columns.string("request_hash"),
+                    requestHash: requestHash,
+                    response: try RowMapping.storedResponse(columns)
+                )
+            }
+            guard try await app(appID) != nil else { break }
+        }
+        throw StoreError.notFound(entity: "app", id: appID.description)
     }
 
     public func completeIdempotencyKey(appID: AppID, key: String, response: StoredResponse) async throws {

@@ -19,6 +19,19 @@ public struct SecretSealer: Sendable {
         self.keys = keys
     }
 
+    /// Reads a keyring from configuration: `id:base64` entries separated by commas, the current key
+    /// first (`2026-05:q1w2...,2025-11:z9x8...`). Errors name key IDs, never key material.
+    public init(keyring: String) throws(SecretError) {
+        var keys: [MasterKey] = []
+        for entry in keyring.split(separator: ",") {
+            let trimmed = entry.trimmingCharacters(in: .whitespaces)
+            guard let colon = trimmed.firstIndex(of: ":") else { throw SecretError.badMasterKeyID }
+            keys.append(try MasterKey(id: String(trimmed[..<colon]), base64: String(trimmed[trimmed.index(after: colon)...])))
+        }
+        guard let current = keys.first else { throw SecretError.noMasterKeyConfigured }
+        self.init(current: current, previous: Array(keys.dropFirst()))
+    }
+
     public func seal(_ plaintext: [UInt8], context: String) throws -> [UInt8] {
         let box = try AES.GCM.seal(plaintext, using: current.key, authenticating: Data(context.utf8))
         guard let combined = box.combined else { throw SecretError.unsealFailed }
