@@ -63,3 +63,21 @@ struct SQLiteStoreTests {
         }
     }
 }
+
+extension SQLiteStoreTests {
+    @Test("two processes migrating one file at once apply each migration once")
+    func sharedFileMigrations() async throws {
+        try await withTemporaryDirectory { folder in
+            let path = folder.appendingPathComponent("shared.sqlite").path
+            let configuration = StoreConfiguration(sealer: nil, migrations: .sources)
+            let first = try await SQLiteStore.open(path: path, configuration: configuration)
+            let second = try await SQLiteStore.open(path: path, configuration: configuration)
+            async let one = first.migrateReporting()
+            async let two = second.migrateReporting()
+            let reports = try await [one, two]
+            try await first.close()
+            try await second.close()
+            #expect(reports.flatMap(\.applied).map(\.version) == [1])
+        }
+    }
+}

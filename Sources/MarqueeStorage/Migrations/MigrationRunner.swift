@@ -6,8 +6,9 @@ import MarqueeCore
 protocol MigrationTarget {
     /// Creates `schema_migrations` if missing and reads it.
     func appliedMigrations() async throws -> [AppliedMigration]
-    /// Runs the statements and records the migration in one transaction.
-    func apply(_ migration: Migration, statements: [String], at: Date) async throws
+    /// Runs the statements and records the migration in one transaction. Returns false, changing
+    /// nothing, if another process recorded the same migration in the meantime.
+    func apply(_ migration: Migration, statements: [String], at: Date) async throws -> Bool
 }
 
 enum MigrationRunner {
@@ -18,11 +19,14 @@ enum MigrationRunner {
         clock: any WallClock
     ) async throws -> MigrationReport {
         let plan = try MigrationPlan(available: migrations, applied: try await target.appliedMigrations())
+        var applied: [Migration] = []
         for migration in plan.pending {
             try Task.checkCancellation()
-            try await target.apply(migration, statements: SQLScript.statements(in: migration.sql), at: clock.now)
+            if try await target.apply(migration, statements: SQLScript.statements(in: migration.sql), at: clock.now) {
+                applied.append(migration)
+            }
         }
-        return MigrationReport(alreadyApplied: plan.applied, applied: plan.pending)
+        return MigrationReport(alreadyApplied: plan.applied, applied: applied)
     }
 
     /// The history and what is pending, changing nothing.

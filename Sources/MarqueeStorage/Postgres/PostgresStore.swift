@@ -111,10 +111,12 @@ struct PostgresMigrationTarget: MigrationTarget {
         return applied
     }
 
-    func apply(_ migration: Migration, statements: [String], at: Date) async throws {
+    /// The advisory lock keeps other replicas out while this runs, so the migration is still pending.
+    func apply(_ migration: Migration, statements: [String], at: Date) async throws -> Bool {
         try await PostgresTransactions.surfacingClosureError {
             try await apply(migration, statements: statements, at: at, on: connection)
         }
+        return true
     }
 
     private func apply(_ migration: Migration, statements: [String], at: Date, on connection: PostgresConnection) async throws {

@@ -39,8 +39,9 @@ public final class SQLiteStore: MarqueeStore {
         do {
             let timeoutMilliseconds = busyTimeout.components.seconds * 1000
                 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
-            _ = try await connection.query("PRAGMA journal_mode = WAL")
+            // The timeout first: switching to WAL waits for another process's writer too.
             _ = try await connection.query("PRAGMA busy_timeout = \(timeoutMilliseconds)")
+            _ = try await connection.query("PRAGMA journal_mode = WAL")
             _ = try await connection.query("PRAGMA foreign_keys = ON")
             _ = try await connection.query("PRAGMA synchronous = NORMAL")
         } catch {
@@ -141,8 +142,26 @@ struct SQLiteMigrationTarget: MigrationTarget {
             }
     }
 
-    func apply(_ migration: Migration, statements: [String], at: Date) async throws {
+    /// `BEGIN IMMEDIATE` is SQLite's migration lock: another process that migrated the same file
+    /// first has recorded the migration by the time this transaction starts.
+    func apply(_ migration: Migration, statements: [String], at: Date) async throws -> Bool {
         try await SQLiteStore.transaction(on: connection) { connection in
+            let recorded = try await connection.query(
+                "SELECT checksum FROM schema_migrations WHERE version = ?",
+                [.int(migration.version)]
+            ).first
+            if let recorded {
+                let checksum = try SQLiteColumns(recorded, entity: "schema migration").string("checksum")
+                guard checksum == migration.checksum else {
+                    throw MigrationError.checksumMismatch(
+                        version: migration.version,
+                        name: migration.name,
+                        applied: checksum,
+                        file: migration.checksum
+                    )
+                }
+                return false
+            }
             for (index, statement) in statements.enumerated() {
                 do {
                     _ = try await connection.query(statement)
@@ -159,6 +178,7 @@ struct SQLiteMigrationTarget: MigrationTarget {
                 "INSERT INTO schema_migrations (version, name, checksum, applied_at) VALUES (?, ?, ?, ?)",
                 [.int(migration.version), .text(migration.name), .text(migration.checksum), .date(at)]
             )
+            return true
         }
     }
 }
