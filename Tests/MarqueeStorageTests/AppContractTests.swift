@@ -36,6 +36,26 @@ struct AppContractTests {
         }
     }
 
+    @Test("after a master-key rotation, re-sealing moves every signing key to the new key", arguments: Backend.allCases)
+    func masterKeyRotation(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let key = SigningKey(appID: app.id, keyID: "ROTATE1234", teamID: app.teamID, createdAt: fixture.now)
+            try await fixture.store.storeSigningKey(key, privateKeyPEM: "pem-body")
+
+            let newKey = try MasterKey(id: "test-2", base64: MasterKey.generateBase64())
+            let rotating = try await fixture.reopen(SecretSealer(current: newKey, previous: [testSealer.current]))
+            #expect(try await rotating.resealSigningKeys() == 1)
+            #expect(try await rotating.resealSigningKeys() == 0)
+
+            let newOnly = try await fixture.reopen(SecretSealer(current: newKey))
+            #expect(try await newOnly.signingKeyPEM(appID: app.id, id: key.id) == "pem-body")
+            await #expect(throws: SecretError.unknownMasterKey(id: "test-2")) {
+                _ = try await fixture.store.signingKeyPEM(appID: app.id, id: key.id)
+            }
+        }
+    }
+
     @Test("without a master key, storing a signing key fails and stores nothing", arguments: Backend.allCases)
     func signingKeysNeedAMasterKey(backend: Backend) async throws {
         try await withStore(backend, sealer: nil) { fixture in

@@ -13,6 +13,9 @@ public protocol AppStore: Sendable {
     func signingKeys(appID: AppID) async throws -> [SigningKey]
     /// The private key, unsealed; `nil` if the app has no such key.
     func signingKeyPEM(appID: AppID, id: SigningKeyID) async throws -> String?
+    /// Re-seals under the current master key every signing key (of every app) that an older
+    /// master key sealed, after a rotation; returns how many. Not scoped by app: it is maintenance.
+    func resealSigningKeys() async throws -> Int
 
     func createAPIKey(_ key: APIKey) async throws
     /// The key with this public prefix, whatever its app: the one lookup authentication makes

@@ -64,6 +64,36 @@ extension PostgresStore {
         return try configuration.unsealSigningKey(Array(try row.decode(Data.self)), appID: appID, id: id)
     }
 
+    public func resealSigningKeys() async throws -> Int {
+        let currentID = try configuration.requireSealer().current.id
+        return try await transaction { connection in
+            let stale = try await connection.query(
+                """
+                SELECT id, app_id, sealed_private_key FROM signing_keys
+                WHERE master_key_id <> \(currentID) ORDER BY id FOR UPDATE
+                """,
+                logger: logger
+            ).collect()
+            for row in stale {
+                let columns = PostgresColumns(row, entity: "signing key")
+                let id: SigningKeyID = try columns.id("id")
+                let (sealed, masterKeyID) = try configuration.resealSigningKey(
+                    try columns.bytes("sealed_private_key"),
+                    appID: try columns.id("app_id"),
+                    id: id
+                )
+                try await connection.query(
+                    """
+                    UPDATE signing_keys SET sealed_private_key = \(Data(sealed)), master_key_id = \(masterKeyID)
+                    WHERE id = \(id.uuid)
+                    """,
+                    logger: logger
+                )
+            }
+            return stale.count
+        }
+    }
+
     public func createAPIKey(_ key: APIKey) async throws {
         do {
             let inserted = try await rows(

@@ -63,6 +63,30 @@ extension SQLiteStore {
         return try configuration.unsealSigningKey(sealed, appID: appID, id: id)
     }
 
+    public func resealSigningKeys() async throws -> Int {
+        let currentID = try configuration.requireSealer().current.id
+        return try await write { connection in
+            let stale = try await connection.query(
+                "SELECT id, app_id, sealed_private_key FROM signing_keys WHERE master_key_id <> ? ORDER BY id",
+                [.text(currentID)]
+            )
+            for row in stale {
+                let columns = SQLiteColumns(row, entity: "signing key")
+                let id: SigningKeyID = try columns.id("id")
+                let (sealed, masterKeyID) = try configuration.resealSigningKey(
+                    try columns.bytes("sealed_private_key"),
+                    appID: try columns.id("app_id"),
+                    id: id
+                )
+                _ = try await connection.query(
+                    "UPDATE signing_keys SET sealed_private_key = ?, master_key_id = ? WHERE id = ?",
+                    [.bytes(sealed), .text(masterKeyID), .id(id)]
+                )
+            }
+            return stale.count
+        }
+    }
+
     public func createAPIKey(_ key: APIKey) async throws {
         do {
             let inserted = try await query(

@@ -18,6 +18,8 @@ struct StoreFixture: Sendable {
     let store: any MarqueeStore
     let clock: ManualWallClock
     let backend: Backend
+    /// Another store over the same database, with other master keys (a replica after a rotation).
+    let reopen: @Sendable (SecretSealer?) async throws -> any MarqueeStore
 
     var now: Date { clock.now }
 
@@ -86,29 +88,47 @@ func withStore(
     switch backend {
     case .sqlite:
         try await withTemporaryDirectory { folder in
-            let store = try await SQLiteStore.open(
-                path: folder.appendingPathComponent("marquee.sqlite").path,
-                configuration: StoreConfiguration(sealer: sealer, migrations: .sources, clock: clock)
-            )
+            let path = folder.appendingPathComponent("marquee.sqlite").path
+            let opened = OpenedStores()
+            let open: @Sendable (SecretSealer?) async throws -> SQLiteStore = { sealer in
+                let store = try await SQLiteStore.open(
+                    path: path,
+                    configuration: StoreConfiguration(sealer: sealer, migrations: .sources, clock: clock)
+                )
+                await opened.add(store)
+                return store
+            }
             do {
+                let store = try await open(sealer)
                 try await store.migrate()
-                try await body(StoreFixture(store: store, clock: clock, backend: backend))
-                try await store.close()
+                try await body(StoreFixture(store: store, clock: clock, backend: backend, reopen: { try await open($0) }))
+                try await opened.closeAll()
             } catch {
-                try? await store.close()
+                try? await opened.closeAll()
                 throw error
             }
         }
     case .postgres:
         try await PostgresTestDatabases.shared.withDatabase { configuration in
             try await withRunningClient(configuration) { client in
-                let store = PostgresStore(
-                    client: client,
-                    configuration: StoreConfiguration(sealer: sealer, migrations: .sources, clock: clock)
-                )
-                try await body(StoreFixture(store: store, clock: clock, backend: backend))
+                let open: @Sendable (SecretSealer?) -> PostgresStore = { sealer in
+                    PostgresStore(client: client, configuration: StoreConfiguration(sealer: sealer, migrations: .sources, clock: clock))
+                }
+                try await body(StoreFixture(store: open(sealer), clock: clock, backend: backend, reopen: { open($0) }))
             }
         }
+    }
+}
+
+/// SQLite stores a test opened, closed when it ends.
+actor OpenedStores {
+    private var stores: [SQLiteStore] = []
+
+    func add(_ store: SQLiteStore) { stores.append(store) }
+
+    func closeAll() async throws {
+        for store in stores { try await store.close() }
+        stores = []
     }
 }
 
