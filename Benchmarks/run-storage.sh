@@ -4,6 +4,9 @@
 # Release build. Results go to stdout; BENCHMARKS.md records them with the machine's load.
 set -euo pipefail
 cd "$(dirname "$0")"
+# SwiftPM can keep the file list of the path dependency (..) from an earlier build; a fresh build
+# description picks up files added to the main package since.
+rm -f .build/release.yaml .build/*/release/description.json
 swift build -c release --product MarqueeStorageBenchmark >&2
 BIN="$(swift build -c release --show-bin-path)/MarqueeStorageBenchmark"
 echo "load: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores"

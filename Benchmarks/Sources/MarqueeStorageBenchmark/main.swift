@@ -153,9 +153,10 @@ switch options.backend {
 case "postgres":
     let adminDatabase = ProcessInfo.processInfo.environment["POSTGRES_DATABASE"] ?? "postgres"
     let database = "marquee_bench_\(UInt32.random(in: 0 ... .max))"
-    try await withClient(try postgresConfiguration(database: adminDatabase)) { client in
+    _ = try await withClient(try postgresConfiguration(database: adminDatabase)) { client in
         try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(database)"))
     }
+    var failure: (any Error)?
     do {
         try await withClient(try postgresConfiguration(database: database)) { client in
             let store = PostgresStore(client: client, configuration: StoreConfiguration(sealer: nil, migrations: migrations))
@@ -163,11 +164,12 @@ case "postgres":
             try await run(options, store: store)
         }
     } catch {
-        print("error: \(String(reflecting: error))")
+        failure = error
     }
-    try await withClient(try postgresConfiguration(database: adminDatabase)) { client in
+    _ = try await withClient(try postgresConfiguration(database: adminDatabase)) { client in
         try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(database) WITH (FORCE)"))
     }
+    if let failure { throw failure }
 case "sqlite":
     let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-bench-\(UUID().uuidString)")
     defer { try? FileManager.default.removeItem(at: folder) }
