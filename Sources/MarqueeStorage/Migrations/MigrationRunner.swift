@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MarqueeCore
 
 /// One database's side of migrating: its history table and applying one migration atomically.
@@ -16,13 +17,18 @@ enum MigrationRunner {
     static func run(
         on target: some MigrationTarget,
         migrations: [Migration],
-        clock: any WallClock
+        clock: any WallClock,
+        logger: Logger
     ) async throws -> MigrationReport {
         let plan = try MigrationPlan(available: migrations, applied: try await target.appliedMigrations())
         var applied: [Migration] = []
         for migration in plan.pending {
             try Task.checkCancellation()
             if try await target.apply(migration, statements: SQLScript.statements(in: migration.sql), at: clock.now) {
+                logger.debug(
+                    "applied migration",
+                    metadata: ["migration.version": "\(migration.version)", "migration.name": "\(migration.name)"]
+                )
                 applied.append(migration)
             }
         }

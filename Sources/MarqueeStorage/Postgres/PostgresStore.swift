@@ -29,7 +29,8 @@ public struct PostgresStore: MarqueeStore {
             try await MigrationRunner.run(
                 on: PostgresMigrationTarget(connection: connection, logger: logger),
                 migrations: migrations,
-                clock: configuration.clock
+                clock: configuration.clock,
+                logger: logger
             )
         }
     }

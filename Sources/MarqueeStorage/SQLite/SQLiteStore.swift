@@ -66,7 +66,8 @@ public final class SQLiteStore: MarqueeStore {
             try await MigrationRunner.run(
                 on: SQLiteMigrationTarget(connection: connection),
                 migrations: migrations,
-                clock: configuration.clock
+                clock: configuration.clock,
+                logger: logger
             )
         }
     }
