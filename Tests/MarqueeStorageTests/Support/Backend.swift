@@ -179,7 +179,9 @@ actor PostgresTestDatabases {
             database: database ?? adminDatabase,
             tls: .disable
         )
-        configuration.options.maximumConnections = 8
+        // Enough for the concurrency tests to contend on several connections, few enough for
+        // every test running at once to stay under the cluster's max_connections.
+        configuration.options.maximumConnections = 4
         return configuration
     }
 
