@@ -1,6 +1,6 @@
 import Foundation
 
-/// A typed UUID: an `Identifier<Event>` cannot be passed where an `Identifier<Channel>` is expected.
+/// A typed UUID: an `Identifier<Event>` cannot be passed where an `Identifier<BroadcastChannel>` is expected.
 public struct Identifier<Entity>: Hashable, Sendable, Codable, CustomStringConvertible {
     public let uuid: UUID
 
@@ -30,6 +30,6 @@ public typealias AppID = Identifier<App>
 public typealias SigningKeyID = Identifier<SigningKey>
 public typealias APIKeyID = Identifier<APIKey>
 public typealias EventID = Identifier<Event>
-public typealias ChannelID = Identifier<Channel>
+public typealias ChannelID = Identifier<BroadcastChannel>
 public typealias ActivityRecordID = Identifier<Activity>
 public typealias JobID = Identifier<Job>

@@ -14,11 +14,11 @@ public protocol ChannelStore: Sendable {
     ) async throws -> ChannelReservation
 
     /// Records APNs' channel ID and moves `creating` to `active`.
-    func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> Channel
+    func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel
 
     /// Moves the channel to `state` if `ChannelState.canTransition(to:)` allows it from the state
     /// it is in at that moment; `StoreError.invalidTransition` otherwise.
-    func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> Channel
+    func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel
 
     /// Records a channel found at APNs that no row knows, as `orphaned`; returns the existing row if
     /// the ID is known after all.
@@ -28,12 +28,12 @@ public protocol ChannelStore: Sendable {
         apnsChannelID: String,
         storagePolicy: MessageStoragePolicy,
         at: Date
-    ) async throws -> Channel
+    ) async throws -> BroadcastChannel
 
-    func channel(appID: AppID, id: ChannelID) async throws -> Channel?
+    func channel(appID: AppID, id: ChannelID) async throws -> BroadcastChannel?
     /// The live (`creating`, `active` or `deleting`) channel of the event in the environment.
-    func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> Channel?
-    func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [Channel]
+    func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel?
+    func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel]
     /// Channels counted against Apple's cap of `APNSPayloadLimit.channelsPerApp`.
     func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int
 

@@ -37,7 +37,7 @@ extension PostgresStore {
         throw StoreError.duplicate(entity: "channel", key: "\(eventID)/\(environment)")
     }
 
-    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> MarqueeCore.Channel {
+    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel {
         let updated = try await firstRow(
             """
             UPDATE channels SET state = 'active', apns_channel_id = \(apnsChannelID), updated_at = \(at)
@@ -49,7 +49,7 @@ extension PostgresStore {
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
-    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> MarqueeCore.Channel {
+    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel {
         let updated = try await firstRow(
             """
             UPDATE channels SET state = \(state.rawValue), updated_at = \(at)
@@ -68,7 +68,7 @@ extension PostgresStore {
         apnsChannelID: String,
         storagePolicy: MessageStoragePolicy,
         at: Date
-    ) async throws -> MarqueeCore.Channel {
+    ) async throws -> BroadcastChannel {
         let inserted = try await firstRow(
             """
             INSERT INTO channels (id, app_id, event_id, environment, apns_channel_id, storage_policy, state,
@@ -91,13 +91,13 @@ extension PostgresStore {
         return try RowMapping.channel(PostgresColumns(existing, entity: "channel"))
     }
 
-    public func channel(appID: AppID, id: ChannelID) async throws -> MarqueeCore.Channel? {
+    public func channel(appID: AppID, id: ChannelID) async throws -> BroadcastChannel? {
         try await firstRow(
             "SELECT \(unescaped: RowMapping.channelColumns) FROM channels WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
         ).mapped(RowMapping.channel)
     }
 
-    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> MarqueeCore.Channel? {
+    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel? {
         try await firstRow(
             """
             SELECT \(unescaped: RowMapping.channelColumns) FROM channels
@@ -107,7 +107,7 @@ extension PostgresStore {
         ).mapped(RowMapping.channel)
     }
 
-    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [MarqueeCore.Channel] {
+    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel] {
         try await rows(
             """
             SELECT \(unescaped: RowMapping.channelColumns) FROM channels

@@ -41,7 +41,7 @@ extension SQLiteStore {
         WHERE app_id = ? AND event_id = ? AND environment = ? AND state IN ('creating', 'active', 'deleting')
         """
 
-    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> MarqueeCore.Channel {
+    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel {
         let updated = try await query(
             """
             UPDATE channels SET state = 'active', apns_channel_id = ?, updated_at = ?
@@ -54,7 +54,7 @@ extension SQLiteStore {
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
-    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> MarqueeCore.Channel {
+    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel {
         let allowed = ColumnCoding.channelStates(allowingTransitionTo: state)
         let placeholders = allowed.map { _ in "?" }.joined(separator: ", ")
         let updated = try await query(
@@ -75,7 +75,7 @@ extension SQLiteStore {
         apnsChannelID: String,
         storagePolicy: MessageStoragePolicy,
         at: Date
-    ) async throws -> MarqueeCore.Channel {
+    ) async throws -> BroadcastChannel {
         try await write { connection in
             let inserted = try await connection.query(
                 """
@@ -104,17 +104,17 @@ extension SQLiteStore {
         }
     }
 
-    public func channel(appID: AppID, id: ChannelID) async throws -> MarqueeCore.Channel? {
+    public func channel(appID: AppID, id: ChannelID) async throws -> BroadcastChannel? {
         try await query("SELECT \(RowMapping.channelColumns) FROM channels WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
             .first.mapped(RowMapping.channel)
     }
 
-    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> MarqueeCore.Channel? {
+    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel? {
         try await query(Self.liveChannelSQL, [.id(appID), .id(eventID), .text(environment.rawValue)])
             .first.mapped(RowMapping.channel)
     }
 
-    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [MarqueeCore.Channel] {
+    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel] {
         guard !states.isEmpty else { return [] }
         let names = states.map(\.rawValue).sorted()
         return try await query(

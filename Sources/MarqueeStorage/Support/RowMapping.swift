@@ -81,8 +81,8 @@ enum RowMapping {
         last_broadcast_timestamp, created_at, updated_at
         """
 
-    static func channel(_ row: some ColumnReader) throws -> Channel {
-        Channel(
+    static func channel(_ row: some ColumnReader) throws -> BroadcastChannel {
+        BroadcastChannel(
             id: try row.id("id"),
             appID: try row.id("app_id"),
             eventID: try row.optionalID("event_id"),

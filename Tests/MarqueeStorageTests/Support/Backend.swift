@@ -64,7 +64,7 @@ struct StoreFixture: Sendable {
     }
 
     /// An active channel for the event in the environment.
-    func makeActiveChannel(for event: Event, environment: APNSEnvironment = .sandbox) async throws -> MarqueeCore.Channel {
+    func makeActiveChannel(for event: Event, environment: APNSEnvironment = .sandbox) async throws -> BroadcastChannel {
         let reservation = try await reserve(event, environment)
         return try await store.activateChannel(
             appID: event.appID,

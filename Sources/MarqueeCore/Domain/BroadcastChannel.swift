@@ -33,7 +33,7 @@ public enum ChannelState: String, Sendable, Hashable, Codable, CaseIterable {
 }
 
 /// A broadcast channel as Marquee records it.
-public struct Channel: Sendable, Hashable {
+public struct BroadcastChannel: Sendable, Hashable {
     public var id: ChannelID
     public var appID: AppID
     /// The event the channel serves; `nil` only for orphans found at APNs.
@@ -81,11 +81,11 @@ public struct Channel: Sendable, Hashable {
 /// The outcome of reserving the channel row for an event and environment.
 public enum ChannelReservation: Sendable, Hashable {
     /// This call inserted the row in state `creating`; the caller creates the channel at APNs.
-    case reserved(Channel)
+    case reserved(BroadcastChannel)
     /// A live row already existed (another replica or an earlier attempt); nothing was inserted.
-    case existing(Channel)
+    case existing(BroadcastChannel)
 
-    public var channel: Channel {
+    public var channel: BroadcastChannel {
         switch self {
         case .reserved(let channel), .existing(let channel): channel
         }
