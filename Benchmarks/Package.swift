@@ -1,5 +1,10 @@
 // swift-tools-version:6.1
+import Foundation
 import PackageDescription
+
+// A path dependency's identity is its directory's name (`main`, or a worktree's name), not the
+// manifest's package name.
+let marquee = URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().lastPathComponent
 
 // Benchmarks live in their own package so that the main build and CI stay lean.
 // Release builds only: `swift build -c release` here, or the scripts next to this file.
@@ -18,8 +23,8 @@ let package = Package(
         .executableTarget(
             name: "MarqueeTransportBenchmark",
             dependencies: [
-                .product(name: "MarqueeAPNS", package: "marquee"),
-                .product(name: "MarqueeCore", package: "marquee"),
+                .product(name: "MarqueeAPNS", package: marquee),
+                .product(name: "MarqueeCore", package: marquee),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "Crypto", package: "swift-crypto"),
