@@ -31,6 +31,8 @@ public struct APNSClientConfiguration: Sendable {
         /// Idle time after which a connection is PINGed; an unanswered PING closes it.
         public var pingInterval: TimeAmount
         public var connectTimeout: TimeAmount
+        /// How long a connection that received GOAWAY may take to answer its remaining streams.
+        public var drainTimeout: TimeAmount
 
         public init(
             connectionsPerEndpoint: Int = 2,
@@ -39,7 +41,8 @@ public struct APNSClientConfiguration: Sendable {
             batchWindow: Int = 4_000,
             batchBufferedChunks: Int = 64,
             pingInterval: TimeAmount = .seconds(60),
-            connectTimeout: TimeAmount = .seconds(10)
+            connectTimeout: TimeAmount = .seconds(10),
+            drainTimeout: TimeAmount = .seconds(5)
         ) {
             self.connectionsPerEndpoint = max(1, connectionsPerEndpoint)
             self.maximumStreamsPerConnection = max(1, maximumStreamsPerConnection)
@@ -48,6 +51,7 @@ public struct APNSClientConfiguration: Sendable {
             self.batchBufferedChunks = max(2, batchBufferedChunks)
             self.pingInterval = pingInterval
             self.connectTimeout = connectTimeout
+            self.drainTimeout = drainTimeout
         }
     }
 

@@ -30,6 +30,13 @@ struct EmulatorFixture {
     }
 }
 
+/// The client's debug log on stderr when `APNS_TEST_DEBUG` is set, silent otherwise.
+let testLogger: Logger = {
+    var logger = Logger(label: "marquee.apns.test", factory: { StreamLogHandler.standardError(label: $0) })
+    logger.logLevel = ProcessInfo.processInfo.environment["APNS_TEST_DEBUG"] != nil ? .debug : .error
+    return logger
+}()
+
 /// Fast retries so that tests of back-off stay within milliseconds.
 let testRetryPolicy = APNSRetryPolicy(
     maximumAttempts: 3,
@@ -69,7 +76,8 @@ func withEmulatorClient<Result: Sendable>(
                 retryPolicy: retryPolicy,
                 transport: transport
             ),
-            clock: clock
+            clock: clock,
+            logger: testLogger
         )
         do {
             let result = try await body(EmulatorFixture(emulator: emulator, client: client, key: key))

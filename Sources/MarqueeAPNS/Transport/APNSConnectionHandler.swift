@@ -276,6 +276,23 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
         pool.connectionStartedDraining(self)
         if !requests.isEmpty { pool.requeueUnprocessed(requests) }
         closeIfDrained()
+        scheduleDrainDeadline()
+    }
+
+    /// A server that promised to answer the streams below its GOAWAY may still fail to: after the
+    /// drain timeout the connection closes and what is left counts as a lost-connection attempt.
+    private func scheduleDrainDeadline() {
+        guard let context, state == .draining else { return }
+        let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
+        context.eventLoop.scheduleTask(in: pool.configuration.drainTimeout) {
+            let handler = loopBoundSelf.value
+            guard handler.state == .draining, !handler.inFlight.isEmpty else { return }
+            handler.pool.logger.debug(
+                "APNs connection did not finish its streams after GOAWAY; closing it",
+                metadata: ["apns.connection": "\(handler.connectionID)", "apns.in_flight": "\(handler.inFlight.count)"]
+            )
+            handler.context?.close(promise: nil)
+        }
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
