@@ -119,17 +119,11 @@ public final class APNSClient: Sendable {
             "message-storage-policy": .integer(Int64(storagePolicy.rawValue)),
             "push-type": .string(APNSPushType.channelBodyLiveActivity),
         ]
-        let response = try await perform(
-            .manageChannels(
-                APNSChannelRequest(
-                    method: .post,
-                    path: Self.channelsPath(bundleID),
-                    channelID: nil,
-                    requestID: requestID,
-                    body: ByteBuffer(bytes: body.jsonBytes)
-                )
-            ),
-            on: managementPool
+        let response = try await manageChannels(
+            .post,
+            path: Self.channelsPath(bundleID),
+            requestID: requestID,
+            body: ByteBuffer(bytes: body.jsonBytes)
         )
         guard response.status == 201, let channelID = response.channelID, !channelID.isEmpty else {
             throw .invalidResponse("channel creation answered \(response.status) without an apns-channel-id")
@@ -143,18 +137,7 @@ public final class APNSClient: Sendable {
         channelID: String,
         requestID: UUID = UUID()
     ) async throws(APNSError) -> APNSChannelConfiguration {
-        let response = try await perform(
-            .manageChannels(
-                APNSChannelRequest(
-                    method: .get,
-                    path: Self.channelsPath(bundleID),
-                    channelID: channelID,
-                    requestID: requestID,
-                    body: nil
-                )
-            ),
-            on: managementPool
-        )
+        let response = try await manageChannels(.get, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
         struct Body: Decodable {
             var storagePolicy: Int
             var pushType: String
@@ -172,36 +155,14 @@ public final class APNSClient: Sendable {
 
     /// Lists the IDs of every channel of the app in this environment.
     public func listChannels(bundleID: String, requestID: UUID = UUID()) async throws(APNSError) -> [String] {
-        let response = try await perform(
-            .manageChannels(
-                APNSChannelRequest(
-                    method: .get,
-                    path: "/1/apps/\(bundleID)/all-channels",
-                    channelID: nil,
-                    requestID: requestID,
-                    body: nil
-                )
-            ),
-            on: managementPool
-        )
+        let response = try await manageChannels(.get, path: "/1/apps/\(bundleID)/all-channels", requestID: requestID)
         struct Body: Decodable { var channels: [String] }
         return try Self.decode(Body.self, from: response).channels
     }
 
     /// Deletes a channel (204). Irreversible; stored messages may still be delivered.
     public func deleteChannel(bundleID: String, channelID: String, requestID: UUID = UUID()) async throws(APNSError) {
-        _ = try await perform(
-            .manageChannels(
-                APNSChannelRequest(
-                    method: .delete,
-                    path: Self.channelsPath(bundleID),
-                    channelID: channelID,
-                    requestID: requestID,
-                    body: nil
-                )
-            ),
-            on: managementPool
-        )
+        _ = try await manageChannels(.delete, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
     }
 
     // MARK: Lifecycle and inspection
@@ -238,6 +199,19 @@ public final class APNSClient: Sendable {
         } catch {
             throw .cancelled
         }
+    }
+
+    private func manageChannels(
+        _ method: APNSChannelRequest.Method,
+        path: String,
+        channelID: String? = nil,
+        requestID: UUID,
+        body: ByteBuffer? = nil
+    ) async throws(APNSError) -> APNSResponse {
+        try await perform(
+            .manageChannels(APNSChannelRequest(method: method, path: path, channelID: channelID, requestID: requestID, body: body)),
+            on: managementPool
+        )
     }
 
     private static func channelsPath(_ bundleID: String) -> String {

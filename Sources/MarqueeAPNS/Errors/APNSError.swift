@@ -1,4 +1,5 @@
 import MarqueeCore
+import NIOCore
 
 /// Every way an APNs operation can fail. Secrets (keys, provider tokens) are never part of it.
 public enum APNSError: Error, Sendable, Hashable, CustomStringConvertible {
@@ -53,10 +54,15 @@ public enum APNSError: Error, Sendable, Hashable, CustomStringConvertible {
     }
 }
 
-extension APNSError {
-    init(_ payloadError: LiveActivityPayloadError) {
-        switch payloadError {
-        case .tooLarge(let size, let limit): self = .payloadTooLarge(size: size, limit: limit)
+extension LiveActivityPayload {
+    /// The body as a buffer, checked against `limit` before anything is sent.
+    func encodedBuffer(limit: Int) throws(APNSError) -> ByteBuffer {
+        do {
+            return ByteBuffer(bytes: try encoded(limit: limit))
+        } catch {
+            switch error {
+            case .tooLarge(let size, let limit): throw .payloadTooLarge(size: size, limit: limit)
+            }
         }
     }
 }

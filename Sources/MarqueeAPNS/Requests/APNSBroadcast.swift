@@ -56,17 +56,11 @@ public struct APNSBroadcast: Sendable {
         if case .start = payload.event {
             throw .invalidRequest("a broadcast cannot start a Live Activity")
         }
-        let bytes: [UInt8]
-        do {
-            bytes = try payload.encodedForBroadcast()
-        } catch {
-            throw APNSError(error)
-        }
         try self.init(
             bundleID: bundleID,
             channelID: channelID,
             storagePolicy: storagePolicy,
-            payload: ByteBuffer(bytes: bytes),
+            payload: try payload.encodedBuffer(limit: APNSPayloadLimit.broadcast),
             priority: priority,
             expiration: expiration,
             requestID: requestID

@@ -10,6 +10,8 @@ import NIOCore
 public struct APNSDevicePush: Sendable {
     /// The push-to-start or update token, as hex of any length.
     public private(set) var deviceToken: String
+    /// `/3/device/<token>`, built once per push rather than on the event loop.
+    private(set) var path: String
     /// `apns-topic`.
     public let topic: String
     /// The JSON body, at most `APNSPayloadLimit.device` bytes.
@@ -53,16 +55,10 @@ public struct APNSDevicePush: Sendable {
         collapseID: String? = nil,
         apnsID: UUID? = nil
     ) throws(APNSError) {
-        let bytes: [UInt8]
-        do {
-            bytes = try payload.encodedForDevice()
-        } catch {
-            throw APNSError(error)
-        }
         try self.init(
             deviceToken: deviceToken,
             bundleID: bundleID,
-            payload: ByteBuffer(bytes: bytes),
+            payload: try payload.encodedBuffer(limit: APNSPayloadLimit.device),
             priority: priority,
             expiration: expiration,
             collapseID: collapseID,
@@ -75,6 +71,7 @@ public struct APNSDevicePush: Sendable {
         try Self.validate(deviceToken: deviceToken)
         var copy = self
         copy.deviceToken = deviceToken
+        copy.path = Self.pathPrefix + deviceToken
         return copy
     }
 
@@ -97,6 +94,7 @@ public struct APNSDevicePush: Sendable {
             throw .invalidRequest("apns-collapse-id is over \(APNSPayloadLimit.collapseIDBytes) bytes")
         }
         self.deviceToken = deviceToken
+        self.path = Self.pathPrefix + deviceToken
         self.topic = topic
         self.payload = payload
         self.priority = priority
@@ -104,6 +102,8 @@ public struct APNSDevicePush: Sendable {
         self.collapseID = collapseID
         self.apnsID = apnsID
     }
+
+    private static let pathPrefix = "/3/device/"
 
     static func validate(deviceToken: String) throws(APNSError) {
         guard !deviceToken.isEmpty,

@@ -114,7 +114,12 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
         let streamID = HTTP2StreamID(nextStreamID)
         nextStreamID += 2
         let body = request.operation.body
-        let headers = request.operation.headers(endpoint: pool.endpoint, authorization: authorization, now: now)
+        let headers = request.operation.headers(
+            scheme: pool.scheme,
+            authority: pool.authority,
+            authorization: authorization,
+            now: now
+        )
         inFlight[streamID] = InFlight(request: request, tokenGeneration: generation, response: nil)
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))),

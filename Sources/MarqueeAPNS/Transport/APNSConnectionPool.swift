@@ -19,6 +19,9 @@ final class APNSConnectionPool: @unchecked Sendable {
 
     let eventLoop: any EventLoop
     let endpoint: APNSEndpoint
+    /// `:scheme` and `:authority`, computed once rather than per request.
+    let scheme: String
+    let authority: String
     let configuration: APNSClientConfiguration.Transport
     let retryPolicy: APNSRetryPolicy
     let tokenCache: APNSProviderTokenCache
@@ -50,6 +53,8 @@ final class APNSConnectionPool: @unchecked Sendable {
     ) throws(APNSError) {
         self.eventLoop = eventLoop
         self.endpoint = endpoint
+        self.scheme = endpoint.scheme
+        self.authority = endpoint.authority
         self.configuration = configuration
         self.retryPolicy = retryPolicy
         self.tokenCache = tokenCache

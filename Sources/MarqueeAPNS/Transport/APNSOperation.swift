@@ -22,15 +22,15 @@ enum APNSOperation: Sendable {
     /// The header block. Stable values (`authorization`, push type, topic, priority) are indexable so
     /// that HPACK sends them as one-byte references after the first request; per-request values
     /// (`:path`, `apns-id`) are not, so they do not churn APNs' small dynamic table.
-    func headers(endpoint: APNSEndpoint, authorization: String, now: Date) -> HPACKHeaders {
+    func headers(scheme: String, authority: String, authorization: String, now: Date) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(11)
         switch self {
         case .device(let push):
             headers.add(name: ":method", value: "POST")
-            headers.add(name: ":scheme", value: endpoint.scheme)
-            headers.add(name: ":authority", value: endpoint.authority)
-            headers.add(name: ":path", value: "/3/device/" + push.deviceToken, indexing: .nonIndexable)
+            headers.add(name: ":scheme", value: scheme)
+            headers.add(name: ":authority", value: authority)
+            headers.add(name: ":path", value: push.path, indexing: .nonIndexable)
             headers.add(name: "authorization", value: authorization)
             headers.add(name: "apns-push-type", value: "liveactivity")
             headers.add(name: "apns-topic", value: push.topic)
@@ -47,8 +47,8 @@ enum APNSOperation: Sendable {
             headers.add(name: "content-type", value: "application/json")
         case .broadcast(let broadcast):
             headers.add(name: ":method", value: "POST")
-            headers.add(name: ":scheme", value: endpoint.scheme)
-            headers.add(name: ":authority", value: endpoint.authority)
+            headers.add(name: ":scheme", value: scheme)
+            headers.add(name: ":authority", value: authority)
             headers.add(name: ":path", value: "/4/broadcasts/apps/" + broadcast.bundleID)
             headers.add(name: "authorization", value: authorization)
             headers.add(name: "apns-push-type", value: "liveactivity")
@@ -61,8 +61,8 @@ enum APNSOperation: Sendable {
             headers.add(name: "content-type", value: "application/json")
         case .manageChannels(let request):
             headers.add(name: ":method", value: request.method.rawValue)
-            headers.add(name: ":scheme", value: endpoint.scheme)
-            headers.add(name: ":authority", value: endpoint.authority)
+            headers.add(name: ":scheme", value: scheme)
+            headers.add(name: ":authority", value: authority)
             headers.add(name: ":path", value: request.path)
             headers.add(name: "authorization", value: authorization)
             if let channelID = request.channelID {
