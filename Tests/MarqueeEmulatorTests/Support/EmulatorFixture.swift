@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MarqueeCore
 import MarqueeEmulator
+import Synchronization
 
 /// Provider tokens made the way a provider makes them: ES256 over `header.claims`, the signature
 /// in raw `r||s` (JWS) or DER (`openssl dgst -sign`).
@@ -40,16 +41,16 @@ struct EmulatorFixture {
     let clock: ManualWallClock
     let key: APNSEmulatorDemoKey
 
-    /// A valid token signed now by the demo key.
+    let tokens = TokenCache()
+
+    /// A valid token signed now by the demo key. ECDSA signatures are randomised, so the same
+    /// `iat` and encoding give the same (cached) string, as a provider reuses its token.
     func token(issuedAt: Date? = nil, encoding: TestJWT.SignatureEncoding = .raw) throws -> String {
         let date = issuedAt ?? clock.now
-        return try TestJWT.make(
-            privateKey: key.privateKey,
-            teamID: key.teamID,
-            keyID: key.keyID,
-            issuedAt: Int64(date.timeIntervalSince1970),
-            encoding: encoding
-        )
+        let seconds = Int64(date.timeIntervalSince1970)
+        return try tokens.token(for: "\(seconds)-\(encoding)") {
+            try TestJWT.make(privateKey: key.privateKey, teamID: key.teamID, keyID: key.keyID, issuedAt: seconds, encoding: encoding)
+        }
     }
 
     func bearer(issuedAt: Date? = nil, encoding: TestJWT.SignatureEncoding = .raw) throws -> (String, String) {
@@ -129,4 +130,71 @@ enum Payloads {
         if let dismissalDate { aps += ",\"dismissal-date\":\(dismissalDate)" }
         return "{\"aps\":{\(aps)}}"
     }
+}
+
+extension EmulatorFixture {
+    /// Creates a channel through the channel-management API and returns its ID.
+    func createChannel(
+        policy: Int = 1,
+        bundleID: String = EmulatorFixture.bundleID,
+        environment: APNSEnvironment = .sandbox
+    ) async throws -> String {
+        let client = try await connect(.channelManagement, environment: environment)
+        defer { Task { await client.close() } }
+        let response = try await client.send(
+            path: "/1/apps/\(bundleID)/channels",
+            headers: [try bearer()],
+            body: "{\"message-storage-policy\": \(policy), \"push-type\": \"LiveActivity\"}"
+        )
+        guard response.status == 201, let id = response.header("apns-channel-id") else {
+            throw FixtureError.unexpected(response.status, response.bodyText)
+        }
+        return id
+    }
+
+    /// Sends a Live Activity device push and returns the answer.
+    func pushLiveActivity(
+        to token: String,
+        body: String,
+        priority: Int = 10,
+        environment: APNSEnvironment = .sandbox
+    ) async throws -> TestResponse {
+        let client = try await connect(environment: environment)
+        defer { Task { await client.close() } }
+        return try await client.send(path: "/3/device/\(token)", headers: try liveActivityHeaders(priority: priority), body: body)
+    }
+
+    /// Broadcasts on a channel and returns the answer.
+    func broadcast(
+        on channelID: String,
+        body: String,
+        expiration: String? = "0",
+        environment: APNSEnvironment = .sandbox
+    ) async throws -> TestResponse {
+        let client = try await connect(environment: environment)
+        defer { Task { await client.close() } }
+        var headers: [(String, String)] = [
+            try bearer(), ("apns-push-type", "liveactivity"), ("apns-channel-id", channelID), ("apns-priority", "10"),
+        ]
+        if let expiration { headers.append(("apns-expiration", expiration)) }
+        return try await client.send(path: "/4/broadcasts/apps/\(Self.bundleID)", headers: headers, body: body)
+    }
+
+    var nowSeconds: Int64 { Int64(clock.now.timeIntervalSince1970) }
+}
+
+/// Provider tokens already made, by `iat` and encoding.
+final class TokenCache: Sendable {
+    private let tokens = Mutex<[String: String]>([:])
+
+    func token(for key: String, make: () throws -> String) rethrows -> String {
+        if let token = tokens.withLock({ $0[key] }) { return token }
+        let token = try make()
+        tokens.withLock { $0[key] = token }
+        return token
+    }
+}
+
+enum FixtureError: Error {
+    case unexpected(Int, String)
 }
