@@ -63,7 +63,9 @@ public struct APNSEmulatorStateFile: Sendable, Codable, Hashable {
         if let demoKey {
             let p8 = directory.appendingPathComponent("AuthKey_\(demoKey.keyID).p8")
             // Created empty with 0600 first, so the secret never sits in a world-readable file.
-            manager.createFile(atPath: p8.path, contents: nil, attributes: [.posixPermissions: 0o600])
+            guard manager.createFile(atPath: p8.path, contents: nil, attributes: [.posixPermissions: 0o600]) else {
+                throw CocoaError(.fileWriteUnknown, userInfo: [NSFilePathErrorKey: p8.path])
+            }
             try manager.setAttributes([.posixPermissions: 0o600], ofItemAtPath: p8.path)
             let handle = try FileHandle(forWritingTo: p8)
             try handle.truncate(atOffset: 0)
