@@ -360,7 +360,9 @@ public final class APNSEmulator: Sendable {
     /// The pushes accepted for a device token or channel ID (the most recent
     /// ``APNSEmulatorConfiguration/historyPerTarget``), oldest first.
     public func pushes(to target: String, in environment: APNSEnvironment) -> [ReceivedPush] {
-        state.world.withLock { $0.environments[environment]?.history[target.lowercased()]?.elements ?? $0.environments[environment]?.history[target]?.elements ?? [] }
+        // Device tokens are kept in lower case (paths may carry upper-case hex); channel IDs as issued.
+        let history = state.world.withLock { $0.environments[environment]?.history }
+        return (history?[target] ?? history?[target.lowercased()])?.elements ?? []
     }
 
     /// Every request answered with an error (the most recent ones), oldest first.

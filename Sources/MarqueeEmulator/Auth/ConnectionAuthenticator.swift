@@ -14,6 +14,8 @@ struct ConnectionAuthenticator {
     }
 
     private struct AcceptedToken {
+        /// The whole `authorization` value it came in, for the per-request fast path.
+        let header: String
         let compact: String
         let identity: Identity
         let issuedAt: Int64
@@ -39,15 +41,23 @@ struct ConnectionAuthenticator {
         keyLookup: (String) -> APNSEmulatorSigningKey?
     ) -> Checked<Identity> {
         guard let authorization, !authorization.isEmpty else { return .failure(.missingProviderToken) }
+        let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
+        // Fast path: the header this connection already verified, byte for byte.
+        if let current, current.header == authorization {
+            guard Double(nowSeconds - current.issuedAt) <= configuration.providerTokenMaximumAge else {
+                return .failure(.expiredProviderToken)
+            }
+            return .success(current.identity)
+        }
         // Apple writes `bearer` in lower case; other capitalisations are UNCONFIRMED and accepted.
         guard authorization.count > 7, authorization.prefix(7).lowercased() == "bearer " else {
             return .failure(.invalidProviderToken)
         }
-        let compact = authorization.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let compact = String(authorization.dropFirst(7).drop { $0 == " " })
         guard !compact.isEmpty else { return .failure(.missingProviderToken) }
-        let nowSeconds = Int64(now.timeIntervalSince1970.rounded(.down))
 
         if let current, current.compact == compact {
+            // The same token with other spacing or capitalisation of `bearer`.
             guard Double(nowSeconds - current.issuedAt) <= configuration.providerTokenMaximumAge else {
                 return .failure(.expiredProviderToken)
             }
@@ -84,7 +94,7 @@ struct ConnectionAuthenticator {
             lastChange = now
         }
         if current?.identity.teamID != identity.teamID { ownedBundleIDs.removeAll() }
-        current = AcceptedToken(compact: compact, identity: identity, issuedAt: token.issuedAt)
+        current = AcceptedToken(header: authorization, compact: compact, identity: identity, issuedAt: token.issuedAt)
         if boundIdentity == nil { boundIdentity = identity }
         return .success(identity)
     }

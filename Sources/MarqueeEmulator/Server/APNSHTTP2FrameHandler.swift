@@ -144,7 +144,8 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         var headers = HPACKHeaders()
         headers.reserveCapacity(response.headers.count + 1)
         headers.add(name: ":status", value: Self.statusText(response.status))
-        for (name, value) in response.headers { headers.add(name: name, value: value) }
+        // Response IDs are unique per response: indexing them would only churn HPACK's table.
+        for (name, value) in response.headers { headers.add(name: name, value: value, indexing: .nonIndexable) }
         if response.body.isEmpty {
             context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
         } else {

@@ -12,7 +12,7 @@ struct APNSRequestProcessor: Sendable {
     private var environment: APNSEnvironment { listener.environment }
 
     /// The headers whose repetition APNs answers with `DuplicateHeaders`.
-    static let singletonHeaders: Set<String> = [
+    static let singletonHeaders: [String] = [
         "authorization", "apns-id", "apns-request-id", "apns-push-type", "apns-topic", "apns-priority",
         "apns-expiration", "apns-collapse-id", "apns-channel-id",
     ]
@@ -33,6 +33,68 @@ struct APNSRequestProcessor: Sendable {
     }
 
     // MARK: Shared steps
+
+    /// What every endpoint has checked before its own rules: the request ID to answer with, who the
+    /// provider token speaks for, and the time of the request.
+    struct Admission {
+        let id: String
+        let identity: ConnectionAuthenticator.Identity
+        let now: Date
+    }
+
+    /// The steps every endpoint shares, in APNs' order: injected faults, the endpoint's own routing
+    /// check (`precheck`), duplicate headers, the request ID's form, the provider token. Then
+    /// `answer` applies the endpoint's rules.
+    func respond(
+        to request: EmulatorRequest,
+        endpoint: APNSEmulatorFault.Endpoint,
+        idHeader: String,
+        authenticator: inout ConnectionAuthenticator,
+        precheck: () -> APNSErrorReason?,
+        answer: (Admission, inout ConnectionAuthenticator) -> EmulatorResponse
+    ) -> EmulatorResponse {
+        let requested = request.header(idHeader)
+        let id = requested ?? RandomIdentifiers.uuid()
+        let fault = injectedFault(for: endpoint, request: request, idHeader: idHeader, id: id)
+        if let response = fault.response { return response }
+        var response = admit(request, requested: requested, id: id, idHeader: idHeader, authenticator: &authenticator, precheck: precheck, answer: answer)
+        response.delay = fault.delay
+        return response
+    }
+
+    private func admit(
+        _ request: EmulatorRequest,
+        requested: String?,
+        id: String,
+        idHeader: String,
+        authenticator: inout ConnectionAuthenticator,
+        precheck: () -> APNSErrorReason?,
+        answer: (Admission, inout ConnectionAuthenticator) -> EmulatorResponse
+    ) -> EmulatorResponse {
+        if let reason = precheck() { return reject(reason, request: request, idHeader: idHeader, id: id) }
+        if request.duplicatedHeader(among: Self.singletonHeaders) != nil {
+            return reject(.duplicateHeaders, request: request, idHeader: idHeader, id: id)
+        }
+        if let requested, !RandomIdentifiers.isCanonicalUUID(requested) {
+            return reject(.badMessageId, request: request, idHeader: idHeader, id: id)
+        }
+        let now = state.now
+        let state = self.state
+        let result = authenticator.authenticate(
+            authorization: request.header("authorization"),
+            now: now,
+            configuration: configuration,
+            keyLookup: { state.key(id: $0) }
+        )
+        switch result {
+        case .failure(let reason):
+            return reject(reason, request: request, idHeader: idHeader, id: id, now: now)
+        case .success(let identity):
+            var response = answer(Admission(id: id, identity: identity, now: now), &authenticator)
+            response.authenticated = true
+            return response
+        }
+    }
 
     /// Records and builds an error response.
     func reject(
@@ -59,7 +121,7 @@ struct APNSRequestProcessor: Sendable {
     }
 
     /// Applies the injected faults for this request: a response, a reset or a delay.
-    func injectedFault(
+    private func injectedFault(
         for endpoint: APNSEmulatorFault.Endpoint,
         request: EmulatorRequest,
         idHeader: String,
@@ -90,27 +152,6 @@ struct APNSRequestProcessor: Sendable {
         return (nil, delay)
     }
 
-    /// Checks the provider token; on failure returns the error response.
-    func authenticate(
-        _ request: EmulatorRequest,
-        authenticator: inout ConnectionAuthenticator,
-        idHeader: String,
-        id: String,
-        now: Date
-    ) -> Result<ConnectionAuthenticator.Identity, EmulatorResponseBox> {
-        let state = self.state
-        let result = authenticator.authenticate(
-            authorization: request.header("authorization"),
-            now: now,
-            configuration: configuration,
-            keyLookup: { state.key(id: $0) }
-        )
-        switch result {
-        case .success(let identity): return .success(identity)
-        case .failure(let reason): return .failure(EmulatorResponseBox(reject(reason, request: request, idHeader: idHeader, id: id, now: now)))
-        }
-    }
-
     /// Parses `apns-expiration`: `nil` when absent, `.failure` when not a non-negative integer.
     static func expiration(_ text: String?) -> Checked<Int64?> {
         guard let text else { return .success(nil) }
@@ -138,10 +179,4 @@ struct APNSRequestProcessor: Sendable {
             return app.broadcastEnabled ? nil : .featureNotEnabled
         }
     }
-}
-
-/// A response carried through `Result`'s failure (responses are not errors themselves).
-struct EmulatorResponseBox: Error {
-    let response: EmulatorResponse
-    init(_ response: EmulatorResponse) { self.response = response }
 }

@@ -9,35 +9,26 @@ struct BroadcastExchange {
     let request: EmulatorRequest
 
     func respond(authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
-        let requested = request.header("apns-request-id")
-        let requestID = requested ?? RandomIdentifiers.uuid()
-        let fault = processor.injectedFault(for: .broadcast, request: request, idHeader: "apns-request-id", id: requestID)
-        if let response = fault.response { return response }
-        var response = answer(requestID: requestID, requestedID: requested, authenticator: &authenticator)
-        response.delay = fault.delay
-        return response
+        processor.respond(
+            to: request,
+            endpoint: .broadcast,
+            idHeader: "apns-request-id",
+            authenticator: &authenticator,
+            precheck: { request.method == "POST" ? nil : .methodNotAllowed },
+            answer: { admission, _ in
+                validatedAnswer(
+                    requestID: admission.id,
+                    identity: admission.identity,
+                    now: admission.now,
+                    environment: processor.listener.environment,
+                    configuration: processor.state.configuration
+                )
+            }
+        )
     }
 
     private func reject(_ reason: APNSErrorReason, _ requestID: String, now: Date? = nil) -> EmulatorResponse {
         processor.reject(reason, request: request, idHeader: "apns-request-id", id: requestID, now: now)
-    }
-
-    private func answer(requestID: String, requestedID: String?, authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
-        let state = processor.state
-        let configuration = state.configuration
-        let environment = processor.listener.environment
-        guard request.method == "POST" else { return reject(.methodNotAllowed, requestID) }
-        if request.duplicatedHeader(among: APNSRequestProcessor.singletonHeaders) != nil { return reject(.duplicateHeaders, requestID) }
-        if let requestedID, !RandomIdentifiers.isCanonicalUUID(requestedID) { return reject(.badMessageId, requestID) }
-        let now = state.now
-        let identity: ConnectionAuthenticator.Identity
-        switch processor.authenticate(request, authenticator: &authenticator, idHeader: "apns-request-id", id: requestID, now: now) {
-        case .success(let verified): identity = verified
-        case .failure(let box): return box.response
-        }
-        var response = validatedAnswer(requestID: requestID, identity: identity, now: now, environment: environment, configuration: configuration)
-        response.authenticated = true
-        return response
     }
 
     private func validatedAnswer(

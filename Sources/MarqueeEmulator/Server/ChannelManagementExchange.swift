@@ -14,54 +14,58 @@ struct ChannelManagementExchange {
     }
 
     func respond(authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
-        let requested = request.header("apns-request-id")
-        let requestID = requested ?? RandomIdentifiers.uuid()
-        let fault = processor.injectedFault(for: .channelManagement, request: request, idHeader: "apns-request-id", id: requestID)
-        if let response = fault.response { return response }
-        var response = answer(requestID: requestID, requestedID: requested, authenticator: &authenticator)
-        response.delay = fault.delay
-        return response
+        let route = Self.route(request)
+        return processor.respond(
+            to: request,
+            endpoint: .channelManagement,
+            idHeader: "apns-request-id",
+            authenticator: &authenticator,
+            precheck: {
+                if case .failure(let reason) = route { return reason }
+                return nil
+            },
+            answer: { admission, _ in
+                // The precheck refused every failed route, so this is always a success.
+                guard case .success(let (bundleID, operation)) = route else {
+                    return reject(.internalServerError, admission.id, now: admission.now)
+                }
+                return answer(bundleID: bundleID, operation: operation, admission: admission)
+            }
+        )
     }
 
     private func reject(_ reason: APNSErrorReason, _ requestID: String, now: Date? = nil) -> EmulatorResponse {
         processor.reject(reason, request: request, idHeader: "apns-request-id", id: requestID, now: now)
     }
 
-    private func answer(requestID: String, requestedID: String?, authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
-        let state = processor.state
-        // /1/apps/<bundleID>/channels or /1/apps/<bundleID>/all-channels; there is no /channels/<id>.
+    /// `/1/apps/<bundleID>/channels` or `/1/apps/<bundleID>/all-channels`; there is no `/channels/<id>`.
+    private static func route(_ request: EmulatorRequest) -> Checked<(String, Operation)> {
         let parts = request.path.split(separator: "?", maxSplits: 1)[0].split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 5, parts[0].isEmpty, parts[1] == "1", parts[2] == "apps", !parts[3].isEmpty else {
-            return reject(.badPath, requestID)
+            return .failure(.badPath)
         }
-        let bundleID = String(parts[3])
-        let operation: Operation
         switch (parts[4], request.method) {
-        case ("channels", "POST"): operation = .create
-        case ("channels", "GET"): operation = .read
-        case ("channels", "DELETE"): operation = .delete
-        case ("all-channels", "GET"): operation = .list
-        case ("channels", _), ("all-channels", _): return reject(.methodNotAllowed, requestID)
-        default: return reject(.badPath, requestID)
+        case ("channels", "POST"): return .success((String(parts[3]), .create))
+        case ("channels", "GET"): return .success((String(parts[3]), .read))
+        case ("channels", "DELETE"): return .success((String(parts[3]), .delete))
+        case ("all-channels", "GET"): return .success((String(parts[3]), .list))
+        case ("channels", _), ("all-channels", _): return .failure(.methodNotAllowed)
+        default: return .failure(.badPath)
         }
-        if request.duplicatedHeader(among: APNSRequestProcessor.singletonHeaders) != nil { return reject(.duplicateHeaders, requestID) }
-        if let requestedID, !RandomIdentifiers.isCanonicalUUID(requestedID) { return reject(.badMessageId, requestID) }
-        let now = state.now
-        let identity: ConnectionAuthenticator.Identity
-        switch processor.authenticate(request, authenticator: &authenticator, idHeader: "apns-request-id", id: requestID, now: now) {
-        case .success(let verified): identity = verified
-        case .failure(let box): return box.response
-        }
-        if let reason = processor.checkBroadcastTopic(bundleID, identity: identity) { return reject(reason, requestID, now: now) }
-        var response: EmulatorResponse
+    }
+
+    private func answer(bundleID: String, operation: Operation, admission: APNSRequestProcessor.Admission) -> EmulatorResponse {
+        let requestID = admission.id
+        let now = admission.now
+        if let reason = processor.checkBroadcastTopic(bundleID, identity: admission.identity) { return reject(reason, requestID, now: now) }
+        let response: EmulatorResponse
         switch operation {
         case .create: response = create(bundleID: bundleID, requestID: requestID, now: now)
         case .read: response = read(bundleID: bundleID, requestID: requestID, now: now)
         case .delete: response = delete(bundleID: bundleID, requestID: requestID, now: now)
         case .list: response = list(bundleID: bundleID, requestID: requestID)
         }
-        response.authenticated = true
-        if response.status < 300 { state.world.withLock { $0.counters.channelRequestsAccepted += 1 } }
+        if response.status < 300 { processor.state.world.withLock { $0.counters.channelRequestsAccepted += 1 } }
         return response
     }
 

@@ -8,42 +8,27 @@ struct DevicePushExchange {
     let request: EmulatorRequest
 
     func respond(authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
-        let requested = request.header("apns-id")
-        let apnsID = requested ?? RandomIdentifiers.uuid()
-        let fault = processor.injectedFault(for: .devicePush, request: request, idHeader: "apns-id", id: apnsID)
-        if let response = fault.response { return response }
-        var response = answer(apnsID: apnsID, requestedID: requested, authenticator: &authenticator)
-        response.delay = fault.delay
-        return response
+        processor.respond(
+            to: request,
+            endpoint: .devicePush,
+            idHeader: "apns-id",
+            authenticator: &authenticator,
+            precheck: { request.method == "POST" ? nil : .methodNotAllowed },
+            answer: { admission, authenticator in
+                validatedAnswer(
+                    apnsID: admission.id,
+                    identity: admission.identity,
+                    authenticator: &authenticator,
+                    now: admission.now,
+                    environment: processor.listener.environment,
+                    configuration: processor.state.configuration
+                )
+            }
+        )
     }
 
     private func reject(_ reason: APNSErrorReason, _ apnsID: String, timestamp: Int64? = nil, now: Date? = nil) -> EmulatorResponse {
         processor.reject(reason, request: request, idHeader: "apns-id", id: apnsID, timestamp: timestamp, now: now)
-    }
-
-    private func answer(apnsID: String, requestedID: String?, authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
-        let state = processor.state
-        let configuration = state.configuration
-        let environment = processor.listener.environment
-        guard request.method == "POST" else { return reject(.methodNotAllowed, apnsID) }
-        if request.duplicatedHeader(among: APNSRequestProcessor.singletonHeaders) != nil { return reject(.duplicateHeaders, apnsID) }
-        if let requestedID, !RandomIdentifiers.isCanonicalUUID(requestedID) { return reject(.badMessageId, apnsID) }
-        let now = state.now
-        let identity: ConnectionAuthenticator.Identity
-        switch processor.authenticate(request, authenticator: &authenticator, idHeader: "apns-id", id: apnsID, now: now) {
-        case .success(let verified): identity = verified
-        case .failure(let box): return box.response
-        }
-        var response = validatedAnswer(
-            apnsID: apnsID,
-            identity: identity,
-            authenticator: &authenticator,
-            now: now,
-            environment: environment,
-            configuration: configuration
-        )
-        response.authenticated = true
-        return response
     }
 
     private func validatedAnswer(

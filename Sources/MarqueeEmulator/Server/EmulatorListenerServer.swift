@@ -38,8 +38,11 @@ enum EmulatorListenerServer {
         group: any EventLoopGroup
     ) async throws -> any Channel {
         let processor = APNSRequestProcessor(state: state, listener: listener)
-        var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
-        connectionConfiguration.initialSettings = APNSHTTP2FrameHandler.initialSettings(configuration: state.configuration)
+        let connectionConfiguration = {
+            var configuration = NIOHTTP2Handler.ConnectionConfiguration()
+            configuration.initialSettings = APNSHTTP2FrameHandler.initialSettings(configuration: state.configuration)
+            return configuration
+        }()
         let streamConfiguration = NIOHTTP2Handler.StreamConfiguration()
         let bootstrap = ServerBootstrap(group: group)
             .serverChannelOption(.backlog, value: 256)

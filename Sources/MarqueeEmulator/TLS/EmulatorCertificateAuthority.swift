@@ -4,12 +4,22 @@ import SwiftASN1
 import X509
 
 /// A throwaway certificate authority and the leaf it issues for the emulator's TLS listeners,
-/// valid for `127.0.0.1`, `::1` and `localhost`. Clients trust the CA (`curl --cacert`), never the leaf.
+/// valid for `127.0.0.1`, `::1`, `localhost` and Apple's APNs host names, so that a client can keep
+/// Apple's URLs unchanged and only be routed to the emulator (`curl --connect-to`). Clients trust
+/// the CA (`curl --cacert`), never the leaf.
 struct EmulatorCertificateAuthority: Sendable {
     let caCertificatePEM: String
     let leafCertificatePEM: String
     /// The leaf's PEM private key. It lives only in memory and is never logged.
     let leafPrivateKeyPEM: String
+
+    /// Apple's host names for device push, broadcast and channel management, plus the aliases the
+    /// reference lists (`api.development...`, `api-broadcast...`).
+    static let appleHostNames = [
+        "api.push.apple.com", "api.sandbox.push.apple.com", "api.development.push.apple.com",
+        "api-broadcast.push.apple.com", "api-broadcast.sandbox.push.apple.com",
+        "api-manage-broadcast.push.apple.com", "api-manage-broadcast.sandbox.push.apple.com",
+    ]
 
     /// Generates a fresh CA (P-256) and a leaf signed by it, valid from an hour ago for a year.
     static func generate(now: Date = Date()) throws -> EmulatorCertificateAuthority {
@@ -60,7 +70,8 @@ struct EmulatorCertificateAuthority: Sendable {
                 try ExtendedKeyUsage([.serverAuth])
                 SubjectKeyIdentifier(hash: leafPublicKey)
                 AuthorityKeyIdentifier(keyIdentifier: caKeyIdentifier.keyIdentifier)
-                SubjectAlternativeNames([
+                SubjectAlternativeNames(
+                    Self.appleHostNames.map { GeneralName.dnsName($0) } + [
                     .dnsName("localhost"),
                     .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
                     .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),

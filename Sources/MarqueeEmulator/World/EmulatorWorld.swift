@@ -75,19 +75,13 @@ struct EmulatorWorld: Sendable {
         }
     }
 
-    /// Runs `body` on one environment's world in place.
+    /// Runs `body` on one environment's world in place. (Through the dictionary's in-place
+    /// accessor: copying an environment out and back would copy its tables on every request.)
     mutating func withEnvironment<Result, Failure: Error>(
         _ environment: APNSEnvironment,
         _ body: (inout EnvironmentWorld) throws(Failure) -> Result
     ) throws(Failure) -> Result {
-        var world = environments[environment] ?? EnvironmentWorld()
-        defer { environments[environment] = world }
-        return try body(&world)
-    }
-
-    mutating func record(_ push: ReceivedPush) {
-        let capacity = historyPerTarget
-        environments[push.environment, default: EnvironmentWorld()].record(push, capacity: capacity)
+        try body(&environments[environment, default: EnvironmentWorld()])
     }
 
     mutating func recordRejection(_ rejection: RejectedRequest) {

@@ -32,14 +32,8 @@ extension EnvironmentWorld {
             )
         case .update(_, let activityID):
             guard var state = activities[activityID] else { return DeviceVerdict(outcome: .ignored("no such activity")) }
-            let verdict = Self.apply(
-                payload: payload,
-                to: &state,
-                priority: priority,
-                countsAgainstBudget: true,
-                now: now,
-                configuration: configuration
-            )
+            let context = UpdateContext(priority: priority, countsAgainstBudget: true, now: now, configuration: configuration)
+            let verdict = Self.apply(payload: payload, to: &state, context: context)
             if case .applied = verdict.outcome, state.activity.endedAt != nil { unsubscribe(state.activity) }
             activities[activityID] = state
             return verdict
@@ -56,18 +50,12 @@ extension EnvironmentWorld {
     ) -> [DeliveryOutcome] {
         guard var channel = channels[channelID] else { return [] }
         channel.channel.broadcastsReceived += 1
+        let context = UpdateContext(priority: priority, countsAgainstBudget: false, now: now, configuration: configuration)
         var outcomes: [DeliveryOutcome] = []
         var stillSubscribed: [String] = []
         for activityID in channel.channel.subscriberIDs {
             guard var state = activities[activityID] else { continue }
-            let verdict = Self.apply(
-                payload: payload,
-                to: &state,
-                priority: priority,
-                countsAgainstBudget: false,
-                now: now,
-                configuration: configuration
-            )
+            let verdict = Self.apply(payload: payload, to: &state, context: context)
             outcomes.append(verdict.outcome)
             if state.activity.endedAt == nil { stillSubscribed.append(activityID) }
             activities[activityID] = state
@@ -162,39 +150,29 @@ extension EnvironmentWorld {
         return DeviceVerdict(outcome: .applied)
     }
 
+    /// How one update is delivered: its priority, whether it counts against the activity's
+    /// priority-10 budget (device pushes do, broadcasts do not), and the device's clock and rules.
+    struct UpdateContext {
+        let priority: APNSPriority
+        let countsAgainstBudget: Bool
+        let now: Date
+        let configuration: APNSEmulatorConfiguration
+    }
+
     /// Applies an `update` or `end` to one activity with the device's rules: ended activities ignore
     /// pushes, a `timestamp` not newer than the last applied one is ignored, priority 10 counts
-    /// against the hourly budget when `countsAgainstBudget`.
-    private static func apply(
-        payload: JSONValue?,
-        to state: inout ActivityState,
-        priority: APNSPriority,
-        countsAgainstBudget: Bool,
-        now: Date,
-        configuration: APNSEmulatorConfiguration
-    ) -> DeviceVerdict {
-        state.activity.settle(now: now, configuration: configuration)
-        let verdict = verdictForUpdate(
-            payload: payload,
-            to: &state,
-            priority: priority,
-            countsAgainstBudget: countsAgainstBudget,
-            now: now,
-            configuration: configuration
-        )
+    /// against the hourly budget when the context says so.
+    private static func apply(payload: JSONValue?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
+        state.activity.settle(now: context.now, configuration: context.configuration)
+        let verdict = verdictForUpdate(payload: payload, to: &state, context: context)
         if case .ignored = verdict.outcome { state.activity.updatesIgnored += 1 } else { state.activity.updatesApplied += 1 }
-        state.activity.settle(now: now, configuration: configuration)
+        state.activity.settle(now: context.now, configuration: context.configuration)
         return verdict
     }
 
-    private static func verdictForUpdate(
-        payload: JSONValue?,
-        to state: inout ActivityState,
-        priority: APNSPriority,
-        countsAgainstBudget: Bool,
-        now: Date,
-        configuration: APNSEmulatorConfiguration
-    ) -> DeviceVerdict {
+    private static func verdictForUpdate(payload: JSONValue?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
+        let now = context.now
+        let configuration = context.configuration
         guard state.activity.endedAt == nil else { return DeviceVerdict(outcome: .ignored("the activity has ended")) }
         guard case .object(let aps)? = payload?["aps"] else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
         let isEnd: Bool
@@ -208,7 +186,7 @@ extension EnvironmentWorld {
         if let timestamp, let last = state.activity.lastTimestamp, timestamp <= last {
             return DeviceVerdict(outcome: .ignored("timestamp \(timestamp) is not newer than \(last)"))
         }
-        if countsAgainstBudget, priority == .immediate, let budget = configuration.priorityTenBudgetPerHour {
+        if context.countsAgainstBudget, context.priority == .immediate, let budget = configuration.priorityTenBudgetPerHour {
             state.recentPriorityTen.removeAll { now.timeIntervalSince($0) >= 3600 }
             guard state.recentPriorityTen.count < budget else {
                 return DeviceVerdict(outcome: .ignored("priority-10 budget exhausted"), overBudget: true)
