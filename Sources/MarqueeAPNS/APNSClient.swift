@@ -208,7 +208,9 @@ public final class APNSClient: Sendable {
         requestID: UUID,
         body: ByteBuffer? = nil
     ) async throws(APNSError) -> APNSResponse {
-        try await perform(
+        try APNSHeaderValue.validate(path, name: "the bundle ID")
+        if let channelID { try APNSHeaderValue.validate(channelID, name: "apns-channel-id") }
+        return try await perform(
             .manageChannels(APNSChannelRequest(method: method, path: path, channelID: channelID, requestID: requestID, body: body)),
             on: managementPool
         )

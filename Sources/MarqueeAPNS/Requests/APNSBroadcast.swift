@@ -29,7 +29,8 @@ public struct APNSBroadcast: Sendable {
         expiration: APNSExpiration? = nil,
         requestID: UUID? = nil
     ) throws(APNSError) {
-        guard !channelID.isEmpty else { throw .invalidRequest("a broadcast needs a channel ID") }
+        try APNSHeaderValue.validate(bundleID, name: "the bundle ID")
+        try APNSHeaderValue.validate(channelID, name: "apns-channel-id")
         guard payload.readableBytes > 0 else { throw .invalidRequest("the payload is empty") }
         guard payload.readableBytes <= APNSPayloadLimit.broadcast else {
             throw .payloadTooLarge(size: payload.readableBytes, limit: APNSPayloadLimit.broadcast)

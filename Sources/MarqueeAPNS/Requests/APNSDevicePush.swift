@@ -85,13 +85,17 @@ public struct APNSDevicePush: Sendable {
         apnsID: UUID?
     ) throws(APNSError) {
         try Self.validate(deviceToken: deviceToken)
+        try APNSHeaderValue.validate(topic, name: "apns-topic")
         guard payload.readableBytes > 0 else { throw .invalidRequest("the payload is empty") }
         guard payload.readableBytes <= APNSPayloadLimit.device else {
             throw .payloadTooLarge(size: payload.readableBytes, limit: APNSPayloadLimit.device)
         }
         guard priority != .low else { throw .invalidRequest("Live Activity device pushes use priority 5 or 10") }
-        if let collapseID, collapseID.utf8.count > APNSPayloadLimit.collapseIDBytes {
-            throw .invalidRequest("apns-collapse-id is over \(APNSPayloadLimit.collapseIDBytes) bytes")
+        if let collapseID {
+            try APNSHeaderValue.validate(collapseID, name: "apns-collapse-id")
+            guard collapseID.utf8.count <= APNSPayloadLimit.collapseIDBytes else {
+                throw .invalidRequest("apns-collapse-id is over \(APNSPayloadLimit.collapseIDBytes) bytes")
+            }
         }
         self.deviceToken = deviceToken
         self.path = Self.pathPrefix + deviceToken

@@ -39,7 +39,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     private(set) var becameReady = false
     private var context: ChannelHandlerContext?
     private var nextStreamID: Int32 = 1
-    private var inFlight: [HTTP2StreamID: InFlight] = [:]
+    private var inFlight: APNSStreamTable<InFlight>
     /// SETTINGS_MAX_CONCURRENT_STREAMS; HTTP/2 says unlimited until the server names a number.
     private var serverMaxConcurrentStreams = Int.max
     /// APNs allows one stream on a token connection until a request with a valid token was accepted.
@@ -55,13 +55,13 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     init(pool: APNSConnectionPool, connectionID: Int) {
         self.pool = pool
         self.connectionID = connectionID
+        self.inFlight = APNSStreamTable(minimumCapacity: 4 * pool.configuration.maximumStreamsPerConnection)
     }
 
     /// How many more streams the pool may open here now.
     var availableStreams: Int {
-        guard state == .ready else { return 0 }
-        let limit = tokenAccepted ? min(serverMaxConcurrentStreams, pool.configuration.maximumStreamsPerConnection) : 1
-        return max(0, limit - inFlight.count)
+        guard state == .ready, inFlight.canInsert(HTTP2StreamID(nextStreamID)) else { return 0 }
+        return max(0, effectiveStreamLimit - inFlight.count)
     }
 
     /// The stream limit in force: 1 until a token was accepted, then the server's.
@@ -120,7 +120,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             authorization: authorization,
             now: now
         )
-        inFlight[streamID] = InFlight(request: request, tokenGeneration: generation, response: nil)
+        inFlight.insert(InFlight(request: request, tokenGeneration: generation, response: nil), for: streamID)
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))),
             promise: nil
@@ -235,7 +235,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
         case .goAway(let lastStreamID, let errorCode, let opaqueData):
             receivedGoAway(lastStreamID: lastStreamID, errorCode: errorCode, debugData: opaqueData)
         case .rstStream(let errorCode):
-            guard let entry = inFlight.removeValue(forKey: frame.streamID) else { return }
+            guard let entry = inFlight.remove(frame.streamID) else { return }
             if errorCode == .refusedStream {
                 // RFC 9113: a refused stream was not processed, so it is safe to send again.
                 pool.requeueUnprocessed([entry.request])
@@ -251,7 +251,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     }
 
     private func complete(_ streamID: HTTP2StreamID, entry: InFlight) {
-        inFlight.removeValue(forKey: streamID)
+        inFlight.remove(streamID)
         guard let response = entry.response else { return }
         if !tokenAccepted && response.status != 403 {
             // Any answer other than an authentication failure means APNs took the token.
@@ -271,12 +271,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
             metadata: ["apns.connection": "\(connectionID)", "apns.last_stream_id": "\(lastStreamID)", "apns.reason": "\(reason)", "http2.error": "\(errorCode)"]
         )
         // Streams above last-stream-id were never processed: send them again elsewhere, in order.
-        let unprocessed = inFlight.keys.filter { $0 > lastStreamID }.sorted()
-        var requests: [APNSQueuedRequest] = []
-        requests.reserveCapacity(unprocessed.count)
-        for streamID in unprocessed {
-            if let entry = inFlight.removeValue(forKey: streamID) { requests.append(entry.request) }
-        }
+        let requests = inFlight.removeAll { $0 > lastStreamID }.map(\.request)
         if state != .closed { state = .draining }
         pool.connectionStartedDraining(self)
         if !requests.isEmpty { pool.requeueUnprocessed(requests) }
@@ -315,7 +310,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent, let entry = inFlight.removeValue(forKey: closed.streamID) {
+        if let closed = event as? StreamClosedEvent, let entry = inFlight.remove(closed.streamID) {
             // Closed without a complete response: the stream was reset locally or the connection is
             // going away. Whether APNs processed it is unknown, so it counts as a failed attempt.
             pool.requestFailed(entry.request, error: .connectionFailed("stream closed without a response"))
@@ -333,8 +328,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
         state = .closed
         pingTask?.cancel()
         pingTask = nil
-        let orphans = inFlight.sorted { $0.key < $1.key }.map(\.value.request)
-        inFlight.removeAll()
+        let orphans = inFlight.removeAll { _ in true }.map(\.request)
         pool.connectionClosed(self, orphans: orphans)
         context.fireChannelInactive()
     }

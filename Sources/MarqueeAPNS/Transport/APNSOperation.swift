@@ -101,12 +101,19 @@ struct APNSResponse: Sendable {
     var channelID: String?
     var body: ByteBuffer?
 
+    /// One pass over the block; HTTP/2 header names arrive in lower case.
     init(headers: HPACKHeaders) {
-        status = headers.first(name: ":status").flatMap { Int($0) } ?? 0
-        apnsID = headers.first(name: "apns-id")
-        requestID = headers.first(name: "apns-request-id")
-        uniqueID = headers.first(name: "apns-unique-id")
-        channelID = headers.first(name: "apns-channel-id")
+        status = 0
+        for (name, value, _) in headers {
+            switch name {
+            case ":status": status = Int(value) ?? 0
+            case "apns-id": apnsID = value
+            case "apns-request-id": requestID = value
+            case "apns-unique-id": uniqueID = value
+            case "apns-channel-id": channelID = value
+            default: break
+            }
+        }
     }
 
     var isSuccess: Bool { (200..<300).contains(status) }
