@@ -103,6 +103,22 @@ struct APNSClientFailureTests {
         }
     }
 
+    @Test("shutdown answers a request waiting out its back-off with clientShutDown instead of leaving it hanging")
+    func shutdownDuringBackoff() async throws {
+        let slowRetries = APNSRetryPolicy(maximumAttempts: 3, initialDelay: .seconds(600), maximumDelay: .seconds(600))
+        try await withEmulatorClient(retryPolicy: slowRetries) { fixture in
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            fixture.emulator.injectFault(APNSEmulatorFault(.respond(.serviceUnavailable), endpoints: [.devicePush]))
+            let push = try APNSDevicePush(deviceToken: device.deviceToken, bundleID: fixture.bundleID, payload: Self.body)
+            let client = fixture.client
+            let pending = Task { try await client.send(push) }
+            while fixture.emulator.counters.injectedFaults == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            await client.shutdown()
+            let result = await pending.result
+            #expect(throws: APNSError.clientShutDown) { try result.get() }
+        }
+    }
+
     @Test("with nothing listening, connection attempts are bounded and the request fails as retryLater")
     func noServer() async throws {
         let client = try APNSClient(

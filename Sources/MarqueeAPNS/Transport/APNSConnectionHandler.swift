@@ -168,6 +168,11 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     }
 
     func channelActive(context: ChannelHandlerContext) {
+        // A connection attempt that completes after shutdown has nobody to serve.
+        if pool.isShutDown {
+            context.close(promise: nil)
+            return
+        }
         lastReadAt = .now()
         let interval = pool.configuration.pingInterval
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)

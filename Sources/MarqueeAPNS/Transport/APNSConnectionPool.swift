@@ -40,8 +40,9 @@ final class APNSConnectionPool: @unchecked Sendable {
     private var dirtySinks: [ObjectIdentifier: any APNSResponseSink] = [:]
     /// The sink marked dirty last: a batch's completions come in runs, so most marks are repeats.
     private var lastDirtySink: (any APNSResponseSink)?
-    private var isShutDown = false
-    private var retryTimers: [Int: Scheduled<Void>] = [:]
+    private(set) var isShutDown = false
+    /// Requests waiting out a back-off, with their timers, so that shutdown can answer them.
+    private var retryTimers: [Int: (timer: Scheduled<Void>, request: APNSQueuedRequest)] = [:]
     private var nextRetryTimerID = 0
 
     init(
@@ -313,11 +314,12 @@ final class APNSConnectionPool: @unchecked Sendable {
         let timerID = nextRetryTimerID
         nextRetryTimerID += 1
         let loopBoundRetry = NIOLoopBound(retry, eventLoop: eventLoop)
-        retryTimers[timerID] = eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) { [self] in
+        let timer = eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) { [self] in
             retryTimers.removeValue(forKey: timerID)
             queue.append(loopBoundRetry.value)
             dispatch()
         }
+        retryTimers[timerID] = (timer, retry)
     }
 
     private func finish(_ request: APNSQueuedRequest, result: Result<APNSResponse, APNSError>) {
@@ -359,7 +361,10 @@ final class APNSConnectionPool: @unchecked Sendable {
             isShutDown = true
             reconnect?.cancel()
             reconnect = nil
-            for timer in retryTimers.values { timer.cancel() }
+            for (timer, request) in retryTimers.values {
+                timer.cancel()
+                finish(request, result: .failure(.clientShutDown))
+            }
             retryTimers.removeAll()
             failAllQueued(.clientShutDown)
             let closing = connections.map { connection in
