@@ -60,7 +60,9 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     /// How many more streams the pool may open here now.
     var availableStreams: Int {
-        guard state == .ready, inFlight.canInsert(HTTP2StreamID(nextStreamID)) else { return 0 }
+        guard state == .ready, context != nil, inFlight.canInsert(HTTP2StreamID(nextStreamID)) else {
+            return 0
+        }
         return max(0, effectiveStreamLimit - inFlight.count)
     }
 
@@ -110,7 +112,11 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
 
     /// Writes one request on a new stream; `flush()` sends a batch of them.
     func write(_ request: APNSQueuedRequest, authorization: String, now: Date) {
-        guard let context, let generation = token?.generation else { return }
+        guard let context, let generation = token?.generation else {
+            // Unreachable while `availableStreams` is checked first; never drop a request regardless.
+            pool.requeueUnprocessed([request])
+            return
+        }
         let streamID = HTTP2StreamID(nextStreamID)
         nextStreamID += 2
         let body = request.operation.body
