@@ -82,10 +82,9 @@ struct BroadcastExchange {
 
         guard request.bodyLength > 0 else { return reject(.payloadEmpty, requestID, now: now) }
         guard request.bodyLength <= APNSPayloadLimit.broadcast else { return reject(.payloadTooLarge, requestID, now: now) }
-        guard let payload = try? JSONParser.parse(request.body) else { return reject(.badRequestPayload, requestID, now: now) }
+        guard let payload = PushPayload(bytes: request.body) else { return reject(.badRequestPayload, requestID, now: now) }
 
         let uniqueID = RandomIdentifiers.uuid()
-        let payloadText = String(decoding: request.body, as: UTF8.self)
         state.world.withLock { world in
             let capacity = world.historyPerTarget
             world.counters.broadcastsAccepted += 1
@@ -109,7 +108,7 @@ struct BroadcastExchange {
                         priority: priority.rawValue,
                         expiration: expiration,
                         collapseID: nil,
-                        payload: payloadText,
+                        payloadBytes: request.body,
                         outcomes: outcomes
                     ),
                     capacity: capacity

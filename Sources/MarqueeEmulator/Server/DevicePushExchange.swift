@@ -79,7 +79,7 @@ struct DevicePushExchange {
         guard request.bodyLength > 0 else { return reject(.payloadEmpty, apnsID, now: now) }
         let limit = pushType == .voip ? APNSPayloadLimit.voip : APNSPayloadLimit.device
         guard request.bodyLength <= limit else { return reject(.payloadTooLarge, apnsID, now: now) }
-        let payload = try? JSONParser.parse(request.body)
+        let payload = PushPayload(bytes: request.body)
         if payload == nil, configuration.rejectsMalformedDevicePayload { return reject(.badRequestPayload, apnsID, now: now) }
 
         guard RandomIdentifiers.isHexToken(tokenText) else { return reject(.badDeviceToken, apnsID, now: now) }
@@ -90,7 +90,6 @@ struct DevicePushExchange {
             case rejected(APNSErrorReason, timestamp: Int64?)
         }
         let uniqueID = environment == .sandbox ? RandomIdentifiers.uuid() : nil
-        let payloadText = String(decoding: request.body, as: UTF8.self)
         let verdict = state.world.withLock { world -> Verdict in
             let capacity = world.historyPerTarget
             let verdict = world.withEnvironment(environment) { env -> Verdict in
@@ -124,7 +123,7 @@ struct DevicePushExchange {
                             priority: priority.rawValue,
                             expiration: expiration,
                             collapseID: collapseID,
-                            payload: payloadText,
+                            payloadBytes: request.body,
                             outcomes: [verdict.outcome]
                         ),
                         capacity: capacity

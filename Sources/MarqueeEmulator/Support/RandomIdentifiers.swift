@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 
 /// Identifiers the emulator mints: tokens are random bytes shown as lowercase hex, channel IDs are
 /// base64 of random bytes (as Apple's look), request IDs are lowercase canonical UUIDs.
@@ -25,26 +26,42 @@ enum RandomIdentifiers {
         return Data(bytes).base64EncodedString()
     }
 
-    /// A random (version 4) lowercase canonical UUID, the form of `apns-id`, `apns-request-id` and
-    /// `apns-unique-id`. Formatted by hand: Foundation's `UUID` opens `/dev/urandom` and formats
-    /// through `printf`, which costs more than the rest of a request.
-    static func uuid() -> String {
+    private static let uuidSeed: (UInt64, UInt64) = {
         var generator = SystemRandomNumberGenerator()
-        var high = generator.next()
-        var low = generator.next()
-        high = (high & ~0xF000) | 0x4000  // version 4
-        low = (low & ~(0xC << 60)) | (0x8 << 60)  // RFC 4122 variant
-        var text = [UInt8](repeating: UInt8(ascii: "-"), count: 36)
-        var position = 0
-        for (word, digits) in [(high, 16), (low, 16)] {
-            for digit in 0..<digits {
-                if position == 8 || position == 13 || position == 18 || position == 23 { position += 1 }
-                let nibble = Int((word >> UInt64(60 - 4 * digit)) & 0xF)
-                text[position] = hexDigits[nibble]
-                position += 1
+        return (generator.next(), generator.next())
+    }()
+    private static let uuidCounter = Atomic<UInt64>(0)
+
+    /// A lowercase canonical (version 4 shaped) UUID, the form of `apns-id`, `apns-request-id` and
+    /// `apns-unique-id`. These name responses, not secrets, so they come from a counter scrambled
+    /// with a random per-process seed (SplitMix64 is a bijection: no two are equal) instead of a
+    /// system call per ID; Foundation's `UUID` also opens `/dev/urandom` and formats through
+    /// `printf`, which cost more than the rest of a request.
+    static func uuid() -> String {
+        let n = uuidCounter.wrappingAdd(1, ordering: .relaxed).newValue
+        let high = (splitMix64(uuidSeed.0 &+ n) & ~0xF000) | 0x4000  // version 4
+        let low = (splitMix64(uuidSeed.1 &+ n) & ~(0xC << 60)) | (0x8 << 60)  // RFC 4122 variant
+        return String(unsafeUninitializedCapacity: 36) { buffer in
+            var position = 0
+            for word in [high, low] {
+                for digit in 0..<16 {
+                    if position == 8 || position == 13 || position == 18 || position == 23 {
+                        buffer[position] = UInt8(ascii: "-")
+                        position += 1
+                    }
+                    buffer[position] = hexDigits[Int((word >> UInt64(60 - 4 * digit)) & 0xF)]
+                    position += 1
+                }
             }
+            return position
         }
-        return String(decoding: text, as: UTF8.self)
+    }
+
+    private static func splitMix64(_ value: UInt64) -> UInt64 {
+        var z = value &+ 0x9E37_79B9_7F4A_7C15
+        z = (z ^ (z >> 30)) &* 0xBF58_476D_1CE4_E5B9
+        z = (z ^ (z >> 27)) &* 0x94D0_49BB_1331_11EB
+        return z ^ (z >> 31)
     }
 
     /// Whether `text` is a canonical 8-4-4-4-12 hexadecimal UUID (`apns-id`, `apns-request-id`).

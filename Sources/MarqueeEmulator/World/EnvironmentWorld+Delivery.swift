@@ -12,7 +12,7 @@ extension EnvironmentWorld {
     /// Delivers an accepted device push to what its token stands for, as the device would treat it.
     mutating func deliverDevicePush(
         to target: TokenTarget,
-        payload: JSONValue?,
+        payload: PushPayload?,
         priority: APNSPriority,
         now: Date,
         environment: APNSEnvironment,
@@ -43,7 +43,7 @@ extension EnvironmentWorld {
     /// Delivers an accepted broadcast to every activity subscribed to `channelID`.
     mutating func deliverBroadcast(
         channelID: String,
-        payload: JSONValue?,
+        payload: PushPayload?,
         priority: APNSPriority,
         now: Date,
         configuration: APNSEmulatorConfiguration
@@ -68,23 +68,25 @@ extension EnvironmentWorld {
     private mutating func start(
         deviceID: String,
         attributesType: String,
-        payload: JSONValue?,
+        payload: PushPayload?,
         now: Date,
         environment: APNSEnvironment,
         configuration: APNSEmulatorConfiguration
     ) -> DeviceVerdict {
         guard var device = devices[deviceID] else { return DeviceVerdict(outcome: .ignored("no such device")) }
-        guard case .object(let aps)? = payload?["aps"] else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
+        guard let aps = payload?.aps else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
         guard case .string("start")? = aps["event"] else {
             return DeviceVerdict(outcome: .ignored("a push-to-start token takes start events only"))
         }
         guard case .string(let pushedType)? = aps["attributes-type"], pushedType == attributesType else {
             return DeviceVerdict(outcome: .ignored("attributes-type does not match the token's \(attributesType)"))
         }
-        guard let attributes = aps["attributes"], case .object = attributes else {
+        guard let attributesMember = aps.members.last(where: { $0.key == "attributes" }),
+            aps.bytes[attributesMember.range.lowerBound] == UInt8(ascii: "{")
+        else {
             return DeviceVerdict(outcome: .ignored("a start needs attributes"))
         }
-        guard let alert = aps["alert"] else { return DeviceVerdict(outcome: .ignored("a start needs an alert")) }
+        guard aps.contains("alert") else { return DeviceVerdict(outcome: .ignored("a start needs an alert")) }
 
         let iOSVersion = device.device.iOSVersion
         var channelID: String?
@@ -114,6 +116,7 @@ extension EnvironmentWorld {
             device.recentStarts.append(now)
         }
 
+        let attributes = aps["attributes"] ?? .object(JSONObject())
         let activityID = RandomIdentifiers.uuid()
         var updateToken: String?
         if issuesToken {
@@ -138,7 +141,7 @@ extension EnvironmentWorld {
             dismissalDate: nil,
             lastTimestamp: Self.seconds(aps["timestamp"]),
             relevanceScore: Self.double(aps["relevance-score"]),
-            lastAlert: alert,
+            lastAlert: aps["alert"],
             updatesApplied: 0,
             updatesIgnored: 0
         )
@@ -162,7 +165,7 @@ extension EnvironmentWorld {
     /// Applies an `update` or `end` to one activity with the device's rules: ended activities ignore
     /// pushes, a `timestamp` not newer than the last applied one is ignored, priority 10 counts
     /// against the hourly budget when the context says so.
-    private static func apply(payload: JSONValue?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
+    private static func apply(payload: PushPayload?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
         state.activity.settle(now: context.now, configuration: context.configuration)
         let verdict = verdictForUpdate(payload: payload, to: &state, context: context)
         if case .ignored = verdict.outcome { state.activity.updatesIgnored += 1 } else { state.activity.updatesApplied += 1 }
@@ -170,11 +173,11 @@ extension EnvironmentWorld {
         return verdict
     }
 
-    private static func verdictForUpdate(payload: JSONValue?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
+    private static func verdictForUpdate(payload: PushPayload?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
         let now = context.now
         let configuration = context.configuration
         guard state.activity.endedAt == nil else { return DeviceVerdict(outcome: .ignored("the activity has ended")) }
-        guard case .object(let aps)? = payload?["aps"] else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
+        guard let aps = payload?.aps else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
         let isEnd: Bool
         switch aps["event"] {
         case .string("update")?: isEnd = false

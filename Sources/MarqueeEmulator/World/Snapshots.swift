@@ -172,10 +172,77 @@ public struct ReceivedPush: Sendable, Hashable, Codable {
     public var priority: Int
     public var expiration: Int64?
     public var collapseID: String?
-    /// The body as sent.
-    public var payload: String
+    /// The body as sent, byte for byte.
+    public var payloadBytes: [UInt8]
     /// What the device (or, for a broadcast, each subscriber) did with it.
     public var outcomes: [DeliveryOutcome]
+
+    /// The body as sent, as text. (Kept as bytes: recording must not cost a string per push.)
+    public var payload: String { String(decoding: payloadBytes, as: UTF8.self) }
+
+    private enum CodingKeys: String, CodingKey {
+        case receivedAt, environment, endpoint, target, requestID, uniqueID, pushType, priority, expiration, collapseID, payload, outcomes
+    }
+
+    public init(
+        receivedAt: Date,
+        environment: APNSEnvironment,
+        endpoint: Endpoint,
+        target: String,
+        requestID: String,
+        uniqueID: String?,
+        pushType: String?,
+        priority: Int,
+        expiration: Int64?,
+        collapseID: String?,
+        payloadBytes: [UInt8],
+        outcomes: [DeliveryOutcome]
+    ) {
+        self.receivedAt = receivedAt
+        self.environment = environment
+        self.endpoint = endpoint
+        self.target = target
+        self.requestID = requestID
+        self.uniqueID = uniqueID
+        self.pushType = pushType
+        self.priority = priority
+        self.expiration = expiration
+        self.collapseID = collapseID
+        self.payloadBytes = payloadBytes
+        self.outcomes = outcomes
+    }
+
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        receivedAt = try container.decode(Date.self, forKey: .receivedAt)
+        environment = try container.decode(APNSEnvironment.self, forKey: .environment)
+        endpoint = try container.decode(Endpoint.self, forKey: .endpoint)
+        target = try container.decode(String.self, forKey: .target)
+        requestID = try container.decode(String.self, forKey: .requestID)
+        uniqueID = try container.decodeIfPresent(String.self, forKey: .uniqueID)
+        pushType = try container.decodeIfPresent(String.self, forKey: .pushType)
+        priority = try container.decode(Int.self, forKey: .priority)
+        expiration = try container.decodeIfPresent(Int64.self, forKey: .expiration)
+        collapseID = try container.decodeIfPresent(String.self, forKey: .collapseID)
+        payloadBytes = Array(try container.decode(String.self, forKey: .payload).utf8)
+        outcomes = try container.decode([DeliveryOutcome].self, forKey: .outcomes)
+    }
+
+    public func encode(to encoder: any Encoder) throws {
+        var container = encoder.container(keyedBy: CodingKeys.self)
+        try container.encode(receivedAt, forKey: .receivedAt)
+        try container.encode(environment, forKey: .environment)
+        try container.encode(endpoint, forKey: .endpoint)
+        try container.encode(target, forKey: .target)
+        try container.encode(requestID, forKey: .requestID)
+        try container.encodeIfPresent(uniqueID, forKey: .uniqueID)
+        try container.encodeIfPresent(pushType, forKey: .pushType)
+        try container.encode(priority, forKey: .priority)
+        try container.encodeIfPresent(expiration, forKey: .expiration)
+        try container.encodeIfPresent(collapseID, forKey: .collapseID)
+        try container.encode(payload, forKey: .payload)
+        try container.encode(outcomes, forKey: .outcomes)
+    }
 }
 
 /// A request the emulator answered with an error, and why.
