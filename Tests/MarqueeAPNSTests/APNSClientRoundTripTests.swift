@@ -105,4 +105,35 @@ struct APNSClientRoundTripTests {
             #expect(fixture.emulator.rejectedRequests().last?.path == "/3/device/" + longToken)
         }
     }
+
+    @Test("cleartext h2c works for local targets")
+    func cleartext() async throws {
+        let configuration = EmulatorFixture.configuration { $0.h2c = true }
+        try await withEmulatorClient(emulator: configuration) { fixture in
+            let port = try #require(fixture.emulator.port(for: APNSEmulatorListener(environment: .sandbox, kind: .push, transport: .h2c)))
+            let key = fixture.key
+            let client = try APNSClient(
+                configuration: APNSClientConfiguration(
+                    environment: .sandbox,
+                    signingKey: try APNSSigningKey(pemRepresentation: key.p8PEM, keyID: key.keyID, teamID: key.teamID),
+                    pushEndpoint: APNSEndpoint(host: "127.0.0.1", port: port, security: .cleartext)
+                )
+            )
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            let push = try APNSDevicePush(
+                deviceToken: device.deviceToken,
+                bundleID: fixture.bundleID,
+                payload: ByteBuffer(string: #"{"aps":{}}"#)
+            )
+            let outcome: Result<APNSDeviceResult, APNSError>
+            do throws(APNSError) {
+                outcome = .success(try await client.send(push))
+            } catch {
+                outcome = .failure(error)
+            }
+            await client.shutdown()
+            #expect(throws: Never.self) { try outcome.get() }
+            #expect(fixture.emulator.counters.devicePushesAccepted == 1)
+        }
+    }
 }
