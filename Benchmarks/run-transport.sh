@@ -1,0 +1,40 @@
+#!/usr/bin/env bash
+# The transport benchmark: h2load's ceiling and MarqueeAPNS side by side against the same sink, in one
+# run, with the same request shape (N Live Activity start pushes of start-body.json, 1000 rotating
+# 64-hex tokens, liveactivity headers, a bearer JWT), one connection, M concurrent streams, TLS.
+#   Benchmarks/run-transport.sh [N=200000] [M=100] [RUNS=3]
+# Alternates the two RUNS times and prints each pair, each ratio, the median ratio and the machine
+# load. Builds the sender in release mode.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+SHARED=${MARQUEE_SHARED_BENCH:-$(cd "$HERE/../../.." && pwd)/shared/bench}
+[ -d "$SHARED" ] || SHARED=/work/shared/bench
+N=${1:-200000}; M=${2:-100}; RUNS=${3:-3}
+
+# The nginx sink: reuse one that is already up (its files in the default place), else start a private
+# one and stop it afterwards.
+SINK_DIR=${APNS_SINK_DIR:-/tmp/apns-sink}
+STARTED=""
+if ! curl -s -o /dev/null --http2-prior-knowledge http://127.0.0.1:8080/ 2>/dev/null; then
+  SINK_DIR=$(mktemp -d)/sink
+  APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" start >/dev/null
+  STARTED=1
+fi
+cleanup() { [ -n "$STARTED" ] && APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" stop >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+
+(cd "$HERE" && swift build -c release --product MarqueeTransportBenchmark >/dev/null)
+BIN="$HERE/.build/release/MarqueeTransportBenchmark"
+
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg)"
+ratios=()
+for run in $(seq "$RUNS"); do
+  ceiling=$(APNS_SINK_DIR="$SINK_DIR" "$SHARED/h2load-ceiling.sh" "$N" "$M" 8443 | sed -n 's/^h2load_req_per_s //p')
+  ours=$("$BIN" --count "$N" --warmup 20000 --streams "$M" --connections 1 --ca "$SINK_DIR/cert.pem" \
+      --body "$SHARED/start-body.json" | tee /dev/stderr | sed -n 's/^marquee_req_per_s //p')
+  ratio=$(awk -v a="$ours" -v b="$ceiling" 'BEGIN { printf "%.3f", a / b }')
+  ratios+=("$ratio")
+  echo "run $run: h2load_req_per_s $ceiling marquee_req_per_s $ours ratio $ratio (load $(cut -d' ' -f1 /proc/loadavg))"
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+echo "median ratio $(printf '%s\n' "${ratios[@]}" | sort -n | awk '{ a[NR] = $1 } END { print a[int((NR + 1) / 2)] }')"

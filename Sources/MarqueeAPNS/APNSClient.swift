@@ -1,0 +1,231 @@
+import Foundation
+import Logging
+import MarqueeCore
+import NIOCore
+import NIOPosix
+
+/// The APNs provider client for one signing key in one environment: Live Activity device pushes,
+/// broadcasts and channel management over pooled, long-lived HTTP/2 connections.
+///
+/// The surface is async/await; the hot path runs on event loops (see `APNSConnectionPool`). Retries
+/// (`retryLater` with back-off, one token renewal on `ExpiredProviderToken`, requests a GOAWAY left
+/// unprocessed) happen inside; what reaches the caller is final. Call `shutdown()` when done.
+public final class APNSClient: Sendable {
+    public let configuration: APNSClientConfiguration
+    let tokenCache: APNSProviderTokenCache
+    let pushPool: APNSConnectionPool
+    let managementPool: APNSConnectionPool
+    private let clock: any WallClock
+
+    /// - Parameters:
+    ///   - eventLoopGroup: where the connections live; each endpoint's pool stays on one loop.
+    ///   - clock: drives provider-token age and broadcast expirations.
+    ///   - logger: debug/trace only; never sees keys or tokens.
+    public init(
+        configuration: APNSClientConfiguration,
+        eventLoopGroup: any EventLoopGroup = MultiThreadedEventLoopGroup.singleton,
+        clock: any WallClock = SystemWallClock(),
+        logger: Logger = Logger(label: "marquee.apns", factory: { _ in SwiftLogNoOpLogHandler() })
+    ) throws(APNSError) {
+        self.configuration = configuration
+        self.clock = clock
+        var logger = logger
+        logger[metadataKey: "apns.environment"] = "\(configuration.environment)"
+        logger[metadataKey: "apns.key_id"] = "\(configuration.signingKey.keyID)"
+        tokenCache = APNSProviderTokenCache(
+            signingKey: configuration.signingKey,
+            clock: clock,
+            renewalAge: configuration.tokenRenewalAge
+        )
+        pushPool = try APNSConnectionPool(
+            eventLoop: eventLoopGroup.next(),
+            endpoint: configuration.pushEndpoint,
+            configuration: configuration.transport,
+            retryPolicy: configuration.retryPolicy,
+            tokenCache: tokenCache,
+            clock: clock,
+            logger: logger
+        )
+        managementPool = try APNSConnectionPool(
+            eventLoop: eventLoopGroup.next(),
+            endpoint: configuration.channelManagementEndpoint,
+            configuration: configuration.transport,
+            retryPolicy: configuration.retryPolicy,
+            tokenCache: tokenCache,
+            clock: clock,
+            logger: logger
+        )
+    }
+
+    // MARK: Device pushes
+
+    /// Sends one push and waits for APNs' answer.
+    public func send(_ push: APNSDevicePush) async throws(APNSError) -> APNSDeviceResult {
+        let response = try await perform(.device(push), on: pushPool)
+        return APNSDeviceResult(apnsID: response.apnsID ?? push.apnsID?.uuidString.lowercased() ?? "", uniqueID: response.uniqueID)
+    }
+
+    /// Sends many pushes (a fan-out) with a bounded window, pulling from `pushes` only as fast as
+    /// APNs answers, and returns their outcomes in chunks. Nothing is sent per push but the frames:
+    /// no task, no continuation.
+    ///
+    /// - Parameter window: pushes of this batch outstanding at once; the transport's `batchWindow`
+    ///   by default.
+    public func send<Pushes: Sequence & Sendable>(
+        _ pushes: Pushes,
+        window: Int? = nil
+    ) -> APNSPushOutcomes where Pushes.Element == APNSDevicePush {
+        let pool = pushPool
+        let batch = APNSPushBatch(pushes: pushes, window: max(1, window ?? configuration.transport.batchWindow))
+        let delegate = APNSPushBatchDelegate(
+            eventLoop: pool.eventLoop,
+            onProduceMore: { batch.resume(pool: pool) },
+            onTerminate: { batch.cancel() }
+        )
+        let chunks = configuration.transport.batchBufferedChunks
+        let made = APNSPushOutcomes.Producer.makeSequence(
+            backPressureStrategy: .init(lowWatermark: max(1, chunks / 2), highWatermark: chunks),
+            finishOnDeinit: false,
+            delegate: delegate
+        )
+        let source = made.source
+        pool.eventLoop.execute {
+            batch.attach(source)
+            pool.addSource(batch)
+        }
+        return APNSPushOutcomes(producer: made.sequence)
+    }
+
+    // MARK: Broadcasts
+
+    /// Publishes on a channel.
+    public func broadcast(_ broadcast: APNSBroadcast) async throws(APNSError) -> APNSBroadcastResult {
+        let response = try await perform(.broadcast(broadcast), on: pushPool)
+        guard let requestID = response.requestID ?? broadcast.requestID?.uuidString.lowercased() else {
+            throw .invalidResponse("the broadcast answer has no apns-request-id")
+        }
+        return APNSBroadcastResult(requestID: requestID, uniqueID: response.uniqueID)
+    }
+
+    // MARK: Channel management
+
+    /// Creates a channel (201, its ID in `apns-channel-id`).
+    public func createChannel(
+        bundleID: String,
+        storagePolicy: MessageStoragePolicy,
+        requestID: UUID = UUID()
+    ) async throws(APNSError) -> APNSChannelCreated {
+        let body: JSONObject = [
+            "message-storage-policy": .integer(Int64(storagePolicy.rawValue)),
+            "push-type": .string(APNSPushType.channelBodyLiveActivity),
+        ]
+        let response = try await manageChannels(
+            .post,
+            path: Self.channelsPath(bundleID),
+            requestID: requestID,
+            body: ByteBuffer(bytes: body.jsonBytes)
+        )
+        guard response.status == 201, let channelID = response.channelID, !channelID.isEmpty else {
+            throw .invalidResponse("channel creation answered \(response.status) without an apns-channel-id")
+        }
+        return APNSChannelCreated(channelID: channelID, requestID: response.requestID)
+    }
+
+    /// Reads a channel's configuration.
+    public func readChannel(
+        bundleID: String,
+        channelID: String,
+        requestID: UUID = UUID()
+    ) async throws(APNSError) -> APNSChannelConfiguration {
+        let response = try await manageChannels(.get, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
+        struct Body: Decodable {
+            var storagePolicy: Int
+            var pushType: String
+            enum CodingKeys: String, CodingKey {
+                case storagePolicy = "message-storage-policy"
+                case pushType = "push-type"
+            }
+        }
+        let body = try Self.decode(Body.self, from: response)
+        guard let policy = MessageStoragePolicy(rawValue: body.storagePolicy) else {
+            throw .invalidResponse("unknown message-storage-policy \(body.storagePolicy)")
+        }
+        return APNSChannelConfiguration(storagePolicy: policy, pushType: body.pushType, requestID: response.requestID)
+    }
+
+    /// Lists the IDs of every channel of the app in this environment.
+    public func listChannels(bundleID: String, requestID: UUID = UUID()) async throws(APNSError) -> [String] {
+        let response = try await manageChannels(.get, path: "/1/apps/\(bundleID)/all-channels", requestID: requestID)
+        struct Body: Decodable { var channels: [String] }
+        return try Self.decode(Body.self, from: response).channels
+    }
+
+    /// Deletes a channel (204). Irreversible; stored messages may still be delivered.
+    public func deleteChannel(bundleID: String, channelID: String, requestID: UUID = UUID()) async throws(APNSError) {
+        _ = try await manageChannels(.delete, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
+    }
+
+    // MARK: Lifecycle and inspection
+
+    /// Fails what is queued, closes every connection and waits until they are closed.
+    public func shutdown() async {
+        try? await pushPool.shutdown().get()
+        try? await managementPool.shutdown().get()
+    }
+
+    /// The stream limit each ready push connection works with now: 1 until APNs accepted the token,
+    /// then the server's SETTINGS_MAX_CONCURRENT_STREAMS (capped by the configuration).
+    public func pushConnectionStreamLimits() async -> [Int] {
+        let pool = pushPool
+        return (try? await pool.eventLoop.submit { pool.connectionStreamLimits }.get()) ?? []
+    }
+
+    // MARK: Plumbing
+
+    private func perform(_ operation: APNSOperation, on pool: APNSConnectionPool) async throws(APNSError) -> APNSResponse {
+        let promise = pool.eventLoop.makePromise(of: APNSResponse.self)
+        let sink = APNSSingleRequestSink(promise: promise)
+        pool.eventLoop.execute {
+            pool.submit(APNSQueuedRequest(operation: operation, sink: sink, tag: 0))
+        }
+        do {
+            return try await withTaskCancellationHandler {
+                try await promise.futureResult.get()
+            } onCancel: {
+                pool.eventLoop.execute { sink.cancel() }
+            }
+        } catch let error as APNSError {
+            throw error
+        } catch {
+            throw .cancelled
+        }
+    }
+
+    private func manageChannels(
+        _ method: APNSChannelRequest.Method,
+        path: String,
+        channelID: String? = nil,
+        requestID: UUID,
+        body: ByteBuffer? = nil
+    ) async throws(APNSError) -> APNSResponse {
+        try APNSHeaderValue.validate(path, name: "the bundle ID")
+        if let channelID { try APNSHeaderValue.validate(channelID, name: "apns-channel-id") }
+        return try await perform(
+            .manageChannels(APNSChannelRequest(method: method, path: path, channelID: channelID, requestID: requestID, body: body)),
+            on: managementPool
+        )
+    }
+
+    private static func channelsPath(_ bundleID: String) -> String {
+        "/1/apps/\(bundleID)/channels"
+    }
+
+    private static func decode<Body: Decodable>(_ type: Body.Type, from response: APNSResponse) throws(APNSError) -> Body {
+        guard let body = response.body else { throw .invalidResponse("the answer has no body") }
+        do {
+            return try JSONDecoder().decode(Body.self, from: Data(body.readableBytesView))
+        } catch {
+            throw .invalidResponse("the answer's body is not the documented JSON")
+        }
+    }
+}

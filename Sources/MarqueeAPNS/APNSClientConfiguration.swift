@@ -1,0 +1,75 @@
+import Foundation
+import MarqueeCore
+import NIOCore
+
+/// Everything an `APNSClient` needs: one signing key in one environment, and where to connect.
+public struct APNSClientConfiguration: Sendable {
+    public var environment: APNSEnvironment
+    public var signingKey: APNSSigningKey
+    /// Device pushes and broadcasts. Defaults to Apple's host for the environment.
+    public var pushEndpoint: APNSEndpoint
+    /// Channel management (2195 sandbox, 2196 production). Defaults to Apple's host.
+    public var channelManagementEndpoint: APNSEndpoint
+    /// The provider-token age at which a new one is signed: inside Apple's 20–60 minute window
+    /// (clamped to it), 50 minutes by default.
+    public var tokenRenewalAge: TimeInterval
+    public var retryPolicy: APNSRetryPolicy
+    public var transport: Transport
+
+    /// Connection and flow settings of the pools.
+    public struct Transport: Sendable, Hashable {
+        /// Long-lived connections per endpoint (APNs suggests spreading load over several).
+        public var connectionsPerEndpoint: Int
+        /// A ceiling on streams per connection whatever the server's SETTINGS allow.
+        public var maximumStreamsPerConnection: Int
+        /// Requests admitted and unanswered per endpoint; batches wait beyond it.
+        public var maximumOutstandingRequests: Int
+        /// Requests a single batch keeps outstanding.
+        public var batchWindow: Int
+        /// Outcome chunks a batch buffers for a slow consumer before it stops sending.
+        public var batchBufferedChunks: Int
+        /// Idle time after which a connection is PINGed; an unanswered PING closes it.
+        public var pingInterval: TimeAmount
+        public var connectTimeout: TimeAmount
+        /// How long a connection that received GOAWAY may take to answer its remaining streams.
+        public var drainTimeout: TimeAmount
+
+        public init(
+            connectionsPerEndpoint: Int = 2,
+            maximumStreamsPerConnection: Int = 1000,
+            maximumOutstandingRequests: Int = 10_000,
+            batchWindow: Int = 4_000,
+            batchBufferedChunks: Int = 64,
+            pingInterval: TimeAmount = .seconds(60),
+            connectTimeout: TimeAmount = .seconds(10),
+            drainTimeout: TimeAmount = .seconds(5)
+        ) {
+            self.connectionsPerEndpoint = max(1, connectionsPerEndpoint)
+            self.maximumStreamsPerConnection = max(1, maximumStreamsPerConnection)
+            self.maximumOutstandingRequests = max(1, maximumOutstandingRequests)
+            self.batchWindow = max(1, batchWindow)
+            self.batchBufferedChunks = max(2, batchBufferedChunks)
+            self.pingInterval = pingInterval
+            self.connectTimeout = connectTimeout
+            self.drainTimeout = drainTimeout
+        }
+    }
+
+    public init(
+        environment: APNSEnvironment,
+        signingKey: APNSSigningKey,
+        pushEndpoint: APNSEndpoint? = nil,
+        channelManagementEndpoint: APNSEndpoint? = nil,
+        tokenRenewalAge: TimeInterval = 50 * 60,
+        retryPolicy: APNSRetryPolicy = APNSRetryPolicy(),
+        transport: Transport = Transport()
+    ) {
+        self.environment = environment
+        self.signingKey = signingKey
+        self.pushEndpoint = pushEndpoint ?? .push(environment)
+        self.channelManagementEndpoint = channelManagementEndpoint ?? .channelManagement(environment)
+        self.tokenRenewalAge = tokenRenewalAge
+        self.retryPolicy = retryPolicy
+        self.transport = transport
+    }
+}

@@ -1,0 +1,140 @@
+import Foundation
+import MarqueeCore
+import NIOCore
+import NIOHPACK
+
+/// One HTTP/2 request of the client, in the form the connection handler writes. A closed set of
+/// cases rather than a generic request type, so that the hot path (device pushes) builds its header
+/// block straight from the push without intermediate collections.
+enum APNSOperation: Sendable {
+    case device(APNSDevicePush)
+    case broadcast(APNSBroadcast)
+    case manageChannels(APNSChannelRequest)
+
+    var body: ByteBuffer? {
+        switch self {
+        case .device(let push): push.payload
+        case .broadcast(let broadcast): broadcast.payload
+        case .manageChannels(let request): request.body
+        }
+    }
+
+    /// The header block. Stable values (`authorization`, push type, topic, priority) are indexable so
+    /// that HPACK sends them as one-byte references after the first request; per-request values
+    /// (`:path`, `apns-id`) are not, so they do not churn APNs' small dynamic table.
+    func headers(scheme: String, authority: String, authorization: String, now: Date) -> HPACKHeaders {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(11)
+        switch self {
+        case .device(let push):
+            headers.add(name: ":method", value: "POST")
+            headers.add(name: ":scheme", value: scheme)
+            headers.add(name: ":authority", value: authority)
+            headers.add(name: ":path", value: push.path, indexing: .nonIndexable)
+            headers.add(name: "authorization", value: authorization)
+            headers.add(name: "apns-push-type", value: "liveactivity")
+            headers.add(name: "apns-topic", value: push.topic)
+            headers.add(name: "apns-priority", value: push.priority.headerValue)
+            if let expiration = push.expiration {
+                headers.add(name: "apns-expiration", value: expiration.headerValue)
+            }
+            if let collapseID = push.collapseID {
+                headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
+            }
+            if let apnsID = push.apnsID {
+                headers.add(name: "apns-id", value: apnsID.uuidString.lowercased(), indexing: .nonIndexable)
+            }
+            headers.add(name: "content-type", value: "application/json")
+        case .broadcast(let broadcast):
+            headers.add(name: ":method", value: "POST")
+            headers.add(name: ":scheme", value: scheme)
+            headers.add(name: ":authority", value: authority)
+            headers.add(name: ":path", value: "/4/broadcasts/apps/" + broadcast.bundleID)
+            headers.add(name: "authorization", value: authorization)
+            headers.add(name: "apns-push-type", value: "liveactivity")
+            headers.add(name: "apns-channel-id", value: broadcast.channelID)
+            headers.add(name: "apns-priority", value: broadcast.priority.headerValue)
+            headers.add(name: "apns-expiration", value: broadcast.expirationHeaderValue(now: now))
+            if let requestID = broadcast.requestID {
+                headers.add(name: "apns-request-id", value: requestID.uuidString.lowercased(), indexing: .nonIndexable)
+            }
+            headers.add(name: "content-type", value: "application/json")
+        case .manageChannels(let request):
+            headers.add(name: ":method", value: request.method.rawValue)
+            headers.add(name: ":scheme", value: scheme)
+            headers.add(name: ":authority", value: authority)
+            headers.add(name: ":path", value: request.path)
+            headers.add(name: "authorization", value: authorization)
+            if let channelID = request.channelID {
+                headers.add(name: "apns-channel-id", value: channelID)
+            }
+            headers.add(name: "apns-request-id", value: request.requestID.uuidString.lowercased(), indexing: .nonIndexable)
+            if request.body != nil {
+                headers.add(name: "content-type", value: "application/json")
+            }
+        }
+        return headers
+    }
+}
+
+/// A channel-management request on `api-manage-broadcast…`.
+struct APNSChannelRequest: Sendable {
+    enum Method: String, Sendable {
+        case get = "GET"
+        case post = "POST"
+        case delete = "DELETE"
+    }
+
+    var method: Method
+    var path: String
+    var channelID: String?
+    var requestID: UUID
+    var body: ByteBuffer?
+}
+
+/// What came back on a stream.
+struct APNSResponse: Sendable {
+    var status: Int
+    var apnsID: String?
+    var requestID: String?
+    var uniqueID: String?
+    var channelID: String?
+    var body: ByteBuffer?
+
+    /// One pass over the block; HTTP/2 header names arrive in lower case.
+    init(headers: HPACKHeaders) {
+        status = 0
+        for (name, value, _) in headers {
+            switch name {
+            case ":status": status = Int(value) ?? 0
+            case "apns-id": apnsID = value
+            case "apns-request-id": requestID = value
+            case "apns-unique-id": uniqueID = value
+            case "apns-channel-id": channelID = value
+            default: break
+            }
+        }
+    }
+
+    var isSuccess: Bool { (200..<300).contains(status) }
+
+    /// The error body `{"reason":…,"timestamp":…}` as a typed rejection.
+    var rejection: APNSRejection {
+        var reason = APNSErrorReason.unknown("")
+        var timestamp: Int64?
+        if let body, body.readableBytes > 0,
+            let object = try? JSONSerialization.jsonObject(with: Data(body.readableBytesView)) as? [String: Any]
+        {
+            if let text = object["reason"] as? String { reason = APNSErrorReason(reasonString: text) }
+            if let number = object["timestamp"] as? NSNumber { timestamp = number.int64Value }
+        }
+        return APNSRejection(
+            status: status,
+            reason: reason,
+            apnsID: apnsID,
+            requestID: requestID,
+            uniqueID: uniqueID,
+            timestampMilliseconds: timestamp
+        )
+    }
+}

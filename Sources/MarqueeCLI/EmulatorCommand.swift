@@ -1,0 +1,149 @@
+import ArgumentParser
+import Foundation
+import Logging
+import MarqueeCore
+import MarqueeEmulator
+import ServiceLifecycle
+import UnixSignals
+
+/// `marquee emulator`: a local APNs for demos, app developers and benchmarks.
+struct EmulatorCommand: AsyncParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "emulator",
+        abstract: "Runs a local APNs: device pushes, broadcasts and channel management with virtual devices.",
+        discussion: """
+            Listens on 127.0.0.1 with HTTP/2 over TLS (a CA generated at start) and h2c, one push and one
+            channel-management listener per environment, plus a JSON inspection API. With --state-dir it
+            writes DIR/emulator.json (URLs, CA path, a demo key it accepts) and the demo key's .p8.
+            Runs until SIGINT or SIGTERM.
+            """
+    )
+
+    @Option(help: "Address to listen on.")
+    var host = "127.0.0.1"
+
+    @Option(
+        name: .customLong("port"),
+        help: ArgumentHelp(
+            "A fixed port for one listener, as LISTENER=PORT (repeatable). LISTENER is ENV-KIND-TRANSPORT: sandbox|production, push|channelManagement, tls|h2c; e.g. sandbox-push-h2c=8080.",
+            valueName: "listener=port"
+        )
+    )
+    var ports: [String] = []
+
+    @Option(help: "Port of the JSON inspection API (0: any free port).")
+    var inspectionPort = 0
+
+    @Flag(inversion: .prefixedNo, help: "Serve HTTP/2 over TLS.")
+    var tls = true
+
+    @Flag(inversion: .prefixedNo, help: "Serve cleartext HTTP/2 (h2c, prior knowledge).")
+    var h2c = true
+
+    @Option(help: "Directory for emulator.json, ca.pem and the demo key's .p8.")
+    var stateDir: String?
+
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS once a provider token was accepted.")
+    var maxConcurrentStreams = 1000
+
+    @Option(help: "Team ID of the demo key.")
+    var teamID = "EMUTEAM001"
+
+    @Option(help: "Key ID of the demo key (random when absent).")
+    var keyID: String?
+
+    @Option(help: "Bundle ID of the demo app.")
+    var bundleID = "com.example.marquee"
+
+    @Option(help: "Starts a device accepts per hour (0: unlimited).")
+    var pushToStartBudget = 10
+
+    @Option(help: "Priority-10 updates per activity per hour (0: unlimited).")
+    var priorityBudget = 40
+
+    @Option(help: "Pushes kept per token or channel for inspection.")
+    var history = 50
+
+    func run() async throws {
+        var configuration = APNSEmulatorConfiguration()
+        configuration.host = host
+        configuration.h2c = h2c
+        configuration.tls = tls ? .generated : .disabled
+        configuration.inspectionPort = inspectionPort
+        configuration.maxConcurrentStreams = maxConcurrentStreams
+        configuration.pushToStartBudget = pushToStartBudget > 0 ? pushToStartBudget : nil
+        configuration.priorityTenBudgetPerHour = priorityBudget > 0 ? priorityBudget : nil
+        configuration.historyPerTarget = history
+        configuration.ports = try Self.parsePorts(ports)
+        if let stateDir {
+            let directory = URL(fileURLWithPath: stateDir)
+            try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+            configuration.caCertificatePath = directory.appendingPathComponent("ca.pem").path
+        }
+
+        let emulator = APNSEmulator(configuration: configuration)
+        let demoKey = try emulator.makeDemoKey(teamID: teamID, keyID: keyID, bundleID: bundleID)
+        let service = EmulatorService(emulator: emulator, demoKey: demoKey, stateDir: stateDir)
+        let logger = Logger(label: "marquee.emulator")
+        let group = ServiceGroup(
+            configuration: ServiceGroupConfiguration(
+                services: [service],
+                gracefulShutdownSignals: [.sigterm, .sigint],
+                logger: logger
+            )
+        )
+        try await group.run()
+    }
+
+    static func parsePorts(_ specifications: [String]) throws -> [APNSEmulatorListener: Int] {
+        var ports: [APNSEmulatorListener: Int] = [:]
+        for specification in specifications {
+            let parts = specification.split(separator: "=")
+            let names = parts.first?.split(separator: "-") ?? []
+            guard parts.count == 2, names.count == 3,
+                let environment = APNSEnvironment(rawValue: String(names[0])),
+                let kind = APNSEmulatorListener.Kind(rawValue: String(names[1])),
+                let transport = APNSEmulatorListener.Transport(rawValue: String(names[2])),
+                let port = Int(parts[1]), (0...65535).contains(port)
+            else {
+                throw ValidationError("--port \(specification): expected ENV-KIND-TRANSPORT=PORT, e.g. sandbox-push-tls=2197")
+            }
+            ports[APNSEmulatorListener(environment: environment, kind: kind, transport: transport)] = port
+        }
+        return ports
+    }
+}
+
+/// Runs the emulator inside the service group until graceful shutdown.
+private struct EmulatorService: Service {
+    let emulator: APNSEmulator
+    let demoKey: APNSEmulatorDemoKey
+    let stateDir: String?
+
+    func run() async throws {
+        try await emulator.start()
+        var p8Path: String?
+        if let stateDir {
+            let written = try APNSEmulatorStateFile.write(emulator: emulator, demoKey: demoKey, to: URL(fileURLWithPath: stateDir))
+            p8Path = written.demoKey?.p8Path
+        }
+        // Written unbuffered so a script reading the output sees it at once.
+        FileHandle.standardOutput.write(Data((summary(p8Path: p8Path) + "\n").utf8))
+        try? await gracefulShutdown()
+        await emulator.shutdown()
+    }
+
+    private func summary(p8Path: String?) -> String {
+        var lines = ["Marquee APNs emulator"]
+        for (listener, _) in emulator.listeners.sorted(by: { $0.key.description < $1.key.description }) {
+            lines.append("  \(listener.description.padding(toLength: 34, withPad: " ", startingAt: 0)) \(emulator.url(for: listener) ?? "")")
+        }
+        if let inspection = emulator.inspectionURL { lines.append("  inspection API                     \(inspection)/v1/summary") }
+        if let ca = emulator.caCertificatePath { lines.append("  CA certificate                     \(ca)") }
+        lines.append("  demo key                           team \(demoKey.teamID), key \(demoKey.keyID), bundle \(demoKey.bundleID)")
+        if let p8Path { lines.append("  demo key .p8                       \(p8Path)") }
+        if let stateDir { lines.append("  state                              \(stateDir)/\(APNSEmulatorStateFile.fileName)") }
+        lines.append("Press Ctrl-C to stop.")
+        return lines.joined(separator: "\n")
+    }
+}

@@ -1,0 +1,208 @@
+import Foundation
+import MarqueeCore
+import NIOCore
+import NIOHTTP1
+import NIOPosix
+
+/// The JSON inspection API over HTTP/1.1, for tests, demos and people (`curl`):
+///
+/// | method | path | answer |
+/// |---|---|---|
+/// | GET | `/v1/summary` | listeners, CA path, counters |
+/// | GET, POST | `/v1/{env}/devices` | devices; POST `{"bundleID", "iOSVersion", "pushToStartAttributesTypes"}` registers one |
+/// | GET | `/v1/{env}/devices/{id}` | one device |
+/// | POST | `/v1/{env}/devices/{id}/uninstall` | removes the app (its tokens answer 410) |
+/// | GET | `/v1/{env}/activities`, `/v1/{env}/activities/{id}` | Live Activities and their content-state |
+/// | GET | `/v1/{env}/update-tokens` | update tokens the apps would report |
+/// | GET | `/v1/{env}/channels` | channels, with subscribers |
+/// | GET | `/v1/{env}/pushes/{token or channel ID}` | pushes received |
+/// | GET | `/v1/rejections` | rejected requests with their reasons |
+/// | GET, POST, DELETE | `/v1/faults` | installed faults; POST installs one (``InspectionFaultRequest``); DELETE removes all |
+enum InspectionServer {
+    static func bind(
+        host: String,
+        port: Int,
+        emulator: APNSEmulator,
+        connections: ConnectionRegistry,
+        group: any EventLoopGroup
+    ) async throws -> any Channel {
+        let bootstrap = ServerBootstrap(group: group)
+            .serverChannelOption(.backlog, value: 64)
+            .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
+            .childChannelInitializer { channel in
+                connections.add(channel)
+                return channel.eventLoop.makeCompletedFuture {
+                    try channel.pipeline.syncOperations.configureHTTPServerPipeline()
+                    try channel.pipeline.syncOperations.addHandler(InspectionHandler(emulator: emulator))
+                }
+            }
+        return try await bootstrap.bind(host: host, port: port).get()
+    }
+}
+
+/// Answers one inspection request at a time per connection.
+final class InspectionHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTPServerRequestPart
+    typealias OutboundOut = HTTPServerResponsePart
+
+    private let emulator: APNSEmulator
+    private var head: HTTPRequestHead?
+    private var body: [UInt8] = []
+    private var bodyTooLarge = false
+    /// Request bodies larger than this are refused (413); the API takes small JSON documents.
+    private static let maximumBody = 64 * 1024
+
+    init(emulator: APNSEmulator) {
+        self.emulator = emulator
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        switch unwrapInboundIn(data) {
+        case .head(let requestHead):
+            head = requestHead
+            body = []
+            bodyTooLarge = false
+        case .body(let buffer):
+            if body.count + buffer.readableBytes <= Self.maximumBody {
+                body.append(contentsOf: buffer.readableBytesView)
+            } else {
+                bodyTooLarge = true
+            }
+        case .end:
+            guard let head else { return }
+            self.head = nil
+            let (status, json) = route(head, body: bodyTooLarge ? nil : body)
+            respond(status: status, json: json, keepAlive: head.isKeepAlive, context: context)
+        }
+    }
+
+    private func respond(status: HTTPResponseStatus, json: [UInt8], keepAlive: Bool, context: ChannelHandlerContext) {
+        var headers = HTTPHeaders()
+        headers.add(name: "content-type", value: "application/json")
+        headers.add(name: "content-length", value: String(json.count))
+        if !keepAlive { headers.add(name: "connection", value: "close") }
+        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: json)))), promise: nil)
+        let done = context.eventLoop.makePromise(of: Void.self)
+        context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
+        if !keepAlive {
+            done.futureResult.assumeIsolated().whenComplete { _ in context.close(promise: nil) }
+        }
+    }
+
+    private static let encoder: JSONEncoder = {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        encoder.dateEncodingStrategy = .iso8601
+        return encoder
+    }()
+
+    private func encode(_ value: some Encodable) -> (HTTPResponseStatus, [UInt8]) {
+        do {
+            return (.ok, Array(try Self.encoder.encode(value)))
+        } catch {
+            return problem(.internalServerError, "could not encode the answer")
+        }
+    }
+
+    private func problem(_ status: HTTPResponseStatus, _ message: String) -> (HTTPResponseStatus, [UInt8]) {
+        let body: JSONValue = ["error": .string(message)]
+        return (status, body.jsonBytes)
+    }
+
+    private struct DeviceRegistration: Decodable {
+        var bundleID: String
+        var iOSVersion: IOSVersion?
+        var pushToStartAttributesTypes: [String]?
+    }
+
+    private struct Summary: Encodable {
+        var listeners: [String: String]
+        var inspectionURL: String?
+        var caCertificatePath: String?
+        var counters: EmulatorCounters
+    }
+
+    private func route(_ head: HTTPRequestHead, body: [UInt8]?) -> (HTTPResponseStatus, [UInt8]) {
+        guard let body else { return problem(.payloadTooLarge, "request body too large") }
+        let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
+        let parts = path.split(separator: "/").map(String.init)
+        guard parts.first == "v1", parts.count >= 2 else { return problem(.notFound, "unknown path") }
+        switch (head.method, Array(parts.dropFirst())) {
+        case (.GET, ["summary"]):
+            var listeners: [String: String] = [:]
+            for listener in emulator.listeners.keys { listeners[listener.description] = emulator.url(for: listener) }
+            return encode(
+                Summary(
+                    listeners: listeners,
+                    inspectionURL: emulator.inspectionURL,
+                    caCertificatePath: emulator.caCertificatePath,
+                    counters: emulator.counters
+                )
+            )
+        case (.GET, ["rejections"]):
+            return encode(emulator.rejectedRequests())
+        case (.GET, ["faults"]):
+            return encode(emulator.faults.map { String(describing: $0) })
+        case (.POST, ["faults"]):
+            guard let request = try? JSONDecoder().decode(InspectionFaultRequest.self, from: Data(body)), let fault = request.fault else {
+                return problem(.badRequest, "expected a fault: {\"action\": \"respond\"|\"goAway\"|\"reset\"|\"delay\", ...}")
+            }
+            emulator.injectFault(fault)
+            return encode(request)
+        case (.DELETE, ["faults"]):
+            emulator.removeAllFaults()
+            return encode([String]())
+        default:
+            break
+        }
+        guard let environment = APNSEnvironment(rawValue: parts[1]) else { return problem(.notFound, "unknown path") }
+        let rest = Array(parts.dropFirst(2))
+        let resource = rest.first ?? ""
+        let id = rest.count > 1 ? rest[1] : nil
+        switch (head.method, resource, rest.count) {
+        case (.GET, "devices", 1):
+            return encode(emulator.devices(in: environment))
+        case (.POST, "devices", 1):
+            guard let registration = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body)) else {
+                return problem(.badRequest, "expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...]}")
+            }
+            do {
+                let device = try emulator.registerDevice(
+                    environment: environment,
+                    bundleID: registration.bundleID,
+                    iOSVersion: registration.iOSVersion ?? IOSVersion(18, 0),
+                    pushToStartAttributesTypes: registration.pushToStartAttributesTypes ?? []
+                )
+                return encode(device)
+            } catch {
+                return problem(.badRequest, error.description)
+            }
+        case (.GET, "devices", 2):
+            guard let id, let device = emulator.device(id: id, in: environment) else { return problem(.notFound, "no such device") }
+            return encode(device)
+        case (.POST, "devices", 3) where rest[2] == "uninstall":
+            guard let id else { return problem(.notFound, "no such device") }
+            do {
+                try emulator.uninstallApp(environment: environment, deviceID: id)
+                return encode(emulator.device(id: id, in: environment))
+            } catch {
+                return problem(.notFound, error.description)
+            }
+        case (.GET, "activities", 1):
+            return encode(emulator.activities(in: environment))
+        case (.GET, "activities", 2):
+            guard let id, let activity = emulator.activity(id: id, in: environment) else { return problem(.notFound, "no such activity") }
+            return encode(activity)
+        case (.GET, "update-tokens", 1):
+            return encode(emulator.reportedUpdateTokens(in: environment))
+        case (.GET, "channels", 1):
+            return encode(emulator.channels(in: environment))
+        case (.GET, "pushes", 2):
+            guard let id else { return problem(.notFound, "unknown path") }
+            return encode(emulator.pushes(to: id.removingPercentEncoding ?? id, in: environment))
+        default:
+            return problem(.notFound, "unknown path")
+        }
+    }
+}

@@ -1,1 +1,0 @@
-// MarqueeEmulator: a local APNs for tests, demos and app developers. See DEVELOPERS.md.

@@ -1,0 +1,195 @@
+import MarqueeCore
+import NIOCore
+import NIOHPACK
+import NIOHTTP2
+
+/// Serves one HTTP/2 connection frame by frame on its event loop, without a child channel per
+/// stream: it collects each request's HEADERS and DATA by stream ID, answers it on the loop and
+/// flushes once per read burst. This keeps the emulator well ahead of the clients it tests.
+///
+/// It also does what `NIOHTTP2Handler` leaves to stream channels in this mode: replenishing the
+/// connection's flow-control window. And it implements the APNs connection rules: one concurrent
+/// stream until a valid provider token, GOAWAY after N streams when a fault asks for it.
+final class APNSHTTP2FrameHandler: ChannelInboundHandler {
+    typealias InboundIn = HTTP2Frame
+    typealias OutboundOut = HTTP2Frame
+
+    /// The connection window the handler grants at start and tops up to.
+    static let connectionWindow = 1 << 24
+    /// Per-stream window advertised in SETTINGS: any single APNs body fits many times over.
+    static let streamWindow = 1 << 20
+
+    private let processor: APNSRequestProcessor
+    private var authenticator: ConnectionAuthenticator
+    private var pending: [HTTP2StreamID: EmulatorRequest] = [:]
+    private var streamLimitRaised = false
+    private var streamsReceived = 0
+    private let goAwayFault: (afterStreams: Int, reason: APNSErrorReason)?
+    private var goAwayLastStreamID: HTTP2StreamID?
+    private var delayedResponses = 0
+    private var consumedWindow = 0
+    private var needsFlush = false
+
+    init(processor: APNSRequestProcessor) {
+        self.processor = processor
+        self.authenticator = ConnectionAuthenticator(environment: processor.listener.environment)
+        self.goAwayFault = processor.state.goAwayFault(for: processor.listener.environment)
+    }
+
+    /// The SETTINGS a new connection starts with.
+    static func initialSettings(configuration: APNSEmulatorConfiguration) -> HTTP2Settings {
+        [
+            HTTP2Setting(parameter: .maxConcurrentStreams, value: configuration.maxConcurrentStreamsBeforeFirstToken),
+            HTTP2Setting(parameter: .initialWindowSize, value: streamWindow),
+            HTTP2Setting(parameter: .maxHeaderListSize, value: 16_384),
+        ]
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        let increment = Self.connectionWindow - 65_535
+        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+        context.fireChannelActive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        let frame = unwrapInboundIn(data)
+        switch frame.payload {
+        case .headers(let headers):
+            if var request = pending.removeValue(forKey: frame.streamID) {
+                // Trailers: the request is complete only when they end the stream.
+                if headers.endStream {
+                    complete(request, on: frame.streamID, context: context)
+                } else {
+                    request.headers.add(contentsOf: headers.headers)
+                    pending[frame.streamID] = request
+                }
+                return
+            }
+            if let last = goAwayLastStreamID, frame.streamID > last { return }
+            streamsReceived += 1
+            let request = EmulatorRequest(headers: headers.headers)
+            if let fault = goAwayFault, streamsReceived == fault.afterStreams {
+                sendGoAway(lastStreamID: frame.streamID, reason: fault.reason, context: context)
+            }
+            if headers.endStream {
+                complete(request, on: frame.streamID, context: context)
+            } else {
+                pending[frame.streamID] = request
+            }
+        case .data(let data):
+            consumedWindow += data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
+            if consumedWindow >= Self.connectionWindow / 2 {
+                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumedWindow))), promise: nil)
+                consumedWindow = 0
+                needsFlush = true
+            }
+            guard var request = pending.removeValue(forKey: frame.streamID) else { return }
+            if case .byteBuffer(let buffer) = data.data { request.appendBody(buffer.readableBytesView) }
+            if data.endStream {
+                complete(request, on: frame.streamID, context: context)
+            } else {
+                pending[frame.streamID] = request
+            }
+        case .rstStream:
+            pending[frame.streamID] = nil
+        default:
+            break
+        }
+    }
+
+    func channelReadComplete(context: ChannelHandlerContext) {
+        if needsFlush {
+            needsFlush = false
+            context.flush()
+        }
+        context.fireChannelReadComplete()
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        // Stream-level protocol errors are answered by NIOHTTP2Handler itself; anything else
+        // (TLS, I/O, connection errors) ends the connection.
+        if error is any NIOHTTP2Error { return }
+        context.close(promise: nil)
+    }
+
+    private func complete(_ request: EmulatorRequest, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        let response = processor.process(request, authenticator: &authenticator)
+        if response.resetsConnection {
+            resetConnection(context: context)
+            return
+        }
+        if response.authenticated, !streamLimitRaised {
+            streamLimitRaised = true
+            let limit = processor.state.configuration.maxConcurrentStreams
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)])))), promise: nil)
+        }
+        if let delay = response.delay, delay > .zero {
+            delayedResponses += 1
+            let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
+            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
+                self.delayedResponses -= 1
+                guard context.channel.isActive else { return }
+                self.write(response, on: streamID, context: context)
+                context.flush()
+                self.closeIfDrained(context: context)
+            }
+            return
+        }
+        write(response, on: streamID, context: context)
+        needsFlush = true
+        closeIfDrained(context: context)
+    }
+
+    private func write(_ response: EmulatorResponse, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        var headers = HPACKHeaders()
+        headers.reserveCapacity(response.headers.count + 1)
+        headers.add(name: ":status", value: Self.statusText(response.status))
+        // Response IDs are unique per response: indexing them would only churn HPACK's table.
+        for (name, value) in response.headers { headers.add(name: name, value: value, indexing: .nonIndexable) }
+        if response.body.isEmpty {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+        } else {
+            headers.add(name: "content-length", value: String(response.body.count))
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
+            let buffer = context.channel.allocator.buffer(bytes: response.body)
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: nil)
+        }
+    }
+
+    private func sendGoAway(lastStreamID: HTTP2StreamID, reason: APNSErrorReason, context: ChannelHandlerContext) {
+        goAwayLastStreamID = lastStreamID
+        var debugData = Array("{\"reason\":".utf8)
+        JSONValue.writeString(reason.reasonString, into: &debugData)
+        debugData.append(UInt8(ascii: "}"))
+        let frame = HTTP2Frame(
+            streamID: .rootStream,
+            payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: context.channel.allocator.buffer(bytes: debugData))
+        )
+        context.write(wrapOutboundOut(frame), promise: nil)
+        needsFlush = true
+    }
+
+    /// After a GOAWAY, closes the connection once every stream up to the last one is answered.
+    private func closeIfDrained(context: ChannelHandlerContext) {
+        guard let last = goAwayLastStreamID, delayedResponses == 0,
+            !pending.keys.contains(where: { $0 <= last })
+        else { return }
+        goAwayLastStreamID = .rootStream
+        context.flush()
+        context.close(promise: nil)
+    }
+
+    /// Drops the connection without answering and without GOAWAY, as a connection reset does.
+    private func resetConnection(context: ChannelHandlerContext) {
+        pending.removeAll()
+        context.close(promise: nil)
+    }
+
+    private static let commonStatusTexts: [Int: String] = Dictionary(
+        uniqueKeysWithValues: [200, 201, 204, 400, 403, 404, 405, 410, 413, 429, 500, 503].map { ($0, String($0)) }
+    )
+
+    private static func statusText(_ status: Int) -> String {
+        commonStatusTexts[status] ?? String(status)
+    }
+}

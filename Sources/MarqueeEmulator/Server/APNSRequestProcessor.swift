@@ -1,0 +1,182 @@
+import Foundation
+import MarqueeCore
+import Synchronization
+
+/// Answers one request as APNs would, for one listener. Runs on the connection's event loop and
+/// touches shared state only through ``EmulatorState``'s short critical sections.
+struct APNSRequestProcessor: Sendable {
+    let state: EmulatorState
+    let listener: APNSEmulatorListener
+
+    private var configuration: APNSEmulatorConfiguration { state.configuration }
+    private var environment: APNSEnvironment { listener.environment }
+
+    /// The headers whose repetition APNs answers with `DuplicateHeaders`.
+    static let singletonHeaders: [String] = [
+        "authorization", "apns-id", "apns-request-id", "apns-push-type", "apns-topic", "apns-priority",
+        "apns-expiration", "apns-collapse-id", "apns-channel-id",
+    ]
+
+    func process(_ request: EmulatorRequest, authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
+        switch listener.kind {
+        case .push:
+            if request.path.hasPrefix("/3/device") {
+                return DevicePushExchange(processor: self, request: request).respond(authenticator: &authenticator)
+            }
+            if request.path.hasPrefix("/4/broadcasts/apps/") {
+                return BroadcastExchange(processor: self, request: request).respond(authenticator: &authenticator)
+            }
+            return reject(.badPath, request: request, idHeader: "apns-id", id: request.header("apns-id") ?? RandomIdentifiers.uuid())
+        case .channelManagement:
+            return ChannelManagementExchange(processor: self, request: request).respond(authenticator: &authenticator)
+        }
+    }
+
+    // MARK: Shared steps
+
+    /// What every endpoint has checked before its own rules: the request ID to answer with, who the
+    /// provider token speaks for, and the time of the request.
+    struct Admission {
+        let id: String
+        let identity: ConnectionAuthenticator.Identity
+        let now: Date
+    }
+
+    /// The steps every endpoint shares, in APNs' order: injected faults, the endpoint's own routing
+    /// check (`precheck`), duplicate headers, the request ID's form, the provider token. Then
+    /// `answer` applies the endpoint's rules.
+    func respond(
+        to request: EmulatorRequest,
+        endpoint: APNSEmulatorFault.Endpoint,
+        idHeader: String,
+        authenticator: inout ConnectionAuthenticator,
+        precheck: () -> APNSErrorReason?,
+        answer: (Admission, inout ConnectionAuthenticator) -> EmulatorResponse
+    ) -> EmulatorResponse {
+        let requested = request.header(idHeader)
+        let id = requested ?? RandomIdentifiers.uuid()
+        let fault = injectedFault(for: endpoint, request: request, idHeader: idHeader, id: id)
+        if let response = fault.response { return response }
+        var response = admit(request, requested: requested, id: id, idHeader: idHeader, authenticator: &authenticator, precheck: precheck, answer: answer)
+        response.delay = fault.delay
+        return response
+    }
+
+    private func admit(
+        _ request: EmulatorRequest,
+        requested: String?,
+        id: String,
+        idHeader: String,
+        authenticator: inout ConnectionAuthenticator,
+        precheck: () -> APNSErrorReason?,
+        answer: (Admission, inout ConnectionAuthenticator) -> EmulatorResponse
+    ) -> EmulatorResponse {
+        if let reason = precheck() { return reject(reason, request: request, idHeader: idHeader, id: id) }
+        if request.duplicatedHeader(among: Self.singletonHeaders) != nil {
+            return reject(.duplicateHeaders, request: request, idHeader: idHeader, id: id)
+        }
+        if let requested, !RandomIdentifiers.isCanonicalUUID(requested) {
+            return reject(.badMessageId, request: request, idHeader: idHeader, id: id)
+        }
+        let now = state.now
+        let state = self.state
+        let result = authenticator.authenticate(
+            authorization: request.header("authorization"),
+            now: now,
+            configuration: configuration,
+            keyLookup: { state.key(id: $0) }
+        )
+        switch result {
+        case .failure(let reason):
+            return reject(reason, request: request, idHeader: idHeader, id: id, now: now)
+        case .success(let identity):
+            var response = answer(Admission(id: id, identity: identity, now: now), &authenticator)
+            response.authenticated = true
+            return response
+        }
+    }
+
+    /// Records and builds an error response.
+    func reject(
+        _ reason: APNSErrorReason,
+        request: EmulatorRequest,
+        idHeader: String,
+        id: String,
+        timestamp: Int64? = nil,
+        now: Date? = nil
+    ) -> EmulatorResponse {
+        let reasonString = reason == .serviceUnavailable ? configuration.serviceUnavailableReason : reason.reasonString
+        let rejection = RejectedRequest(
+            at: now ?? state.now,
+            environment: environment,
+            listener: listener.kind,
+            method: request.method,
+            path: request.path,
+            status: reason.status ?? 400,
+            reason: reasonString,
+            requestID: id
+        )
+        state.world.withLock { $0.recordRejection(rejection) }
+        return .error(reason, idHeader: idHeader, id: id, reasonString: reasonString, timestamp: timestamp)
+    }
+
+    /// Applies the injected faults for this request: a response, a reset or a delay.
+    private func injectedFault(
+        for endpoint: APNSEmulatorFault.Endpoint,
+        request: EmulatorRequest,
+        idHeader: String,
+        id: String
+    ) -> (response: EmulatorResponse?, delay: Duration?) {
+        let actions = state.faultActions(for: endpoint, in: environment)
+        guard !actions.isEmpty else { return (nil, nil) }
+        state.world.withLock { $0.counters.injectedFaults += actions.count }
+        var delay: Duration?
+        for action in actions {
+            switch action {
+            case .respond(let reason):
+                var response = reject(reason, request: request, idHeader: idHeader, id: id)
+                response.delay = delay
+                return (response, nil)
+            case .resetConnection:
+                var response = EmulatorResponse(status: 0, headers: [])
+                response.resetsConnection = true
+                return (response, nil)
+            case .delay(let fixed, let jitter):
+                let jitterNanoseconds = max(0, jitter.components.seconds * 1_000_000_000 + jitter.components.attoseconds / 1_000_000_000)
+                let extra = jitterNanoseconds > 0 ? Duration.nanoseconds(Int64.random(in: 0...jitterNanoseconds)) : .zero
+                delay = (delay ?? .zero) + fixed + extra
+            case .goAway:
+                continue
+            }
+        }
+        return (nil, delay)
+    }
+
+    /// Parses `apns-expiration`: `nil` when absent, `.failure` when not a non-negative integer.
+    static func expiration(_ text: String?) -> Checked<Int64?> {
+        guard let text else { return .success(nil) }
+        guard let value = Int64(text), value >= 0 else { return .failure(.badExpirationDate) }
+        return .success(value)
+    }
+
+    /// Whether a channel ID is well-formed base64 within the configured length.
+    func isWellFormedChannelID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= configuration.maximumChannelIDLength && Data(base64Encoded: id) != nil
+    }
+
+    /// The bundle ID named in a broadcast or channel-management path, checked against the team:
+    /// a push-type suffix gives `TopicDisallowed`, another team's bundle `TopicMismatch`, a bundle
+    /// without the broadcast capability `FeatureNotEnabled`.
+    func checkBroadcastTopic(_ bundleID: String, identity: ConnectionAuthenticator.Identity) -> APNSErrorReason? {
+        guard !bundleID.isEmpty else { return .badPath }
+        let suffixed = APNSPushType.allCases.contains { pushType in
+            let topic = pushType.topic(forBundleID: "")
+            return !topic.isEmpty && bundleID.hasSuffix(topic)
+        }
+        if suffixed { return .topicDisallowed }
+        return state.world.withLock { world -> APNSErrorReason? in
+            guard let app = world.apps[bundleID], app.teamID == identity.teamID else { return .topicMismatch }
+            return app.broadcastEnabled ? nil : .featureNotEnabled
+        }
+    }
+}

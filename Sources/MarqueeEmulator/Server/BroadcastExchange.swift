@@ -1,0 +1,120 @@
+import Foundation
+import MarqueeCore
+import Synchronization
+
+/// `POST /4/broadcasts/apps/<bundleID>`: a Live Activity update or end on a channel, delivered to
+/// every subscribed activity. Broadcasts speak `apns-request-id`, never `apns-id`.
+struct BroadcastExchange {
+    let processor: APNSRequestProcessor
+    let request: EmulatorRequest
+
+    func respond(authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
+        processor.respond(
+            to: request,
+            endpoint: .broadcast,
+            idHeader: "apns-request-id",
+            authenticator: &authenticator,
+            precheck: { request.method == "POST" ? nil : .methodNotAllowed },
+            answer: { admission, _ in
+                validatedAnswer(
+                    requestID: admission.id,
+                    identity: admission.identity,
+                    now: admission.now,
+                    environment: processor.listener.environment,
+                    configuration: processor.state.configuration
+                )
+            }
+        )
+    }
+
+    private func reject(_ reason: APNSErrorReason, _ requestID: String, now: Date? = nil) -> EmulatorResponse {
+        processor.reject(reason, request: request, idHeader: "apns-request-id", id: requestID, now: now)
+    }
+
+    private func validatedAnswer(
+        requestID: String,
+        identity: ConnectionAuthenticator.Identity,
+        now: Date,
+        environment: APNSEnvironment,
+        configuration: APNSEmulatorConfiguration
+    ) -> EmulatorResponse {
+        let state = processor.state
+        let bundleID = String(request.path.dropFirst("/4/broadcasts/apps/".count))
+        guard !bundleID.contains("/") else { return reject(.badPath, requestID, now: now) }
+        if let reason = processor.checkBroadcastTopic(bundleID, identity: identity) { return reject(reason, requestID, now: now) }
+
+        guard let channelID = request.header("apns-channel-id"), !channelID.isEmpty else {
+            return reject(.missingChannelId, requestID, now: now)
+        }
+        guard processor.isWellFormedChannelID(channelID) else { return reject(.badChannelId, requestID, now: now) }
+        guard let pushTypeText = request.header("apns-push-type") else { return reject(.missingPushType, requestID, now: now) }
+        guard APNSPushType(headerValue: pushTypeText) == .liveactivity else { return reject(.invalidPushType, requestID, now: now) }
+
+        let expiration: Int64?
+        switch APNSRequestProcessor.expiration(request.header("apns-expiration")) {
+        case .success(let value): expiration = value
+        case .failure(let reason): return reject(reason, requestID, now: now)
+        }
+        if expiration == nil, configuration.broadcastRequiresExpiration { return reject(.badExpirationDate, requestID, now: now) }
+        var priority = APNSPriority.immediate
+        if let text = request.header("apns-priority") {
+            guard let parsed = APNSPriority(headerValue: text) else { return reject(.badPriority, requestID, now: now) }
+            priority = parsed
+        } else if configuration.broadcastRequiresPriority {
+            return reject(.badPriority, requestID, now: now)
+        }
+
+        let channel = state.world.withLock { world in
+            world.environments[environment]?.channels[channelID]?.channel
+        }
+        guard let channel, !channel.isDeleted, channel.bundleID == bundleID else {
+            return reject(.channelNotRegistered, requestID, now: now)
+        }
+        switch channel.messageStoragePolicy {
+        case .noMessageStored:
+            if let expiration, expiration != 0 { return reject(.badExpirationDate, requestID, now: now) }
+        case .mostRecentMessageStored:
+            let limit = Int64(now.timeIntervalSince1970) + MessageStoragePolicy.maximumStorageSeconds
+            if let expiration, expiration > limit, configuration.rejectsBroadcastExpirationBeyondStorageLimit {
+                return reject(.badExpirationDate, requestID, now: now)
+            }
+        }
+
+        guard request.bodyLength > 0 else { return reject(.payloadEmpty, requestID, now: now) }
+        guard request.bodyLength <= APNSPayloadLimit.broadcast else { return reject(.payloadTooLarge, requestID, now: now) }
+        guard let payload = PushPayload(bytes: request.body) else { return reject(.badRequestPayload, requestID, now: now) }
+
+        let uniqueID = RandomIdentifiers.uuid()
+        state.world.withLock { world in
+            let capacity = world.historyPerTarget
+            world.counters.broadcastsAccepted += 1
+            world.withEnvironment(environment) { env in
+                let outcomes = env.deliverBroadcast(
+                    channelID: channelID,
+                    payload: payload,
+                    priority: priority,
+                    now: now,
+                    configuration: configuration
+                )
+                env.record(
+                    ReceivedPush(
+                        receivedAt: now,
+                        environment: environment,
+                        endpoint: .broadcast,
+                        target: channelID,
+                        requestID: requestID,
+                        uniqueID: uniqueID,
+                        pushType: APNSPushType.liveactivity.rawValue,
+                        priority: priority.rawValue,
+                        expiration: expiration,
+                        collapseID: nil,
+                        payloadBytes: request.body,
+                        outcomes: outcomes
+                    ),
+                    capacity: capacity
+                )
+            }
+        }
+        return EmulatorResponse(status: 200, headers: [("apns-request-id", requestID), ("apns-unique-id", uniqueID)])
+    }
+}

@@ -1,0 +1,383 @@
+import MarqueeCore
+
+/// A strict RFC 8259 parser from UTF-8 bytes into `JSONValue`, keeping object key order.
+///
+/// The emulator parses every push body on the event loop; a byte-level parser into Core's ordered
+/// `JSONValue` is several times cheaper than `JSONDecoder` through `Codable` and keeps the exact
+/// shape a device would decode (integers stay integers, key order stays).
+struct JSONParser {
+    /// Why a body is not JSON; the emulator answers it with `BadRequestPayload` where APNs documents that.
+    struct SyntaxError: Error, Equatable {
+        let offset: Int
+    }
+
+    /// Nesting deeper than this is rejected rather than risking the stack on hostile input.
+    static let maximumDepth = 64
+
+    private let bytes: [UInt8]
+    private var index: Int
+    private let end: Int
+
+    private init(bytes: [UInt8], range: Range<Int>) {
+        self.bytes = bytes
+        self.index = range.lowerBound
+        self.end = range.upperBound
+    }
+
+    /// Parses a complete document; trailing non-whitespace is an error.
+    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+        try parse(bytes, range: 0..<bytes.count)
+    }
+
+    /// Parses the document in `range` of `bytes`.
+    static func parse(_ bytes: [UInt8], range: Range<Int>) throws(SyntaxError) -> JSONValue {
+        var parser = JSONParser(bytes: bytes, range: range)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == range.upperBound else { throw SyntaxError(offset: parser.index) }
+        return value
+    }
+
+    /// Checks a complete document that must be an object and returns the byte ranges of its members
+    /// and of the members of `nestedKey`'s object, without building any value: push bodies are
+    /// validated whole, but only the fields a device looks at are ever materialised.
+    static func indexObject(
+        _ bytes: [UInt8],
+        nestedKey: String
+    ) throws(SyntaxError) -> (members: [(key: String, range: Range<Int>)], nested: [(key: String, range: Range<Int>)]?) {
+        var parser = JSONParser(bytes: bytes, range: 0..<bytes.count)
+        parser.skipWhitespace()
+        guard parser.index < parser.end, bytes[parser.index] == UInt8(ascii: "{") else {
+            try parser.skipValue(depth: 0)
+            parser.skipWhitespace()
+            guard parser.index == parser.end else { throw SyntaxError(offset: parser.index) }
+            return ([], nil)
+        }
+        var nested: [(key: String, range: Range<Int>)]?
+        let members = try parser.indexMembers(depth: 0) { key, range throws(SyntaxError) in
+            guard key == nestedKey, bytes[range.lowerBound] == UInt8(ascii: "{") else { return }
+            var inner = JSONParser(bytes: bytes, range: range)
+            nested = try inner.indexMembers(depth: 1) { _, _ throws(SyntaxError) in }
+        }
+        parser.skipWhitespace()
+        guard parser.index == parser.end else { throw SyntaxError(offset: parser.index) }
+        return (members, nested)
+    }
+
+    /// Walks the object at `index`, recording each member's value range.
+    private mutating func indexMembers(
+        depth: Int,
+        visit: (String, Range<Int>) throws(SyntaxError) -> Void
+    ) throws(SyntaxError) -> [(key: String, range: Range<Int>)] {
+        index += 1
+        var members: [(key: String, range: Range<Int>)] = []
+        skipWhitespace()
+        if index < end, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return members
+        }
+        while true {
+            skipWhitespace()
+            guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw error }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < end, bytes[index] == UInt8(ascii: ":") else { throw error }
+            index += 1
+            skipWhitespace()
+            let start = index
+            try skipValue(depth: depth + 1)
+            members.append((key, start..<index))
+            try visit(key, start..<index)
+            skipWhitespace()
+            guard index < end else { throw error }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return members
+            } else {
+                throw error
+            }
+        }
+    }
+
+    /// Checks one value and moves past it, building nothing.
+    private mutating func skipValue(depth: Int) throws(SyntaxError) {
+        guard depth < Self.maximumDepth, index < end else { throw error }
+        switch bytes[index] {
+        case UInt8(ascii: "{"), UInt8(ascii: "["):
+            let closing = bytes[index] == UInt8(ascii: "{") ? UInt8(ascii: "}") : UInt8(ascii: "]")
+            let isObject = closing == UInt8(ascii: "}")
+            index += 1
+            skipWhitespace()
+            if index < end, bytes[index] == closing {
+                index += 1
+                return
+            }
+            while true {
+                skipWhitespace()
+                if isObject {
+                    guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw error }
+                    try skipString()
+                    skipWhitespace()
+                    guard index < end, bytes[index] == UInt8(ascii: ":") else { throw error }
+                    index += 1
+                    skipWhitespace()
+                }
+                try skipValue(depth: depth + 1)
+                skipWhitespace()
+                guard index < end else { throw error }
+                if bytes[index] == UInt8(ascii: ",") {
+                    index += 1
+                } else if bytes[index] == closing {
+                    index += 1
+                    return
+                } else {
+                    throw error
+                }
+            }
+        case UInt8(ascii: "\""): try skipString()
+        case UInt8(ascii: "t"): try expectLiteral("true")
+        case UInt8(ascii: "f"): try expectLiteral("false")
+        case UInt8(ascii: "n"): try expectLiteral("null")
+        default: _ = try scanNumber()
+        }
+    }
+
+    private mutating func skipString() throws(SyntaxError) {
+        index += 1
+        while index < end {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < end else { throw error }
+                switch bytes[index] {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"), UInt8(ascii: "b"), UInt8(ascii: "f"),
+                    UInt8(ascii: "n"), UInt8(ascii: "r"), UInt8(ascii: "t"):
+                    index += 1
+                case UInt8(ascii: "u"):
+                    index += 1
+                    _ = try parseHex4()
+                default:
+                    throw error
+                }
+            default:
+                guard byte >= 0x20 else { throw error }
+                index += 1
+            }
+        }
+        throw error
+    }
+
+    private var error: SyntaxError { SyntaxError(offset: index) }
+
+    private mutating func skipWhitespace() {
+        while index < end {
+            switch bytes[index] {
+            case 0x20, 0x09, 0x0A, 0x0D: index += 1
+            default: return
+            }
+        }
+    }
+
+    private mutating func parseValue(depth: Int) throws(SyntaxError) -> JSONValue {
+        guard depth < Self.maximumDepth, index < end else { throw error }
+        switch bytes[index] {
+        case UInt8(ascii: "{"): return try parseObject(depth: depth)
+        case UInt8(ascii: "["): return try parseArray(depth: depth)
+        case UInt8(ascii: "\""): return .string(try parseString())
+        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
+        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
+        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        default: return try parseNumber()
+        }
+    }
+
+    private mutating func expectLiteral(_ literal: StaticString) throws(SyntaxError) {
+        let count = literal.utf8CodeUnitCount
+        guard index + count <= end else { throw error }
+        let matches = literal.withUTF8Buffer { expected in
+            for offset in 0..<count where bytes[index + offset] != expected[offset] { return false }
+            return true
+        }
+        guard matches else { throw error }
+        index += count
+    }
+
+    private mutating func parseObject(depth: Int) throws(SyntaxError) -> JSONValue {
+        index += 1
+        var object = JSONObject()
+        skipWhitespace()
+        if index < end, bytes[index] == UInt8(ascii: "}") {
+            index += 1
+            return .object(object)
+        }
+        while true {
+            skipWhitespace()
+            guard index < end, bytes[index] == UInt8(ascii: "\"") else { throw error }
+            let key = try parseString()
+            skipWhitespace()
+            guard index < end, bytes[index] == UInt8(ascii: ":") else { throw error }
+            index += 1
+            skipWhitespace()
+            object[key] = try parseValue(depth: depth + 1)
+            skipWhitespace()
+            guard index < end else { throw error }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "}") {
+                index += 1
+                return .object(object)
+            } else {
+                throw error
+            }
+        }
+    }
+
+    private mutating func parseArray(depth: Int) throws(SyntaxError) -> JSONValue {
+        index += 1
+        var elements: [JSONValue] = []
+        skipWhitespace()
+        if index < end, bytes[index] == UInt8(ascii: "]") {
+            index += 1
+            return .array(elements)
+        }
+        while true {
+            skipWhitespace()
+            elements.append(try parseValue(depth: depth + 1))
+            skipWhitespace()
+            guard index < end else { throw error }
+            if bytes[index] == UInt8(ascii: ",") {
+                index += 1
+            } else if bytes[index] == UInt8(ascii: "]") {
+                index += 1
+                return .array(elements)
+            } else {
+                throw error
+            }
+        }
+    }
+
+    private mutating func parseString() throws(SyntaxError) -> String {
+        index += 1
+        let start = index
+        // Fast path: no escapes, so the bytes between the quotes are the string.
+        while index < end {
+            let byte = bytes[index]
+            if byte == UInt8(ascii: "\"") {
+                let string = String(decoding: bytes[start..<index], as: UTF8.self)
+                index += 1
+                return string
+            }
+            if byte == UInt8(ascii: "\\") { break }
+            guard byte >= 0x20 else { throw error }
+            index += 1
+        }
+        var scalars = Array(bytes[start..<index])
+        while index < end {
+            let byte = bytes[index]
+            switch byte {
+            case UInt8(ascii: "\""):
+                index += 1
+                return String(decoding: scalars, as: UTF8.self)
+            case UInt8(ascii: "\\"):
+                index += 1
+                guard index < end else { throw error }
+                let escaped = bytes[index]
+                index += 1
+                switch escaped {
+                case UInt8(ascii: "\""), UInt8(ascii: "\\"), UInt8(ascii: "/"): scalars.append(escaped)
+                case UInt8(ascii: "b"): scalars.append(0x08)
+                case UInt8(ascii: "f"): scalars.append(0x0C)
+                case UInt8(ascii: "n"): scalars.append(0x0A)
+                case UInt8(ascii: "r"): scalars.append(0x0D)
+                case UInt8(ascii: "t"): scalars.append(0x09)
+                case UInt8(ascii: "u"):
+                    var codePoint = try parseHex4()
+                    if (0xD800..<0xDC00).contains(codePoint) {
+                        guard index + 1 < end, bytes[index] == UInt8(ascii: "\\"),
+                            bytes[index + 1] == UInt8(ascii: "u")
+                        else { throw error }
+                        index += 2
+                        let low = try parseHex4()
+                        guard (0xDC00..<0xE000).contains(low) else { throw error }
+                        codePoint = 0x10000 + ((codePoint - 0xD800) << 10) + (low - 0xDC00)
+                    } else if (0xDC00..<0xE000).contains(codePoint) {
+                        throw error
+                    }
+                    guard let scalar = Unicode.Scalar(codePoint) else { throw error }
+                    scalars.append(contentsOf: String(Character(scalar)).utf8)
+                default:
+                    throw error
+                }
+            default:
+                guard byte >= 0x20 else { throw error }
+                scalars.append(byte)
+                index += 1
+            }
+        }
+        throw error
+    }
+
+    private mutating func parseHex4() throws(SyntaxError) -> UInt32 {
+        guard index + 4 <= end else { throw error }
+        var value: UInt32 = 0
+        for _ in 0..<4 {
+            let byte = bytes[index]
+            let digit: UInt8
+            switch byte {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit = byte - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit = byte - UInt8(ascii: "a") + 10
+            case UInt8(ascii: "A")...UInt8(ascii: "F"): digit = byte - UInt8(ascii: "A") + 10
+            default: throw error
+            }
+            value = value << 4 | UInt32(digit)
+            index += 1
+        }
+        return value
+    }
+
+    private mutating func parseNumber() throws(SyntaxError) -> JSONValue {
+        let start = index
+        let isInteger = try scanNumber()
+        let text = String(decoding: bytes[start..<index], as: UTF8.self)
+        if isInteger, let integer = Int64(text) { return .integer(integer) }
+        guard let number = Double(text) else { throw SyntaxError(offset: start) }
+        return .number(number)
+    }
+
+    /// Moves past a number; whether it had neither fraction nor exponent.
+    private mutating func scanNumber() throws(SyntaxError) -> Bool {
+        var isInteger = true
+        if index < end, bytes[index] == UInt8(ascii: "-") { index += 1 }
+        guard index < end else { throw error }
+        if bytes[index] == UInt8(ascii: "0") {
+            index += 1
+        } else if (UInt8(ascii: "1")...UInt8(ascii: "9")).contains(bytes[index]) {
+            while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+        } else {
+            throw error
+        }
+        if index < end, bytes[index] == UInt8(ascii: ".") {
+            isInteger = false
+            index += 1
+            let digitsStart = index
+            while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > digitsStart else { throw error }
+        }
+        if index < end, bytes[index] == UInt8(ascii: "e") || bytes[index] == UInt8(ascii: "E") {
+            isInteger = false
+            index += 1
+            if index < end, bytes[index] == UInt8(ascii: "+") || bytes[index] == UInt8(ascii: "-") { index += 1 }
+            let digitsStart = index
+            while index < end, (UInt8(ascii: "0")...UInt8(ascii: "9")).contains(bytes[index]) { index += 1 }
+            guard index > digitsStart else { throw error }
+        }
+        return isInteger
+    }
+}

@@ -1,0 +1,124 @@
+import Foundation
+import MarqueeCore
+
+/// What a push token stands for, in one environment.
+enum TokenTarget: Sendable, Hashable {
+    /// The app's ordinary device token.
+    case device(deviceID: String)
+    /// A push-to-start token for one `attributes-type`.
+    case pushToStart(deviceID: String, attributesType: String)
+    /// An activity's update token.
+    case update(deviceID: String, activityID: String)
+
+    var deviceID: String {
+        switch self {
+        case .device(let id), .pushToStart(let id, _), .update(let id, _): id
+        }
+    }
+}
+
+/// An app (bundle ID) registered under a team.
+struct AppRegistration: Sendable {
+    let teamID: String
+    var broadcastEnabled: Bool
+}
+
+struct DeviceState: Sendable {
+    var device: EmulatedDevice
+    /// When starts were accepted, for the device-side push-to-start budget.
+    var recentStarts: [Date] = []
+}
+
+struct ActivityState: Sendable {
+    var activity: EmulatedActivity
+    /// When priority-10 pushes were applied, for the hourly budget.
+    var recentPriorityTen: [Date] = []
+}
+
+struct ChannelState: Sendable {
+    var channel: EmulatedChannel
+}
+
+/// One environment's world: its devices, tokens, activities and channels. Nothing here is visible
+/// from the other environment.
+struct EnvironmentWorld: Sendable {
+    var devices: [String: DeviceState] = [:]
+    var activities: [String: ActivityState] = [:]
+    var tokens: [String: TokenTarget] = [:]
+    /// Tokens that were valid and no longer are, with the time APNs last knew them valid (ms).
+    var retiredTokens: [String: Int64] = [:]
+    var channels: [String: ChannelState] = [:]
+    var liveChannelCount: [String: Int] = [:]
+    var history: [String: BoundedHistory<ReceivedPush>] = [:]
+
+    /// Keeps `push` in the bounded history of its token or channel.
+    mutating func record(_ push: ReceivedPush, capacity: Int) {
+        history[push.target, default: BoundedHistory(capacity: capacity)].append(push)
+    }
+}
+
+/// All the emulator's state, guarded by one lock in ``EmulatorState``. Every method is short and
+/// runs inside the lock.
+struct EmulatorWorld: Sendable {
+    var keys: [String: APNSEmulatorSigningKey] = [:]
+    var apps: [String: AppRegistration] = [:]
+    var environments: [APNSEnvironment: EnvironmentWorld] = [:]
+    var rejections: BoundedHistory<RejectedRequest>
+    var counters = EmulatorCounters()
+    let historyPerTarget: Int
+
+    init(configuration: APNSEmulatorConfiguration) {
+        rejections = BoundedHistory(capacity: configuration.rejectionHistory)
+        historyPerTarget = configuration.historyPerTarget
+        for environment in APNSEnvironment.allCases {
+            environments[environment] = EnvironmentWorld()
+        }
+    }
+
+    /// Runs `body` on one environment's world in place. (Through the dictionary's in-place
+    /// accessor: copying an environment out and back would copy its tables on every request.)
+    mutating func withEnvironment<Result, Failure: Error>(
+        _ environment: APNSEnvironment,
+        _ body: (inout EnvironmentWorld) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try body(&environments[environment, default: EnvironmentWorld()])
+    }
+
+    mutating func recordRejection(_ rejection: RejectedRequest) {
+        counters.rejected += 1
+        counters.rejectedByReason[rejection.reason, default: 0] += 1
+        rejections.append(rejection)
+    }
+
+    /// Whether `teamID` owns `bundleID`.
+    func team(_ teamID: String, owns bundleID: String) -> Bool {
+        apps[bundleID]?.teamID == teamID
+    }
+}
+
+/// Errors of the emulator's own API (registration and inspection), not APNs responses.
+public enum EmulatorError: Error, Sendable, Hashable, CustomStringConvertible {
+    case unknownApp(bundleID: String)
+    case appAlreadyRegistered(bundleID: String, teamID: String)
+    case unknownDevice(id: String)
+    case unknownActivity(id: String)
+    case pushToStartNeedsIOS17_2(IOSVersion)
+    case environmentNotServed(APNSEnvironment)
+    case notRunning
+    case alreadyStarted
+    case invalidConfiguration(String)
+
+    public var description: String {
+        switch self {
+        case .unknownApp(let bundleID): "no app \(bundleID) is registered with the emulator"
+        case .appAlreadyRegistered(let bundleID, let teamID): "\(bundleID) already belongs to team \(teamID)"
+        case .unknownDevice(let id): "no device \(id)"
+        case .unknownActivity(let id): "no activity \(id)"
+        case .pushToStartNeedsIOS17_2(let version): "push-to-start tokens need iOS 17.2 or later, not \(version)"
+        case .environmentNotServed(let environment): "the emulator does not serve \(environment)"
+        case .notRunning: "the emulator is not running"
+        case .alreadyStarted: "the emulator was already started"
+        case .invalidConfiguration(let message): "invalid emulator configuration: \(message)"
+        }
+    }
+}

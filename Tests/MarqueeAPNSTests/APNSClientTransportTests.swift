@@ -1,0 +1,83 @@
+import Foundation
+import MarqueeAPNS
+import MarqueeCore
+import MarqueeEmulator
+import NIOCore
+import Testing
+
+@Suite("APNs client transport against the emulator")
+struct APNSClientTransportTests {
+    @Test("a GOAWAY in the middle of a 10,000-push burst loses and duplicates nothing")
+    func goAwayMidBurst() async throws {
+        let configuration = EmulatorFixture.configuration {
+            $0.historyPerTarget = 200
+            // Debug builds of the HTTP/2 state machine slow down with very many open streams; 100 keeps the
+            // test fast and still spreads the burst over several connections and GOAWAYs.
+            $0.maxConcurrentStreams = 100
+        }
+        try await withEmulatorClient(emulator: configuration) { fixture in
+            let devices = try (0..<100).map { _ in
+                try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            }
+            fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 3_000, reason: .shutdown)))
+            let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{}}}"#)
+            var pushes: [APNSDevicePush] = []
+            var sentIDs: [String: Set<String>] = [:]
+            for index in 0..<10_000 {
+                let token = devices[index % devices.count].deviceToken
+                let id = UUID()
+                pushes.append(try APNSDevicePush(deviceToken: token, bundleID: fixture.bundleID, payload: body, apnsID: id))
+                sentIDs[token, default: []].insert(id.uuidString.lowercased())
+            }
+            var succeeded = Set<Int>()
+            var failures: [APNSError] = []
+            for await chunk in fixture.client.send(pushes) {
+                for outcome in chunk {
+                    switch outcome.result {
+                    case .success: succeeded.insert(outcome.index)
+                    case .failure(let error): failures.append(error)
+                    }
+                }
+            }
+            #expect(failures.isEmpty)
+            #expect(succeeded.count == 10_000)
+            #expect(fixture.emulator.counters.devicePushesAccepted == 10_000)
+            for device in devices {
+                let received = fixture.emulator.pushes(to: device.deviceToken, in: .sandbox).map(\.requestID)
+                #expect(received.count == 100)
+                #expect(Set(received) == sentIDs[device.deviceToken])
+            }
+        }
+    }
+
+    @Test("a connection starts with one stream and rises to the server's limit once the token is accepted")
+    func streamLimitRises() async throws {
+        let configuration = EmulatorFixture.configuration { $0.maxConcurrentStreams = 700 }
+        try await withEmulatorClient(emulator: configuration) { fixture in
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            fixture.emulator.injectFault(
+                APNSEmulatorFault(.delay(.milliseconds(400), jitter: .zero), rate: .first(1), endpoints: [.devicePush])
+            )
+            let push = try APNSDevicePush(
+                deviceToken: device.deviceToken,
+                bundleID: fixture.bundleID,
+                payload: ByteBuffer(string: #"{"aps":{}}"#)
+            )
+            let client = fixture.client
+            async let first = client.send(push)
+            var limits: [Int] = []
+            for _ in 0..<100 {
+                limits = await client.pushConnectionStreamLimits()
+                if !limits.isEmpty { break }
+                try await Task.sleep(for: .milliseconds(5))
+            }
+            #expect(limits == [1])
+            _ = try await first
+            // The rest of a burst may now run concurrently.
+            for await _ in client.send(Array(repeating: push, count: 200)) {}
+            let after = await client.pushConnectionStreamLimits()
+            #expect(after.contains(700))
+            #expect(fixture.emulator.counters.devicePushesAccepted == 201)
+        }
+    }
+}
