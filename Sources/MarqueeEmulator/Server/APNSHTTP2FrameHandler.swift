@@ -61,7 +61,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
                 if headers.endStream {
                     complete(request, on: frame.streamID, context: context)
                 } else {
-                    request.headers.add(contentsOf: headers.headers)
+                    request.addTrailers(headers.headers)
                     pending[frame.streamID] = request
                 }
                 return
