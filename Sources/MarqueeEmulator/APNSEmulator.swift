@@ -166,7 +166,7 @@ public final class APNSEmulator: Sendable {
         }
         for channel in servers { try? await channel.close() }
         try? await inspection?.close()
-        await connections.closeAll()
+        connections.closeAll()
     }
 
     private static func temporaryCAPath() throws -> String {

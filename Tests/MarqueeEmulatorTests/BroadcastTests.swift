@@ -3,147 +3,150 @@ import MarqueeCore
 import MarqueeEmulator
 import Testing
 
-@Suite("Broadcasts: POST /4/broadcasts/apps/<bundleID> on a channel")
-struct BroadcastTests {
-    private static let update = #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"score":"1-0"}}}"#
+extension EmulatorTests {
+    @Suite("Broadcasts: POST /4/broadcasts/apps/<bundleID> on a channel")
+    struct BroadcastTests {
+        private static let update = #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"score":"1-0"}}}"#
 
-    private func send(
-        _ fixture: EmulatorFixture,
-        method: String = "POST",
-        bundleID: String = EmulatorFixture.bundleID,
-        channelID: String?,
-        replacing overrides: [(String, String?)] = [],
-        body: String = Self.update
-    ) async throws -> TestResponse {
-        var headers: [(String, String)] = [try fixture.bearer(), ("apns-push-type", "liveactivity"), ("apns-expiration", "0"), ("apns-priority", "10")]
-        if let channelID { headers.append(("apns-channel-id", channelID)) }
-        for (name, value) in overrides {
-            headers.removeAll { $0.0 == name }
-            if let value { headers.append((name, value)) }
-        }
-        let client = try await fixture.connect()
-        defer { Task { await client.close() } }
-        return try await client.send(method: method, path: "/4/broadcasts/apps/\(bundleID)", headers: headers, body: body)
-    }
-
-    @Test("A broadcast answers 200 with apns-request-id and apns-unique-id, and is recorded for the channel")
-    func success() async throws {
-        try await EmulatorFixture.with { fixture in
-            let channelID = try await fixture.createChannel(policy: 0)
-            let requestID = "6a3c5b1e-8f0d-4c59-9d0a-1b2c3d4e5f60"
-            let response = try await send(fixture, channelID: channelID, replacing: [("apns-request-id", requestID)])
-            #expect(response.status == 200)
-            #expect(response.header("apns-request-id") == requestID)
-            #expect(response.header("apns-unique-id") != nil)
-            #expect(response.header("apns-id") == nil)
-            let recorded = try #require(fixture.emulator.pushes(to: channelID, in: .sandbox).first)
-            #expect(recorded.endpoint == .broadcast)
-            #expect(recorded.payload == Self.update)
-            #expect(recorded.expiration == 0)
-        }
-    }
-
-    @Test("Apple's leniencies: no apns-expiration and `Liveactivity` spelled as in Apple's tables are accepted")
-    func leniencies() async throws {
-        try await EmulatorFixture.with { fixture in
-            let channelID = try await fixture.createChannel(policy: 1)
-            let response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", nil), ("apns-push-type", "Liveactivity")])
-            #expect(response.status == 200)
-        }
-    }
-
-    @Test("A No-Message-Stored channel takes apns-expiration 0 only: anything else is BadExpirationDate")
-    func storagePolicyExpiration() async throws {
-        try await EmulatorFixture.with { fixture in
-            let noStorage = try await fixture.createChannel(policy: 0)
-            let stored = try await fixture.createChannel(policy: 1)
-            let later = String(fixture.nowSeconds + 3600)
-            let refused = try await send(fixture, channelID: noStorage, replacing: [("apns-expiration", later)])
-            #expect(refused.status == 400)
-            #expect(refused.reason == "BadExpirationDate")
-            #expect(try await send(fixture, channelID: stored, replacing: [("apns-expiration", later)]).status == 200)
-        }
-    }
-
-    @Test("Beyond 8 hours on a stored channel is capped by default and rejected when configured")
-    func storageLimit() async throws {
-        try await EmulatorFixture.with({ $0.rejectsBroadcastExpirationBeyondStorageLimit = true }) { fixture in
-            let stored = try await fixture.createChannel(policy: 1)
-            let tooLate = String(fixture.nowSeconds + 9 * 3600)
-            #expect(try await send(fixture, channelID: stored, replacing: [("apns-expiration", tooLate)]).reason == "BadExpirationDate")
-        }
-    }
-
-    @Test(
-        "Each broken broadcast gets its documented status and reason",
-        arguments: [
-            ("missing channel", 400, "MissingChannelId"),
-            ("bad channel", 400, "BadChannelId"),
-            ("unknown channel", 400, "ChannelNotRegistered"),
-            ("no push type", 400, "MissingPushType"),
-            ("alert push type", 400, "InvalidPushType"),
-            ("bad expiration", 400, "BadExpirationDate"),
-            ("bad priority", 400, "BadPriority"),
-            ("bad request id", 400, "BadMessageId"),
-            ("suffixed topic", 400, "TopicDisallowed"),
-            ("foreign topic", 403, "TopicMismatch"),
-            ("empty body", 400, "PayloadEmpty"),
-            ("not JSON", 400, "BadRequestPayload"),
-            ("5121 bytes", 413, "PayloadTooLarge"),
-            ("GET", 405, "MethodNotAllowed"),
-            ("no token", 403, "MissingProviderToken"),
-        ]
-    )
-    func brokenRequests(broken: String, status: Int, reason: String) async throws {
-        try await EmulatorFixture.with { fixture in
-            _ = try fixture.emulator.makeDemoKey(teamID: "TEAM000002", keyID: "KEY0000002", bundleID: "com.example.foreign")
-            let channelID = try await fixture.createChannel(policy: 0)
-            let response: TestResponse
-            switch broken {
-            case "missing channel": response = try await send(fixture, channelID: nil)
-            case "bad channel": response = try await send(fixture, channelID: "%%%")
-            case "unknown channel": response = try await send(fixture, channelID: "dHN0LXNyY2gtY2hubA==")
-            case "no push type": response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", nil)])
-            case "alert push type": response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", "alert")])
-            case "bad expiration": response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", "soon")])
-            case "bad priority": response = try await send(fixture, channelID: channelID, replacing: [("apns-priority", "3")])
-            case "bad request id": response = try await send(fixture, channelID: channelID, replacing: [("apns-request-id", "1234")])
-            case "suffixed topic": response = try await send(fixture, bundleID: EmulatorFixture.topic, channelID: channelID)
-            case "foreign topic": response = try await send(fixture, bundleID: "com.example.foreign", channelID: channelID)
-            case "empty body": response = try await send(fixture, channelID: channelID, body: "")
-            case "not JSON": response = try await send(fixture, channelID: channelID, body: "{\"aps\":")
-            case "5121 bytes": response = try await send(fixture, channelID: channelID, body: "{\"p\":\"" + String(repeating: "x", count: 5113) + "\"}")
-            case "GET": response = try await send(fixture, method: "GET", channelID: channelID)
-            default: response = try await send(fixture, channelID: channelID, replacing: [("authorization", nil)])
+        private func send(
+            _ fixture: EmulatorFixture,
+            method: String = "POST",
+            bundleID: String = EmulatorFixture.bundleID,
+            channelID: String?,
+            replacing overrides: [(String, String?)] = [],
+            body: String = Self.update
+        ) async throws -> TestResponse {
+            var headers: [(String, String)] = [try fixture.bearer(), ("apns-push-type", "liveactivity"), ("apns-expiration", "0"), ("apns-priority", "10")]
+            if let channelID { headers.append(("apns-channel-id", channelID)) }
+            for (name, value) in overrides {
+                headers.removeAll { $0.0 == name }
+                if let value { headers.append((name, value)) }
             }
-            #expect(response.status == status)
-            #expect(response.reason == reason)
-            #expect(response.header("apns-request-id") != nil)
+            let client = try await fixture.connect()
+            defer { Task { await client.close() } }
+            return try await client.send(method: method, path: "/4/broadcasts/apps/\(bundleID)", headers: headers, body: body)
+        }
+
+        @Test("A broadcast answers 200 with apns-request-id and apns-unique-id, and is recorded for the channel")
+        func success() async throws {
+            try await EmulatorFixture.with { fixture in
+                let channelID = try await fixture.createChannel(policy: 0)
+                let requestID = "6a3c5b1e-8f0d-4c59-9d0a-1b2c3d4e5f60"
+                let response = try await send(fixture, channelID: channelID, replacing: [("apns-request-id", requestID)])
+                #expect(response.status == 200)
+                #expect(response.header("apns-request-id") == requestID)
+                #expect(response.header("apns-unique-id") != nil)
+                #expect(response.header("apns-id") == nil)
+                let recorded = try #require(fixture.emulator.pushes(to: channelID, in: .sandbox).first)
+                #expect(recorded.endpoint == .broadcast)
+                #expect(recorded.payload == Self.update)
+                #expect(recorded.expiration == 0)
+            }
+        }
+
+        @Test("Apple's leniencies: no apns-expiration and `Liveactivity` spelled as in Apple's tables are accepted")
+        func leniencies() async throws {
+            try await EmulatorFixture.with { fixture in
+                let channelID = try await fixture.createChannel(policy: 1)
+                let response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", nil), ("apns-push-type", "Liveactivity")])
+                #expect(response.status == 200)
+            }
+        }
+
+        @Test("A No-Message-Stored channel takes apns-expiration 0 only: anything else is BadExpirationDate")
+        func storagePolicyExpiration() async throws {
+            try await EmulatorFixture.with { fixture in
+                let noStorage = try await fixture.createChannel(policy: 0)
+                let stored = try await fixture.createChannel(policy: 1)
+                let later = String(fixture.nowSeconds + 3600)
+                let refused = try await send(fixture, channelID: noStorage, replacing: [("apns-expiration", later)])
+                #expect(refused.status == 400)
+                #expect(refused.reason == "BadExpirationDate")
+                #expect(try await send(fixture, channelID: stored, replacing: [("apns-expiration", later)]).status == 200)
+            }
+        }
+
+        @Test("Beyond 8 hours on a stored channel is capped by default and rejected when configured")
+        func storageLimit() async throws {
+            try await EmulatorFixture.with({ $0.rejectsBroadcastExpirationBeyondStorageLimit = true }) { fixture in
+                let stored = try await fixture.createChannel(policy: 1)
+                let tooLate = String(fixture.nowSeconds + 9 * 3600)
+                #expect(try await send(fixture, channelID: stored, replacing: [("apns-expiration", tooLate)]).reason == "BadExpirationDate")
+            }
+        }
+
+        @Test(
+            "Each broken broadcast gets its documented status and reason",
+            arguments: [
+                ("missing channel", 400, "MissingChannelId"),
+                ("bad channel", 400, "BadChannelId"),
+                ("unknown channel", 400, "ChannelNotRegistered"),
+                ("no push type", 400, "MissingPushType"),
+                ("alert push type", 400, "InvalidPushType"),
+                ("bad expiration", 400, "BadExpirationDate"),
+                ("bad priority", 400, "BadPriority"),
+                ("bad request id", 400, "BadMessageId"),
+                ("suffixed topic", 400, "TopicDisallowed"),
+                ("foreign topic", 403, "TopicMismatch"),
+                ("empty body", 400, "PayloadEmpty"),
+                ("not JSON", 400, "BadRequestPayload"),
+                ("5121 bytes", 413, "PayloadTooLarge"),
+                ("GET", 405, "MethodNotAllowed"),
+                ("no token", 403, "MissingProviderToken"),
+            ]
+        )
+        func brokenRequests(broken: String, status: Int, reason: String) async throws {
+            try await EmulatorFixture.with { fixture in
+                _ = try fixture.emulator.makeDemoKey(teamID: "TEAM000002", keyID: "KEY0000002", bundleID: "com.example.foreign")
+                let channelID = try await fixture.createChannel(policy: 0)
+                let response: TestResponse
+                switch broken {
+                case "missing channel": response = try await send(fixture, channelID: nil)
+                case "bad channel": response = try await send(fixture, channelID: "%%%")
+                case "unknown channel": response = try await send(fixture, channelID: "dHN0LXNyY2gtY2hubA==")
+                case "no push type": response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", nil)])
+                case "alert push type": response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", "alert")])
+                case "bad expiration": response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", "soon")])
+                case "bad priority": response = try await send(fixture, channelID: channelID, replacing: [("apns-priority", "3")])
+                case "bad request id": response = try await send(fixture, channelID: channelID, replacing: [("apns-request-id", "1234")])
+                case "suffixed topic": response = try await send(fixture, bundleID: EmulatorFixture.topic, channelID: channelID)
+                case "foreign topic": response = try await send(fixture, bundleID: "com.example.foreign", channelID: channelID)
+                case "empty body": response = try await send(fixture, channelID: channelID, body: "")
+                case "not JSON": response = try await send(fixture, channelID: channelID, body: "{\"aps\":")
+                case "5121 bytes": response = try await send(fixture, channelID: channelID, body: "{\"p\":\"" + String(repeating: "x", count: 5113) + "\"}")
+                case "GET": response = try await send(fixture, method: "GET", channelID: channelID)
+                default: response = try await send(fixture, channelID: channelID, replacing: [("authorization", nil)])
+                }
+                #expect(response.status == status)
+                #expect(response.reason == reason)
+                #expect(response.header("apns-request-id") != nil)
+            }
+        }
+
+        @Test("A 5120-byte broadcast is accepted")
+        func broadcastLimit() async throws {
+            try await EmulatorFixture.with { fixture in
+                let channelID = try await fixture.createChannel(policy: 0)
+                let body = "{\"p\":\"" + String(repeating: "x", count: 5112) + "\"}"
+                #expect(body.utf8.count == 5120)
+                #expect(try await send(fixture, channelID: channelID, body: body).status == 200)
+            }
+        }
+
+        @Test("A deleted channel answers ChannelNotRegistered")
+        func deletedChannel() async throws {
+            try await EmulatorFixture.with { fixture in
+                let channelID = try await fixture.createChannel(policy: 0)
+                let client = try await fixture.connect(.channelManagement)
+                _ = try await client.send(
+                    method: "DELETE",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/channels",
+                    headers: [try fixture.bearer(), ("apns-channel-id", channelID)]
+                )
+                await client.close()
+                #expect(try await send(fixture, channelID: channelID).reason == "ChannelNotRegistered")
+            }
         }
     }
 
-    @Test("A 5120-byte broadcast is accepted")
-    func broadcastLimit() async throws {
-        try await EmulatorFixture.with { fixture in
-            let channelID = try await fixture.createChannel(policy: 0)
-            let body = "{\"p\":\"" + String(repeating: "x", count: 5112) + "\"}"
-            #expect(body.utf8.count == 5120)
-            #expect(try await send(fixture, channelID: channelID, body: body).status == 200)
-        }
-    }
-
-    @Test("A deleted channel answers ChannelNotRegistered")
-    func deletedChannel() async throws {
-        try await EmulatorFixture.with { fixture in
-            let channelID = try await fixture.createChannel(policy: 0)
-            let client = try await fixture.connect(.channelManagement)
-            _ = try await client.send(
-                method: "DELETE",
-                path: "/1/apps/\(EmulatorFixture.bundleID)/channels",
-                headers: [try fixture.bearer(), ("apns-channel-id", channelID)]
-            )
-            await client.close()
-            #expect(try await send(fixture, channelID: channelID).reason == "ChannelNotRegistered")
-        }
-    }
 }

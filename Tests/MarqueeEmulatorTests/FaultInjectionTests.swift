@@ -4,85 +4,88 @@ import MarqueeEmulator
 import NIOCore
 import Testing
 
-@Suite("Fault injection: scripted 429/500/503, GOAWAY, resets and latency per endpoint")
-struct FaultInjectionTests {
-    private func alert(_ fixture: EmulatorFixture, _ client: TestHTTP2Client, to device: EmulatedDevice) async throws -> TestResponse {
-        try await client.send(
-            path: "/3/device/\(device.deviceToken)",
-            headers: [try fixture.bearer(), ("apns-topic", EmulatorFixture.bundleID)],
-            body: #"{"aps":{"alert":"x"}}"#
-        )
-    }
+extension EmulatorTests {
+    @Suite("Fault injection: scripted 429/500/503, GOAWAY, resets and latency per endpoint")
+    struct FaultInjectionTests {
+        private func alert(_ fixture: EmulatorFixture, _ client: TestHTTP2Client, to device: EmulatedDevice) async throws -> TestResponse {
+            try await client.send(
+                path: "/3/device/\(device.deviceToken)",
+                headers: [try fixture.bearer(), ("apns-topic", EmulatorFixture.bundleID)],
+                body: #"{"aps":{"alert":"x"}}"#
+            )
+        }
 
-    @Test("Every n-th device push answers the injected reason; other endpoints are untouched")
-    func everyNth() async throws {
-        try await EmulatorFixture.with { fixture in
-            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
-            fixture.emulator.injectFault(APNSEmulatorFault(.respond(.tooManyRequests), rate: .everyNth(2), endpoints: [.devicePush]))
-            let client = try await fixture.connect()
-            var statuses: [Int] = []
-            for _ in 0..<4 { statuses.append(try await alert(fixture, client, to: device).status) }
-            #expect(statuses == [200, 429, 200, 429])
-            _ = try await fixture.createChannel()
-            #expect(fixture.emulator.counters.injectedFaults == 2)
-            await client.close()
+        @Test("Every n-th device push answers the injected reason; other endpoints are untouched")
+        func everyNth() async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                fixture.emulator.injectFault(APNSEmulatorFault(.respond(.tooManyRequests), rate: .everyNth(2), endpoints: [.devicePush]))
+                let client = try await fixture.connect()
+                var statuses: [Int] = []
+                for _ in 0..<4 { statuses.append(try await alert(fixture, client, to: device).status) }
+                #expect(statuses == [200, 429, 200, 429])
+                _ = try await fixture.createChannel()
+                #expect(fixture.emulator.counters.injectedFaults == 2)
+                await client.close()
+            }
+        }
+
+        @Test("500 and 503 answer InternalServerError and ServiceUnavailable", arguments: [APNSErrorReason.internalServerError, .serviceUnavailable])
+        func serverErrors(reason: APNSErrorReason) async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                fixture.emulator.injectFault(APNSEmulatorFault(.respond(reason), rate: .first(1)))
+                let client = try await fixture.connect()
+                let failed = try await alert(fixture, client, to: device)
+                #expect(failed.status == reason.status)
+                #expect(failed.reason == reason.reasonString)
+                #expect(try await alert(fixture, client, to: device).status == 200)
+                await client.close()
+            }
+        }
+
+        @Test("GOAWAY after N streams carries the last stream ID and a JSON reason, then the connection closes")
+        func goAway() async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 2, reason: .shutdown)))
+                let client = try await fixture.connect()
+                #expect(try await alert(fixture, client, to: device).status == 200)
+                #expect(try await alert(fixture, client, to: device).status == 200)
+                try await client.channel.closeFuture.get()
+                let goAway = try #require(client.events.goAway)
+                #expect(goAway.lastStreamID == 3)
+                #expect(goAway.debugData == #"{"reason":"Shutdown"}"#)
+            }
+        }
+
+        @Test("A reset drops the connection without an answer")
+        func reset() async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                fixture.emulator.injectFault(APNSEmulatorFault(.resetConnection, rate: .first(1)))
+                let client = try await fixture.connect()
+                await #expect(throws: (any Error).self) { try await alert(fixture, client, to: device) }
+                let second = try await fixture.connect()
+                #expect(try await alert(fixture, second, to: device).status == 200)
+                await second.close()
+            }
+        }
+
+        @Test("Added latency delays the answer")
+        func latency() async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                fixture.emulator.injectFault(APNSEmulatorFault(.delay(.milliseconds(200), jitter: .zero)))
+                let client = try await fixture.connect()
+                let started = ContinuousClock.now
+                #expect(try await alert(fixture, client, to: device).status == 200)
+                #expect(ContinuousClock.now - started >= .milliseconds(200))
+                fixture.emulator.removeAllFaults()
+                #expect(fixture.emulator.faults.isEmpty)
+                await client.close()
+            }
         }
     }
 
-    @Test("500 and 503 answer InternalServerError and ServiceUnavailable", arguments: [APNSErrorReason.internalServerError, .serviceUnavailable])
-    func serverErrors(reason: APNSErrorReason) async throws {
-        try await EmulatorFixture.with { fixture in
-            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
-            fixture.emulator.injectFault(APNSEmulatorFault(.respond(reason), rate: .first(1)))
-            let client = try await fixture.connect()
-            let failed = try await alert(fixture, client, to: device)
-            #expect(failed.status == reason.status)
-            #expect(failed.reason == reason.reasonString)
-            #expect(try await alert(fixture, client, to: device).status == 200)
-            await client.close()
-        }
-    }
-
-    @Test("GOAWAY after N streams carries the last stream ID and a JSON reason, then the connection closes")
-    func goAway() async throws {
-        try await EmulatorFixture.with { fixture in
-            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
-            fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 2, reason: .shutdown)))
-            let client = try await fixture.connect()
-            #expect(try await alert(fixture, client, to: device).status == 200)
-            #expect(try await alert(fixture, client, to: device).status == 200)
-            try await client.channel.closeFuture.get()
-            let goAway = try #require(client.events.goAway)
-            #expect(goAway.lastStreamID == 3)
-            #expect(goAway.debugData == #"{"reason":"Shutdown"}"#)
-        }
-    }
-
-    @Test("A reset drops the connection without an answer")
-    func reset() async throws {
-        try await EmulatorFixture.with { fixture in
-            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
-            fixture.emulator.injectFault(APNSEmulatorFault(.resetConnection, rate: .first(1)))
-            let client = try await fixture.connect()
-            await #expect(throws: (any Error).self) { try await alert(fixture, client, to: device) }
-            let second = try await fixture.connect()
-            #expect(try await alert(fixture, second, to: device).status == 200)
-            await second.close()
-        }
-    }
-
-    @Test("Added latency delays the answer")
-    func latency() async throws {
-        try await EmulatorFixture.with { fixture in
-            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
-            fixture.emulator.injectFault(APNSEmulatorFault(.delay(.milliseconds(200), jitter: .zero)))
-            let client = try await fixture.connect()
-            let started = ContinuousClock.now
-            #expect(try await alert(fixture, client, to: device).status == 200)
-            #expect(ContinuousClock.now - started >= .milliseconds(200))
-            fixture.emulator.removeAllFaults()
-            #expect(fixture.emulator.faults.isEmpty)
-            await client.close()
-        }
-    }
 }

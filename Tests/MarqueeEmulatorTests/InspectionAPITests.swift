@@ -7,118 +7,123 @@ import Testing
 import FoundationNetworking
 #endif
 
-@Suite("The inspection API shows devices, activities, tokens, pushes and rejections as JSON")
-struct InspectionAPITests {
-    private func request(_ fixture: EmulatorFixture, _ method: String, _ path: String, body: String? = nil) async throws -> (Int, Any) {
-        let base = try #require(fixture.emulator.inspectionURL)
-        var request = URLRequest(url: try #require(URL(string: base + path)))
-        request.httpMethod = method
-        if let body {
-            request.httpBody = Data(body.utf8)
-            request.setValue("application/json", forHTTPHeaderField: "content-type")
+extension EmulatorTests {
+    @Suite("The inspection API shows devices, activities, tokens, pushes and rejections as JSON")
+    struct InspectionAPITests {
+        private func request(_ fixture: EmulatorFixture, _ method: String, _ path: String, body: String? = nil) async throws -> (Int, Any) {
+            let base = try #require(fixture.emulator.inspectionURL)
+            var request = URLRequest(url: try #require(URL(string: base + path)))
+            request.httpMethod = method
+            if let body {
+                request.httpBody = Data(body.utf8)
+                request.setValue("application/json", forHTTPHeaderField: "content-type")
+            }
+            let (data, response) = try await URLSession.shared.data(for: request)
+            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            return (status, try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
-        let status = (response as? HTTPURLResponse)?.statusCode ?? 0
-        return (status, try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
+
+        @Test("Register a device over HTTP, start an activity, and read it all back")
+        func walkthrough() async throws {
+            try await EmulatorFixture.with { fixture in
+                let (status, registered) = try await request(
+                    fixture,
+                    "POST",
+                    "/v1/sandbox/devices",
+                    body: #"{"bundleID": "com.example.marquee", "iOSVersion": "18.0", "pushToStartAttributesTypes": ["MatchAttributes"]}"#
+                )
+                #expect(status == 200)
+                let device = try #require(registered as? [String: Any])
+                let deviceID = try #require(device["id"] as? String)
+                let pushToStart = try #require((device["pushToStartTokens"] as? [String: String])?["MatchAttributes"])
+
+                _ = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true))
+                _ = try await fixture.pushLiveActivity(to: "abcd", body: "{}")
+
+                let (_, devices) = try await request(fixture, "GET", "/v1/sandbox/devices")
+                #expect((devices as? [[String: Any]])?.map { $0["id"] as? String } == [deviceID])
+                let (_, activities) = try await request(fixture, "GET", "/v1/sandbox/activities")
+                let activity = try #require((activities as? [[String: Any]])?.first)
+                #expect(activity["phase"] as? String == "active")
+                #expect((activity["contentState"] as? [String: String]) == ["score": "0-0"])
+                let (_, tokens) = try await request(fixture, "GET", "/v1/sandbox/update-tokens")
+                #expect((tokens as? [[String: Any]])?.first?["activityID"] as? String == activity["id"] as? String)
+                let (_, pushes) = try await request(fixture, "GET", "/v1/sandbox/pushes/\(pushToStart)")
+                #expect((pushes as? [[String: Any]])?.first?["outcomes"] as? [String] == ["applied"])
+                let (_, rejections) = try await request(fixture, "GET", "/v1/rejections")
+                #expect((rejections as? [[String: Any]])?.last?["reason"] as? String == "BadDeviceToken")
+                let (_, summary) = try await request(fixture, "GET", "/v1/summary")
+                let counters = try #require((summary as? [String: Any])?["counters"] as? [String: Any])
+                #expect(counters["devicePushesAccepted"] as? Int == 1)
+                #expect(counters["rejected"] as? Int == 1)
+
+                let (uninstallStatus, _) = try await request(fixture, "POST", "/v1/sandbox/devices/\(deviceID)/uninstall")
+                #expect(uninstallStatus == 200)
+                let gone = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds))
+                #expect(gone.status == 410)
+            }
+        }
+
+        @Test("Faults can be scripted over HTTP")
+        func faultsOverHTTP() async throws {
+            try await EmulatorFixture.with { fixture in
+                let (status, _) = try await request(
+                    fixture,
+                    "POST",
+                    "/v1/faults",
+                    body: #"{"action": "respond", "reason": "ServiceUnavailable", "every": 1, "endpoints": ["channelManagement"]}"#
+                )
+                #expect(status == 200)
+                let client = try await fixture.connect(.channelManagement)
+                let response = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                #expect(response.status == 503)
+                #expect(response.reason == "ServiceUnavailable")
+                await client.close()
+                let (cleared, _) = try await request(fixture, "DELETE", "/v1/faults")
+                #expect(cleared == 200)
+                #expect(fixture.emulator.faults.isEmpty)
+                let (bad, _) = try await request(fixture, "POST", "/v1/faults", body: #"{"action": "explode"}"#)
+                #expect(bad == 400)
+            }
+        }
+
+        @Test("Unknown paths answer 404 with a JSON error")
+        func unknownPath() async throws {
+            try await EmulatorFixture.with { fixture in
+                let (status, body) = try await request(fixture, "GET", "/v1/nowhere/devices")
+                #expect(status == 404)
+                #expect((body as? [String: String])?["error"] != nil)
+            }
+        }
     }
 
-    @Test("Register a device over HTTP, start an activity, and read it all back")
-    func walkthrough() async throws {
-        try await EmulatorFixture.with { fixture in
-            let (status, registered) = try await request(
-                fixture,
-                "POST",
-                "/v1/sandbox/devices",
-                body: #"{"bundleID": "com.example.marquee", "iOSVersion": "18.0", "pushToStartAttributesTypes": ["MatchAttributes"]}"#
-            )
-            #expect(status == 200)
-            let device = try #require(registered as? [String: Any])
-            let deviceID = try #require(device["id"] as? String)
-            let pushToStart = try #require((device["pushToStartTokens"] as? [String: String])?["MatchAttributes"])
-
-            _ = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true))
-            _ = try await fixture.pushLiveActivity(to: "abcd", body: "{}")
-
-            let (_, devices) = try await request(fixture, "GET", "/v1/sandbox/devices")
-            #expect((devices as? [[String: Any]])?.map { $0["id"] as? String } == [deviceID])
-            let (_, activities) = try await request(fixture, "GET", "/v1/sandbox/activities")
-            let activity = try #require((activities as? [[String: Any]])?.first)
-            #expect(activity["phase"] as? String == "active")
-            #expect((activity["contentState"] as? [String: String]) == ["score": "0-0"])
-            let (_, tokens) = try await request(fixture, "GET", "/v1/sandbox/update-tokens")
-            #expect((tokens as? [[String: Any]])?.first?["activityID"] as? String == activity["id"] as? String)
-            let (_, pushes) = try await request(fixture, "GET", "/v1/sandbox/pushes/\(pushToStart)")
-            #expect((pushes as? [[String: Any]])?.first?["outcomes"] as? [String] == ["applied"])
-            let (_, rejections) = try await request(fixture, "GET", "/v1/rejections")
-            #expect((rejections as? [[String: Any]])?.last?["reason"] as? String == "BadDeviceToken")
-            let (_, summary) = try await request(fixture, "GET", "/v1/summary")
-            let counters = try #require((summary as? [String: Any])?["counters"] as? [String: Any])
-            #expect(counters["devicePushesAccepted"] as? Int == 1)
-            #expect(counters["rejected"] as? Int == 1)
-
-            let (uninstallStatus, _) = try await request(fixture, "POST", "/v1/sandbox/devices/\(deviceID)/uninstall")
-            #expect(uninstallStatus == 200)
-            let gone = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds))
-            #expect(gone.status == 410)
-        }
-    }
-
-    @Test("Faults can be scripted over HTTP")
-    func faultsOverHTTP() async throws {
-        try await EmulatorFixture.with { fixture in
-            let (status, _) = try await request(
-                fixture,
-                "POST",
-                "/v1/faults",
-                body: #"{"action": "respond", "reason": "ServiceUnavailable", "every": 1, "endpoints": ["channelManagement"]}"#
-            )
-            #expect(status == 200)
-            let client = try await fixture.connect(.channelManagement)
-            let response = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
-            #expect(response.status == 503)
-            #expect(response.reason == "ServiceUnavailable")
-            await client.close()
-            let (cleared, _) = try await request(fixture, "DELETE", "/v1/faults")
-            #expect(cleared == 200)
-            #expect(fixture.emulator.faults.isEmpty)
-            let (bad, _) = try await request(fixture, "POST", "/v1/faults", body: #"{"action": "explode"}"#)
-            #expect(bad == 400)
-        }
-    }
-
-    @Test("Unknown paths answer 404 with a JSON error")
-    func unknownPath() async throws {
-        try await EmulatorFixture.with { fixture in
-            let (status, body) = try await request(fixture, "GET", "/v1/nowhere/devices")
-            #expect(status == 404)
-            #expect((body as? [String: String])?["error"] != nil)
-        }
-    }
 }
+extension EmulatorTests {
+    @Suite("emulator.json describes how to reach a running emulator")
+    struct StateFileTests {
+        @Test("It names every listener, the CA file and a demo key whose .p8 only its owner can read")
+        func stateFile() async throws {
+            let emulator = APNSEmulator()
+            try await emulator.start()
+            defer { Task { await emulator.shutdown() } }
+            let key = try emulator.makeDemoKey(bundleID: "com.example.state")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-state-\(UUID().uuidString)")
+            defer { try? FileManager.default.removeItem(at: directory) }
+            try APNSEmulatorStateFile.write(emulator: emulator, demoKey: key, to: directory)
 
-@Suite("emulator.json describes how to reach a running emulator")
-struct StateFileTests {
-    @Test("It names every listener, the CA file and a demo key whose .p8 only its owner can read")
-    func stateFile() async throws {
-        let emulator = APNSEmulator()
-        try await emulator.start()
-        defer { Task { await emulator.shutdown() } }
-        let key = try emulator.makeDemoKey(bundleID: "com.example.state")
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-state-\(UUID().uuidString)")
-        defer { try? FileManager.default.removeItem(at: directory) }
-        try APNSEmulatorStateFile.write(emulator: emulator, demoKey: key, to: directory)
-
-        let data = try Data(contentsOf: directory.appendingPathComponent("emulator.json"))
-        let state = try JSONDecoder().decode(APNSEmulatorStateFile.self, from: data)
-        #expect(state.environments["sandbox"]?.push == emulator.pushURL(.sandbox))
-        #expect(state.environments["production"]?.channelManagementH2C == emulator.channelManagementURL(.production, transport: .h2c))
-        #expect(state.caCertificatePath == emulator.caCertificatePath)
-        let demo = try #require(state.demoKey)
-        #expect(demo.keyID == key.keyID)
-        let attributes = try FileManager.default.attributesOfItem(atPath: demo.p8Path)
-        #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
-        #expect(try String(contentsOfFile: demo.p8Path, encoding: .utf8).hasPrefix("-----BEGIN PRIVATE KEY-----"))
-        #expect(!key.description.contains("PRIVATE"))
-        await emulator.shutdown()
+            let data = try Data(contentsOf: directory.appendingPathComponent("emulator.json"))
+            let state = try JSONDecoder().decode(APNSEmulatorStateFile.self, from: data)
+            #expect(state.environments["sandbox"]?.push == emulator.pushURL(.sandbox))
+            #expect(state.environments["production"]?.channelManagementH2C == emulator.channelManagementURL(.production, transport: .h2c))
+            #expect(state.caCertificatePath == emulator.caCertificatePath)
+            let demo = try #require(state.demoKey)
+            #expect(demo.keyID == key.keyID)
+            let attributes = try FileManager.default.attributesOfItem(atPath: demo.p8Path)
+            #expect((attributes[.posixPermissions] as? NSNumber)?.intValue == 0o600)
+            #expect(try String(contentsOfFile: demo.p8Path, encoding: .utf8).hasPrefix("-----BEGIN PRIVATE KEY-----"))
+            #expect(!key.description.contains("PRIVATE"))
+            await emulator.shutdown()
+        }
     }
+
 }

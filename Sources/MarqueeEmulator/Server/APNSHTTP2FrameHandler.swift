@@ -29,6 +29,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     private var delayedResponses = 0
     private var consumedWindow = 0
     private var needsFlush = false
+    private var flushScheduled = false
 
     init(processor: APNSRequestProcessor) {
         self.processor = processor
@@ -60,7 +61,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
                 if headers.endStream {
                     complete(request, on: frame.streamID, context: context)
                 } else {
-                    request.headers.add(contentsOf: headers.headers)
+                    request.addTrailers(headers.headers)
                     pending[frame.streamID] = request
                 }
                 return
@@ -98,11 +99,27 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        if needsFlush {
-            needsFlush = false
-            context.flush()
-        }
+        flushIfNeeded(context: context)
         context.fireChannelReadComplete()
+    }
+
+    private func flushIfNeeded(context: ChannelHandlerContext) {
+        guard needsFlush else { return }
+        needsFlush = false
+        context.flush()
+    }
+
+    /// Responses written during a read burst are flushed once at its end; should frames reach the
+    /// handler outside a read (buffered by NIOHTTP2Handler and released later), a flush on the next
+    /// loop tick makes sure no answer waits in the buffer.
+    private func scheduleFlush(context: ChannelHandlerContext) {
+        needsFlush = true
+        guard !flushScheduled else { return }
+        flushScheduled = true
+        context.eventLoop.assumeIsolated().execute {
+            self.flushScheduled = false
+            self.flushIfNeeded(context: context)
+        }
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
@@ -136,7 +153,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
             return
         }
         write(response, on: streamID, context: context)
-        needsFlush = true
+        scheduleFlush(context: context)
         closeIfDrained(context: context)
     }
 

@@ -11,12 +11,6 @@ struct APNSRequestProcessor: Sendable {
     private var configuration: APNSEmulatorConfiguration { state.configuration }
     private var environment: APNSEnvironment { listener.environment }
 
-    /// The headers whose repetition APNs answers with `DuplicateHeaders`.
-    static let singletonHeaders: [String] = [
-        "authorization", "apns-id", "apns-request-id", "apns-push-type", "apns-topic", "apns-priority",
-        "apns-expiration", "apns-collapse-id", "apns-channel-id",
-    ]
-
     func process(_ request: EmulatorRequest, authenticator: inout ConnectionAuthenticator) -> EmulatorResponse {
         switch listener.kind {
         case .push:
@@ -72,7 +66,7 @@ struct APNSRequestProcessor: Sendable {
         answer: (Admission, inout ConnectionAuthenticator) -> EmulatorResponse
     ) -> EmulatorResponse {
         if let reason = precheck() { return reject(reason, request: request, idHeader: idHeader, id: id) }
-        if request.duplicatedHeader(among: Self.singletonHeaders) != nil {
+        if request.duplicatedHeader != nil {
             return reject(.duplicateHeaders, request: request, idHeader: idHeader, id: id)
         }
         if let requested, !RandomIdentifiers.isCanonicalUUID(requested) {

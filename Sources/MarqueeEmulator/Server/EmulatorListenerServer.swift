@@ -17,10 +17,13 @@ final class ConnectionRegistry: Sendable {
         }
     }
 
-    func closeAll() async {
+    /// Starts closing every open connection. It does not wait: a TLS connection closes only when
+    /// its peer answers close_notify (or a timeout passes), and a client that is itself waiting
+    /// for the emulator to stop must not hold up the shutdown.
+    func closeAll() {
         let open = channels.withLock { Array($0.values) }
         for channel in open {
-            try? await channel.close()
+            channel.close(promise: nil)
         }
     }
 }

@@ -14,10 +14,21 @@ struct EmulatorRequest {
     /// The largest body kept in memory; anything beyond is only counted (and answered with 413).
     static let bodyRetentionLimit = APNSPayloadLimit.voip + 1
 
+    /// The headers every endpoint reads, picked out in one pass over the block (a look-up per
+    /// header would scan it a dozen times per request).
+    private var known = KnownHeaders()
+
     init(headers: HPACKHeaders) {
-        self.method = headers.first(name: ":method") ?? ""
-        self.path = headers.first(name: ":path") ?? ""
         self.headers = headers
+        self.method = ""
+        self.path = ""
+        for (name, value, _) in headers {
+            switch name {
+            case ":method": method = value
+            case ":path": path = value
+            default: known.record(name: name, value: value)
+            }
+        }
     }
 
     mutating func appendBody(_ bytes: some Collection<UInt8>) {
@@ -27,20 +38,37 @@ struct EmulatorRequest {
     }
 
     func header(_ name: String) -> String? {
-        headers.first(name: name)
+        if let index = KnownHeaders.names.firstIndex(of: name) { return known.values[index] }
+        return headers.first(name: name)
     }
 
-    /// The first of `names` (at most 64) that appears more than once (APNs: `DuplicateHeaders`).
-    /// A bit mask instead of a set: this runs on every request.
-    func duplicatedHeader(among names: [String]) -> String? {
-        var seen: UInt64 = 0
-        for (name, _, _) in headers {
-            guard let index = names.firstIndex(of: name), index < 64 else { continue }
-            let bit: UInt64 = 1 << UInt64(index)
-            if seen & bit != 0 { return name }
-            seen |= bit
+    /// The first APNs header that appeared more than once (APNs: `DuplicateHeaders`).
+    var duplicatedHeader: String? { known.duplicated }
+
+    /// Trailers extend the block.
+    mutating func addTrailers(_ trailers: HPACKHeaders) {
+        headers.add(contentsOf: trailers)
+        for (name, value, _) in trailers { known.record(name: name, value: value) }
+    }
+}
+
+/// The headers APNs defines, each of which may appear once.
+struct KnownHeaders {
+    static let names = [
+        "authorization", "apns-id", "apns-request-id", "apns-push-type", "apns-topic", "apns-priority",
+        "apns-expiration", "apns-collapse-id", "apns-channel-id",
+    ]
+
+    var values: [String?] = Array(repeating: nil, count: names.count)
+    var duplicated: String?
+
+    mutating func record(name: String, value: String) {
+        guard let index = Self.names.firstIndex(of: name) else { return }
+        if values[index] != nil {
+            if duplicated == nil { duplicated = name }
+        } else {
+            values[index] = value
         }
-        return nil
     }
 }
 

@@ -89,16 +89,7 @@ struct JSONParser {
             try skipValue(depth: depth + 1)
             members.append((key, start..<index))
             try visit(key, start..<index)
-            skipWhitespace()
-            guard index < end else { throw error }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return members
-            } else {
-                throw error
-            }
+            if try closes(with: UInt8(ascii: "}")) { return members }
         }
     }
 
@@ -126,16 +117,7 @@ struct JSONParser {
                     skipWhitespace()
                 }
                 try skipValue(depth: depth + 1)
-                skipWhitespace()
-                guard index < end else { throw error }
-                if bytes[index] == UInt8(ascii: ",") {
-                    index += 1
-                } else if bytes[index] == closing {
-                    index += 1
-                    return
-                } else {
-                    throw error
-                }
+                if try closes(with: closing) { return }
             }
         case UInt8(ascii: "\""): try skipString()
         case UInt8(ascii: "t"): try expectLiteral("true")
@@ -175,6 +157,20 @@ struct JSONParser {
     }
 
     private var error: SyntaxError { SyntaxError(offset: index) }
+
+    /// After an element of an object or array: moves past `,` (false) or the closing bracket
+    /// (true); anything else is an error.
+    private mutating func closes(with closing: UInt8) throws(SyntaxError) -> Bool {
+        skipWhitespace()
+        guard index < end else { throw error }
+        if bytes[index] == UInt8(ascii: ",") {
+            index += 1
+            return false
+        }
+        guard bytes[index] == closing else { throw error }
+        index += 1
+        return true
+    }
 
     private mutating func skipWhitespace() {
         while index < end {
@@ -226,16 +222,7 @@ struct JSONParser {
             index += 1
             skipWhitespace()
             object[key] = try parseValue(depth: depth + 1)
-            skipWhitespace()
-            guard index < end else { throw error }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "}") {
-                index += 1
-                return .object(object)
-            } else {
-                throw error
-            }
+            if try closes(with: UInt8(ascii: "}")) { return .object(object) }
         }
     }
 
@@ -250,16 +237,7 @@ struct JSONParser {
         while true {
             skipWhitespace()
             elements.append(try parseValue(depth: depth + 1))
-            skipWhitespace()
-            guard index < end else { throw error }
-            if bytes[index] == UInt8(ascii: ",") {
-                index += 1
-            } else if bytes[index] == UInt8(ascii: "]") {
-                index += 1
-                return .array(elements)
-            } else {
-                throw error
-            }
+            if try closes(with: UInt8(ascii: "]")) { return .array(elements) }
         }
     }
 
