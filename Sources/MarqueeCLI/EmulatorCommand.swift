@@ -12,10 +12,10 @@ struct EmulatorCommand: AsyncParsableCommand {
         commandName: "emulator",
         abstract: "Runs a local APNs: device pushes, broadcasts and channel management with virtual devices.",
         discussion: """
-            Listens on 127.0.0.1 with HTTP/2 over TLS (a CA generated at start) and h2c, one push and one
-            channel-management listener per environment, plus a JSON inspection API. With --state-dir it
-            writes DIR/emulator.json (URLs, CA path, a demo key it accepts) and the demo key's .p8.
-            Runs until SIGINT or SIGTERM.
+            Listens on 127.0.0.1 with HTTP/2 over TLS (a CA generated at start) and h2c, \
+            one push and one channel-management listener per environment, plus a JSON inspection API. \
+            With --state-dir it writes DIR/emulator.json (URLs, CA path, a demo key it accepts) \
+            and the demo key's .p8. Runs until SIGINT or SIGTERM.
             """
     )
 
