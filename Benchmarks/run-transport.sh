@@ -10,7 +10,7 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 SHARED=${MARQUEE_SHARED_BENCH:-$(cd "$HERE/../.." && pwd)/shared/bench}
-[ -d "$SHARED" ] || SHARED=/work/shared/bench
+[ -d "$SHARED" ] || { echo "$0: no ../shared/bench beside the repository; set MARQUEE_SHARED_BENCH" >&2; exit 2; }
 N=${1:-200000}; M=${2:-100}; RUNS=${3:-3}; CONNECTIONS=${4:-1}
 
 # The nginx sink: reuse one that is already up (its files in the default place), else start a private

@@ -14,11 +14,11 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/../.." && pwd)
-SHARED=${MARQUEE_SHARED_BENCH:-$(cd "$ROOT/../.." && pwd)/shared/bench}
-[ -d "$SHARED" ] || SHARED=/work/shared/bench
+SHARED=${MARQUEE_SHARED_BENCH:-$(cd "$ROOT/.." && pwd)/shared/bench}
+[ -d "$SHARED" ] || { echo "$0: no ../shared/bench beside the repository; set MARQUEE_SHARED_BENCH" >&2; exit 2; }
 N=${1:-200000}; M=${2:-100}
 BIN="$ROOT/.build/release/marquee"
-[ -x "$BIN" ] || (cd "$ROOT" && swift build -c release --product marquee >/dev/null)
+(cd "$ROOT" && swift build -c release --product marquee >/dev/null)
 
 WORK=$(mktemp -d)
 EMULATOR_PID=""
