@@ -1,7 +1,6 @@
 import Testing
 
-/// Every emulator suite, run one test at a time: each test starts its own emulator with eight TLS
-/// and h2c listeners, and running fifty of them at once on a two-core machine made the suite
-/// stall now and then (see the report: under investigation).
-@Suite(.serialized)
+/// Every emulator suite. They run in parallel: each test starts its own emulator on port 0 and
+/// talks to it over its own connections.
+@Suite
 enum EmulatorTests {}

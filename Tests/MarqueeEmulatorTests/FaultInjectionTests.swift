@@ -59,6 +59,28 @@ extension EmulatorTests {
             }
         }
 
+        @Test("After a GOAWAY amid a burst, every stream up to the last stream ID is answered, then the connection closes")
+        func goAwayAmidBurst() async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 100, reason: .shutdown)))
+                let client = try await fixture.connect()
+                // The first push authenticates the connection and lifts the one-stream limit.
+                #expect(try await alert(fixture, client, to: device).status == 200)
+                let answered = await withTaskGroup(of: Int?.self) { group in
+                    for _ in 0..<300 {
+                        group.addTask { try? await alert(fixture, client, to: device).status }
+                    }
+                    return await group.reduce(into: [Int]()) { if let status = $1 { $0.append(status) } }
+                }
+                try await client.channel.closeFuture.get()
+                let goAway = try #require(client.events.goAway)
+                // Streams 1, 3, ..., 199: the first hundred, all answered; the rest were refused.
+                #expect(goAway.lastStreamID == 199)
+                #expect(answered == Array(repeating: 200, count: 99))
+            }
+        }
+
         @Test("A reset drops the connection without an answer")
         func reset() async throws {
             try await EmulatorFixture.with { fixture in

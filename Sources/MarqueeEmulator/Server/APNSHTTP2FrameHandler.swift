@@ -92,7 +92,9 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
                 pending[frame.streamID] = request
             }
         case .rstStream:
-            pending[frame.streamID] = nil
+            // A stream the client cancels needs no answer; after a GOAWAY it may have been the last
+            // one the connection was waiting for.
+            if pending.removeValue(forKey: frame.streamID) != nil { closeIfDrained(context: context) }
         default:
             break
         }

@@ -58,24 +58,28 @@ final class TestHTTP2Client: Sendable {
             sslContext = try NIOSSLContext(configuration: tls)
         }
         let events = ConnectionEvents()
-        let channel = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
-            .channelInitializer { channel in
+        // The whole pipeline (TLS, HTTP/2, the event recorder) is built in the channel initializer,
+        // before the socket is first read: added after `connect` returns, the HTTP/2 handler could
+        // miss the server's preface (SETTINGS, WINDOW_UPDATE) and early frames, which the pipeline
+        // tail drops, leaving requests on that connection unanswered.
+        let (channel, multiplexer) = try await ClientBootstrap(group: MultiThreadedEventLoopGroup.singleton)
+            .connect(host: host, port: port) { channel in
                 channel.eventLoop.makeCompletedFuture {
+                    let pipeline = channel.pipeline.syncOperations
                     if let sslContext {
-                        try channel.pipeline.syncOperations.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
+                        try pipeline.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
                     }
+                    let multiplexer = try pipeline.configureHTTP2Pipeline(
+                        mode: .client,
+                        connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration(),
+                        streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
+                    ) { stream in
+                        stream.eventLoop.makeSucceededVoidFuture()
+                    }
+                    try pipeline.addHandler(ConnectionEventRecorder(events: events))
+                    return (channel, multiplexer)
                 }
             }
-            .connect(host: host, port: port)
-            .get()
-        let multiplexer = try await channel.configureHTTP2Pipeline(
-            mode: .client,
-            connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration(),
-            streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
-        ) { stream in
-            stream.eventLoop.makeSucceededVoidFuture()
-        }.get()
-        try await channel.pipeline.addHandler(ConnectionEventRecorder(events: events)).get()
         return TestHTTP2Client(channel: channel, multiplexer: multiplexer, authority: "\(host):\(port)", events: events)
     }
 
