@@ -48,7 +48,7 @@ final class TestHTTP2Client: Sendable {
         guard let components = URLComponents(string: url), let host = components.host, let port = components.port else {
             throw URLError(.badURL)
         }
-        var sslContext: NIOSSLContext?
+        let sslContext: NIOSSLContext?
         if components.scheme == "https" {
             var tls = TLSConfiguration.makeClientConfiguration()
             if let caCertificatePEM {
@@ -56,6 +56,8 @@ final class TestHTTP2Client: Sendable {
             }
             tls.applicationProtocols = ["h2"]
             sslContext = try NIOSSLContext(configuration: tls)
+        } else {
+            sslContext = nil
         }
         let events = ConnectionEvents()
         // The whole pipeline (TLS, HTTP/2, the event recorder) is built in the channel initializer,
