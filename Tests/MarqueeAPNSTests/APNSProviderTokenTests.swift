@@ -28,9 +28,9 @@ struct APNSProviderTokenTests {
         let token = try cache.currentToken()
         let parts = token.jwt.split(separator: ".").map(String.init)
         #expect(parts.count == 3)
-        #expect(String(decoding: try #require(Self.base64URLDecode(parts[0])), as: UTF8.self) == #"{"alg":"ES256","kid":"ABC123DEFG"}"#)
-        #expect(String(decoding: try #require(Self.base64URLDecode(parts[1])), as: UTF8.self) == #"{"iss":"DEF123GHIJ","iat":1767225600}"#)
-        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Self.base64URLDecode(parts[2])))
+        #expect(String(decoding: try #require(Base64URL.decode(parts[0])), as: UTF8.self) == #"{"alg":"ES256","kid":"ABC123DEFG"}"#)
+        #expect(String(decoding: try #require(Base64URL.decode(parts[1])), as: UTF8.self) == #"{"iss":"DEF123GHIJ","iat":1767225600}"#)
+        let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
         #expect(key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
         #expect(token.authorizationValue.hasPrefix("bearer "))
         #expect(!String(describing: token).contains(parts[2]))
@@ -63,11 +63,5 @@ struct APNSProviderTokenTests {
         let again = try cache.renew(rejectedGeneration: rejected.generation)
         #expect(renewed.generation == rejected.generation + 1)
         #expect(again.generation == renewed.generation)
-    }
-
-    static func base64URLDecode(_ text: String) -> Data? {
-        var base64 = text.replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        while base64.count % 4 != 0 { base64 += "=" }
-        return Data(base64Encoded: base64)
     }
 }

@@ -28,10 +28,10 @@ public struct APNSProviderToken: Sendable, CustomStringConvertible, CustomDebugS
         claims.append(contentsOf: #"{"iss":"#.utf8)
         JSONValue.writeString(signingKey.teamID, into: &claims)
         claims.append(contentsOf: #","iat":\#(seconds)}"#.utf8)
-        let signingInput = Self.base64URL(header) + "." + Self.base64URL(claims)
+        let signingInput = Base64URL.encode(header) + "." + Base64URL.encode(claims)
         let signature = try signingKey.privateKey.signature(for: Data(signingInput.utf8))
         // JWS uses the raw 64-byte r||s form; APNs accepts it as well as DER.
-        self.authorizationValue = Self.bearerPrefix + signingInput + "." + Self.base64URL(signature.rawRepresentation)
+        self.authorizationValue = Self.bearerPrefix + signingInput + "." + Base64URL.encode(signature.rawRepresentation)
         self.issuedAt = Date(timeIntervalSince1970: TimeInterval(seconds))
         self.generation = generation
     }
@@ -41,11 +41,4 @@ public struct APNSProviderToken: Sendable, CustomStringConvertible, CustomDebugS
 
     public var description: String { "APNSProviderToken(generation: \(generation), issuedAt: \(issuedAt))" }
     public var debugDescription: String { description }
-
-    static func base64URL<Bytes: Sequence<UInt8>>(_ bytes: Bytes) -> String {
-        var text = Data(bytes).base64EncodedString()
-        text = text.replacingOccurrences(of: "+", with: "-").replacingOccurrences(of: "/", with: "_")
-        while text.hasSuffix("=") { text.removeLast() }
-        return text
-    }
 }

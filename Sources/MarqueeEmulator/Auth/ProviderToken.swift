@@ -17,9 +17,9 @@ struct ProviderToken: Sendable {
     init?(compact token: Substring) {
         let parts = token.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 3,
-            let headerData = Self.base64URLDecode(parts[0]),
-            let claimsData = Self.base64URLDecode(parts[1]),
-            let signature = Self.base64URLDecode(parts[2]),
+            let headerData = Base64URL.decode(parts[0]),
+            let claimsData = Base64URL.decode(parts[1]),
+            let signature = Base64URL.decode(parts[2]),
             case .object(let header)? = try? JSONParser.parse(Array(headerData)),
             case .object(let claims)? = try? JSONParser.parse(Array(claimsData)),
             case .string("ES256")? = header["alg"],
@@ -49,14 +49,5 @@ struct ProviderToken: Sendable {
         }
         guard let decoded else { return false }
         return publicKey.isValidSignature(decoded, for: signingInput)
-    }
-
-    static func base64URLDecode(_ text: Substring) -> Data? {
-        var base64 = String(text).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
-        guard !base64.contains("=") else { return nil }
-        let remainder = base64.utf8.count % 4
-        if remainder == 1 { return nil }
-        if remainder > 0 { base64 += String(repeating: "=", count: 4 - remainder) }
-        return Data(base64Encoded: base64)
     }
 }

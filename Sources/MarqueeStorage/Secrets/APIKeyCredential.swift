@@ -18,10 +18,7 @@ public struct APIKeyCredential: Sendable {
         let prefixBytes = (0..<6).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let secretBytes = (0..<32).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         let prefix = prefixBytes.hexString
-        let secret = Data(secretBytes).base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        let secret = Base64URL.encode(secretBytes)
         return APIKeyCredential(presented: "\(scheme)_\(prefix)_\(secret)", prefix: prefix)
     }
 

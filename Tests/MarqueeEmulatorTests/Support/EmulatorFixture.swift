@@ -16,19 +16,12 @@ enum TestJWT {
         issuedAt: Int64,
         encoding: SignatureEncoding = .raw
     ) throws -> String {
-        let header = base64URL(Data("{\"alg\":\"ES256\",\"kid\":\"\(keyID)\"}".utf8))
-        let claims = base64URL(Data("{\"iss\":\"\(teamID)\",\"iat\":\(issuedAt)}".utf8))
+        let header = Base64URL.encode(Data("{\"alg\":\"ES256\",\"kid\":\"\(keyID)\"}".utf8))
+        let claims = Base64URL.encode(Data("{\"iss\":\"\(teamID)\",\"iat\":\(issuedAt)}".utf8))
         let input = header + "." + claims
         let signature = try privateKey.signature(for: Data(input.utf8))
         let bytes = encoding == .raw ? signature.rawRepresentation : signature.derRepresentation
-        return input + "." + base64URL(bytes)
-    }
-
-    static func base64URL(_ data: Data) -> String {
-        data.base64EncodedString()
-            .replacingOccurrences(of: "+", with: "-")
-            .replacingOccurrences(of: "/", with: "_")
-            .replacingOccurrences(of: "=", with: "")
+        return input + "." + Base64URL.encode(bytes)
     }
 }
 
