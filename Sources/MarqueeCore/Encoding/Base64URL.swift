@@ -10,8 +10,8 @@ public enum Base64URL {
         return text
     }
 
-    /// Decodes unpadded base64url; `nil` for padding, a length no encoding produces, or characters outside base64
-    /// characters.
+    /// Decodes unpadded base64url; `nil` for padding, a length no encoding produces, or characters
+    /// outside base64.
     public static func decode(_ text: some StringProtocol) -> Data? {
         var base64 = String(text).replacingOccurrences(of: "-", with: "+").replacingOccurrences(of: "_", with: "/")
         guard !base64.contains("=") else { return nil }
