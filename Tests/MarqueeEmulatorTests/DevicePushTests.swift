@@ -1,6 +1,7 @@
 import Foundation
 import MarqueeCore
 import MarqueeEmulator
+import NIOHTTP2
 import Testing
 
 extension EmulatorTests {
@@ -143,6 +144,33 @@ extension EmulatorTests {
                 let voipOverLimit = try await send(fixture, replacing: voip, body: Self.padding(5121))
                 #expect(voipAtLimit.status == 200)
                 #expect(voipOverLimit.reason == "PayloadTooLarge")
+            }
+        }
+
+        @Test("A body that disagrees with its content-length resets the stream with PROTOCOL_ERROR, as HTTP/2 requires")
+        func contentLength() async throws {
+            try await EmulatorFixture.with { fixture in
+                let body = Array(Self.alertBody.utf8)
+                let agreeing = try await send(fixture, adding: [("content-length", String(body.count))], body: body)
+                #expect(agreeing.status == 200)
+                for declared in [String(body.count + 1), String(body.count - 1), "many"] {
+                    await #expect(throws: StreamReset(code: .protocolError)) {
+                        try await send(fixture, adding: [("content-length", declared)], body: body)
+                    }
+                }
+            }
+        }
+
+        @Test("Device tokens are hexadecimal in either case; anything else is a BadDeviceToken")
+        func tokenCase() async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let upper = try await send(fixture, path: "/3/device/\(device.deviceToken.uppercased())")
+                #expect(upper.status == 200)
+                for path in ["/3/device/\(device.deviceToken.dropLast())", "/3/device/\(device.deviceToken.dropLast(2))zz", "/3/device/é\(device.deviceToken.dropFirst(2))"] {
+                    let response = try await send(fixture, path: path)
+                    #expect(response.reason == "BadDeviceToken", "\(path)")
+                }
             }
         }
 

@@ -21,6 +21,28 @@ extension EmulatorTests {
             #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse(Array(text.utf8)) }
         }
 
+        @Test("Strings are read eight bytes at a time: a quote, backslash or control byte is found at every offset")
+        func wordScanning() throws {
+            for run in 0..<20 {
+                let plain = String(repeating: "a", count: run)
+                // An escape right after the run, then more plain text; non-ASCII text across words.
+                let escaped = "{\"aps\":{\"k\":\"\(plain)\\n\(plain)é😀\(plain)\"},\"\(plain)\":\"\(plain)\\\"\"}"
+                let index = try JSONParser.indexObject(Array(escaped.utf8), nestedKey: "aps")
+                #expect(index.members.map(\.key) == ["aps", plain])
+                #expect(try JSONParser.parse(Array(escaped.utf8))["aps"]?["k"] == .string(plain + "\n" + plain + "é😀" + plain))
+                // A raw control byte inside a string is an error wherever it falls.
+                for control: UInt8 in [0x00, 0x0A, 0x1F] {
+                    var bytes = Array("{\"aps\":{\"k\":\"\(plain)x\(plain)\"}}".utf8)
+                    let offset = 13 + run
+                    bytes[offset] = control
+                    #expect(throws: JSONParser.SyntaxError(offset: offset)) { try JSONParser.indexObject(bytes, nestedKey: "aps") }
+                    #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.parse(bytes) }
+                }
+                // An unterminated string is an error however long it runs.
+                #expect(throws: JSONParser.SyntaxError.self) { try JSONParser.indexObject(Array("{\"aps\":\"\(plain)".utf8), nestedKey: "aps") }
+            }
+        }
+
         @Test("Hostile nesting is refused instead of exhausting the stack")
         func deepNesting() {
             let text = String(repeating: "[", count: 10_000) + String(repeating: "]", count: 10_000)

@@ -21,16 +21,21 @@ public enum APNSPushType: String, Sendable, Hashable, Codable, CaseIterable {
 
     /// The `apns-topic` for this push type: the bundle ID plus the suffix APNs expects.
     public func topic(forBundleID bundleID: String) -> String {
+        bundleID + topicSuffix
+    }
+
+    /// What APNs expects after the bundle ID in `apns-topic` (empty for the plain types).
+    public var topicSuffix: String {
         switch self {
-        case .alert, .background, .mdm: bundleID
-        case .liveactivity: bundleID + ".push-type.liveactivity"
-        case .voip: bundleID + ".voip"
-        case .complication: bundleID + ".complication"
-        case .fileprovider: bundleID + ".pushkit.fileprovider"
-        case .location: bundleID + ".location-query"
-        case .pushtotalk: bundleID + ".voip-ptt"
-        case .widgets: bundleID + ".push-type.widgets"
-        case .controls: bundleID + ".push-type.controls"
+        case .alert, .background, .mdm: ""
+        case .liveactivity: ".push-type.liveactivity"
+        case .voip: ".voip"
+        case .complication: ".complication"
+        case .fileprovider: ".pushkit.fileprovider"
+        case .location: ".location-query"
+        case .pushtotalk: ".voip-ptt"
+        case .widgets: ".push-type.widgets"
+        case .controls: ".push-type.controls"
         }
     }
 

@@ -18,6 +18,11 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     static let connectionWindow = 1 << 24
     /// Per-stream window advertised in SETTINGS: any single APNs body fits many times over.
     static let streamWindow = 1 << 20
+    /// Answers are flushed at the end of each read burst, and also every this many within one: a
+    /// client keeping many streams in flight sends its next requests while the rest of a burst is
+    /// being answered, instead of waiting for the whole burst (measured: a third more pushes a
+    /// second over TLS with 100 streams in flight; from 16 to 64 it makes no difference).
+    static let responsesPerFlush = 32
 
     private let processor: APNSRequestProcessor
     private var authenticator: ConnectionAuthenticator
@@ -30,6 +35,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     private var consumedWindow = 0
     private var needsFlush = false
     private var flushScheduled = false
+    private var unflushedResponses = 0
 
     init(processor: APNSRequestProcessor) {
         self.processor = processor
@@ -108,10 +114,11 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     private func flushIfNeeded(context: ChannelHandlerContext) {
         guard needsFlush else { return }
         needsFlush = false
+        unflushedResponses = 0
         context.flush()
     }
 
-    /// Responses written during a read burst are flushed once at its end; should frames reach the
+    /// Responses written during a read burst are flushed at its end at the latest; should frames reach the
     /// handler outside a read (buffered by NIOHTTP2Handler and released later), a flush on the next
     /// loop tick makes sure no answer waits in the buffer.
     private func scheduleFlush(context: ChannelHandlerContext) {
@@ -132,6 +139,12 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     }
 
     private func complete(_ request: EmulatorRequest, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {
+        if request.contentLengthIsViolated {
+            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.protocolError))), promise: nil)
+            scheduleFlush(context: context)
+            closeIfDrained(context: context)
+            return
+        }
         let response = processor.process(request, authenticator: &authenticator)
         if response.resetsConnection {
             resetConnection(context: context)
@@ -155,7 +168,13 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
             return
         }
         write(response, on: streamID, context: context)
-        scheduleFlush(context: context)
+        unflushedResponses += 1
+        if unflushedResponses >= Self.responsesPerFlush {
+            needsFlush = true
+            flushIfNeeded(context: context)
+        } else {
+            scheduleFlush(context: context)
+        }
         closeIfDrained(context: context)
     }
 

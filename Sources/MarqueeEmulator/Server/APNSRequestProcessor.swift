@@ -20,7 +20,7 @@ struct APNSRequestProcessor: Sendable {
             if request.path.hasPrefix("/4/broadcasts/apps/") {
                 return BroadcastExchange(processor: self, request: request).respond(authenticator: &authenticator)
             }
-            return reject(.badPath, request: request, idHeader: "apns-id", id: request.header("apns-id") ?? RandomIdentifiers.uuid())
+            return reject(.badPath, request: request, idHeader: .apnsID, id: request.header(.apnsID) ?? RandomIdentifiers.uuid())
         case .channelManagement:
             return ChannelManagementExchange(processor: self, request: request).respond(authenticator: &authenticator)
         }
@@ -42,7 +42,7 @@ struct APNSRequestProcessor: Sendable {
     func respond(
         to request: EmulatorRequest,
         endpoint: APNSEmulatorFault.Endpoint,
-        idHeader: String,
+        idHeader: APNSRequestHeader,
         authenticator: inout ConnectionAuthenticator,
         precheck: () -> APNSErrorReason?,
         answer: (Admission, inout ConnectionAuthenticator) -> EmulatorResponse
@@ -60,7 +60,7 @@ struct APNSRequestProcessor: Sendable {
         _ request: EmulatorRequest,
         requested: String?,
         id: String,
-        idHeader: String,
+        idHeader: APNSRequestHeader,
         authenticator: inout ConnectionAuthenticator,
         precheck: () -> APNSErrorReason?,
         answer: (Admission, inout ConnectionAuthenticator) -> EmulatorResponse
@@ -75,7 +75,7 @@ struct APNSRequestProcessor: Sendable {
         let now = state.now
         let state = self.state
         let result = authenticator.authenticate(
-            authorization: request.header("authorization"),
+            authorization: request.header(.authorization),
             now: now,
             configuration: configuration,
             keyLookup: { state.key(id: $0) }
@@ -94,7 +94,7 @@ struct APNSRequestProcessor: Sendable {
     func reject(
         _ reason: APNSErrorReason,
         request: EmulatorRequest,
-        idHeader: String,
+        idHeader: APNSRequestHeader,
         id: String,
         timestamp: Int64? = nil,
         now: Date? = nil
@@ -118,7 +118,7 @@ struct APNSRequestProcessor: Sendable {
     private func injectedFault(
         for endpoint: APNSEmulatorFault.Endpoint,
         request: EmulatorRequest,
-        idHeader: String,
+        idHeader: APNSRequestHeader,
         id: String
     ) -> (response: EmulatorResponse?, delay: Duration?) {
         let actions = state.faultActions(for: endpoint, in: environment)
@@ -164,8 +164,7 @@ struct APNSRequestProcessor: Sendable {
     func checkBroadcastTopic(_ bundleID: String, identity: ConnectionAuthenticator.Identity) -> APNSErrorReason? {
         guard !bundleID.isEmpty else { return .badPath }
         let suffixed = APNSPushType.allCases.contains { pushType in
-            let topic = pushType.topic(forBundleID: "")
-            return !topic.isEmpty && bundleID.hasSuffix(topic)
+            !pushType.topicSuffix.isEmpty && bundleID.hasSuffix(pushType.topicSuffix)
         }
         if suffixed { return .topicDisallowed }
         return state.world.withLock { world -> APNSErrorReason? in

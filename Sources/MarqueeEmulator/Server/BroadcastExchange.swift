@@ -12,7 +12,7 @@ struct BroadcastExchange {
         processor.respond(
             to: request,
             endpoint: .broadcast,
-            idHeader: "apns-request-id",
+            idHeader: .apnsRequestID,
             authenticator: &authenticator,
             precheck: { request.method == "POST" ? nil : .methodNotAllowed },
             answer: { admission, _ in
@@ -28,7 +28,7 @@ struct BroadcastExchange {
     }
 
     private func reject(_ reason: APNSErrorReason, _ requestID: String, now: Date? = nil) -> EmulatorResponse {
-        processor.reject(reason, request: request, idHeader: "apns-request-id", id: requestID, now: now)
+        processor.reject(reason, request: request, idHeader: .apnsRequestID, id: requestID, now: now)
     }
 
     private func validatedAnswer(
@@ -43,21 +43,21 @@ struct BroadcastExchange {
         guard !bundleID.contains("/") else { return reject(.badPath, requestID, now: now) }
         if let reason = processor.checkBroadcastTopic(bundleID, identity: identity) { return reject(reason, requestID, now: now) }
 
-        guard let channelID = request.header("apns-channel-id"), !channelID.isEmpty else {
+        guard let channelID = request.header(.apnsChannelID), !channelID.isEmpty else {
             return reject(.missingChannelId, requestID, now: now)
         }
         guard processor.isWellFormedChannelID(channelID) else { return reject(.badChannelId, requestID, now: now) }
-        guard let pushTypeText = request.header("apns-push-type") else { return reject(.missingPushType, requestID, now: now) }
+        guard let pushTypeText = request.header(.apnsPushType) else { return reject(.missingPushType, requestID, now: now) }
         guard APNSPushType(headerValue: pushTypeText) == .liveactivity else { return reject(.invalidPushType, requestID, now: now) }
 
         let expiration: Int64?
-        switch APNSRequestProcessor.expiration(request.header("apns-expiration")) {
+        switch APNSRequestProcessor.expiration(request.header(.apnsExpiration)) {
         case .success(let value): expiration = value
         case .failure(let reason): return reject(reason, requestID, now: now)
         }
         if expiration == nil, configuration.broadcastRequiresExpiration { return reject(.badExpirationDate, requestID, now: now) }
         var priority = APNSPriority.immediate
-        if let text = request.header("apns-priority") {
+        if let text = request.header(.apnsPriority) {
             guard let parsed = APNSPriority(headerValue: text) else { return reject(.badPriority, requestID, now: now) }
             priority = parsed
         } else if configuration.broadcastRequiresPriority {

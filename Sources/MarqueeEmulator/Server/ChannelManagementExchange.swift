@@ -18,7 +18,7 @@ struct ChannelManagementExchange {
         return processor.respond(
             to: request,
             endpoint: .channelManagement,
-            idHeader: "apns-request-id",
+            idHeader: .apnsRequestID,
             authenticator: &authenticator,
             precheck: {
                 if case .failure(let reason) = route { return reason }
@@ -35,7 +35,7 @@ struct ChannelManagementExchange {
     }
 
     private func reject(_ reason: APNSErrorReason, _ requestID: String, now: Date? = nil) -> EmulatorResponse {
-        processor.reject(reason, request: request, idHeader: "apns-request-id", id: requestID, now: now)
+        processor.reject(reason, request: request, idHeader: .apnsRequestID, id: requestID, now: now)
     }
 
     /// `/1/apps/<bundleID>/channels` or `/1/apps/<bundleID>/all-channels`; there is no `/channels/<id>`.
@@ -116,7 +116,7 @@ struct ChannelManagementExchange {
 
     /// The live channel the `apns-channel-id` header names, or the reason it names none.
     private func namedChannel(bundleID: String) -> Checked<EmulatedChannel> {
-        guard let channelID = request.header("apns-channel-id"), !channelID.isEmpty else { return .failure(.missingChannelId) }
+        guard let channelID = request.header(.apnsChannelID), !channelID.isEmpty else { return .failure(.missingChannelId) }
         guard processor.isWellFormedChannelID(channelID) else { return .failure(.badChannelId) }
         let environment = processor.listener.environment
         let channel = processor.state.world.withLock { $0.environments[environment]?.channels[channelID]?.channel }

@@ -11,7 +11,7 @@ struct DevicePushExchange {
         processor.respond(
             to: request,
             endpoint: .devicePush,
-            idHeader: "apns-id",
+            idHeader: .apnsID,
             authenticator: &authenticator,
             precheck: { request.method == "POST" ? nil : .methodNotAllowed },
             answer: { admission, authenticator in
@@ -28,7 +28,7 @@ struct DevicePushExchange {
     }
 
     private func reject(_ reason: APNSErrorReason, _ apnsID: String, timestamp: Int64? = nil, now: Date? = nil) -> EmulatorResponse {
-        processor.reject(reason, request: request, idHeader: "apns-id", id: apnsID, timestamp: timestamp, now: now)
+        processor.reject(reason, request: request, idHeader: .apnsID, id: apnsID, timestamp: timestamp, now: now)
     }
 
     private func validatedAnswer(
@@ -41,39 +41,43 @@ struct DevicePushExchange {
     ) -> EmulatorResponse {
         let state = processor.state
         // "/3/device" or "/3/device/" with nothing after it names no token.
-        let tokenText = request.path.dropFirst("/3/device".count).drop { $0 == "/" }
         guard request.path == "/3/device" || request.path.hasPrefix("/3/device/") else { return reject(.badPath, apnsID, now: now) }
+        let afterPrefix = request.path.utf8.index(request.path.startIndex, offsetBy: "/3/device".utf8.count)
+        let tokenText = request.path[afterPrefix...].drop { $0 == "/" }
         guard !tokenText.isEmpty else { return reject(.missingDeviceToken, apnsID, now: now) }
 
         let pushType: APNSPushType
-        if let text = request.header("apns-push-type") {
+        if let text = request.header(.apnsPushType) {
             guard let parsed = APNSPushType(headerValue: text) else { return reject(.invalidPushType, apnsID, now: now) }
             pushType = parsed
         } else {
             pushType = .alert
         }
-        guard let topic = request.header("apns-topic"), !topic.isEmpty else { return reject(.missingTopic, apnsID, now: now) }
-        let suffix = pushType.topic(forBundleID: "")
-        guard topic.hasSuffix(suffix), topic.count > suffix.count else { return reject(.badTopic, apnsID, now: now) }
-        let bundleID = String(topic.dropLast(suffix.count))
+        guard let topic = request.header(.apnsTopic), !topic.isEmpty else { return reject(.missingTopic, apnsID, now: now) }
+        // Byte comparisons: topics are ASCII, and Character-wise ones cost more than the rest here.
+        let suffix = pushType.topicSuffix.utf8
+        guard topic.utf8.count > suffix.count, topic.utf8.suffix(suffix.count).elementsEqual(suffix) else {
+            return reject(.badTopic, apnsID, now: now)
+        }
+        let bundleID = String(decoding: topic.utf8.dropLast(suffix.count), as: UTF8.self)
         let ownsTopic = authenticator.owns(bundleID) { bundleID in
             state.world.withLock { $0.team(identity.teamID, owns: bundleID) }
         }
         guard ownsTopic else { return reject(.deviceTokenNotForTopic, apnsID, now: now) }
 
         let expiration: Int64?
-        switch APNSRequestProcessor.expiration(request.header("apns-expiration")) {
+        switch APNSRequestProcessor.expiration(request.header(.apnsExpiration)) {
         case .success(let value): expiration = value
         case .failure(let reason): return reject(reason, apnsID, now: now)
         }
         var priority = APNSPriority.immediate
-        if let text = request.header("apns-priority") {
+        if let text = request.header(.apnsPriority) {
             guard let parsed = APNSPriority(headerValue: text) else { return reject(.badPriority, apnsID, now: now) }
             priority = parsed
         }
         // Apple: background pushes must use priority 5; 10 "is an error".
         if pushType == .background, priority == .immediate { return reject(.badPriority, apnsID, now: now) }
-        let collapseID = request.header("apns-collapse-id")
+        let collapseID = request.header(.apnsCollapseID)
         if let collapseID, collapseID.utf8.count > APNSPayloadLimit.collapseIDBytes { return reject(.badCollapseId, apnsID, now: now) }
 
         guard request.bodyLength > 0 else { return reject(.payloadEmpty, apnsID, now: now) }
@@ -82,8 +86,7 @@ struct DevicePushExchange {
         let payload = PushPayload(bytes: request.body)
         if payload == nil, configuration.rejectsMalformedDevicePayload { return reject(.badRequestPayload, apnsID, now: now) }
 
-        guard RandomIdentifiers.isHexToken(tokenText) else { return reject(.badDeviceToken, apnsID, now: now) }
-        let token = tokenText.lowercased()
+        guard let token = RandomIdentifiers.normalizedHexToken(tokenText) else { return reject(.badDeviceToken, apnsID, now: now) }
 
         enum Verdict {
             case accepted(uniqueID: String?)

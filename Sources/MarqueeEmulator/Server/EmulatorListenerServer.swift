@@ -47,6 +47,8 @@ enum EmulatorListenerServer {
             // NIO's header-block validation costs a tenth of a request; the emulator checks every
             // header APNs defines itself, and HPACK framing errors are still connection errors.
             configuration.headerBlockValidation = .disabled
+            // Checked by the frame handler from the header it has already read.
+            configuration.contentLengthValidation = .disabled
             return configuration
         }()
         let streamConfiguration = NIOHTTP2Handler.StreamConfiguration()

@@ -43,16 +43,19 @@ enum RandomIdentifiers {
         let low = (splitMix64(uuidSeed.1 &+ n) & ~(0xC << 60)) | (0x8 << 60)  // RFC 4122 variant
         return String(unsafeUninitializedCapacity: 36) { buffer in
             var position = 0
-            for word in [high, low] {
+            func append(_ word: UInt64) {
                 for digit in 0..<16 {
                     if position == 8 || position == 13 || position == 18 || position == 23 {
                         buffer[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    buffer[position] = hexDigits[Int((word >> UInt64(60 - 4 * digit)) & 0xF)]
+                    let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * digit)) & 0xF
+                    buffer[position] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
                     position += 1
                 }
             }
+            append(high)
+            append(low)
             return position
         }
     }
@@ -85,18 +88,28 @@ enum RandomIdentifiers {
         return true
     }
 
-    /// Whether `text` is a non-empty, even-length hexadecimal string (a device token's shape; APNs
-    /// does not fix the length).
-    static func isHexToken(_ text: Substring) -> Bool {
-        guard !text.isEmpty, text.utf8.count % 2 == 0 else { return false }
-        return text.utf8.allSatisfy { byte in
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                UInt8(ascii: "A")...UInt8(ascii: "F"):
-                true
-            default:
-                false
+    /// `text` in lower case when it is a non-empty, even-length hexadecimal string (a device
+    /// token's shape; APNs does not fix the length), else `nil`. One pass, no Unicode case mapping.
+    static func normalizedHexToken(_ text: Substring) -> String? {
+        let utf8 = text.utf8
+        guard !utf8.isEmpty, utf8.count % 2 == 0 else { return nil }
+        var isHex = true
+        let token = String(unsafeUninitializedCapacity: utf8.count) { buffer in
+            var position = 0
+            for byte in utf8 {
+                switch byte {
+                case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"):
+                    buffer[position] = byte
+                case UInt8(ascii: "A")...UInt8(ascii: "F"):
+                    buffer[position] = byte | 0x20
+                default:
+                    isHex = false
+                    return 0
+                }
+                position += 1
             }
+            return position
         }
+        return isHex ? token : nil
     }
 }

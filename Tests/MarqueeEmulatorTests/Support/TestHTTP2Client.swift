@@ -71,9 +71,12 @@ final class TestHTTP2Client: Sendable {
                     if let sslContext {
                         try pipeline.addHandler(try NIOSSLClientHandler(context: sslContext, serverHostname: nil))
                     }
+                    // The client sends what a test asks for, a content-length its body contradicts included.
+                    var connectionConfiguration = NIOHTTP2Handler.ConnectionConfiguration()
+                    connectionConfiguration.contentLengthValidation = .disabled
                     let multiplexer = try pipeline.configureHTTP2Pipeline(
                         mode: .client,
-                        connectionConfiguration: NIOHTTP2Handler.ConnectionConfiguration(),
+                        connectionConfiguration: connectionConfiguration,
                         streamConfiguration: NIOHTTP2Handler.StreamConfiguration()
                     ) { stream in
                         stream.eventLoop.makeSucceededVoidFuture()
@@ -160,6 +163,11 @@ private final class ConnectionEventRecorder: ChannelInboundHandler {
     }
 }
 
+/// The server answered a request with RST_STREAM instead of a response.
+struct StreamReset: Error, Equatable {
+    let code: HTTP2ErrorCode
+}
+
 private final class ResponseCollector: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame.FramePayload
     let promise: EventLoopPromise<TestResponse>
@@ -183,6 +191,8 @@ private final class ResponseCollector: ChannelInboundHandler {
         case .data(let data):
             if case .byteBuffer(let buffer) = data.data { response.body.append(contentsOf: buffer.readableBytesView) }
             if data.endStream { finish(.success(response)) }
+        case .rstStream(let code):
+            finish(.failure(StreamReset(code: code)))
         default:
             break
         }
