@@ -64,8 +64,47 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Pushes kept per token or channel for inspection.")
     var history = 50
 
+    @Option(help: "Close connections silent this many seconds with GOAWAY IdleTimeout (0: never).")
+    var idleTimeout = 0.0
+
+    @Option(
+        name: .customLong("fault"),
+        help: ArgumentHelp(
+            #"A fault to inject from the start, as the inspection API's POST /v1/faults takes it (repeatable), e.g. '{"action":"respond","reason":"TooManyRequests","probability":0.1}'."#,
+            valueName: "json"
+        )
+    )
+    var faults: [String] = []
+
+    @Option(help: "Log level on standard error: trace, debug (every rejected request), info, notice, warning, error, critical.")
+    var logLevel: Logger.Level = .info
+
+    func validate() throws {
+        _ = try parsedFaults()
+        guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
+    }
+
+    private func parsedFaults() throws -> [APNSEmulatorFault] {
+        try faults.map { text in
+            guard let request = try? JSONDecoder().decode(InspectionFaultRequest.self, from: Data(text.utf8)),
+                let fault = request.fault
+            else {
+                throw ValidationError(#"--fault \#(text): expected a fault as JSON, e.g. {"action":"respond","reason":"ServiceUnavailable","every":3}"#)
+            }
+            return fault
+        }
+    }
+
     func run() async throws {
+        let level = logLevel
+        LoggingSystem.bootstrap { label in
+            var handler = StreamLogHandler.standardError(label: label)
+            handler.logLevel = level
+            return handler
+        }
         var configuration = APNSEmulatorConfiguration()
+        configuration.logger = Logger(label: "marquee.emulator")
+        configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil
         configuration.host = host
         configuration.h2c = h2c
         configuration.tls = tls ? .generated : .disabled
@@ -82,14 +121,14 @@ struct EmulatorCommand: AsyncParsableCommand {
         }
 
         let emulator = APNSEmulator(configuration: configuration)
+        for fault in try parsedFaults() { emulator.injectFault(fault) }
         let demoKey = try emulator.makeDemoKey(teamID: teamID, keyID: keyID, bundleID: bundleID)
         let service = EmulatorService(emulator: emulator, demoKey: demoKey, stateDir: stateDir)
-        let logger = Logger(label: "marquee.emulator")
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [service],
                 gracefulShutdownSignals: [.sigterm, .sigint],
-                logger: logger
+                logger: configuration.logger
             )
         )
         try await group.run()

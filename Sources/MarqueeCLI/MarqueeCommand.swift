@@ -1,4 +1,5 @@
 import ArgumentParser
+import Logging
 
 /// `marquee`: runs Live Activities for events with big audiences.
 @main
@@ -9,3 +10,6 @@ struct MarqueeCommand: AsyncParsableCommand {
         subcommands: [MigrateCommand.self, EmulatorCommand.self]
     )
 }
+
+/// `--log-level debug` and the like: swift-log's levels by their names.
+extension Logger.Level: @retroactive ExpressibleByArgument {}

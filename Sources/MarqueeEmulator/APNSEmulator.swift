@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import Logging
 import MarqueeCore
 import NIOCore
 import NIOPosix
@@ -380,10 +381,12 @@ public final class APNSEmulator: Sendable {
     /// Installs a fault. GOAWAY faults apply to connections opened afterwards.
     public func injectFault(_ fault: APNSEmulatorFault) {
         state.install(fault)
+        configuration.logger.info("fault injected", metadata: ["emulator.fault": "\(fault)"])
     }
 
     public func removeAllFaults() {
         state.removeAllFaults()
+        configuration.logger.info("faults removed")
     }
 
     public var faults: [APNSEmulatorFault] { state.faults }

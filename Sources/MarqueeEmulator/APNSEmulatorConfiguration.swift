@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MarqueeCore
 import NIOCore
 
@@ -33,6 +34,11 @@ public struct APNSEmulatorConfiguration: Sendable {
     public var maxConcurrentStreams: Int = 1000
     /// `SETTINGS_MAX_CONCURRENT_STREAMS` on a new connection, until the first valid token: APNs allows one.
     public var maxConcurrentStreamsBeforeFirstToken: Int = 1
+    /// How long a connection may go without a frame (a PING counts) before the emulator closes it
+    /// with GOAWAY `IdleTimeout`. APNs' value is unpublished (UNCONFIRMED; Apple asks providers to
+    /// keep connections for hours and to PING after an hour of silence); `nil`, the default, keeps
+    /// idle connections open.
+    public var idleTimeout: Duration? = nil
 
     // MARK: Provider tokens
 
@@ -108,6 +114,10 @@ public struct APNSEmulatorConfiguration: Sendable {
     public var clock: any WallClock = SystemWallClock()
     /// The event loops to serve on; `nil` uses `MultiThreadedEventLoopGroup.singleton`.
     public var eventLoopGroup: (any EventLoopGroup)? = nil
+    /// Where the emulator tells what it does: listeners and GOAWAYs at `info`, connections and every
+    /// rejected request with its reason at `debug`. Provider tokens and keys are never logged.
+    /// Silent by default, as a library should be.
+    public var logger = Logger(label: "marquee.emulator", factory: { _ in SwiftLogNoOpLogHandler() })
 
     public init() {}
 

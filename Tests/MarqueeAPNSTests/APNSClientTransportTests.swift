@@ -50,6 +50,26 @@ struct APNSClientTransportTests {
         }
     }
 
+    @Test("a connection APNs closes with GOAWAY IdleTimeout is replaced: later pushes go through on a new one")
+    func idleTimeoutReconnects() async throws {
+        // Long enough for a TLS handshake on a loaded CI machine, which counts as silence too.
+        let configuration = EmulatorFixture.configuration { $0.idleTimeout = .seconds(2) }
+        try await withEmulatorClient(emulator: configuration) { fixture in
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            let push = try APNSDevicePush(
+                deviceToken: device.deviceToken,
+                bundleID: fixture.bundleID,
+                payload: ByteBuffer(string: #"{"aps":{"alert":"hi"}}"#)
+            )
+            _ = try await fixture.client.send(push)
+            // Longer than the idle timeout: the emulator has closed the connection by now.
+            try await Task.sleep(for: .seconds(3))
+            _ = try await fixture.client.send(push)
+            _ = try await fixture.client.send(push)
+            #expect(fixture.emulator.counters.devicePushesAccepted == 3)
+        }
+    }
+
     @Test("a connection starts with one stream and rises to the server's limit once the token is accepted")
     func streamLimitRises() async throws {
         let configuration = EmulatorFixture.configuration { $0.maxConcurrentStreams = 700 }

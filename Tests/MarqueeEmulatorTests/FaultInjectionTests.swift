@@ -59,6 +59,40 @@ extension EmulatorTests {
             }
         }
 
+        @Test("A connection silent for the idle timeout gets GOAWAY IdleTimeout naming its last stream, then closes")
+        func idleTimeout() async throws {
+            try await EmulatorFixture.with({ $0.idleTimeout = .seconds(2) }) { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let client = try await fixture.connect()
+                // Requests closer together than the timeout keep the connection.
+                for _ in 0..<3 {
+                    #expect(try await alert(fixture, client, to: device).status == 200)
+                    try await Task.sleep(for: .milliseconds(200))
+                }
+                #expect(client.events.goAway == nil)
+                try await client.channel.closeFuture.get()
+                let goAway = try #require(client.events.goAway)
+                #expect(goAway.lastStreamID == 5)
+                #expect(goAway.debugData == #"{"reason":"IdleTimeout"}"#)
+            }
+        }
+
+        @Test("Stopping the emulator sends GOAWAY Shutdown on every APNs connection")
+        func shutdown() async throws {
+            var client: TestHTTP2Client?
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let connected = try await fixture.connect()
+                #expect(try await alert(fixture, connected, to: device).status == 200)
+                client = connected
+            }
+            let connection = try #require(client)
+            try await connection.channel.closeFuture.get()
+            let goAway = try #require(connection.events.goAway)
+            #expect(goAway.lastStreamID == 1)
+            #expect(goAway.debugData == #"{"reason":"Shutdown"}"#)
+        }
+
         @Test("After a GOAWAY amid a burst, every stream up to the last stream ID is answered, then the connection closes")
         func goAwayAmidBurst() async throws {
             try await EmulatorFixture.with { fixture in

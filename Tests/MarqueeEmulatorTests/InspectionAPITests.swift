@@ -74,6 +74,8 @@ extension EmulatorTests {
                     body: #"{"action": "respond", "reason": "ServiceUnavailable", "every": 1, "endpoints": ["channelManagement"]}"#
                 )
                 #expect(status == 200)
+                let (_, listed) = try await request(fixture, "GET", "/v1/faults")
+                #expect(listed as? [String] == ["answer ServiceUnavailable (503) to one request in 1 of channelManagement in both environments"])
                 let client = try await fixture.connect(.channelManagement)
                 let response = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
                 #expect(response.status == 503)

@@ -129,6 +129,33 @@ extension EmulatorTests {
             }
         }
 
+        @Test("Bound to its first key, a connection answers another key of the same team with UnrelatedKeyIdInToken")
+        func connectionBoundToKey() async throws {
+            try await EmulatorFixture.with({ $0.bindsConnectionToKey = true }) { fixture in
+                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let secondKey = P256.Signing.PrivateKey()
+                fixture.emulator.registerKey(teamID: fixture.key.teamID, keyID: "KEY0000009", publicKey: secondKey.publicKey)
+                let client = try await fixture.connect()
+                #expect(try await push(fixture, client, authorization: "bearer " + (try fixture.token()), device: device).status == 200)
+                fixture.clock.advance(by: 30 * 60)
+                let secondToken = try TestJWT.make(
+                    privateKey: secondKey,
+                    teamID: fixture.key.teamID,
+                    keyID: "KEY0000009",
+                    issuedAt: Int64(fixture.clock.now.timeIntervalSince1970)
+                )
+                let response = try await push(fixture, client, authorization: "bearer " + secondToken, device: device)
+                #expect(response.status == 403)
+                #expect(response.reason == "UnrelatedKeyIdInToken")
+                await client.close()
+
+                // A new connection may use the second key.
+                let fresh = try await fixture.connect()
+                #expect(try await push(fixture, fresh, authorization: "bearer " + secondToken, device: device).status == 200)
+                await fresh.close()
+            }
+        }
+
         @Test("A key restricted to production answers BadEnvironmentKeyIdInToken in the sandbox")
         func environmentRestrictedKey() async throws {
             try await EmulatorFixture.with { fixture in

@@ -106,3 +106,27 @@ struct FaultPlan: Sendable {
         return fired
     }
 }
+
+extension APNSEmulatorFault: CustomStringConvertible {
+    /// What the fault does, to which requests, in words (the inspection API and logs show this).
+    public var description: String {
+        let what: String
+        switch action {
+        case .respond(let reason): what = "answer \(reason.reasonString) (\(reason.status ?? 400))"
+        case .goAway(let streams, let reason): what = "GOAWAY \(reason.reasonString) after \(streams) streams per connection"
+        case .resetConnection: what = "reset the connection"
+        case .delay(let fixed, let jitter): what = "delay answers by \(fixed)" + (jitter > .zero ? " + up to \(jitter)" : "")
+        }
+        let environmentNames = environments.isEmpty ? "both environments" : environments.map(\.rawValue).sorted().joined(separator: ", ")
+        if case .goAway = action { return "\(what) in \(environmentNames)" }
+        let which: String
+        switch rate {
+        case .always: which = "every request"
+        case .everyNth(let n): which = "one request in \(n)"
+        case .probability(let p): which = "\(p * 100)% of requests"
+        case .first(let n): which = "the first \(n) requests"
+        }
+        let endpointNames = endpoints.isEmpty ? "every endpoint" : endpoints.map(\.rawValue).sorted().joined(separator: ", ")
+        return "\(what) to \(which) of \(endpointNames) in \(environmentNames)"
+    }
+}

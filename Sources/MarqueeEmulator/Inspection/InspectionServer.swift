@@ -30,7 +30,7 @@ enum InspectionServer {
             .serverChannelOption(.backlog, value: 64)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelInitializer { channel in
-                connections.add(channel)
+                connections.add(channel, speaksAPNs: false)
                 return channel.eventLoop.makeCompletedFuture {
                     try channel.pipeline.syncOperations.configureHTTPServerPipeline()
                     try channel.pipeline.syncOperations.addHandler(InspectionHandler(emulator: emulator))

@@ -1,3 +1,4 @@
+import Logging
 import MarqueeCore
 import NIOCore
 import NIOHPACK
@@ -5,11 +6,13 @@ import NIOHTTP2
 
 /// Serves one HTTP/2 connection frame by frame on its event loop, without a child channel per
 /// stream: it collects each request's HEADERS and DATA by stream ID, answers it on the loop and
-/// flushes once per read burst. This keeps the emulator well ahead of the clients it tests.
+/// flushes every few answers and at the end of each read burst. This keeps the emulator well ahead
+/// of the clients it tests.
 ///
 /// It also does what `NIOHTTP2Handler` leaves to stream channels in this mode: replenishing the
 /// connection's flow-control window. And it implements the APNs connection rules: one concurrent
-/// stream until a valid provider token, GOAWAY after N streams when a fault asks for it.
+/// stream until a valid provider token; GOAWAY with a JSON reason after N streams when a fault asks
+/// for it, `IdleTimeout` after a configured silence, `Shutdown` when the emulator stops.
 final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     typealias InboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -26,7 +29,13 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
 
     private let processor: APNSRequestProcessor
     private var authenticator: ConnectionAuthenticator
+    private let logger: Logger
     private var pending: [HTTP2StreamID: EmulatorRequest] = [:]
+    private var highestStreamID: HTTP2StreamID = .rootStream
+    private let idleTimeout: TimeAmount?
+    /// When the last frame arrived; kept only when there is an idle timeout.
+    private var lastFrameAt = NIODeadline.now()
+    private var idleCheck: Scheduled<Void>?
     private var streamLimitRaised = false
     private var streamsReceived = 0
     private let goAwayFault: (afterStreams: Int, reason: APNSErrorReason)?
@@ -37,10 +46,12 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     private var flushScheduled = false
     private var unflushedResponses = 0
 
-    init(processor: APNSRequestProcessor) {
+    init(processor: APNSRequestProcessor, logger: Logger) {
         self.processor = processor
+        self.logger = logger
         self.authenticator = ConnectionAuthenticator(environment: processor.listener.environment)
         self.goAwayFault = processor.state.goAwayFault(for: processor.listener.environment)
+        self.idleTimeout = processor.state.configuration.idleTimeout.map { TimeAmount($0) }
     }
 
     /// The SETTINGS a new connection starts with.
@@ -55,11 +66,26 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     func channelActive(context: ChannelHandlerContext) {
         let increment = Self.connectionWindow - 65_535
         context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+        if let idleTimeout { scheduleIdleCheck(at: .now() + idleTimeout, context: context) }
         context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        idleCheck?.cancel()
+        context.fireChannelInactive()
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        guard event is EmulatorShutdownEvent else {
+            context.fireUserInboundEventTriggered(event)
+            return
+        }
+        goAwayAndClose(.shutdown, context: context)
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
+        if idleTimeout != nil { lastFrameAt = .now() }
         switch frame.payload {
         case .headers(let headers):
             if var request = pending.removeValue(forKey: frame.streamID) {
@@ -73,6 +99,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
                 return
             }
             if let last = goAwayLastStreamID, frame.streamID > last { return }
+            highestStreamID = max(highestStreamID, frame.streamID)
             streamsReceived += 1
             let request = EmulatorRequest(headers: headers.headers)
             if let fault = goAwayFault, streamsReceived == fault.afterStreams {
@@ -157,8 +184,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         }
         if let delay = response.delay, delay > .zero {
             delayedResponses += 1
-            let nanoseconds = delay.components.seconds * 1_000_000_000 + delay.components.attoseconds / 1_000_000_000
-            context.eventLoop.assumeIsolated().scheduleTask(in: .nanoseconds(nanoseconds)) {
+            context.eventLoop.assumeIsolated().scheduleTask(in: TimeAmount(delay)) {
                 self.delayedResponses -= 1
                 guard context.channel.isActive else { return }
                 self.write(response, on: streamID, context: context)
@@ -194,7 +220,44 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         }
     }
 
+    /// Closes the connection as APNs does when it stops serving one: GOAWAY with the reason and the
+    /// last stream it processed (every complete request has been answered; those still arriving are
+    /// not, and the GOAWAY tells the client so), then the connection closes.
+    private func goAwayAndClose(_ reason: APNSErrorReason, context: ChannelHandlerContext) {
+        guard goAwayLastStreamID == nil else { return }
+        let lastProcessed = pending.keys.min().map { HTTP2StreamID(Int($0) - 2) } ?? highestStreamID
+        sendGoAway(lastStreamID: lastProcessed, reason: reason, context: context)
+        pending.removeAll()
+        context.flush()
+        closeIfDrained(context: context)
+    }
+
+    private func scheduleIdleCheck(at deadline: NIODeadline, context: ChannelHandlerContext) {
+        idleCheck = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
+            self.checkIdle(context: context)
+        }
+    }
+
+    /// APNs closes a connection that has been silent too long with GOAWAY `IdleTimeout`. Any frame
+    /// counts, PING included, as Apple suggests a PING to keep an idle connection.
+    private func checkIdle(context: ChannelHandlerContext) {
+        guard let idleTimeout, goAwayLastStreamID == nil, context.channel.isActive else { return }
+        let idleUntil = lastFrameAt + idleTimeout
+        if idleUntil <= .now(), pending.isEmpty, delayedResponses == 0 {
+            goAwayAndClose(.idleTimeout, context: context)
+        } else {
+            scheduleIdleCheck(at: max(idleUntil, .now() + .milliseconds(10)), context: context)
+        }
+    }
+
     private func sendGoAway(lastStreamID: HTTP2StreamID, reason: APNSErrorReason, context: ChannelHandlerContext) {
+        logger.info(
+            "GOAWAY",
+            metadata: [
+                "apns.reason": "\(reason.reasonString)", "http2.last_stream_id": "\(lastStreamID)",
+                "emulator.listener": "\(processor.listener)",
+            ]
+        )
         goAwayLastStreamID = lastStreamID
         var debugData = Array("{\"reason\":".utf8)
         JSONValue.writeString(reason.reasonString, into: &debugData)

@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MarqueeCore
 import Synchronization
 
@@ -111,6 +112,13 @@ struct APNSRequestProcessor: Sendable {
             requestID: id
         )
         state.world.withLock { $0.recordRejection(rejection) }
+        configuration.logger.debug(
+            "rejected",
+            metadata: [
+                "apns.status": "\(rejection.status)", "apns.reason": "\(reasonString)", "apns.request_id": "\(id)",
+                "http.method": "\(request.method)", "http.path": "\(request.path)", "emulator.listener": "\(listener)",
+            ]
+        )
         return .error(reason, idHeader: idHeader, id: id, reasonString: reasonString, timestamp: timestamp)
     }
 

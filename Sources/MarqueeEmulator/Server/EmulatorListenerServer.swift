@@ -5,25 +5,42 @@ import NIOPosix
 import NIOSSL
 import Synchronization
 
+/// Asks an APNs connection to close as APNs does when it shuts down: GOAWAY `Shutdown`, then close.
+struct EmulatorShutdownEvent: Sendable {}
+
 /// The open connections of every listener, so that shutdown can close them.
 final class ConnectionRegistry: Sendable {
-    private let channels = Mutex<[ObjectIdentifier: any Channel]>([:])
+    private struct Connection: Sendable {
+        let channel: any Channel
+        /// Whether it is an APNs (HTTP/2) connection, told of the shutdown with GOAWAY.
+        let speaksAPNs: Bool
+    }
 
-    func add(_ channel: any Channel) {
+    private let connections = Mutex<[ObjectIdentifier: Connection]>([:])
+
+    func add(_ channel: any Channel, speaksAPNs: Bool) {
         let id = ObjectIdentifier(channel)
-        channels.withLock { $0[id] = channel }
+        connections.withLock { $0[id] = Connection(channel: channel, speaksAPNs: speaksAPNs) }
         channel.closeFuture.whenComplete { [weak self] _ in
-            self?.channels.withLock { $0[id] = nil }
+            self?.connections.withLock { $0[id] = nil }
         }
     }
 
-    /// Starts closing every open connection. It does not wait: a TLS connection closes only when
-    /// its peer answers close_notify (or a timeout passes), and a client that is itself waiting
-    /// for the emulator to stop must not hold up the shutdown.
+    /// Starts closing every open connection: APNs connections with GOAWAY `Shutdown` first. It does
+    /// not wait: a TLS connection closes only when its peer answers close_notify (or a timeout
+    /// passes), and a client that is itself waiting for the emulator to stop must not hold up the
+    /// shutdown.
     func closeAll() {
-        let open = channels.withLock { Array($0.values) }
-        for channel in open {
-            channel.close(promise: nil)
+        let open = connections.withLock { Array($0.values) }
+        for connection in open {
+            let channel = connection.channel
+            guard connection.speaksAPNs else {
+                channel.close(promise: nil)
+                continue
+            }
+            channel.eventLoop.execute {
+                channel.pipeline.syncOperations.fireUserInboundEventTriggered(EmulatorShutdownEvent())
+            }
         }
     }
 }
@@ -41,6 +58,8 @@ enum EmulatorListenerServer {
         group: any EventLoopGroup
     ) async throws -> any Channel {
         let processor = APNSRequestProcessor(state: state, listener: listener)
+        var logger = state.configuration.logger
+        logger[metadataKey: "emulator.listener"] = "\(listener)"
         let connectionConfiguration = {
             var configuration = NIOHTTP2Handler.ConnectionConfiguration()
             configuration.initialSettings = APNSHTTP2FrameHandler.initialSettings(configuration: state.configuration)
@@ -56,8 +75,12 @@ enum EmulatorListenerServer {
             .serverChannelOption(.backlog, value: 256)
             .serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
             .childChannelOption(.socketOption(.tcp_nodelay), value: 1)
-            .childChannelInitializer { channel in
-                connections.add(channel)
+            .childChannelInitializer { [logger] channel in
+                connections.add(channel, speaksAPNs: true)
+                var logger = logger
+                logger[metadataKey: "emulator.peer"] = "\(channel.remoteAddress.map { "\($0)" } ?? "?")"
+                logger.debug("APNs connection opened")
+                channel.closeFuture.whenComplete { [logger] _ in logger.debug("APNs connection closed") }
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let sslContext { try pipeline.addHandler(NIOSSLServerHandler(context: sslContext)) }
@@ -68,10 +91,12 @@ enum EmulatorListenerServer {
                             streamConfiguration: streamConfiguration
                         )
                     )
-                    try pipeline.addHandler(APNSHTTP2FrameHandler(processor: processor))
+                    try pipeline.addHandler(APNSHTTP2FrameHandler(processor: processor, logger: logger))
                 }
             }
-        return try await bootstrap.bind(host: host, port: port).get()
+        let channel = try await bootstrap.bind(host: host, port: port).get()
+        logger.info("listening", metadata: ["emulator.address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        return channel
     }
 
     /// A server context for the emulator's certificate, offering only `h2` by ALPN.
