@@ -310,6 +310,20 @@ public final class APNSEmulator: Sendable {
         }
     }
 
+    /// Takes the device offline or brings it back. Offline, APNs still accepts its pushes but holds
+    /// the newest one that asked to be kept (`apns-expiration` not 0), and its activities miss
+    /// broadcasts; back online, it gets the held push and its channels' stored messages that have
+    /// not expired. ``pushes(to:in:)`` tells what became of each.
+    public func setDeviceOnline(_ online: Bool, environment: APNSEnvironment, deviceID: String) throws(EmulatorError) {
+        let now = state.now
+        let configuration = configuration
+        try state.world.withLock { world throws(EmulatorError) in
+            try world.withEnvironment(environment) { env throws(EmulatorError) in
+                try env.setOnline(online, deviceID: deviceID, now: now, environment: environment, configuration: configuration)
+            }
+        }
+    }
+
     // MARK: Inspection
 
     /// Devices of one environment, in registration order is not kept: sorted by ID.

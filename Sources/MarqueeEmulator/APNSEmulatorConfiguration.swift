@@ -93,6 +93,9 @@ public struct APNSEmulatorConfiguration: Sendable {
     /// How a push over a device-side budget is answered: APNs does not see device budgets, so by
     /// default it answers 200 and the device drops the push; `.tooManyRequests` answers 429 instead.
     public var budgetExceededResponse: BudgetExceededResponse = .acceptAndDrop
+    /// How long APNs keeps a push for an offline device when the push has no `apns-expiration`
+    /// (Apple: it is then stored "according to APNs storage policy"; the period is UNCONFIRMED).
+    public var offlineStorageDuration: TimeInterval = 30 * 24 * 60 * 60
     /// How long after its activity ended an update token still answers 200 before it answers 410
     /// `Unregistered`. UNCONFIRMED.
     public var updateTokenLifetimeAfterEnd: TimeInterval = 60 * 60

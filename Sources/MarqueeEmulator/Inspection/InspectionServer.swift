@@ -12,6 +12,7 @@ import NIOPosix
 /// | GET, POST | `/v1/{env}/devices` | devices; POST `{"bundleID", "iOSVersion", "pushToStartAttributesTypes"}` registers one |
 /// | GET | `/v1/{env}/devices/{id}` | one device |
 /// | POST | `/v1/{env}/devices/{id}/uninstall` | removes the app (its tokens answer 410) |
+/// | POST | `/v1/{env}/devices/{id}/offline`, `.../online` | takes the device offline (APNs holds its pushes) or back |
 /// | GET | `/v1/{env}/activities`, `/v1/{env}/activities/{id}` | Live Activities and their content-state |
 /// | GET | `/v1/{env}/update-tokens` | update tokens the apps would report |
 /// | GET | `/v1/{env}/channels` | channels, with subscribers |
@@ -185,6 +186,14 @@ final class InspectionHandler: ChannelInboundHandler {
             guard let id else { return problem(.notFound, "no such device") }
             do {
                 try emulator.uninstallApp(environment: environment, deviceID: id)
+                return encode(emulator.device(id: id, in: environment))
+            } catch {
+                return problem(.notFound, error.description)
+            }
+        case (.POST, "devices", 3) where rest[2] == "offline" || rest[2] == "online":
+            guard let id else { return problem(.notFound, "no such device") }
+            do {
+                try emulator.setDeviceOnline(rest[2] == "online", environment: environment, deviceID: id)
                 return encode(emulator.device(id: id, in: environment))
             } catch {
                 return problem(.notFound, error.description)

@@ -91,8 +91,10 @@ struct BroadcastExchange {
             world.withEnvironment(environment) { env in
                 let outcomes = env.deliverBroadcast(
                     channelID: channelID,
+                    requestID: requestID,
                     payload: payload,
                     priority: priority,
+                    expiration: expiration,
                     now: now,
                     configuration: configuration
                 )

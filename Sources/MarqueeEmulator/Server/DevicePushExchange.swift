@@ -104,9 +104,14 @@ struct DevicePushExchange {
                 case .live(let target, let tokenBundleID):
                     guard tokenBundleID == bundleID else { return .rejected(.deviceTokenNotForTopic, timestamp: nil) }
                     let verdict = env.deliverDevicePush(
-                        to: target,
-                        payload: payload,
-                        priority: priority,
+                        AcceptedDevicePush(
+                            target: target,
+                            token: token,
+                            requestID: apnsID,
+                            payload: payload,
+                            priority: priority,
+                            expiration: expiration
+                        ),
                         now: now,
                         environment: environment,
                         configuration: configuration

@@ -19,6 +19,12 @@ struct BoundedHistory<Element> {
         }
     }
 
+    /// Changes the element matching `predicate` (the first one found), if it is still kept.
+    mutating func modify(where predicate: (Element) -> Bool, _ change: (inout Element) -> Void) {
+        guard let index = storage.indices.reversed().first(where: { predicate(storage[$0]) }) else { return }
+        change(&storage[index])
+    }
+
     /// Oldest first.
     var elements: [Element] {
         Array(storage[start...] + storage[..<start])

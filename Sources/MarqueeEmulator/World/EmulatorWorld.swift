@@ -27,16 +27,38 @@ struct DeviceState: Sendable {
     var device: EmulatedDevice
     /// When starts were accepted, for the device-side push-to-start budget.
     var recentStarts: [Date] = []
+    /// The push APNs holds while the device is offline: one per device (the emulator's devices
+    /// each run one app), a newer one replacing it.
+    var heldPush: HeldPush?
 }
 
 struct ActivityState: Sendable {
     var activity: EmulatedActivity
     /// When priority-10 pushes were applied, for the hourly budget.
     var recentPriorityTen: [Date] = []
+    /// A broadcast on its channel arrived while the device was offline: the channel's stored
+    /// message is delivered when the device is back.
+    var missedChannelMessage = false
 }
 
 struct ChannelState: Sendable {
     var channel: EmulatedChannel
+    /// The most recent message of a Most-Recent-Message-Stored channel, until it expires.
+    var storedMessage: HeldPush?
+}
+
+/// A push APNs keeps for later delivery, until `expiresAt`.
+struct HeldPush: Sendable {
+    /// What the push was sent to (absent for a channel's stored message, which goes to every
+    /// subscriber that missed it).
+    var target: TokenTarget?
+    var payload: PushPayload?
+    var priority: APNSPriority
+    var expiresAt: Date
+    /// The token or channel ID and request ID the push is recorded under, so that its history entry
+    /// can tell what became of it.
+    var historyKey: String
+    var requestID: String
 }
 
 /// One environment's world: its devices, tokens, activities and channels. Nothing here is visible
@@ -54,6 +76,11 @@ struct EnvironmentWorld: Sendable {
     /// Keeps `push` in the bounded history of its token or channel.
     mutating func record(_ push: ReceivedPush, capacity: Int) {
         history[push.target, default: BoundedHistory(capacity: capacity)].append(push)
+    }
+
+    /// Adds what later became of a recorded push (a held push delivered, discarded or expired).
+    mutating func recordLaterOutcome(_ outcome: DeviceOutcome, of held: HeldPush) {
+        history[held.historyKey]?.modify(where: { $0.requestID == held.requestID }) { $0.outcomes.append(outcome) }
     }
 }
 

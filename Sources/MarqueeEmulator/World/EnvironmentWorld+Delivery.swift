@@ -4,13 +4,39 @@ import MarqueeCore
 /// A device's verdict on one push: what it did, and whether a device-side budget was exceeded
 /// (which the emulator may be configured to answer with 429).
 struct DeviceVerdict: Sendable {
-    var outcome: DeliveryOutcome
+    var outcome: DeviceOutcome
     var overBudget = false
 }
 
+/// A device push APNs accepted, as the world receives it.
+struct AcceptedDevicePush {
+    var target: TokenTarget
+    /// The token it was addressed to, and its `apns-id`: where its history entry is.
+    var token: String
+    var requestID: String
+    var payload: PushPayload?
+    var priority: APNSPriority
+    /// `apns-expiration`: `0` deliver once, else keep until then; `nil` (absent) keep for the
+    /// configured default.
+    var expiration: Int64?
+}
+
 extension EnvironmentWorld {
-    /// Delivers an accepted device push to what its token stands for, as the device would treat it.
+    /// Delivers an accepted device push to what its token stands for, as the device would treat it;
+    /// to an offline device, APNs holds it instead (unless `apns-expiration` is 0).
     mutating func deliverDevicePush(
+        _ push: AcceptedDevicePush,
+        now: Date,
+        environment: APNSEnvironment,
+        configuration: APNSEmulatorConfiguration
+    ) -> DeviceVerdict {
+        if devices[push.target.deviceID]?.device.isOnline == false {
+            return hold(push, now: now, configuration: configuration)
+        }
+        return deliverNow(to: push.target, payload: push.payload, priority: push.priority, now: now, environment: environment, configuration: configuration)
+    }
+
+    private mutating func deliverNow(
         to target: TokenTarget,
         payload: PushPayload?,
         priority: APNSPriority,
@@ -40,21 +66,45 @@ extension EnvironmentWorld {
         }
     }
 
-    /// Delivers an accepted broadcast to every activity subscribed to `channelID`.
+    /// Delivers an accepted broadcast to every activity subscribed to `channelID`. A Most-Recent-
+    /// Message-Stored channel keeps it (unless `apns-expiration` is 0) for at most 8 hours, and
+    /// subscribers on offline devices get it when they are back; on a No-Message-Stored channel
+    /// they miss it.
     mutating func deliverBroadcast(
         channelID: String,
+        requestID: String,
         payload: PushPayload?,
         priority: APNSPriority,
+        expiration: Int64?,
         now: Date,
         configuration: APNSEmulatorConfiguration
-    ) -> [DeliveryOutcome] {
+    ) -> [DeviceOutcome] {
         guard var channel = channels[channelID] else { return [] }
         channel.channel.broadcastsReceived += 1
+        if channel.channel.messageStoragePolicy == .mostRecentMessageStored, expiration != 0 {
+            let limit = now.addingTimeInterval(TimeInterval(MessageStoragePolicy.maximumStorageSeconds))
+            let expiresAt = min(expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? limit, limit)
+            channel.storedMessage =
+                expiresAt > now
+                ? HeldPush(target: nil, payload: payload, priority: priority, expiresAt: expiresAt, historyKey: channelID, requestID: requestID)
+                : nil
+        }
         let context = UpdateContext(priority: priority, countsAgainstBudget: false, now: now, configuration: configuration)
-        var outcomes: [DeliveryOutcome] = []
+        var outcomes: [DeviceOutcome] = []
         var stillSubscribed: [String] = []
         for activityID in channel.channel.subscriberIDs {
             guard var state = activities[activityID] else { continue }
+            if devices[state.activity.deviceID]?.device.isOnline == false {
+                stillSubscribed.append(activityID)
+                guard let stored = channel.storedMessage, stored.requestID == requestID else {
+                    outcomes.append(.ignored("the device is offline and the channel stores no message for later"))
+                    continue
+                }
+                state.missedChannelMessage = true
+                activities[activityID] = state
+                outcomes.append(.stored("the device is offline; the channel keeps the message until \(Self.text(stored.expiresAt))"))
+                continue
+            }
             let verdict = Self.apply(payload: payload, to: &state, context: context)
             outcomes.append(verdict.outcome)
             if state.activity.endedAt == nil { stillSubscribed.append(activityID) }
@@ -151,6 +201,79 @@ extension EnvironmentWorld {
         device.device.activityIDs.append(activityID)
         devices[deviceID] = device
         return DeviceVerdict(outcome: .applied)
+    }
+
+    /// Holds a push for an offline device, replacing any push held before: APNs keeps one.
+    private mutating func hold(_ push: AcceptedDevicePush, now: Date, configuration: APNSEmulatorConfiguration) -> DeviceVerdict {
+        guard push.expiration != 0 else {
+            return DeviceVerdict(outcome: .ignored("the device is offline and apns-expiration 0 asks APNs not to keep the push"))
+        }
+        let expiresAt =
+            push.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) }
+            ?? now.addingTimeInterval(configuration.offlineStorageDuration)
+        guard expiresAt > now else {
+            return DeviceVerdict(outcome: .ignored("the device is offline and apns-expiration has passed"))
+        }
+        let deviceID = push.target.deviceID
+        if let replaced = devices[deviceID]?.heldPush {
+            recordLaterOutcome(.ignored("discarded while the device was offline: APNs keeps only the newest push"), of: replaced)
+        }
+        devices[deviceID]?.heldPush = HeldPush(
+            target: push.target,
+            payload: push.payload,
+            priority: push.priority,
+            expiresAt: expiresAt,
+            historyKey: push.token,
+            requestID: push.requestID
+        )
+        return DeviceVerdict(outcome: .stored("the device is offline; APNs keeps the push until \(Self.text(expiresAt))"))
+    }
+
+    /// The device goes offline or comes back. Back online, it gets the push APNs held for it and,
+    /// for each of its activities that missed broadcasts, its channel's stored message, if they
+    /// have not expired; what became of each is added to the push's history entry.
+    mutating func setOnline(
+        _ online: Bool,
+        deviceID: String,
+        now: Date,
+        environment: APNSEnvironment,
+        configuration: APNSEmulatorConfiguration
+    ) throws(EmulatorError) {
+        guard var state = devices[deviceID] else { throw .unknownDevice(id: deviceID) }
+        let wasOnline = state.device.isOnline
+        state.device.isOnline = online
+        let held = online ? state.heldPush : nil
+        if online { state.heldPush = nil }
+        devices[deviceID] = state
+        guard online, !wasOnline else { return }
+
+        if let held, let target = held.target {
+            if held.expiresAt <= now {
+                recordLaterOutcome(.ignored("expired while the device was offline"), of: held)
+            } else if case .live = lookUp(token: held.historyKey, now: now, configuration: configuration) {
+                let verdict = deliverNow(to: target, payload: held.payload, priority: held.priority, now: now, environment: environment, configuration: configuration)
+                recordLaterOutcome(verdict.outcome, of: held)
+            } else {
+                recordLaterOutcome(.ignored("the token was no longer valid when the device came back"), of: held)
+            }
+        }
+        for activityID in state.device.activityIDs {
+            guard var activity = activities[activityID], activity.missedChannelMessage else { continue }
+            activity.missedChannelMessage = false
+            guard let channelID = activity.activity.channelID, let message = channels[channelID]?.storedMessage, message.expiresAt > now else {
+                activities[activityID] = activity
+                continue
+            }
+            let context = UpdateContext(priority: message.priority, countsAgainstBudget: false, now: now, configuration: configuration)
+            let verdict = Self.apply(payload: message.payload, to: &activity, context: context)
+            if case .applied = verdict.outcome, activity.activity.endedAt != nil { unsubscribe(activity.activity) }
+            activities[activityID] = activity
+            recordLaterOutcome(verdict.outcome, of: message)
+        }
+    }
+
+    private static func text(_ date: Date) -> String {
+        date.formatted(.iso8601)
     }
 
     /// How one update is delivered: its priority, whether it counts against the activity's

@@ -34,6 +34,7 @@ extension EnvironmentWorld {
             deviceToken: deviceToken,
             pushToStartTokens: pushToStartTokens,
             isAppInstalled: true,
+            isOnline: true,
             activityIDs: []
         )
         devices[id] = DeviceState(device: device)

@@ -61,6 +61,9 @@ public struct EmulatedDevice: Sendable, Hashable, Codable {
     public var pushToStartTokens: [String: String]
     /// `false` once the app was removed: every token of the device then answers 410 `Unregistered`.
     public var isAppInstalled: Bool
+    /// `false` while the device is offline: APNs still accepts its pushes, holds the latest one
+    /// that asked to be stored, and delivers it when the device is back.
+    public var isOnline: Bool
     /// The device's Live Activities, oldest first.
     public var activityIDs: [String]
 }
@@ -129,22 +132,32 @@ public struct EmulatedChannel: Sendable, Hashable, Codable {
 }
 
 /// What a device did with a push APNs accepted.
-public enum DeliveryOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
+public enum DeviceOutcome: Sendable, Hashable, Codable, CustomStringConvertible {
     /// Shown: a start created an activity, an update or end changed it, or an ordinary push was displayed.
     case applied
     /// APNs accepted the push, the device ignored it, for the reason given.
     case ignored(String)
+    /// The device was offline: APNs holds the push (or, for a broadcast, the channel's stored
+    /// message) and delivers it when the device is back, as the text says.
+    case stored(String)
 
     public var description: String {
         switch self {
         case .applied: "applied"
         case .ignored(let reason): "ignored: \(reason)"
+        case .stored(let reason): "stored: \(reason)"
         }
     }
 
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
-        self = text == "applied" ? .applied : .ignored(String(text.dropFirst("ignored: ".count)))
+        if text == "applied" {
+            self = .applied
+        } else if text.hasPrefix("stored: ") {
+            self = .stored(String(text.dropFirst("stored: ".count)))
+        } else {
+            self = .ignored(String(text.dropFirst("ignored: ".count)))
+        }
     }
 
     public func encode(to encoder: any Encoder) throws {
@@ -175,7 +188,7 @@ public struct ReceivedPush: Sendable, Hashable, Codable {
     /// The body as sent, byte for byte.
     public var payloadBytes: [UInt8]
     /// What the device (or, for a broadcast, each subscriber) did with it.
-    public var outcomes: [DeliveryOutcome]
+    public var outcomes: [DeviceOutcome]
 
     /// The body as sent, as text. (Kept as bytes: recording must not cost a string per push.)
     public var payload: String { String(decoding: payloadBytes, as: UTF8.self) }
@@ -196,7 +209,7 @@ public struct ReceivedPush: Sendable, Hashable, Codable {
         expiration: Int64?,
         collapseID: String?,
         payloadBytes: [UInt8],
-        outcomes: [DeliveryOutcome]
+        outcomes: [DeviceOutcome]
     ) {
         self.receivedAt = receivedAt
         self.environment = environment
@@ -225,7 +238,7 @@ public struct ReceivedPush: Sendable, Hashable, Codable {
         expiration = try container.decodeIfPresent(Int64.self, forKey: .expiration)
         collapseID = try container.decodeIfPresent(String.self, forKey: .collapseID)
         payloadBytes = Array(try container.decode(String.self, forKey: .payload).utf8)
-        outcomes = try container.decode([DeliveryOutcome].self, forKey: .outcomes)
+        outcomes = try container.decode([DeviceOutcome].self, forKey: .outcomes)
     }
 
     public func encode(to encoder: any Encoder) throws {
