@@ -76,6 +76,13 @@ public struct APNSEmulatorConfiguration: Sendable {
     public var maximumChannelIDLength: Int = 64
     /// Channels per app and environment; one more answers `CannotCreateChannelConfig`.
     public var channelsPerApp: Int = APNSPayloadLimit.channelsPerApp
+    /// Broadcasts one channel may publish per hour, by storage policy, before APNs answers 429
+    /// `TooManyRequests`. Apple gives No-Message-Stored channels the higher budget but publishes no
+    /// numbers (UNCONFIRMED): a policy missing here has no limit, and by default none has.
+    public var broadcastBudgetPerHour: [MessageStoragePolicy: Int] = [:]
+    /// Channel-management requests (create, read, delete, list) per app and hour before 429
+    /// `TooManyRequests` (UNCONFIRMED; `nil`, the default, sets no limit).
+    public var channelManagementBudgetPerHour: Int? = nil
     /// The spelling of the 503 reason (`ServiceUnavailable`; Apple's broadcast table writes
     /// `Service Unavailable`). UNCONFIRMED.
     public var serviceUnavailableReason: String = "ServiceUnavailable"

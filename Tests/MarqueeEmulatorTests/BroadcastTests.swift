@@ -44,6 +44,27 @@ extension EmulatorTests {
             }
         }
 
+        @Test("A channel over its hourly publishing budget answers 429 TooManyRequests; each policy has its own budget")
+        func publishingBudget() async throws {
+            try await EmulatorFixture.with({ $0.broadcastBudgetPerHour = [.noMessageStored: 3, .mostRecentMessageStored: 1] }) { fixture in
+                let frequent = try await fixture.createChannel(policy: 0)
+                let other = try await fixture.createChannel(policy: 0)
+                let stored = try await fixture.createChannel(policy: 1)
+                for _ in 0..<3 { #expect(try await send(fixture, channelID: frequent).status == 200) }
+                let refused = try await send(fixture, channelID: frequent)
+                #expect(refused.status == 429)
+                #expect(refused.reason == "TooManyRequests")
+                // The budget is per channel.
+                #expect(try await send(fixture, channelID: other).status == 200)
+                #expect(try await send(fixture, channelID: stored).status == 200)
+                #expect(try await send(fixture, channelID: stored).reason == "TooManyRequests")
+                // Refused broadcasts are not delivered or recorded; an hour later the budget is back.
+                #expect(fixture.emulator.pushes(to: frequent, in: .sandbox).count == 3)
+                fixture.clock.advance(by: 3600)
+                #expect(try await send(fixture, channelID: frequent).status == 200)
+            }
+        }
+
         @Test("Apple's leniencies: no apns-expiration and `Liveactivity` spelled as in Apple's tables are accepted")
         func leniencies() async throws {
             try await EmulatorFixture.with { fixture in

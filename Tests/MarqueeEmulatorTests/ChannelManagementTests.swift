@@ -121,6 +121,22 @@ extension EmulatorTests {
             }
         }
 
+        @Test("An app over its hourly channel-management budget answers 429 TooManyRequests")
+        func managementBudget() async throws {
+            try await EmulatorFixture.with({ $0.channelManagementBudgetPerHour = 2 }) { fixture in
+                _ = try await fixture.createChannel()
+                _ = try await fixture.createChannel()
+                let client = try await fixture.connect(.channelManagement)
+                let listed = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                #expect(listed.status == 429)
+                #expect(listed.reason == "TooManyRequests")
+                fixture.clock.advance(by: 3600)
+                let later = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                #expect(later.status == 200)
+                await client.close()
+            }
+        }
+
         @Test("The default cap is Apple's 10,000")
         func defaultLimit() {
             #expect(APNSEmulatorConfiguration().channelsPerApp == 10_000)

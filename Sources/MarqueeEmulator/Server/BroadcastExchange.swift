@@ -85,10 +85,13 @@ struct BroadcastExchange {
         guard let payload = PushPayload(bytes: request.body) else { return reject(.badRequestPayload, requestID, now: now) }
 
         let uniqueID = RandomIdentifiers.uuid()
-        state.world.withLock { world in
+        let budget = configuration.broadcastBudgetPerHour[channel.messageStoragePolicy]
+        let admitted = state.world.withLock { world -> Bool in
             let capacity = world.historyPerTarget
-            world.counters.broadcastsAccepted += 1
-            world.withEnvironment(environment) { env in
+            let admitted = world.withEnvironment(environment) { env -> Bool in
+                if let budget, env.channels[channelID]?.broadcasts.admit(at: now, limit: budget, window: 3600) == false {
+                    return false
+                }
                 let outcomes = env.deliverBroadcast(
                     channelID: channelID,
                     requestID: requestID,
@@ -115,8 +118,12 @@ struct BroadcastExchange {
                     ),
                     capacity: capacity
                 )
+                return true
             }
+            if admitted { world.counters.broadcastsAccepted += 1 }
+            return admitted
         }
+        guard admitted else { return reject(.tooManyRequests, requestID, now: now) }
         return EmulatorResponse(status: 200, headers: [("apns-request-id", requestID), ("apns-unique-id", uniqueID)])
     }
 }

@@ -58,6 +58,15 @@ struct ChannelManagementExchange {
         let requestID = admission.id
         let now = admission.now
         if let reason = processor.checkBroadcastTopic(bundleID, identity: admission.identity) { return reject(reason, requestID, now: now) }
+        if let budget = processor.state.configuration.channelManagementBudgetPerHour {
+            let environment = processor.listener.environment
+            let admitted = processor.state.world.withLock { world in
+                world.withEnvironment(environment) { env in
+                    env.channelManagementRequests[bundleID, default: SlidingWindowBudget()].admit(at: now, limit: budget, window: 3600)
+                }
+            }
+            guard admitted else { return reject(.tooManyRequests, requestID, now: now) }
+        }
         let response: EmulatorResponse
         switch operation {
         case .create: response = create(bundleID: bundleID, requestID: requestID, now: now)

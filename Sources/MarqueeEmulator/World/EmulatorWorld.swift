@@ -25,8 +25,8 @@ struct AppRegistration: Sendable {
 
 struct DeviceState: Sendable {
     var device: EmulatedDevice
-    /// When starts were accepted, for the device-side push-to-start budget.
-    var recentStarts: [Date] = []
+    /// Starts accepted, for the device-side push-to-start budget.
+    var starts = SlidingWindowBudget()
     /// The push APNs holds while the device is offline: one per device (the emulator's devices
     /// each run one app), a newer one replacing it.
     var heldPush: HeldPush?
@@ -34,8 +34,8 @@ struct DeviceState: Sendable {
 
 struct ActivityState: Sendable {
     var activity: EmulatedActivity
-    /// When priority-10 pushes were applied, for the hourly budget.
-    var recentPriorityTen: [Date] = []
+    /// Priority-10 pushes applied, for the hourly budget.
+    var priorityTenUpdates = SlidingWindowBudget()
     /// A broadcast on its channel arrived while the device was offline: the channel's stored
     /// message is delivered when the device is back.
     var missedChannelMessage = false
@@ -45,6 +45,8 @@ struct ChannelState: Sendable {
     var channel: EmulatedChannel
     /// The most recent message of a Most-Recent-Message-Stored channel, until it expires.
     var storedMessage: HeldPush?
+    /// Broadcasts accepted, for APNs' publishing budget.
+    var broadcasts = SlidingWindowBudget()
 }
 
 /// A push APNs keeps for later delivery, until `expiresAt`.
@@ -72,6 +74,8 @@ struct EnvironmentWorld: Sendable {
     var channels: [String: ChannelState] = [:]
     var liveChannelCount: [String: Int] = [:]
     var history: [String: BoundedHistory<ReceivedPush>] = [:]
+    /// Channel-management requests accepted per bundle ID, for APNs' budget.
+    var channelManagementRequests: [String: SlidingWindowBudget] = [:]
 
     /// Keeps `push` in the bounded history of its token or channel.
     mutating func record(_ push: ReceivedPush, capacity: Int) {

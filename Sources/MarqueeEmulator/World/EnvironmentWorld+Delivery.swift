@@ -157,13 +157,11 @@ extension EnvironmentWorld {
         // Before iOS 18 every remotely started activity gets an update token, which the app reports.
         let issuesToken = iOSVersion < IOSVersion.channels || wantsToken
 
-        if let budget = configuration.pushToStartBudget {
-            device.recentStarts.removeAll { now.timeIntervalSince($0) >= configuration.pushToStartWindow }
-            if device.recentStarts.count >= budget {
-                devices[deviceID] = device
-                return DeviceVerdict(outcome: .ignored("push-to-start budget exhausted"), overBudget: true)
-            }
-            device.recentStarts.append(now)
+        if let budget = configuration.pushToStartBudget,
+            !device.starts.admit(at: now, limit: budget, window: configuration.pushToStartWindow)
+        {
+            devices[deviceID] = device
+            return DeviceVerdict(outcome: .ignored("push-to-start budget exhausted"), overBudget: true)
         }
 
         let attributes = aps["attributes"] ?? .object(JSONObject())
@@ -312,12 +310,10 @@ extension EnvironmentWorld {
         if let timestamp, let last = state.activity.lastTimestamp, timestamp <= last {
             return DeviceVerdict(outcome: .ignored("timestamp \(timestamp) is not newer than \(last)"))
         }
-        if context.countsAgainstBudget, context.priority == .immediate, let budget = configuration.priorityTenBudgetPerHour {
-            state.recentPriorityTen.removeAll { now.timeIntervalSince($0) >= 3600 }
-            guard state.recentPriorityTen.count < budget else {
-                return DeviceVerdict(outcome: .ignored("priority-10 budget exhausted"), overBudget: true)
-            }
-            state.recentPriorityTen.append(now)
+        if context.countsAgainstBudget, context.priority == .immediate, let budget = configuration.priorityTenBudgetPerHour,
+            !state.priorityTenUpdates.admit(at: now, limit: budget, window: 3600)
+        {
+            return DeviceVerdict(outcome: .ignored("priority-10 budget exhausted"), overBudget: true)
         }
         if let contentState = aps["content-state"] { state.activity.contentState = contentState }
         if let staleDate = date(aps["stale-date"]) { state.activity.staleDate = staleDate }
