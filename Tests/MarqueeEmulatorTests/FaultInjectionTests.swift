@@ -44,6 +44,19 @@ extension EmulatorTests {
             }
         }
 
+        /// Waits for the emulator to close `client`'s connection and checks the GOAWAY it sent first.
+        private func expectGoAwayThenClose(
+            _ client: TestHTTP2Client,
+            reason: String,
+            lastStreamID: Int,
+            sourceLocation: SourceLocation = #_sourceLocation
+        ) async throws {
+            try await client.channel.closeFuture.get()
+            let goAway = try #require(client.events.goAway, sourceLocation: sourceLocation)
+            #expect(goAway.lastStreamID == lastStreamID, sourceLocation: sourceLocation)
+            #expect(goAway.debugData == #"{"reason":"\#(reason)"}"#, sourceLocation: sourceLocation)
+        }
+
         @Test("GOAWAY after N streams carries the last stream ID and a JSON reason, then the connection closes")
         func goAway() async throws {
             try await EmulatorFixture.with { fixture in
@@ -52,10 +65,7 @@ extension EmulatorTests {
                 let client = try await fixture.connect()
                 #expect(try await alert(fixture, client, to: device).status == 200)
                 #expect(try await alert(fixture, client, to: device).status == 200)
-                try await client.channel.closeFuture.get()
-                let goAway = try #require(client.events.goAway)
-                #expect(goAway.lastStreamID == 3)
-                #expect(goAway.debugData == #"{"reason":"Shutdown"}"#)
+                try await expectGoAwayThenClose(client, reason: "Shutdown", lastStreamID: 3)
             }
         }
 
@@ -70,10 +80,7 @@ extension EmulatorTests {
                     try await Task.sleep(for: .milliseconds(200))
                 }
                 #expect(client.events.goAway == nil)
-                try await client.channel.closeFuture.get()
-                let goAway = try #require(client.events.goAway)
-                #expect(goAway.lastStreamID == 5)
-                #expect(goAway.debugData == #"{"reason":"IdleTimeout"}"#)
+                try await expectGoAwayThenClose(client, reason: "IdleTimeout", lastStreamID: 5)
             }
         }
 
@@ -86,11 +93,7 @@ extension EmulatorTests {
                 #expect(try await alert(fixture, connected, to: device).status == 200)
                 client = connected
             }
-            let connection = try #require(client)
-            try await connection.channel.closeFuture.get()
-            let goAway = try #require(connection.events.goAway)
-            #expect(goAway.lastStreamID == 1)
-            #expect(goAway.debugData == #"{"reason":"Shutdown"}"#)
+            try await expectGoAwayThenClose(try #require(client), reason: "Shutdown", lastStreamID: 1)
         }
 
         @Test("After a GOAWAY amid a burst, every stream up to the last stream ID is answered, then the connection closes")
@@ -107,10 +110,8 @@ extension EmulatorTests {
                     }
                     return await group.reduce(into: [Int]()) { if let status = $1 { $0.append(status) } }
                 }
-                try await client.channel.closeFuture.get()
-                let goAway = try #require(client.events.goAway)
                 // Streams 1, 3, ..., 199: the first hundred, all answered; the rest were refused.
-                #expect(goAway.lastStreamID == 199)
+                try await expectGoAwayThenClose(client, reason: "Shutdown", lastStreamID: 199)
                 #expect(answered == Array(repeating: 200, count: 99))
             }
         }
