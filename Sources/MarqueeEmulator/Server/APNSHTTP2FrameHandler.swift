@@ -145,9 +145,9 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         context.flush()
     }
 
-    /// Responses written during a read burst are flushed at its end at the latest; should frames reach the
-    /// handler outside a read (buffered by NIOHTTP2Handler and released later), a flush on the next
-    /// loop tick makes sure no answer waits in the buffer.
+    /// Responses written during a read burst are flushed at its end at the latest; should frames
+    /// reach the handler outside a read (buffered by NIOHTTP2Handler and released later), a flush on
+    /// the next loop tick makes sure no answer waits in the buffer.
     private func scheduleFlush(context: ChannelHandlerContext) {
         needsFlush = true
         guard !flushScheduled else { return }
@@ -223,10 +223,12 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     /// Closes the connection as APNs does when it stops serving one: GOAWAY with the reason and the
     /// last stream it processed (every complete request has been answered; those still arriving are
     /// not, and the GOAWAY tells the client so), then the connection closes.
+    /// (After an earlier GOAWAY, only the closing is left to do.)
     private func goAwayAndClose(_ reason: APNSErrorReason, context: ChannelHandlerContext) {
-        guard goAwayLastStreamID == nil else { return }
-        let lastProcessed = pending.keys.min().map { HTTP2StreamID(Int($0) - 2) } ?? highestStreamID
-        sendGoAway(lastStreamID: lastProcessed, reason: reason, context: context)
+        if goAwayLastStreamID == nil {
+            let lastProcessed = pending.keys.min().map { HTTP2StreamID(max(0, Int($0) - 2)) } ?? highestStreamID
+            sendGoAway(lastStreamID: lastProcessed, reason: reason, context: context)
+        }
         pending.removeAll()
         context.flush()
         closeIfDrained(context: context)
