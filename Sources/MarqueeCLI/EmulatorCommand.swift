@@ -67,6 +67,15 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Close connections silent this many seconds with GOAWAY IdleTimeout (0: never).")
     var idleTimeout = 0.0
 
+    @Option(help: "Broadcasts per hour a No-Message-Stored channel may publish before 429 TooManyRequests (0: unlimited).")
+    var broadcastBudgetNoStorage = 0
+
+    @Option(help: "Broadcasts per hour a Most-Recent-Message-Stored channel may publish before 429 TooManyRequests (0: unlimited).")
+    var broadcastBudgetStored = 0
+
+    @Option(help: "Channel-management requests per app and hour before 429 TooManyRequests (0: unlimited).")
+    var channelManagementBudget = 0
+
     @Option(
         name: .customLong("fault"),
         help: ArgumentHelp(
@@ -82,6 +91,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try parsedFaults()
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
+        guard broadcastBudgetNoStorage >= 0, broadcastBudgetStored >= 0, channelManagementBudget >= 0 else {
+            throw ValidationError("budgets must not be negative (0 means unlimited)")
+        }
     }
 
     private func parsedFaults() throws -> [APNSEmulatorFault] {
@@ -105,6 +117,9 @@ struct EmulatorCommand: AsyncParsableCommand {
         var configuration = APNSEmulatorConfiguration()
         configuration.logger = Logger(label: "marquee.emulator")
         configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil
+        if broadcastBudgetNoStorage > 0 { configuration.broadcastBudgetPerHour[.noMessageStored] = broadcastBudgetNoStorage }
+        if broadcastBudgetStored > 0 { configuration.broadcastBudgetPerHour[.mostRecentMessageStored] = broadcastBudgetStored }
+        configuration.channelManagementBudgetPerHour = channelManagementBudget > 0 ? channelManagementBudget : nil
         configuration.host = host
         configuration.h2c = h2c
         configuration.tls = tls ? .generated : .disabled
