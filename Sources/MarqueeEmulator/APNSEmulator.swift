@@ -395,12 +395,12 @@ public final class APNSEmulator: Sendable {
     /// Installs a fault. GOAWAY faults apply to connections opened afterwards.
     public func injectFault(_ fault: APNSEmulatorFault) {
         state.install(fault)
-        configuration.logger.info("fault injected", metadata: ["emulator.fault": "\(fault)"])
+        configuration.logger.debug("fault injected", metadata: ["emulator.fault": "\(fault)"])
     }
 
     public func removeAllFaults() {
         state.removeAllFaults()
-        configuration.logger.info("faults removed")
+        configuration.logger.debug("faults removed")
     }
 
     public var faults: [APNSEmulatorFault] { state.faults }

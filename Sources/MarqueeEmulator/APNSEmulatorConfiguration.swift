@@ -124,9 +124,9 @@ public struct APNSEmulatorConfiguration: Sendable {
     public var clock: any WallClock = SystemWallClock()
     /// The event loops to serve on; `nil` uses `MultiThreadedEventLoopGroup.singleton`.
     public var eventLoopGroup: (any EventLoopGroup)? = nil
-    /// Where the emulator tells what it does: listeners and GOAWAYs at `info`, connections and every
-    /// rejected request with its reason at `debug`. Provider tokens and keys are never logged.
-    /// Silent by default, as a library should be.
+    /// Where the emulator tells what it does, at `debug`: listeners, connections, GOAWAYs, faults
+    /// and every rejected request with its reason. Provider tokens and keys are never logged, device
+    /// tokens only by their last 8 characters. Silent by default, as a library should be.
     public var logger = Logger(label: "marquee.emulator", factory: { _ in SwiftLogNoOpLogHandler() })
 
     public init() {}

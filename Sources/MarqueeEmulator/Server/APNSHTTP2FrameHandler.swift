@@ -253,7 +253,7 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     }
 
     private func sendGoAway(lastStreamID: HTTP2StreamID, reason: APNSErrorReason, context: ChannelHandlerContext) {
-        logger.info(
+        logger.debug(
             "GOAWAY",
             metadata: [
                 "apns.reason": "\(reason.reasonString)", "http2.last_stream_id": "\(lastStreamID)",

@@ -116,10 +116,20 @@ struct APNSRequestProcessor: Sendable {
             "rejected",
             metadata: [
                 "apns.status": "\(rejection.status)", "apns.reason": "\(reasonString)", "apns.request_id": "\(id)",
-                "http.method": "\(request.method)", "http.path": "\(request.path)", "emulator.listener": "\(listener)",
+                "http.method": "\(request.method)", "http.path": "\(Self.loggablePath(request.path))",
+                "emulator.listener": "\(listener)",
             ]
         )
         return .error(reason, idHeader: idHeader, id: id, reasonString: reasonString, timestamp: timestamp)
+    }
+
+    /// A request path fit for logs: a device token (`/3/device/<token>`) shows its last 8
+    /// characters only, as every push token in Marquee's logs does.
+    static func loggablePath(_ path: String) -> String {
+        let prefix = "/3/device/"
+        guard path.hasPrefix(prefix) else { return path }
+        let token = path.dropFirst(prefix.count)
+        return token.count > 8 ? prefix + "…" + token.suffix(8) : path
     }
 
     /// Applies the injected faults for this request: a response, a reset or a delay.

@@ -95,7 +95,7 @@ enum EmulatorListenerServer {
                 }
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
-        logger.info("listening", metadata: ["emulator.address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
+        logger.debug("listening", metadata: ["emulator.address": "\(channel.localAddress.map { "\($0)" } ?? "?")"])
         return channel
     }
 
