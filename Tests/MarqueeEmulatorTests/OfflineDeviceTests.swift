@@ -91,7 +91,7 @@ extension EmulatorTests {
                         #expect(history.last?.last == .applied)
                     } else {
                         #expect(shown == ["score": "0-0"])
-                        #expect(history.allSatisfy { $0 == [.ignored("the device is offline and the channel stores no message for later")] })
+                        #expect(history.allSatisfy { $0 == [.ignored("the device is offline and the channel stores no messages")] })
                     }
                 }
             }

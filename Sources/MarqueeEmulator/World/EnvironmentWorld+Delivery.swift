@@ -97,7 +97,10 @@ extension EnvironmentWorld {
             if devices[state.activity.deviceID]?.device.isOnline == false {
                 stillSubscribed.append(activityID)
                 guard let stored = channel.storedMessage, stored.requestID == requestID else {
-                    outcomes.append(.ignored("the device is offline and the channel stores no message for later"))
+                    let why =
+                        channel.channel.messageStoragePolicy == .noMessageStored
+                        ? "the channel stores no messages" : "apns-expiration 0 asks APNs not to keep the message"
+                    outcomes.append(.ignored("the device is offline and \(why)"))
                     continue
                 }
                 state.missedChannelMessage = true
