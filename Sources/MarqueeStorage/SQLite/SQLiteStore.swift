@@ -8,17 +8,23 @@ import SQLiteNIO
 /// binary runs with no setup. One connection is used by one task at a time (`SerialAccess`);
 /// writes run in `BEGIN IMMEDIATE` transactions and wait out another process's writer through
 /// `busy_timeout`.
+///
+/// Each store runs its connection on a thread of its own: SQLite waits out a busy lock by sleeping
+/// in the calling thread, and on a shared pool two stores waiting for each other's file could take
+/// every thread the lock holder needs to finish (seen with two stores on one file in one process).
 public final class SQLiteStore: MarqueeStore {
     /// The embedded default location.
     public static let defaultPath = "./data/marquee.sqlite"
 
     let connection: SQLiteConnection
+    private let threadPool: NIOThreadPool
     let access = SerialAccess()
     let configuration: StoreConfiguration
     var logger: Logger { configuration.logger }
 
-    private init(connection: SQLiteConnection, configuration: StoreConfiguration) {
+    private init(connection: SQLiteConnection, threadPool: NIOThreadPool, configuration: StoreConfiguration) {
         self.connection = connection
+        self.threadPool = threadPool
         self.configuration = configuration
     }
 
@@ -30,12 +36,20 @@ public final class SQLiteStore: MarqueeStore {
     ) async throws -> SQLiteStore {
         let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
         try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
-        let connection = try await SQLiteConnection.open(
-            storage: .file(path: path),
-            threadPool: NIOThreadPool.singleton,
-            logger: configuration.logger,
-            on: MultiThreadedEventLoopGroup.singleton.any()
-        )
+        let threadPool = NIOThreadPool(numberOfThreads: 1)
+        threadPool.start()
+        let connection: SQLiteConnection
+        do {
+            connection = try await SQLiteConnection.open(
+                storage: .file(path: path),
+                threadPool: threadPool,
+                logger: configuration.logger,
+                on: MultiThreadedEventLoopGroup.singleton.any()
+            )
+        } catch {
+            try? await threadPool.shutdownGracefully()
+            throw error
+        }
         do {
             let timeoutMilliseconds = busyTimeout.components.seconds * 1000
                 + busyTimeout.components.attoseconds / 1_000_000_000_000_000
@@ -46,13 +60,15 @@ public final class SQLiteStore: MarqueeStore {
             _ = try await connection.query("PRAGMA synchronous = NORMAL")
         } catch {
             try? await connection.close()
+            try? await threadPool.shutdownGracefully()
             throw error
         }
-        return SQLiteStore(connection: connection, configuration: configuration)
+        return SQLiteStore(connection: connection, threadPool: threadPool, configuration: configuration)
     }
 
     public func close() async throws {
         try await access.withAccess { try await connection.close() }
+        try await threadPool.shutdownGracefully()
     }
 
     public func migrate() async throws {
