@@ -60,7 +60,7 @@ public struct PushToStartToken: Sendable, Hashable {
 
 extension PushToStartToken: CustomStringConvertible {
     /// Tokens are logged by their last 8 characters at most.
-    public var description: String { "PushToStartToken(#\(rowID), …\(token.suffix(8)))" }
+    public var description: String { "PushToStartToken(#\(rowID), \(PushTokenRedaction.redacted(token)))" }
 }
 
 /// One registration as a device sends it; the input of the bulk upsert.

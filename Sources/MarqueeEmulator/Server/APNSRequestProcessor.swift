@@ -129,7 +129,7 @@ struct APNSRequestProcessor: Sendable {
         let prefix = "/3/device/"
         guard path.hasPrefix(prefix) else { return path }
         let token = path.dropFirst(prefix.count)
-        return token.count > 8 ? prefix + "…" + token.suffix(8) : path
+        return token.count > PushTokenRedaction.visibleCharacters ? prefix + PushTokenRedaction.redacted(token) : path
     }
 
     /// Applies the injected faults for this request: a response, a reset or a delay.

@@ -49,8 +49,7 @@ enum RandomIdentifiers {
                         buffer[position] = UInt8(ascii: "-")
                         position += 1
                     }
-                    let nibble = UInt8(truncatingIfNeeded: word >> UInt64(60 - 4 * digit)) & 0xF
-                    buffer[position] = nibble < 10 ? UInt8(ascii: "0") + nibble : UInt8(ascii: "a") + nibble - 10
+                    buffer[position] = hexDigits[Int((word >> UInt64(60 - 4 * digit)) & 0xF)]
                     position += 1
                 }
             }
