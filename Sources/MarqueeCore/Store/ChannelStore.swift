@@ -13,7 +13,9 @@ public protocol ChannelStore: Sendable {
         at: Date
     ) async throws -> ChannelReservation
 
-    /// Records APNs' channel ID and moves `creating` to `active`.
+    /// Records APNs' channel ID and moves `creating` to `active`. An `orphaned` row that a
+    /// reconciliation recorded for the same APNs ID meanwhile (APNs answered, the commit had not yet
+    /// happened) is absorbed in the same step.
     func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel
 
     /// Moves the channel to `state` if `ChannelState.canTransition(to:)` allows it from the state
@@ -34,6 +36,8 @@ public protocol ChannelStore: Sendable {
     /// The live (`creating`, `active` or `deleting`) channel of the event in the environment.
     func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel?
     func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel]
+    /// Every channel row of the event, in any state, oldest first.
+    func channels(appID: AppID, eventID: EventID) async throws -> [BroadcastChannel]
     /// Channels counted against Apple's cap of `APNSPayloadLimit.channelsPerApp`.
     func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int
 

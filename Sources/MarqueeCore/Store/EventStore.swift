@@ -9,4 +9,13 @@ public protocol EventStore: Sendable {
     func event(appID: AppID, externalKey: String) async throws -> Event?
     /// Returns false if the app has no such event.
     func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool
+    /// Replaces the event's mutable fields (`title`, `environments`, `plannedStart`, `plannedEnd`,
+    /// `state`, `updatedAt`); `StoreError.notFound` if the app has no such event.
+    func updateEvent(_ event: Event) async throws -> Event
+    /// The app's events in `externalKey` order after `afterKey` (keyset pagination), at most `limit`,
+    /// only those in `states` when given.
+    func events(appID: AppID, states: Set<EventState>?, afterKey: String?, limit: Int) async throws -> [Event]
+    /// Deletes the event with its channels' rows, activities and start ledger; false if the app
+    /// has no such event.
+    func deleteEvent(appID: AppID, id: EventID) async throws -> Bool
 }

@@ -38,6 +38,15 @@ public protocol TokenStore: Sendable {
         token: String
     ) async throws -> PushToStartToken?
 
+    /// Unregisters the token (deletes its row, its deliveries and ledger entries); false if the app
+    /// has no such token.
+    func deletePushToStartToken(
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String
+    ) async throws -> Bool
+
     /// Retires the token if `invalidation.retires(tokenLastRegisteredAt:)` holds for the row as it
     /// is at that moment (a re-registration racing the 410 wins). Returns whether it was retired.
     func invalidatePushToStartToken(appID: AppID, rowID: Int64, _ invalidation: TokenInvalidation) async throws -> Bool
