@@ -17,6 +17,8 @@ let package = Package(
         .library(name: "MarqueeAPNS", targets: ["MarqueeAPNS"]),
         .library(name: "MarqueeEmulator", targets: ["MarqueeEmulator"]),
         .library(name: "MarqueeStorage", targets: ["MarqueeStorage"]),
+        .library(name: "MarqueeEngine", targets: ["MarqueeEngine"]),
+        .library(name: "MarqueeServer", targets: ["MarqueeServer"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -32,6 +34,14 @@ let package = Package(
         .package(url: "https://github.com/swift-server/swift-service-lifecycle.git", from: "2.13.0"),
         .package(url: "https://github.com/vapor/postgres-nio.git", from: "1.33.2"),
         .package(url: "https://github.com/vapor/sqlite-nio.git", from: "1.13.2"),
+        .package(url: "https://github.com/hummingbird-project/hummingbird.git", from: "2.28.1"),
+        .package(url: "https://github.com/apple/swift-openapi-generator.git", from: "1.14.3"),
+        .package(url: "https://github.com/apple/swift-openapi-runtime.git", from: "1.13.4"),
+        .package(url: "https://github.com/hummingbird-project/swift-openapi-hummingbird.git", from: "2.1.0"),
+        .package(url: "https://github.com/apple/swift-http-types.git", from: "1.8.0"),
+        .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
+        .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.1"),
+        .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
     ],
     targets: [
         // Domain values, Live Activity payloads, the APNs vocabulary and the store protocols.
@@ -92,7 +102,76 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
-        // The `marquee` command line: migrate, emulator (serve follows with the server module).
+        // The use cases: apps and keys, events and their channels at APNs, the token registry. Knows
+        // no HTTP and no SQL: it works on Core's store protocols and the APNs client.
+        .target(
+            name: "MarqueeEngine",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeAPNS",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // The REST API's types and server protocol, generated from `openapi.yaml` at build time.
+        .target(
+            name: "MarqueeAPI",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+            ],
+            resources: [.copy("openapi.yaml")],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
+        // The service: Hummingbird routes generated from the OpenAPI document, authentication,
+        // problem documents, configuration, and the ServiceGroup `marquee serve` runs.
+        .target(
+            name: "MarqueeServer",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeAPNS",
+                "MarqueeEngine",
+                "MarqueeEmulator",
+                "MarqueeStorage",
+                "MarqueeAPI",
+                .product(name: "Hummingbird", package: "hummingbird"),
+                .product(name: "OpenAPIHummingbird", package: "swift-openapi-hummingbird"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "Configuration", package: "swift-configuration"),
+                .product(name: "Yams", package: "Yams"),
+                .product(name: "SystemPackage", package: "swift-system"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "UnixSignals", package: "swift-service-lifecycle"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        // What tests of the service share: stores on both backends, the emulator, a running server.
+        .target(
+            name: "MarqueeTesting",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeEngine",
+                "MarqueeEmulator",
+                "MarqueeServer",
+                "MarqueeStorage",
+                .product(name: "Crypto", package: "swift-crypto"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "Logging", package: "swift-log"),
+            ],
+            path: "Tests/MarqueeTesting",
+            swiftSettings: swiftSettings
+        ),
+        // The `marquee` command line: serve, migrate, emulator.
         .executableTarget(
             name: "MarqueeCLI",
             dependencies: [
@@ -100,6 +179,8 @@ let package = Package(
                 "MarqueeAPNS",
                 "MarqueeEmulator",
                 "MarqueeStorage",
+                "MarqueeServer",
+                .product(name: "Configuration", package: "swift-configuration"),
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "Logging", package: "swift-log"),
@@ -149,10 +230,33 @@ let package = Package(
             name: "MarqueeStorageTests",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeEngine",
                 "MarqueeStorage",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeEngineTests",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeAPNS",
+                "MarqueeEngine",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeServerTests",
+            dependencies: [
+                "MarqueeCore",
+                "MarqueeAPNS",
+                "MarqueeEngine",
+                "MarqueeEmulator",
+                "MarqueeServer",
+                "MarqueeStorage",
+                "MarqueeTesting",
             ],
             swiftSettings: swiftSettings
         ),

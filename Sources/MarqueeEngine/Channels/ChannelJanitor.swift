@@ -1,0 +1,125 @@
+import Foundation
+import Logging
+import MarqueeCore
+import ServiceLifecycle
+
+/// Finishes what requests and crashes leave behind, on every replica, every `interval`: abandons
+/// stale reservations, retries deletions APNs could not take, deletes orphans past their grace
+/// period, removes deleted events whose channels are gone, and recreates missing channels of open
+/// events. Every step is a conditional store transition, so replicas running it together agree.
+public struct ChannelJanitor: Service {
+    let store: any MarqueeStore
+    let lifecycle: ChannelLifecycle
+    let policy: ChannelPolicy
+    let interval: Duration
+    let clock: any WallClock
+    let logger: Logger
+
+    public init(
+        store: any MarqueeStore,
+        lifecycle: ChannelLifecycle,
+        policy: ChannelPolicy,
+        interval: Duration,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        self.store = store
+        self.lifecycle = lifecycle
+        self.policy = policy
+        self.interval = interval
+        self.clock = clock
+        self.logger = logger
+    }
+
+    public func run() async throws {
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await sweep()
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("channel janitor sweep failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// One pass over every app.
+    public func sweep() async throws {
+        for app in try await store.apps() {
+            do {
+                try await sweep(app)
+            } catch {
+                logger.debug("channel janitor skipped an app", metadata: ["app.id": "\(app.id)", "error": "\(error)"])
+            }
+        }
+    }
+
+    func sweep(_ app: App) async throws {
+        for environment in APNSEnvironment.allCases {
+            let channels = try await store.channels(
+                appID: app.id,
+                environment: environment,
+                states: [.creating, .deleting, .orphaned]
+            )
+            for channel in channels {
+                switch channel.state {
+                case .creating where policy.isAbandoned(channel, now: clock.now):
+                    _ = try? await store.transitionChannel(appID: app.id, id: channel.id, to: .deleted, at: clock.now)
+                case .deleting:
+                    try await lifecycle.deleteChannel(app: app, channel: channel)
+                case .orphaned where policy.orphanIsDue(channel, now: clock.now):
+                    try await lifecycle.deleteChannel(app: app, channel: channel)
+                default:
+                    break
+                }
+            }
+        }
+        try await finishDeletedEvents(app)
+        try await restoreChannelsOfOpenEvents(app)
+    }
+
+    /// Events deleted while APNs was unreachable are `cancelled`; once their channels are gone the
+    /// rows go too.
+    private func finishDeletedEvents(_ app: App) async throws {
+        try await forEachEvent(of: app, states: [.cancelled]) { event in
+            let live = try await store.channels(appID: app.id, eventID: event.id).filter { $0.state.isLive }
+            var allDeleted = true
+            for channel in live {
+                if try await !lifecycle.deleteChannel(app: app, channel: channel) { allDeleted = false }
+            }
+            if allDeleted { _ = try await store.deleteEvent(appID: app.id, id: event.id) }
+        }
+    }
+
+    /// An open event has an active channel in each of its environments; one lost (deleted outside
+    /// Marquee, abandoned after a crash) is made again.
+    private func restoreChannelsOfOpenEvents(_ app: App) async throws {
+        guard app.signingKeyID != nil else { return }
+        try await forEachEvent(of: app, states: [.scheduled, .live]) { event in
+            for environment in event.environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+                if try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment) == nil {
+                    _ = try await lifecycle.ensureChannel(app: app, event: event, environment: environment)
+                }
+            }
+        }
+    }
+
+    private func forEachEvent(
+        of app: App,
+        states: Set<EventState>,
+        _ body: (Event) async throws -> Void
+    ) async throws {
+        var after: String?
+        while true {
+            let page = try await store.events(appID: app.id, states: states, afterKey: after, limit: 200)
+            for event in page { try await body(event) }
+            guard page.count == 200, let last = page.last else { return }
+            after = last.externalKey
+        }
+    }
+}

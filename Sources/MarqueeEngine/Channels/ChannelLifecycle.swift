@@ -1,0 +1,178 @@
+import Foundation
+import Logging
+import MarqueeAPNS
+import MarqueeCore
+
+/// Creates and deletes an event's broadcast channels at APNs with the store as the record, so that
+/// there is exactly one live channel per event and environment whatever retries and replicas do,
+/// and no channel at APNs that Marquee does not know (or knows and cleans up).
+///
+/// Creation reserves the row first (`creating`, unique per event and environment), then asks APNs,
+/// then records APNs' ID. A failure at APNs abandons the row; a crash after APNs' answer leaves a
+/// `creating` row that `ChannelPolicy.isAbandoned` recognises, and the channel APNs made is found
+/// by `ChannelReconciler` as an orphan and deleted.
+public struct ChannelLifecycle: Sendable {
+    let store: any MarqueeStore
+    let clients: APNSClientRegistry
+    let policy: ChannelPolicy
+    let clock: any WallClock
+    let logger: Logger
+
+    public init(
+        store: any MarqueeStore,
+        clients: APNSClientRegistry,
+        policy: ChannelPolicy,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        self.store = store
+        self.clients = clients
+        self.policy = policy
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// The event's active channel in `environment`, created at APNs if it has none. Waits (up to
+    /// `ChannelPolicy.creationWait`) for a creation another caller has under way, and returns the
+    /// `creating` row if it has not finished by then.
+    public func ensureChannel(app: App, event: Event, environment: APNSEnvironment) async throws -> BroadcastChannel {
+        let deadline = clock.now.addingTimeInterval(policy.creationWait)
+        var pause = Duration.milliseconds(10)
+        while true {
+            if let live = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment) {
+                switch live.state {
+                case .active:
+                    return live
+                case .deleting:
+                    throw EngineError.conflict(
+                        "the event's \(environment) channel is being deleted; it cannot be used or created again"
+                    )
+                default:
+                    if policy.isAbandoned(live, now: clock.now) {
+                        logger.debug("abandoning a stale channel reservation", metadata: ["channel.id": "\(live.id)"])
+                        _ = try? await store.transitionChannel(appID: app.id, id: live.id, to: .deleted, at: clock.now)
+                        continue
+                    }
+                    if clock.now >= deadline { return live }
+                    try await Task.sleep(for: pause)
+                    pause = min(pause * 2, .milliseconds(250))
+                    continue
+                }
+            }
+            try await checkQuota(app: app, environment: environment)
+            let reservation = try await store.reserveChannel(
+                appID: app.id,
+                eventID: event.id,
+                environment: environment,
+                storagePolicy: event.storagePolicy,
+                requestID: UUID(),
+                at: clock.now
+            )
+            guard case .reserved(let row) = reservation else { continue }
+            return try await create(row, app: app)
+        }
+    }
+
+    /// Deletes the channel at APNs and records it `deleted`. Returns false when APNs could not be
+    /// reached: the row stays `deleting` and `ChannelJanitor` tries again.
+    @discardableResult
+    public func deleteChannel(app: App, channel: BroadcastChannel) async throws -> Bool {
+        var channel = channel
+        switch channel.state {
+        case .deleted:
+            return true
+        case .creating:
+            // No APNs ID yet: abandoning the row makes its creator delete what APNs made.
+            _ = try await transition(channel, to: .deleted)
+            return true
+        case .active, .orphaned:
+            channel = try await transition(channel, to: .deleting)
+        case .deleting:
+            break
+        }
+        guard let apnsChannelID = channel.apnsChannelID else {
+            _ = try await transition(channel, to: .deleted)
+            return true
+        }
+        do {
+            let client = try await clients.client(for: app, environment: channel.environment)
+            try await client.deleteChannel(bundleID: app.bundleID, channelID: apnsChannelID)
+        } catch let error as APNSError {
+            switch error.failureClass {
+            case .channelGone:
+                break  // already gone at APNs: what deletion wanted
+            case .retryLater, .renewTokenAndRetry:
+                logger.debug(
+                    "channel deletion deferred",
+                    metadata: ["channel.id": "\(channel.id)", "error": "\(error)"]
+                )
+                return false
+            default:
+                throw EngineError(apns: error, bundleID: app.bundleID)
+            }
+        }
+        _ = try await transition(channel, to: .deleted)
+        return true
+    }
+
+    /// The channels counted against Apple's cap in `environment`.
+    public func quota(app: App, environment: APNSEnvironment) async throws -> ChannelQuota {
+        let used = try await store.channelCount(appID: app.id, environment: environment, states: ChannelPolicy.countedStates)
+        return policy.quota(environment: environment, used: used)
+    }
+
+    // MARK: Steps
+
+    private func checkQuota(app: App, environment: APNSEnvironment) async throws {
+        let quota = try await quota(app: app, environment: environment)
+        if quota.isExhausted {
+            throw EngineError.channelQuotaExceeded(environment: environment, used: quota.used, limit: quota.limit)
+        }
+        if quota.used + 1 >= quota.warningAt {
+            logger.warning(
+                "channel quota nearly used",
+                metadata: [
+                    "app.id": "\(app.id)", "apns.environment": "\(environment)",
+                    "channels.used": "\(quota.used + 1)", "channels.limit": "\(quota.limit)",
+                ]
+            )
+        }
+    }
+
+    private func create(_ row: BroadcastChannel, app: App) async throws -> BroadcastChannel {
+        let created: APNSChannelCreated
+        let client: APNSClient
+        do {
+            client = try await clients.client(for: app, environment: row.environment)
+            created = try await client.createChannel(
+                bundleID: app.bundleID,
+                storagePolicy: row.storagePolicy,
+                requestID: row.createRequestID
+            )
+        } catch {
+            // Nothing was created at APNs (or, after a lost answer, reconciliation finds it).
+            _ = try? await store.transitionChannel(appID: app.id, id: row.id, to: .deleted, at: clock.now)
+            if let error = error as? APNSError { throw EngineError(apns: error, bundleID: app.bundleID) }
+            throw error
+        }
+        do {
+            let channel = try await store.activateChannel(
+                appID: app.id,
+                id: row.id,
+                apnsChannelID: created.channelID,
+                at: clock.now
+            )
+            logger.debug("channel created", metadata: ["channel.id": "\(channel.id)", "apns.channel_id": "\(created.channelID)"])
+            return channel
+        } catch {
+            // The row was abandoned meanwhile, or the store failed: the channel would be unknown.
+            try? await client.deleteChannel(bundleID: app.bundleID, channelID: created.channelID)
+            _ = try? await store.transitionChannel(appID: app.id, id: row.id, to: .deleted, at: clock.now)
+            throw error
+        }
+    }
+
+    private func transition(_ channel: BroadcastChannel, to state: ChannelState) async throws -> BroadcastChannel {
+        try await store.transitionChannel(appID: channel.appID, id: channel.id, to: state, at: clock.now)
+    }
+}

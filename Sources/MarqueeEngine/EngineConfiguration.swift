@@ -1,0 +1,14 @@
+/// What the engine's use cases are tuned by.
+public struct EngineConfiguration: Sendable {
+    public var channels: ChannelPolicy
+    /// How often `ChannelJanitor` sweeps.
+    public var janitorInterval: Duration
+    /// The most push-to-start registrations one batch may carry.
+    public var maximumTokenBatch: Int
+
+    public init(channels: ChannelPolicy = ChannelPolicy(), janitorInterval: Duration = .seconds(30), maximumTokenBatch: Int = 10_000) {
+        self.channels = channels
+        self.janitorInterval = janitorInterval
+        self.maximumTokenBatch = maximumTokenBatch
+    }
+}

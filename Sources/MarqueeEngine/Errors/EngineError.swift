@@ -1,0 +1,57 @@
+import MarqueeCore
+
+/// Why a use case refused or failed, in the engine's own words. The HTTP layer maps every case to
+/// a problem document; nothing here knows about HTTP.
+public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
+    /// No such resource for this app (another app's resources are "not found" too).
+    case notFound(resource: String, id: String)
+    /// The input is invalid; every offending field is named.
+    case invalidInput([FieldError])
+    /// The resource exists and its state or fixed fields do not allow the change.
+    case conflict(String)
+    /// Creating another channel would pass Apple's cap of channels per app and environment.
+    case channelQuotaExceeded(environment: APNSEnvironment, used: Int, limit: Int)
+    /// The app cannot talk to APNs yet (no signing key, or none usable in the environment).
+    case appNotConfigured(String)
+    /// APNs says the app's bundle lacks the Broadcast capability: the operator must enable it.
+    case broadcastNotEnabled(bundleID: String, reason: APNSErrorReason)
+    /// The environment is not among the app's environments.
+    case environmentNotEnabled(APNSEnvironment)
+    /// APNs refused the request for good.
+    case apnsRejected(status: Int, reason: APNSErrorReason)
+    /// APNs could not be reached or kept answering "later" until the retries ran out.
+    case apnsUnavailable(String)
+    /// A unique value is taken (a bundle ID by another app).
+    case duplicate(String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let resource, let id): "\(resource) \(id) not found"
+        case .invalidInput(let errors): "invalid input: " + errors.map(\.description).joined(separator: "; ")
+        case .conflict(let detail): detail
+        case .channelQuotaExceeded(let environment, let used, let limit):
+            "the app has \(used) of Apple's \(limit) channels in \(environment): delete channels of finished events first"
+        case .appNotConfigured(let detail): detail
+        case .broadcastNotEnabled(let bundleID, let reason):
+            "APNs answered \(reason.reasonString) for \(bundleID): enable the Broadcast capability for the app in Apple's developer portal"
+        case .environmentNotEnabled(let environment): "the app does not use the \(environment) environment"
+        case .apnsRejected(let status, let reason): "APNs refused the request: \(status) \(reason.reasonString)"
+        case .apnsUnavailable(let detail): "APNs is unavailable: \(detail)"
+        case .duplicate(let detail): detail
+        }
+    }
+}
+
+/// One invalid field: where it is (a JSON Pointer into the request body, or a parameter name) and
+/// what is wrong with it.
+public struct FieldError: Sendable, Hashable, CustomStringConvertible {
+    public var pointer: String
+    public var detail: String
+
+    public init(_ pointer: String, _ detail: String) {
+        self.pointer = pointer
+        self.detail = detail
+    }
+
+    public var description: String { "\(pointer): \(detail)" }
+}

@@ -1,0 +1,28 @@
+import Foundation
+
+/// Collects every field error of an input before refusing it, so that one answer names them all.
+struct InputValidation {
+    private(set) var errors: [FieldError] = []
+
+    mutating func require(_ condition: Bool, _ pointer: String, _ detail: @autoclosure () -> String) {
+        if !condition { errors.append(FieldError(pointer, detail())) }
+    }
+
+    mutating func add(_ error: FieldError) {
+        errors.append(error)
+    }
+
+    /// Checks a free-text field's length in characters.
+    mutating func text(_ value: String, _ pointer: String, maximum: Int, allowEmpty: Bool = false) {
+        if !allowEmpty && value.trimmingCharacters(in: .whitespaces).isEmpty {
+            errors.append(FieldError(pointer, "must not be empty"))
+        } else if value.count > maximum {
+            errors.append(FieldError(pointer, "must be at most \(maximum) characters (got \(value.count))"))
+        }
+    }
+
+    /// Throws `EngineError.invalidInput` if any check failed.
+    func check() throws(EngineError) {
+        if !errors.isEmpty { throw .invalidInput(errors) }
+    }
+}

@@ -1,0 +1,81 @@
+import Foundation
+import MarqueeCore
+
+/// What a producer gives to create or update an event.
+public struct EventDraft: Sendable, Hashable {
+    public var title: String
+    public var attributesType: String
+    public var environments: [APNSEnvironment]
+    /// `nil` keeps an existing event's policy, or takes the default for a new one.
+    public var storagePolicy: MessageStoragePolicy?
+    public var plannedStart: Date
+    public var plannedEnd: Date
+
+    public init(
+        title: String,
+        attributesType: String,
+        environments: [APNSEnvironment],
+        storagePolicy: MessageStoragePolicy?,
+        plannedStart: Date,
+        plannedEnd: Date
+    ) {
+        self.title = title
+        self.attributesType = attributesType
+        self.environments = environments
+        self.storagePolicy = storagePolicy
+        self.plannedStart = plannedStart
+        self.plannedEnd = plannedEnd
+    }
+
+    /// The storage policy of a new event's channels when the producer names none: APNs keeps the
+    /// latest message, so a device that was offline still gets the current score.
+    public static let defaultStoragePolicy = MessageStoragePolicy.mostRecentMessageStored
+
+    func validate(key: String, app: App) throws(EngineError) {
+        var validation = InputValidation()
+        if let error = EventKeyRule.check(key) { validation.add(error) }
+        validation.text(title, "/title", maximum: 200)
+        validation.require(
+            AttributesTypeRule.isValid(attributesType),
+            "/attributesType",
+            "must be a Swift type name of up to 128 characters (letters, digits, _ and .)"
+        )
+        validation.require(!environments.isEmpty, "/environments", "must name at least one environment")
+        for (index, environment) in environments.enumerated() where !app.environments.contains(environment) {
+            validation.add(FieldError("/environments/\(index)", "the app does not use the \(environment) environment"))
+        }
+        validation.require(plannedEnd > plannedStart, "/plannedEnd", "must be after plannedStart")
+        try validation.check()
+    }
+}
+
+/// The producer's event keys: readable in URLs and logs.
+public enum EventKeyRule {
+    public static let maximumLength = 200
+
+    /// A field error for the `eventKey` path parameter, or `nil` if the key is valid.
+    public static func check(_ key: String) -> FieldError? {
+        let allowed = key.utf8.allSatisfy {
+            ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
+                || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
+                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ":")
+        }
+        guard !key.isEmpty, key.utf8.count <= maximumLength, allowed else {
+            return FieldError("eventKey", "must be 1–\(maximumLength) characters of letters, digits, '.', '_', '-' and ':'")
+        }
+        return nil
+    }
+}
+
+/// ActivityKit attributes types: the Swift type's name the app registered.
+enum AttributesTypeRule {
+    static func isValid(_ name: String) -> Bool {
+        guard let first = name.utf8.first, name.utf8.count <= 128 else { return false }
+        let isLetter = { (byte: UInt8) in
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+                || byte == UInt8(ascii: "_")
+        }
+        return isLetter(first)
+            && name.utf8.allSatisfy { isLetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".") }
+    }
+}

@@ -1,0 +1,231 @@
+import Foundation
+import Logging
+import MarqueeCore
+
+/// Events and their channels: create idempotently by the producer's key, read, list, update, close
+/// and delete. Every channel change goes through `ChannelLifecycle`.
+public struct EventService: Sendable {
+    let store: any MarqueeStore
+    let clients: APNSClientRegistry
+    let channels: ChannelLifecycle
+    let clock: any WallClock
+    let logger: Logger
+
+    public init(
+        store: any MarqueeStore,
+        clients: APNSClientRegistry,
+        channels: ChannelLifecycle,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        self.store = store
+        self.clients = clients
+        self.channels = channels
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// What a put did.
+    public enum PutOutcome: Sendable, Hashable {
+        case created(EventView)
+        case existing(EventView)
+
+        public var view: EventView {
+            switch self {
+            case .created(let view), .existing(let view): view
+            }
+        }
+    }
+
+    /// Creates the event with a channel in each environment, or updates the existing one. A new
+    /// event whose channels cannot all be made is not kept (and no channel is left at APNs).
+    public func put(app: App, key: String, draft: EventDraft) async throws -> PutOutcome {
+        try draft.validate(key: key, app: app)
+        // Refuse early, before anything is written, if the app cannot reach APNs at all.
+        for environment in draft.environments { _ = try await clients.client(for: app, environment: environment) }
+
+        if let existing = try await store.event(appID: app.id, externalKey: key) {
+            return .existing(try await update(existing, app: app, draft: draft))
+        }
+        let now = clock.now
+        let (event, created) = try await store.createEvent(
+            Event(
+                appID: app.id,
+                externalKey: key,
+                title: draft.title,
+                attributesType: draft.attributesType,
+                environments: Set(draft.environments),
+                storagePolicy: draft.storagePolicy ?? EventDraft.defaultStoragePolicy,
+                plannedStart: draft.plannedStart,
+                plannedEnd: draft.plannedEnd,
+                createdAt: now
+            )
+        )
+        guard created else {
+            // Another request created it first: this one is an update of that event.
+            return .existing(try await update(event, app: app, draft: draft))
+        }
+        do {
+            let channels = try await ensureChannels(of: event, app: app, environments: event.environments)
+            logger.debug("event created", metadata: ["event.id": "\(event.id)", "event.key": "\(key)"])
+            return .created(EventView(event: event, channels: channels))
+        } catch {
+            await discard(event, app: app)
+            throw error
+        }
+    }
+
+    public func view(app: App, key: String) async throws -> EventView {
+        let event = try await event(app: app, key: key)
+        return EventView(event: event, channels: try await liveChannels(of: event))
+    }
+
+    /// A page of the app's events in key order.
+    public func list(app: App, state: EventState?, afterKey: String?, limit: Int) async throws -> [EventView] {
+        let events = try await store.events(appID: app.id, states: state.map { [$0] }, afterKey: afterKey, limit: limit)
+        var views: [EventView] = []
+        views.reserveCapacity(events.count)
+        for event in events { views.append(EventView(event: event, channels: try await liveChannels(of: event))) }
+        return views
+    }
+
+    /// Ends the event and deletes its channels; channels APNs could not delete yet stay `deleting`
+    /// and are retried in the background.
+    public func close(app: App, key: String) async throws -> EventView {
+        var event = try await event(app: app, key: key)
+        guard event.state != .cancelled else { throw EngineError.notFound(resource: "event", id: key) }
+        for channel in try await liveChannels(of: event) { try await channels.deleteChannel(app: app, channel: channel) }
+        if event.state != .ended {
+            event.state = .ended
+            event.updatedAt = clock.now
+            event = try await store.updateEvent(event)
+        }
+        return EventView(event: event, channels: try await liveChannels(of: event))
+    }
+
+    /// What a delete did.
+    public enum DeleteOutcome: Sendable, Hashable {
+        /// The event and its channels are gone.
+        case deleted
+        /// Some channel could not be deleted at APNs yet; the event is `cancelled` until the
+        /// background finishes.
+        case pending(EventView)
+    }
+
+    public func delete(app: App, key: String) async throws -> DeleteOutcome {
+        var event = try await event(app: app, key: key)
+        if event.state != .cancelled {
+            event.state = .cancelled
+            event.updatedAt = clock.now
+            event = try await store.updateEvent(event)
+        }
+        var allDeleted = true
+        for channel in try await liveChannels(of: event) {
+            if try await !channels.deleteChannel(app: app, channel: channel) { allDeleted = false }
+        }
+        guard allDeleted else { return .pending(EventView(event: event, channels: try await liveChannels(of: event))) }
+        _ = try await store.deleteEvent(appID: app.id, id: event.id)
+        return .deleted
+    }
+
+    /// The event's active channel in `environment`, for the apps that subscribe to it.
+    public func activeChannel(app: App, key: String, environment: APNSEnvironment) async throws -> (Event, BroadcastChannel) {
+        let event = try await event(app: app, key: key)
+        guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
+            channel.state == .active, channel.apnsChannelID != nil
+        else {
+            throw EngineError.notFound(resource: "channel", id: "\(key)/\(environment)")
+        }
+        return (event, channel)
+    }
+
+    /// A page of open events with an active channel in `environment`. `nextKey` continues the
+    /// listing (it may be set even when `events` is short: events without a channel are skipped).
+    public func liveEvents(
+        app: App,
+        environment: APNSEnvironment,
+        afterKey: String?,
+        limit: Int
+    ) async throws -> (events: [LiveEvent], nextKey: String?) {
+        let page = try await store.events(appID: app.id, states: [.scheduled, .live], afterKey: afterKey, limit: limit)
+        var live: [LiveEvent] = []
+        for event in page {
+            if let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
+                channel.state == .active
+            {
+                live.append(LiveEvent(event: event, channel: channel))
+            }
+        }
+        return (live, page.count == limit ? page.last?.externalKey : nil)
+    }
+
+    // MARK: Steps
+
+    func event(app: App, key: String) async throws -> Event {
+        if let error = EventKeyRule.check(key) { throw EngineError.invalidInput([error]) }
+        guard let event = try await store.event(appID: app.id, externalKey: key) else {
+            throw EngineError.notFound(resource: "event", id: key)
+        }
+        return event
+    }
+
+    private func update(_ existing: Event, app: App, draft: EventDraft) async throws -> EventView {
+        guard existing.state == .scheduled || existing.state == .live else {
+            throw EngineError.conflict("event \(existing.externalKey) is \(existing.state.rawValue); use a new event key")
+        }
+        if existing.attributesType != draft.attributesType {
+            throw EngineError.conflict(
+                "attributesType is \(existing.attributesType) for event \(existing.externalKey) and cannot change"
+            )
+        }
+        if let policy = draft.storagePolicy, policy != existing.storagePolicy {
+            throw EngineError.conflict("the storagePolicy of an event's channels is fixed when the event is created")
+        }
+        let environments = Set(draft.environments)
+        if !existing.environments.isSubset(of: environments) {
+            throw EngineError.conflict(
+                "environments can be added to an event, not removed; close the event to delete its channels"
+            )
+        }
+        // Channels first: if APNs fails, the event is left as it was.
+        let channels = try await ensureChannels(of: existing, app: app, environments: environments)
+        var event = existing
+        event.title = draft.title
+        event.environments = environments
+        event.plannedStart = draft.plannedStart
+        event.plannedEnd = draft.plannedEnd
+        if event != existing {
+            event.updatedAt = clock.now
+            event = try await store.updateEvent(event)
+        }
+        return EventView(event: event, channels: channels)
+    }
+
+    private func ensureChannels(of event: Event, app: App, environments: Set<APNSEnvironment>) async throws -> [BroadcastChannel] {
+        var made: [BroadcastChannel] = []
+        for environment in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+            made.append(try await channels.ensureChannel(app: app, event: event, environment: environment))
+        }
+        return made
+    }
+
+    /// Undoes a new event whose channels failed: deletes what was made at APNs and the row. If APNs
+    /// cannot be reached for a deletion, the event stays `cancelled` and the janitor finishes.
+    private func discard(_ event: Event, app: App) async {
+        do {
+            switch try await delete(app: app, key: event.externalKey) {
+            case .deleted: break
+            case .pending: logger.debug("a failed event's channels are deleted in the background", metadata: ["event.id": "\(event.id)"])
+            }
+        } catch {
+            logger.warning(
+                "could not undo a failed event creation; the channel janitor will",
+                metadata: ["event.id": "\(event.id)", "error": "\(String(reflecting: error))"]
+            )
+        }
+    }
+
+    private func liveChannels(of event: Event) async throws -> [BroadcastChannel] {
+        try await store.channels(appID: event.appID, eventID: event.id).filter { $0.state.isLive }
+    }
+}

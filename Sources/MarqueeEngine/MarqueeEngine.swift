@@ -1,0 +1,51 @@
+import Logging
+import MarqueeCore
+import NIOCore
+
+/// Marquee's use cases over one store and APNs, assembled once: the server calls them, knowing no
+/// SQL; they know no HTTP. Its long-lived parts (`clients`, `janitor`) are services to run.
+public struct MarqueeEngine: Sendable {
+    public let store: any MarqueeStore
+    public let clients: APNSClientRegistry
+    public let apps: AppAdministration
+    public let channels: ChannelLifecycle
+    public let reconciler: ChannelReconciler
+    public let events: EventService
+    public let tokens: TokenRegistry
+    public let janitor: ChannelJanitor
+    public let configuration: EngineConfiguration
+
+    public init(
+        store: any MarqueeStore,
+        target: APNSTarget,
+        provisioner: any APNSAccountProvisioner = AppleAPNSAccount(),
+        configuration: EngineConfiguration = EngineConfiguration(),
+        eventLoopGroup: any EventLoopGroup,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        self.store = store
+        self.configuration = configuration
+        clients = APNSClientRegistry(store: store, target: target, eventLoopGroup: eventLoopGroup, clock: clock, logger: logger)
+        apps = AppAdministration(store: store, provisioner: provisioner, clock: clock, logger: logger)
+        channels = ChannelLifecycle(store: store, clients: clients, policy: configuration.channels, clock: clock, logger: logger)
+        reconciler = ChannelReconciler(
+            store: store,
+            clients: clients,
+            lifecycle: channels,
+            policy: configuration.channels,
+            clock: clock,
+            logger: logger
+        )
+        events = EventService(store: store, clients: clients, channels: channels, clock: clock, logger: logger)
+        tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
+        janitor = ChannelJanitor(
+            store: store,
+            lifecycle: channels,
+            policy: configuration.channels,
+            interval: configuration.janitorInterval,
+            clock: clock,
+            logger: logger
+        )
+    }
+}

@@ -1,0 +1,145 @@
+import Foundation
+import Logging
+import MarqueeCore
+
+/// Push-to-start tokens and activities' update tokens, as devices report them.
+public struct TokenRegistry: Sendable {
+    let store: any MarqueeStore
+    let clock: any WallClock
+    let logger: Logger
+    /// The most registrations one batch may carry.
+    public let maximumBatchSize: Int
+
+    public init(store: any MarqueeStore, maximumBatchSize: Int, clock: any WallClock, logger: Logger) {
+        self.store = store
+        self.maximumBatchSize = max(1, maximumBatchSize)
+        self.clock = clock
+        self.logger = logger
+    }
+
+    /// Registers or refreshes tokens, all or none. `pointerPrefix` locates each registration in the
+    /// request (`/tokens` for a batch, empty for a single token).
+    @discardableResult
+    public func register(app: App, _ registrations: [PushToStartRegistration], pointerPrefix: String) async throws -> Int {
+        var validation = InputValidation()
+        if registrations.count > maximumBatchSize {
+            validation.add(
+                FieldError(pointerPrefix, "a batch carries at most \(maximumBatchSize) tokens (got \(registrations.count))")
+            )
+            try validation.check()
+        }
+        validation.require(!registrations.isEmpty, pointerPrefix, "must carry at least one token")
+        var normalized: [PushToStartRegistration] = []
+        normalized.reserveCapacity(registrations.count)
+        for (index, registration) in registrations.enumerated() {
+            let pointer = pointerPrefix.isEmpty ? "" : "\(pointerPrefix)/\(index)"
+            TokenRules.validate(registration, app: app, pointer: pointer, into: &validation)
+            var registration = registration
+            registration.token = registration.token.lowercased()
+            normalized.append(registration)
+        }
+        try validation.check()
+        return try await store.upsertPushToStartTokens(appID: app.id, normalized, at: clock.now)
+    }
+
+    public func token(app: App, environment: APNSEnvironment, attributesType: String, token: String) async throws -> PushToStartToken {
+        guard let found = try await store.pushToStartToken(
+            appID: app.id,
+            environment: environment,
+            attributesType: attributesType,
+            token: token.lowercased()
+        ) else {
+            throw EngineError.notFound(resource: "push-to-start token", id: PushTokenRedaction.redacted(token))
+        }
+        return found
+    }
+
+    public func unregister(app: App, environment: APNSEnvironment, attributesType: String, token: String) async throws {
+        guard try await store.deletePushToStartToken(
+            appID: app.id,
+            environment: environment,
+            attributesType: attributesType,
+            token: token.lowercased()
+        ) else {
+            throw EngineError.notFound(resource: "push-to-start token", id: PushTokenRedaction.redacted(token))
+        }
+    }
+
+    /// APNs answered 410 for the token: it is retired only if APNs saw it invalid after its last
+    /// registration (a device that registered again since has a token that works).
+    @discardableResult
+    public func recordInvalidation(app: App, tokenRowID: Int64, _ invalidation: TokenInvalidation) async throws -> Bool {
+        let retired = try await store.invalidatePushToStartToken(appID: app.id, rowID: tokenRowID, invalidation)
+        logger.debug(
+            retired ? "push-to-start token retired" : "410 older than the token's last registration: kept",
+            metadata: ["token.row": "\(tokenRowID)", "apns.reason": "\(invalidation.reason.reasonString)"]
+        )
+        return retired
+    }
+
+    // MARK: Activities
+
+    /// Records an activity's update token (creating the activity record on its first report); a new
+    /// token retires the previous one.
+    public func putUpdateToken(
+        app: App,
+        activityID: String,
+        event: Event,
+        environment: APNSEnvironment,
+        token: String
+    ) async throws -> Activity {
+        var validation = InputValidation()
+        validation.require(
+            !activityID.isEmpty && activityID.utf8.count <= 200,
+            "activityID",
+            "must be ActivityKit's Activity.id (1–200 characters)"
+        )
+        validation.require(app.environments.contains(environment), "/environment", "the app does not use the \(environment) environment")
+        validation.require(event.environments.contains(environment), "/environment", "event \(event.externalKey) has no \(environment) channel")
+        if let error = TokenRules.checkHex(token, pointer: "/token") { validation.add(error) }
+        try validation.check()
+
+        let now = clock.now
+        var activity = try await store.activity(appID: app.id, activityID: activityID)
+        if let existing = activity, existing.eventID != event.id || existing.environment != environment {
+            throw EngineError.conflict("activity \(activityID) belongs to another event or environment")
+        }
+        if activity == nil {
+            let record = Activity(
+                appID: app.id,
+                eventID: event.id,
+                environment: environment,
+                activityID: activityID,
+                state: .active,
+                createdAt: now
+            )
+            do {
+                try await store.recordActivity(record)
+                activity = record
+            } catch StoreError.duplicate {
+                activity = try await store.activity(appID: app.id, activityID: activityID)  // a racing report won
+            }
+        }
+        guard let activity else { throw EngineError.notFound(resource: "activity", id: activityID) }
+        return try await store.recordUpdateToken(
+            appID: app.id,
+            id: activity.id,
+            activityID: activityID,
+            token: token.lowercased(),
+            at: now
+        )
+    }
+
+    public func activity(app: App, activityID: String) async throws -> Activity {
+        guard let activity = try await store.activity(appID: app.id, activityID: activityID) else {
+            throw EngineError.notFound(resource: "activity", id: activityID)
+        }
+        return activity
+    }
+
+    /// The activity ended on the device: its update token is not pushed to again.
+    public func unregisterActivity(app: App, activityID: String) async throws {
+        let activity = try await activity(app: app, activityID: activityID)
+        _ = try await store.setActivityState(appID: app.id, id: activity.id, state: .ended, at: clock.now)
+    }
+}

@@ -1,0 +1,126 @@
+import Crypto
+import Foundation
+import MarqueeAPI
+import MarqueeCore
+import MarqueeEngine
+
+extension APIHandler {
+    func putEvent(_ input: Operations.PutEvent.Input) async throws -> Operations.PutEvent.Output {
+        let app = try await authorizedApp(.publisher)
+        guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
+        let draft = EventDraft(
+            title: body.title,
+            attributesType: body.attributesType,
+            environments: body.environments.map(\.domain),
+            storagePolicy: body.storagePolicy?.domain,
+            plannedStart: body.plannedStart,
+            plannedEnd: body.plannedEnd
+        )
+        switch try await engine.events.put(app: app, key: input.path.eventKey, draft: draft) {
+        case .created(let view): return .created(.init(body: .json(.init(view))))
+        case .existing(let view): return .ok(.init(body: .json(.init(view))))
+        }
+    }
+
+    func getEvent(_ input: Operations.GetEvent.Input) async throws -> Operations.GetEvent.Output {
+        let app = try await authorizedApp(.app)
+        return .ok(.init(body: .json(.init(try await engine.events.view(app: app, key: input.path.eventKey)))))
+    }
+
+    func listEvents(_ input: Operations.ListEvents.Input) async throws -> Operations.ListEvents.Output {
+        let app = try await authorizedApp(.app)
+        let limit = try Cursor.limit(input.query.limit)
+        let views = try await engine.events.list(
+            app: app,
+            state: input.query.state?.domain,
+            afterKey: try Cursor.decode(input.query.after),
+            limit: limit
+        )
+        let next = views.count == limit ? views.last.map { Cursor.encode($0.event.externalKey) } : nil
+        return .ok(
+            .init(
+                headers: .init(link: nextLink("/v1/events", cursor: next, limit: limit, query: ["state": input.query.state?.rawValue])),
+                body: .json(.init(events: views.map(Components.Schemas.Event.init), nextCursor: next))
+            )
+        )
+    }
+
+    func closeEvent(_ input: Operations.CloseEvent.Input) async throws -> Operations.CloseEvent.Output {
+        let app = try await authorizedApp(.publisher)
+        return .ok(.init(body: .json(.init(try await engine.events.close(app: app, key: input.path.eventKey)))))
+    }
+
+    func deleteEvent(_ input: Operations.DeleteEvent.Input) async throws -> Operations.DeleteEvent.Output {
+        let app = try await authorizedApp(.publisher)
+        switch try await engine.events.delete(app: app, key: input.path.eventKey) {
+        case .deleted: return .noContent(.init())
+        case .pending(let view): return .accepted(.init(body: .json(.init(view))))
+        }
+    }
+
+    func getEventChannel(_ input: Operations.GetEventChannel.Input) async throws -> Operations.GetEventChannel.Output {
+        let app = try await authorizedApp(.app)
+        let environment = input.path.environment.domain
+        let (event, channel) = try await engine.events.activeChannel(app: app, key: input.path.eventKey, environment: environment)
+        let apnsChannelID = channel.apnsChannelID ?? ""
+        let etagValue = Self.channelETag(channel)
+        let cacheControl = "private, max-age=\(configuration.channelCacheSeconds)"
+        if let ifNoneMatch = input.headers.ifNoneMatch,
+            ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etagValue || $0.trimmingCharacters(in: .whitespaces) == "*" })
+        {
+            return .notModified(.init(headers: .init(eTag: etagValue, cacheControl: cacheControl)))
+        }
+        return .ok(
+            .init(
+                headers: .init(eTag: etagValue, cacheControl: cacheControl),
+                body: .json(
+                    .init(
+                        eventKey: event.externalKey,
+                        environment: .init(environment),
+                        channelID: apnsChannelID,
+                        storagePolicy: .init(channel.storagePolicy),
+                        state: .init(channel.state)
+                    )
+                )
+            )
+        )
+    }
+
+    func listLiveEvents(_ input: Operations.ListLiveEvents.Input) async throws -> Operations.ListLiveEvents.Output {
+        let app = try await authorizedApp(.app)
+        let limit = try Cursor.limit(input.query.limit)
+        let environment = input.query.environment.domain
+        let page = try await engine.events.liveEvents(
+            app: app,
+            environment: environment,
+            afterKey: try Cursor.decode(input.query.after),
+            limit: limit
+        )
+        let next = page.nextKey.map(Cursor.encode)
+        let events = page.events.map { live in
+            Components.Schemas.LiveEvent(
+                eventKey: live.event.externalKey,
+                title: live.event.title,
+                attributesType: live.event.attributesType,
+                state: .init(live.event.state),
+                plannedStart: live.event.plannedStart,
+                plannedEnd: live.event.plannedEnd,
+                channelID: live.channel.apnsChannelID ?? ""
+            )
+        }
+        return .ok(
+            .init(
+                headers: .init(
+                    link: nextLink("/v1/live-events", cursor: next, limit: limit, query: ["environment": environment.rawValue])
+                ),
+                body: .json(.init(events: events, nextCursor: next))
+            )
+        )
+    }
+
+    /// A strong validator of what the channel-ID read answers: it changes when the channel does.
+    static func channelETag(_ channel: BroadcastChannel) -> String {
+        let material = "\(channel.id)|\(channel.apnsChannelID ?? "")|\(channel.state.rawValue)|\(channel.storagePolicy.rawValue)"
+        return "\"\(Hex.encode(SHA256.hash(data: Data(material.utf8)).prefix(12)))\""
+    }
+}

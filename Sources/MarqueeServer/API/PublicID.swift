@@ -1,0 +1,62 @@
+import Foundation
+import MarqueeCore
+
+/// Marquee's IDs as the API shows them: opaque, with a type prefix (`app_…`, `key_…`, `chn_…`,
+/// `evt_…`), so that an ID pasted in the wrong place is recognisably wrong.
+enum PublicID {
+    static func app(_ id: AppID) -> String { format("app", id.uuid) }
+    static func apiKey(_ id: APIKeyID) -> String { format("key", id.uuid) }
+    static func channel(_ id: ChannelID) -> String { format("chn", id.uuid) }
+    static func event(_ id: EventID) -> String { format("evt", id.uuid) }
+
+    static func parseApp(_ text: String) -> AppID? { parse("app", text).map(AppID.init) }
+    static func parseAPIKey(_ text: String) -> APIKeyID? { parse("key", text).map(APIKeyID.init) }
+    static func parseChannel(_ text: String) -> ChannelID? { parse("chn", text).map(ChannelID.init) }
+
+    private static func format(_ prefix: String, _ uuid: UUID) -> String {
+        let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
+        return "\(prefix)_\(Hex.encode(bytes))"
+    }
+
+    private static func parse(_ prefix: String, _ text: String) -> UUID? {
+        guard text.hasPrefix(prefix + "_") else { return nil }
+        let hex = Array(text.utf8.dropFirst(prefix.utf8.count + 1))
+        guard hex.count == 32, Hex.isHex(String(decoding: hex, as: UTF8.self)) else { return nil }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(16)
+        var index = 0
+        while index < 32 {
+            guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
+            bytes.append(byte)
+            index += 2
+        }
+        return bytes.withUnsafeBytes { raw in UUID(uuid: raw.loadUnaligned(as: uuid_t.self)) }
+    }
+}
+
+/// The opaque `after` cursor of lists: the last item's sort key, base64url.
+enum Cursor {
+    static func encode(_ key: String) -> String { Base64URL.encode(Array(key.utf8)) }
+
+    /// `nil` for no cursor; throws a field problem for one that is not Marquee's.
+    static func decode(_ cursor: String?) throws -> String? {
+        guard let cursor else { return nil }
+        guard let data = Base64URL.decode(cursor), let key = String(data: data, encoding: .utf8) else {
+            throw Problem(
+                .invalidRequest,
+                detail: "after must be the nextCursor of a previous page",
+                errors: [.init(pointer: "after", detail: "is not a cursor this API issued")]
+            )
+        }
+        return key
+    }
+
+    /// `limit` within 1...1000, 100 by default.
+    static func limit(_ limit: Int?) throws -> Int {
+        guard let limit else { return 100 }
+        guard (1...1000).contains(limit) else {
+            throw Problem(.invalidRequest, detail: "limit must be 1–1000", errors: [.init(pointer: "limit", detail: "must be 1–1000")])
+        }
+        return limit
+    }
+}

@@ -1,0 +1,155 @@
+import Foundation
+import Hummingbird
+import Logging
+import MarqueeCore
+import MarqueeEmulator
+import MarqueeEngine
+import MarqueeStorage
+import NIOCore
+import NIOPosix
+import PostgresNIO
+import ServiceLifecycle
+import UnixSignals
+
+/// `marquee serve`: opens the store (migrating it), starts APNs' side (Apple, a configured
+/// emulator, or one in this process), assembles the engine and the HTTP API, and runs them as one
+/// ServiceGroup until SIGTERM or SIGINT, shutting down gracefully in reverse order.
+public enum MarqueeServer {
+    /// What a running server tells whoever started it.
+    public struct Started: Sendable {
+        /// The address the API listens on, with the port actually bound.
+        public var baseURL: String
+        /// The first deployment key, on the first start of an empty store only.
+        public var firstDeploymentKey: String?
+        public var store: any MarqueeStore
+        public var engine: MarqueeEngine
+        /// The in-process emulator, when APNs is one.
+        public var emulator: APNSEmulator?
+        public var storeDescription: String
+    }
+
+    /// Runs until a signal (or cancellation of the calling task). `onStarted` is called once the
+    /// API accepts connections.
+    public static func run(
+        configuration: ServerConfiguration,
+        logger: Logger,
+        clock: any WallClock = SystemWallClock(),
+        signals: [UnixSignal] = [.sigterm, .sigint],
+        onStarted: @escaping @Sendable (Started) async -> Void = { _ in }
+    ) async throws {
+        let storeLogger = logger.withLevel(atMost: .info)
+        let sealer = try OpenedStore.sealer(configuration: configuration, logger: logger)
+        let migrations = configuration.sqlDirectory.map { MigrationDirectory(root: URL(fileURLWithPath: $0, isDirectory: true)) }
+            ?? .resolved()
+        let storeConfiguration = StoreConfiguration(sealer: sealer, migrations: migrations, clock: clock, logger: storeLogger)
+
+        if let url = configuration.databaseURL {
+            let target: PostgresConnectionURL
+            do {
+                target = try PostgresConnectionURL(url)
+            } catch {
+                throw ConfigurationError(key: "database.url", "\(error)")
+            }
+            let client = PostgresClient(configuration: target.configuration, backgroundLogger: storeLogger)
+            try await withThrowingDiscardingTaskGroup { group in
+                // The pool runs for as long as the services do, and stops after them.
+                group.addTask { await client.run() }
+                let opened = try await OpenedStore.postgres(client: client, target: target, storeConfiguration: storeConfiguration)
+                try await serve(opened, configuration: configuration, logger: logger, clock: clock, signals: signals, onStarted: onStarted)
+                group.cancelAll()
+            }
+        } else {
+            let opened = try await OpenedStore.sqlite(configuration: configuration, storeConfiguration: storeConfiguration)
+            do {
+                try await serve(opened, configuration: configuration, logger: logger, clock: clock, signals: signals, onStarted: onStarted)
+            } catch {
+                await opened.close()
+                throw error
+            }
+            await opened.close()
+        }
+    }
+
+    private static func serve(
+        _ opened: OpenedStore,
+        configuration: ServerConfiguration,
+        logger: Logger,
+        clock: any WallClock,
+        signals: [UnixSignal],
+        onStarted: @escaping @Sendable (Started) async -> Void
+    ) async throws {
+        var services: [any Service] = []
+        let target: APNSTarget
+        var provisioner: any APNSAccountProvisioner = AppleAPNSAccount()
+        var emulator: InProcessEmulator?
+        switch configuration.apns {
+        case .apple:
+            target = .apple
+        case .custom(let endpoints, let caFile):
+            target = try APNSTargetParsing.custom(endpoints: endpoints, caFile: caFile, connections: configuration.apnsConnections)
+        case .emulator:
+            let started = try await InProcessEmulator.start(
+                stateDirectory: (configuration.dataDirectory as NSString).appendingPathComponent("emulator"),
+                logger: logger.withLevel(atMost: .info)
+            )
+            emulator = started
+            services.append(started)
+            target = try started.target(connections: configuration.apnsConnections)
+            let emulatorProvisioner = EmulatorAccountProvisioner(emulator: started.emulator)
+            try await emulatorProvisioner.provisionEverything(in: opened.store)
+            provisioner = emulatorProvisioner
+        }
+
+        let engine = MarqueeEngine(
+            store: opened.store,
+            target: target,
+            provisioner: provisioner,
+            configuration: configuration.engine,
+            eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
+            clock: clock,
+            logger: logger
+        )
+        let firstKey = try await engine.apps.bootstrapDeploymentKey()
+        let router = try MarqueeApplication.router(engine: engine, configuration: configuration, logger: logger)
+        let emulatorInstance = emulator?.emulator
+        let storeDescription = opened.description
+        let application = Application(
+            router: router,
+            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "marquee"),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                await onStarted(
+                    Started(
+                        baseURL: "http://\(configuration.host):\(port)",
+                        firstDeploymentKey: firstKey,
+                        store: opened.store,
+                        engine: engine,
+                        emulator: emulatorInstance,
+                        storeDescription: storeDescription
+                    )
+                )
+            },
+            logger: logger.withLevel(atMost: .info)
+        )
+        services += [engine.clients, engine.janitor, application] as [any Service]
+        let group = ServiceGroup(
+            configuration: .init(
+                services: services.map { .init(service: $0) },
+                gracefulShutdownSignals: signals,
+                cancellationSignals: [],
+                logger: logger.withLevel(atMost: .notice)
+            )
+        )
+        try await group.run()
+    }
+}
+
+extension Logger {
+    /// A copy that logs at most as verbosely as `level` (libraries' debug chatter stays out of a
+    /// service's info log).
+    func withLevel(atMost level: Logger.Level) -> Logger {
+        var copy = self
+        if copy.logLevel < level { copy.logLevel = level }
+        return copy
+    }
+}

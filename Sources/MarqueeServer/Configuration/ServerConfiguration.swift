@@ -1,0 +1,142 @@
+import Configuration
+import Foundation
+import MarqueeCore
+import MarqueeEngine
+import SystemPackage
+
+/// Everything `marquee serve` is configured by. Every key can come from a file, the environment
+/// (`MARQUEE_` + the key in upper snake case: `http.port` → `MARQUEE_HTTP_PORT`) or a flag.
+///
+/// Keys:
+/// - `http.host` (127.0.0.1), `http.port` (8080), `http.maxBodyBytes` (4 MiB), `http.maxJSONDepth` (32)
+/// - `database.url`: `postgres://…`; absent, the embedded SQLite at `sqlite.path` (./data/marquee.sqlite)
+/// - `sql.dir`: the folder with `postgres/` and `sqlite/` migrations
+/// - `secrets.masterKeys` (secret): `id:base64[,id:base64…]`, current first; seals signing keys.
+///   Absent on SQLite, a key is generated once into `data.dir`/master.key; required on PostgreSQL.
+/// - `data.dir` (./data): the embedded defaults' folder
+/// - `apns.target`: `emulator` (default: in-process), `apple`, or `custom` with
+///   `apns.sandbox.pushURL`, `apns.sandbox.managementURL`, `apns.production.pushURL`,
+///   `apns.production.managementURL` (`https://host:port` or `http://` for h2c) and `apns.caFile`
+/// - `apns.connections` (2)
+/// - `channels.limit` (10000), `channels.warningFraction` (0.9), `channels.creationTimeoutSeconds`
+///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
+/// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
+/// - `tokens.maxBatch` (10000)
+public struct ServerConfiguration: Sendable {
+    public var host: String
+    public var port: Int
+    public var maxBodyBytes: Int
+    public var maxJSONDepth: Int
+    public var databaseURL: String?
+    public var sqlitePath: String
+    public var sqlDirectory: String?
+    public var dataDirectory: String
+    /// The keyring text; a secret.
+    public var masterKeys: String?
+    public var apns: APNSTargetChoice
+    public var apnsConnections: Int
+    public var engine: EngineConfiguration
+    public var channelCacheSeconds: Int
+
+    /// Where APNs is.
+    public enum APNSTargetChoice: Sendable, Hashable {
+        /// A Marquee APNs emulator run in this process.
+        case emulator
+        /// Apple's hosts.
+        case apple
+        /// Given endpoints (another emulator, a gateway); `caFile` trusts its certificate.
+        case custom(endpoints: [String: String], caFile: String?)
+    }
+
+    public init(reader: ConfigReader) throws(ConfigurationError) {
+        host = reader.raw("http.host") ?? "127.0.0.1"
+        port = try reader.integer("http.port", default: 8080, range: 0...65535)
+        maxBodyBytes = try reader.integer("http.maxBodyBytes", default: 4 << 20, range: 1024...(256 << 20))
+        maxJSONDepth = try reader.integer("http.maxJSONDepth", default: 32, range: 2...512)
+        databaseURL = reader.raw("database.url", isSecret: true)
+        if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
+            throw ConfigurationError(key: "database.url", "must be a postgres:// URL (leave it out for the embedded SQLite)")
+        }
+        dataDirectory = reader.raw("data.dir") ?? "./data"
+        sqlitePath = reader.raw("sqlite.path") ?? (dataDirectory as NSString).appendingPathComponent("marquee.sqlite")
+        sqlDirectory = reader.raw("sql.dir")
+        masterKeys = reader.raw("secrets.masterKeys", isSecret: true)
+        if databaseURL != nil && masterKeys == nil {
+            throw ConfigurationError(
+                key: "secrets.masterKeys",
+                "is required with PostgreSQL (every replica seals signing keys with it): set MARQUEE_SECRETS_MASTER_KEYS to id:base64-of-32-bytes"
+            )
+        }
+        switch reader.raw("apns.target") ?? "emulator" {
+        case "emulator":
+            apns = .emulator
+        case "apple":
+            apns = .apple
+        case "custom":
+            var endpoints: [String: String] = [:]
+            for key in Self.customEndpointKeys {
+                guard let url = reader.raw(key) else {
+                    throw ConfigurationError(key: key, "is required with apns.target custom")
+                }
+                endpoints[key] = url
+            }
+            apns = .custom(endpoints: endpoints, caFile: reader.raw("apns.caFile"))
+        case let other:
+            throw ConfigurationError(key: "apns.target", "'\(other)' is not emulator, apple or custom")
+        }
+        apnsConnections = try reader.integer("apns.connections", default: 2, range: 1...64)
+        let policy = ChannelPolicy(
+            limit: try reader.integer("channels.limit", default: APNSPayloadLimit.channelsPerApp, range: 1...1_000_000),
+            warningFraction: try reader.parsed("channels.warningFraction", default: 0.9, expected: "a fraction from 0 to 1") {
+                Double($0).flatMap { (0...1).contains($0) ? $0 : nil }
+            },
+            creationTimeout: try reader.seconds("channels.creationTimeoutSeconds", default: 120),
+            orphanGracePeriod: try reader.seconds("channels.orphanGraceSeconds", default: 600)
+        )
+        engine = EngineConfiguration(
+            channels: policy,
+            janitorInterval: .milliseconds(Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)),
+            maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000)
+        )
+        channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
+    }
+
+    static let customEndpointKeys = [
+        "apns.sandbox.pushURL", "apns.sandbox.managementURL", "apns.production.pushURL", "apns.production.managementURL",
+    ]
+
+    /// The configuration of a given set of values (tests, the CLI), over the environment.
+    public static func reading(_ values: [String: String], environment: Bool = true) throws(ConfigurationError) -> ServerConfiguration {
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(values: Dictionary(uniqueKeysWithValues: values.map { (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: false)) }))
+        ]
+        if environment { providers.append(EnvironmentVariablesProvider().prefixKeys(with: "marquee")) }
+        return try ServerConfiguration(reader: ConfigReader(providers: providers))
+    }
+}
+
+extension ServerConfiguration {
+    /// Flags over the environment (`MARQUEE_…`) over a JSON file over defaults.
+    public static func load(flags: [String: String], file: String?) async throws -> ServerConfiguration {
+        var providers: [any ConfigProvider] = [
+            InMemoryProvider(
+                values: Dictionary(
+                    uniqueKeysWithValues: flags.map {
+                        (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: $0.key == "database.url"))
+                    }
+                )
+            ),
+            EnvironmentVariablesProvider(
+                secretsSpecifier: .specific(["MARQUEE_DATABASE_URL", "MARQUEE_SECRETS_MASTER_KEYS"])
+            ).prefixKeys(with: "marquee"),
+        ]
+        if let file {
+            do {
+                providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(file)))
+            } catch {
+                throw ConfigurationError(key: "--config", "cannot read \(file) as JSON configuration: \(error)")
+            }
+        }
+        return try ServerConfiguration(reader: ConfigReader(providers: providers))
+    }
+}

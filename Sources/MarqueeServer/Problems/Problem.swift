@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import NIOCore
+
+/// An RFC 9457 problem document: what every error answer of the API is.
+struct Problem: Error, Sendable, Encodable {
+    /// A stable relative URI per kind of error, documented in the OpenAPI document.
+    var type: String
+    var title: String
+    var status: Int
+    var detail: String?
+    /// The request ID.
+    var instance: String?
+    /// APNs' reason, as APNs sent it.
+    var apnsReason: String?
+    var errors: [FieldProblem]?
+    /// Seconds to wait before retrying (a `Retry-After` header), for 429 and 503.
+    var retryAfter: Int?
+
+    struct FieldProblem: Sendable, Encodable, Hashable {
+        var pointer: String
+        var detail: String
+    }
+
+    enum CodingKeys: String, CodingKey {
+        case type, title, status, detail, instance, apnsReason, errors
+    }
+
+    init(
+        _ kind: ProblemKind,
+        detail: String? = nil,
+        apnsReason: String? = nil,
+        errors: [FieldProblem]? = nil,
+        retryAfter: Int? = nil
+    ) {
+        type = kind.type
+        title = kind.title
+        status = kind.status.code
+        self.detail = detail
+        self.apnsReason = apnsReason
+        self.errors = errors
+        self.retryAfter = retryAfter
+    }
+
+    static let contentType = "application/problem+json"
+
+    /// The answer: the document with its status and headers.
+    func response(requestID: String?) -> Response {
+        var problem = self
+        problem.instance = requestID
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = [.sortedKeys]
+        let body = (try? encoder.encode(problem)) ?? Data(#"{"status":500,"title":"Internal error","type":"/problems/internal"}"#.utf8)
+        var headers = HTTPFields()
+        headers[.contentType] = Self.contentType
+        if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        return Response(
+            status: HTTPResponse.Status(code: status),
+            headers: headers,
+            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
+        )
+    }
+}

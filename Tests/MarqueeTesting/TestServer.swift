@@ -1,0 +1,88 @@
+import Crypto
+import Foundation
+import Logging
+import MarqueeCore
+import MarqueeEmulator
+import MarqueeEngine
+import MarqueeServer
+import MarqueeStorage
+
+/// A running `marquee serve` for a test: the real service on a free port of 127.0.0.1, on a fresh
+/// store of the chosen backend, with the APNs emulator in-process, reached over real HTTP.
+public struct TestServer: Sendable {
+    public let started: MarqueeServer.Started
+    public let backend: TestBackend
+    public let client: TestHTTPClient
+
+    public var engine: MarqueeEngine { started.engine }
+    public var store: any MarqueeStore { started.store }
+    public var emulator: APNSEmulator {
+        get throws {
+            guard let emulator = started.emulator else { throw TestSetupError("the test server has no in-process emulator") }
+            return emulator
+        }
+    }
+    /// The first deployment key.
+    public var deploymentKey: String { started.firstDeploymentKey ?? "" }
+
+    /// Runs `body` against a server started for it, and stops the server afterwards.
+    public static func run<Result: Sendable>(
+        _ backend: TestBackend,
+        settings: [String: String] = [:],
+        clock: any WallClock = SystemWallClock(),
+        _ body: @Sendable (TestServer) async throws -> Result
+    ) async throws -> Result {
+        try await backend.withDatabase { databaseURL in
+            let dataDirectory = FileManager.default.temporaryDirectory
+                .appendingPathComponent("marquee-test-\(UUID().uuidString.prefix(8))").path
+            defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+            var values = [
+                "http.port": "0",
+                "data.dir": dataDirectory,
+                "sql.dir": SourceTree.sqlDirectory,
+                "secrets.masterKeys": "test-1:\(MasterKey.generateBase64())",
+                "channels.janitorIntervalSeconds": "3600",
+            ]
+            values["database.url"] = databaseURL
+            values.merge(settings) { _, new in new }
+            let configuration = try ServerConfiguration.reading(values, environment: false)
+            let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
+            return try await withThrowingTaskGroup(of: Void.self) { group -> Result in
+                group.addTask {
+                    try await MarqueeServer.run(
+                        configuration: configuration,
+                        logger: Logger(label: "marquee.test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                        clock: clock,
+                        signals: []
+                    ) { started in
+                        startedContinuation.yield(started)
+                    }
+                    startedContinuation.finish()
+                }
+                var iterator = startedStream.makeAsyncIterator()
+                guard let started = await iterator.next() else {
+                    // The server stopped before it started: its error is the group's.
+                    try await group.waitForAll()
+                    throw TestSetupError("the server stopped before it listened")
+                }
+                let server = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL))
+                do {
+                    let result = try await body(server)
+                    group.cancelAll()
+                    return result
+                } catch {
+                    group.cancelAll()
+                    throw error
+                }
+            }
+        }
+    }
+}
+
+/// Paths inside the source checkout, found from this file.
+enum SourceTree {
+    static var root: URL {
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+    }
+    static var sqlDirectory: String { root.appendingPathComponent("sql").path }
+}
