@@ -74,7 +74,7 @@ struct AppContractTests {
             let app = try await fixture.makeApp()
             let other = try await fixture.makeApp("Other")
             let credential = APIKeyCredential.generate()
-            let record = credential.record(appID: app.id, role: .producer, label: "back office", at: fixture.now)
+            let record = credential.record(appID: app.id, role: .publisher, label: "back office", at: fixture.now)
             try await fixture.store.createAPIKey(record)
             #expect(record.secretHash != Array(credential.presented.utf8))
 

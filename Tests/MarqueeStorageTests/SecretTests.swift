@@ -49,7 +49,7 @@ struct SecretTests {
         let credential = APIKeyCredential.generate()
         let parsed = try #require(APIKeyCredential(presented: credential.presented))
         #expect(parsed.prefix == credential.prefix)
-        let record = credential.record(appID: AppID(), role: .device, label: "ios", at: Date())
+        let record = credential.record(appID: AppID(), role: .app, label: "ios", at: Date())
         #expect(parsed.matches(record))
         #expect(!APIKeyCredential.generate().matches(record))
         var revoked = record

@@ -36,8 +36,9 @@ public struct APIKeyCredential: Sendable {
 
     public var hash: [UInt8] { Array(SHA256.hash(data: Data(presented.utf8))) }
 
-    /// The record to store for this key.
-    public func record(appID: AppID, role: APIKeyRole, label: String, at: Date) -> APIKey {
+    /// The record to store for this key; `appID == nil` makes a deployment key, which the stores
+    /// accept only with role `admin`.
+    public func record(appID: AppID?, role: APIKeyRole, label: String, at: Date) -> APIKey {
         APIKey(appID: appID, role: role, prefix: prefix, secretHash: hash, label: label, createdAt: at)
     }
 
