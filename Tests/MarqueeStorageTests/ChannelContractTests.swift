@@ -162,4 +162,77 @@ struct ChannelContractTests {
             #expect(try await fixture.store.broadcastLog(appID: other.id, channelID: channel.id, limit: 10).isEmpty)
         }
     }
+
+    @Test("an event's channels are listed in every state, oldest first, for its own app only", arguments: Backend.allCases)
+    func channelsOfEvent(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let other = try await fixture.makeApp("Other")
+            let event = try await fixture.makeEvent(for: app)
+            let sibling = try await fixture.makeEvent(for: app, key: "match-2")
+            _ = try await fixture.makeActiveChannel(for: sibling)
+
+            let first = try await fixture.makeActiveChannel(for: event)
+            fixture.clock.advance(by: 1)
+            let deleted = try await fixture.store.transitionChannel(appID: app.id, id: first.id, to: .deleted, at: fixture.now)
+            fixture.clock.advance(by: 1)
+            let production = try await fixture.reserve(event, .production).channel
+            fixture.clock.advance(by: 1)
+            let second = try await fixture.makeActiveChannel(for: event)
+
+            #expect(try await fixture.store.channels(appID: app.id, eventID: event.id) == [deleted, production, second])
+            #expect(try await fixture.store.channels(appID: other.id, eventID: event.id).isEmpty)
+            #expect(try await fixture.store.channels(appID: app.id, eventID: EventID()).isEmpty)
+        }
+    }
+
+    @Test("activation absorbs an orphan recorded meanwhile for the same APNs ID, app and environment", arguments: Backend.allCases)
+    func activationAbsorbsOrphan(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let other = try await fixture.makeApp("Other")
+            let event = try await fixture.makeEvent(for: app)
+            let reservation = try await fixture.reserve(event, .sandbox)
+            let apnsID = "YWJzb3JiZWQ="
+            func orphan(_ appID: AppID, _ environment: APNSEnvironment) async throws -> BroadcastChannel {
+                try await fixture.store.recordOrphanedChannel(
+                    appID: appID,
+                    environment: environment,
+                    apnsChannelID: apnsID,
+                    storagePolicy: event.storagePolicy,
+                    at: fixture.now
+                )
+            }
+            let absorbed = try await orphan(app.id, .sandbox)
+            let otherEnvironment = try await orphan(app.id, .production)
+            let otherApp = try await orphan(other.id, .sandbox)
+
+            let active = try await fixture.store.activateChannel(appID: app.id, id: reservation.channel.id, apnsChannelID: apnsID, at: fixture.now)
+            #expect(active.id == reservation.channel.id)
+            #expect(active.state == .active)
+            #expect(active.apnsChannelID == apnsID)
+            #expect(try await fixture.store.channel(appID: app.id, id: absorbed.id) == nil)
+            #expect(try await fixture.store.channels(appID: app.id, environment: .sandbox, states: [.orphaned]).isEmpty)
+            #expect(try await fixture.store.channel(appID: app.id, id: otherEnvironment.id) == otherEnvironment)
+            #expect(try await fixture.store.channel(appID: other.id, id: otherApp.id) == otherApp)
+            #expect(try await fixture.store.channels(appID: app.id, eventID: event.id) == [active])
+        }
+    }
+
+    @Test("activation with an APNs ID that a live channel holds is refused, and absorbs nothing", arguments: Backend.allCases)
+    func activationRefusesALiveHolder(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let holder = try await fixture.makeActiveChannel(for: try await fixture.makeEvent(for: app, key: "holder"))
+            let apnsID = try #require(holder.apnsChannelID)
+            let event = try await fixture.makeEvent(for: app)
+            let reservation = try await fixture.reserve(event, .sandbox)
+            await #expect(throws: StoreError.duplicate(entity: "channel", key: apnsID)) {
+                _ = try await fixture.store.activateChannel(appID: app.id, id: reservation.channel.id, apnsChannelID: apnsID, at: fixture.now)
+            }
+            #expect(try await fixture.store.channel(appID: app.id, id: reservation.channel.id)?.state == .creating)
+            #expect(try await fixture.store.channel(appID: app.id, id: holder.id) == holder)
+        }
+    }
 }
+

@@ -9,13 +9,13 @@ struct MigrationContractTests {
     func idempotent(backend: Backend) async throws {
         try await withMigrationsCopy { sqlRoot in
             try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
+                let migrations = try MigrationDirectory(root: sqlRoot).migrations(for: backend.dialect)
                 let first = try await store.migrateReporting()
-                #expect(first.applied.map(\.version) == [1])
+                #expect(first.applied.map(\.version) == migrations.map(\.version))
                 let second = try await store.migrateReporting()
                 #expect(second.applied.isEmpty)
-                #expect(second.alreadyApplied.map(\.version) == [1])
-                let expected = try MigrationDirectory(root: sqlRoot).migrations(for: backend.dialect)[0].checksum
-                #expect(second.alreadyApplied.first?.checksum == expected)
+                #expect(second.alreadyApplied.map(\.version) == migrations.map(\.version))
+                #expect(second.alreadyApplied.map(\.checksum) == migrations.map(\.checksum))
             }
         }
     }
@@ -28,7 +28,8 @@ struct MigrationContractTests {
                     for _ in 0..<4 { group.addTask { try await store.migrateReporting() } }
                     return try await group.reduce(into: []) { $0.append($1) }
                 }
-                #expect(reports.flatMap(\.applied).map(\.version) == [1])
+                let versions = try MigrationDirectory(root: sqlRoot).migrations(for: backend.dialect).map(\.version)
+                #expect(reports.flatMap(\.applied).map(\.version).sorted() == versions)
                 #expect(reports.filter { $0.applied.isEmpty }.count == 3)
             }
         }
@@ -60,7 +61,7 @@ struct MigrationContractTests {
             try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
                 try await store.migrate()
                 try "CREATE TABLE release_notes (id integer PRIMARY KEY, body text NOT NULL);\n".write(
-                    to: sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/0002_release_notes.sql"),
+                    to: try nextMigrationFile(in: sqlRoot, backend, name: "release_notes").file,
                     atomically: true,
                     encoding: .utf8
                 )
@@ -75,28 +76,29 @@ struct MigrationContractTests {
         try await withMigrationsCopy { sqlRoot in
             try await withScratchStore(backend, sqlRoot: sqlRoot) { store in
                 try await store.migrate()
+                let (version, file) = try nextMigrationFile(in: sqlRoot, backend, name: "broken")
                 try """
                 CREATE TABLE half_done (id integer PRIMARY KEY);
                 INSERT INTO no_such_table VALUES (1);
                 """.write(
-                    to: sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/0002_broken.sql"),
+                    to: file,
                     atomically: true,
                     encoding: .utf8
                 )
                 let error = await #expect(throws: MigrationError.self) { try await store.migrate() }
-                guard case .statementFailed(2, "broken", 2, _) = error else {
-                    Issue.record("expected statement 2 of 0002 to fail, got \(String(describing: error))")
+                guard case .statementFailed(version, "broken", 2, _) = error else {
+                    Issue.record("expected statement 2 of the new migration to fail, got \(String(describing: error))")
                     return
                 }
                 // Fixing the file lets it apply: nothing of the failed attempt was left behind
                 // (the CREATE TABLE of statement 1 would collide otherwise).
                 try "CREATE TABLE half_done (id integer PRIMARY KEY);\n".write(
-                    to: sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/0002_broken.sql"),
+                    to: file,
                     atomically: true,
                     encoding: .utf8
                 )
                 let report = try await store.migrateReporting()
-                #expect(report.applied.map(\.version) == [2])
+                #expect(report.applied.map(\.version) == [version])
             }
         }
     }
@@ -109,6 +111,13 @@ extension Backend {
         case .postgres: .postgres
         }
     }
+}
+
+/// The number after the last migration in `sqlRoot`, and the file a migration `name` with it goes in.
+func nextMigrationFile(in sqlRoot: URL, _ backend: Backend, name: String) throws -> (version: Int, file: URL) {
+    let next = (try MigrationDirectory(root: sqlRoot).migrations(for: backend.dialect).last?.version ?? 0) + 1
+    let number = String(repeating: "0", count: max(0, 4 - String(next).count)) + String(next)
+    return (next, sqlRoot.appendingPathComponent("\(backend.dialect.rawValue)/\(number)_\(name).sql"))
 }
 
 /// A copy of the repository's `sql/` that a test may edit.

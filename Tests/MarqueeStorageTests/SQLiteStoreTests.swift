@@ -66,7 +66,9 @@ extension SQLiteStoreTests {
                 async let one = stores[0].migrateReporting()
                 async let two = stores[1].migrateReporting()
                 let reports = try await [one, two]
-                #expect(reports.flatMap(\.applied).map(\.version) == [1])
+                // Either process may apply any one migration, but each is applied once.
+                let versions = try MigrationDirectory.sources.migrations(for: .sqlite).map(\.version)
+                #expect(reports.flatMap(\.applied).map(\.version).sorted() == versions)
             }
         }
     }

@@ -1,5 +1,6 @@
 import Foundation
 import MarqueeCore
+import MarqueeEngine
 import MarqueeStorage
 import Testing
 
@@ -49,7 +50,7 @@ struct SecretTests {
         let credential = APIKeyCredential.generate()
         let parsed = try #require(APIKeyCredential(presented: credential.presented))
         #expect(parsed.prefix == credential.prefix)
-        let record = credential.record(appID: AppID(), role: .device, label: "ios", at: Date())
+        let record = credential.record(appID: AppID(), role: .app, label: "ios", at: Date())
         #expect(parsed.matches(record))
         #expect(!APIKeyCredential.generate().matches(record))
         var revoked = record

@@ -141,4 +141,42 @@ struct TokenContractTests {
             #expect(vipTokens.allSatisfy { $0.tags.contains("vip") })
         }
     }
+
+    @Test("unregistering a token deletes it with its deliveries and start-ledger entries, and no other app's", arguments: Backend.allCases)
+    func deleteToken(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await DeliveryContractTests.scene(fixture)
+            let app = scene.app
+            try await fixture.store.commitDeliveryBatch(DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: fixture.now), at: fixture.now)
+            let target = scene.tokens[0]
+            let activity = Activity(appID: app.id, eventID: scene.event.id, environment: .sandbox, pushToStartTokenRowID: target.rowID, createdAt: fixture.now)
+            try await fixture.store.recordActivity(activity)
+            let other = try await fixture.makeApp("Other")
+            _ = try await fixture.store.upsertPushToStartTokens(appID: other.id, [Self.registration(0)], at: fixture.now)
+            #expect(try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: [target.rowID]) == [target.rowID])
+
+            func delete(_ appID: AppID, _ environment: APNSEnvironment = .sandbox, type: String = "MatchAttributes") async throws -> Bool {
+                try await fixture.store.deletePushToStartToken(appID: appID, environment: environment, attributesType: type, token: target.token)
+            }
+            #expect(try await !delete(app.id, .production))
+            #expect(try await !delete(app.id, type: "OtherAttributes"))
+            #expect(try await delete(app.id))
+            #expect(try await !delete(app.id))
+
+            #expect(
+                try await fixture.store.pushToStartToken(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes", token: target.token)
+                    == nil
+            )
+            let deliveries = try await fixture.store.deliveries(appID: app.id, jobID: scene.job.id)
+            #expect(deliveries.map(\.tokenRowID) == scene.tokens[1..<3].map(\.rowID))
+            #expect(try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: [target.rowID]).isEmpty)
+            // The activity outlives the token that started it.
+            #expect(try await fixture.store.activity(appID: app.id, id: activity.id)?.pushToStartTokenRowID == nil)
+            #expect(
+                try await fixture.store.pushToStartToken(appID: other.id, environment: .sandbox, attributesType: "MatchAttributes", token: target.token)
+                    != nil
+            )
+        }
+    }
 }
+

@@ -96,16 +96,28 @@ extension PostgresStore {
 
     public func createAPIKey(_ key: APIKey) async throws {
         do {
+            guard let appID = key.appID else {
+                // A deployment key has no app row to check; the table's CHECK keeps it admin.
+                try await client.query(
+                    """
+                    INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at, revoked_at)
+                    VALUES (\(key.id.uuid), NULL, \(key.role.rawValue), \(key.prefix), \(Data(key.secretHash)),
+                            \(key.label), \(key.createdAt), \(key.revokedAt))
+                    """,
+                    logger: logger
+                )
+                return
+            }
             let inserted = try await rows(
                 """
                 INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at, revoked_at)
                 SELECT \(key.id.uuid), a.id, \(key.role.rawValue), \(key.prefix), \(Data(key.secretHash)),
                        \(key.label), \(key.createdAt), \(key.revokedAt)
-                FROM apps a WHERE a.id = \(key.appID.uuid)
+                FROM apps a WHERE a.id = \(appID.uuid)
                 RETURNING id
                 """
             )
-            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
+            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: appID.description) }
         } catch let error as PSQLError where error.isUniqueViolation {
             throw StoreError.duplicate(entity: "api key", key: key.prefix)
         }
@@ -116,20 +128,57 @@ extension PostgresStore {
             .mapped(RowMapping.apiKey)
     }
 
-    public func apiKeys(appID: AppID) async throws -> [APIKey] {
-        try await rows(
-            "SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id = \(appID.uuid) ORDER BY created_at, id"
-        ).mapped(RowMapping.apiKey)
+    public func apiKeys(appID: AppID?) async throws -> [APIKey] {
+        // Deployment keys need `IS NULL` (`= NULL` matches nothing); both forms use api_keys_app.
+        let rows: [PostgresRow]
+        if let appID {
+            rows = try await self.rows(
+                "SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id = \(appID.uuid) ORDER BY created_at, id"
+            )
+        } else {
+            rows = try await self.rows(
+                "SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id IS NULL ORDER BY created_at, id"
+            )
+        }
+        return try rows.mapped(RowMapping.apiKey)
     }
 
-    public func revokeAPIKey(appID: AppID, id: APIKeyID, at: Date) async throws -> Bool {
-        try await !rows(
+    public func revokeAPIKey(appID: AppID?, id: APIKeyID, at: Date) async throws -> Bool {
+        let revoked: [PostgresRow]
+        if let appID {
+            revoked = try await rows(
+                """
+                UPDATE api_keys SET revoked_at = \(at)
+                WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND revoked_at IS NULL
+                RETURNING id
+                """
+            )
+        } else {
+            revoked = try await rows(
+                """
+                UPDATE api_keys SET revoked_at = \(at)
+                WHERE app_id IS NULL AND id = \(id.uuid) AND revoked_at IS NULL
+                RETURNING id
+                """
+            )
+        }
+        return !revoked.isEmpty
+    }
+
+    public func hasAnyAPIKey() async throws -> Bool {
+        try await firstRow("SELECT EXISTS (SELECT 1 FROM api_keys)")?.decode(Bool.self) ?? false
+    }
+
+    public func updateApp(_ app: App) async throws -> App {
+        let updated = try await firstRow(
             """
-            UPDATE api_keys SET revoked_at = \(at)
-            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND revoked_at IS NULL
-            RETURNING id
+            UPDATE apps SET name = \(app.name), environments = \(ColumnCoding.environments(app.environments))
+            WHERE id = \(app.id.uuid)
+            RETURNING \(unescaped: RowMapping.appColumns)
             """
-        ).isEmpty
+        )
+        guard let updated else { throw StoreError.notFound(entity: "app", id: app.id.description) }
+        return try RowMapping.app(PostgresColumns(updated, entity: "app"))
     }
 }
 

@@ -38,15 +38,53 @@ extension PostgresStore {
     }
 
     public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel {
-        let updated = try await firstRow(
+        // A reconciliation may have recorded this APNs ID as an orphan between APNs' answer and
+        // this commit; the orphan row is deleted in the same transaction, so the unique index on
+        // the APNs ID sees one row. An orphan recorded by a reconciliation committing between the
+        // two statements makes the update fail on that index: the loop tries again, finding it.
+        for attempt in 1...3 {
+            do {
+                let updated = try await transaction { connection in
+                    try await connection.query(
+                        """
+                        DELETE FROM channels o USING channels c
+                        WHERE c.app_id = \(appID.uuid) AND c.id = \(id.uuid) AND c.state = 'creating'
+                          AND o.app_id = c.app_id AND o.environment = c.environment
+                          AND o.apns_channel_id = \(apnsChannelID) AND o.state = 'orphaned'
+                        """,
+                        logger: logger
+                    )
+                    return try await connection.query(
+                        """
+                        UPDATE channels SET state = 'active', apns_channel_id = \(apnsChannelID), updated_at = \(at)
+                        WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'creating'
+                        RETURNING \(unescaped: RowMapping.channelColumns)
+                        """,
+                        logger: logger
+                    ).collect().first
+                }
+                if let updated { return try RowMapping.channel(PostgresColumns(updated, entity: "channel")) }
+                throw try await transitionRefusal(appID: appID, id: id, to: .active)
+            } catch let error as PSQLError where error.isUniqueViolation {
+                // Another live row (not an orphan) holds the APNs ID: refused as a duplicate.
+                let orphanCommittedMeanwhile = try await orphanHolds(appID: appID, channelID: id, apnsChannelID: apnsChannelID)
+                if attempt == 3 || !orphanCommittedMeanwhile {
+                    throw StoreError.duplicate(entity: "channel", key: apnsChannelID)
+                }
+            }
+        }
+        throw StoreError.duplicate(entity: "channel", key: apnsChannelID)
+    }
+
+    /// Whether an `orphaned` row in the channel's environment holds the APNs ID.
+    private func orphanHolds(appID: AppID, channelID: ChannelID, apnsChannelID: String) async throws -> Bool {
+        try await !rows(
             """
-            UPDATE channels SET state = 'active', apns_channel_id = \(apnsChannelID), updated_at = \(at)
-            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'creating'
-            RETURNING \(unescaped: RowMapping.channelColumns)
+            SELECT 1 FROM channels o JOIN channels c ON o.app_id = c.app_id AND o.environment = c.environment
+            WHERE c.app_id = \(appID.uuid) AND c.id = \(channelID.uuid)
+              AND o.apns_channel_id = \(apnsChannelID) AND o.state = 'orphaned'
             """
-        )
-        if let updated { return try RowMapping.channel(PostgresColumns(updated, entity: "channel")) }
-        throw try await transitionRefusal(appID: appID, id: id, to: .active)
+        ).isEmpty
     }
 
     public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel {
@@ -112,6 +150,16 @@ extension PostgresStore {
             """
             SELECT \(unescaped: RowMapping.channelColumns) FROM channels
             WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = ANY(\(states.map(\.rawValue)))
+            ORDER BY created_at, id
+            """
+        ).mapped(RowMapping.channel)
+    }
+
+    public func channels(appID: AppID, eventID: EventID) async throws -> [BroadcastChannel] {
+        try await rows(
+            """
+            SELECT \(unescaped: RowMapping.channelColumns) FROM channels
+            WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid)
             ORDER BY created_at, id
             """
         ).mapped(RowMapping.channel)

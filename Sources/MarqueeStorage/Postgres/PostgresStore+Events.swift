@@ -46,4 +46,43 @@ extension PostgresStore {
             """
         ).isEmpty
     }
+
+    public func updateEvent(_ event: Event) async throws -> Event {
+        let updated = try await firstRow(
+            """
+            UPDATE events SET title = \(event.title), environments = \(ColumnCoding.environments(event.environments)),
+                              planned_start = \(event.plannedStart), planned_end = \(event.plannedEnd),
+                              state = \(event.state.rawValue), updated_at = \(event.updatedAt)
+            WHERE app_id = \(event.appID.uuid) AND id = \(event.id.uuid)
+            RETURNING \(unescaped: RowMapping.eventColumns)
+            """
+        )
+        guard let updated else { throw StoreError.notFound(entity: "event", id: event.id.description) }
+        return try RowMapping.event(PostgresColumns(updated, entity: "event"))
+    }
+
+    public func events(appID: AppID, states: Set<EventState>?, afterKey: String?, limit: Int) async throws -> [Event] {
+        if let states, states.isEmpty { return [] }
+        guard limit > 0 else { return [] }
+        // Keyset order in the database's collation, the one the UNIQUE (app_id, external_key)
+        // index is built with, so that index serves both the order and the `>` cursor. Optional
+        // filters are `param IS NULL OR ...`, as in audiencePage.
+        let names = states.map { $0.map(\.rawValue).sorted() }
+        return try await rows(
+            """
+            SELECT \(unescaped: RowMapping.eventColumns) FROM events
+            WHERE app_id = \(appID.uuid)
+              AND (\(afterKey)::text IS NULL OR external_key > \(afterKey)::text)
+              AND (\(names)::text[] IS NULL OR state = ANY(\(names)::text[]))
+            ORDER BY external_key
+            LIMIT \(limit)
+            """
+        ).mapped(RowMapping.event)
+    }
+
+    public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
+        // Channels, activities (with their update tokens) and start-ledger rows go with the event
+        // through their ON DELETE CASCADE foreign keys, in this one statement.
+        try await !rows("DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id").isEmpty
+    }
 }

@@ -78,6 +78,24 @@ extension PostgresStore {
         ).mapped(RowMapping.token)
     }
 
+    public func deletePushToStartToken(
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String
+    ) async throws -> Bool {
+        // Deliveries and start-ledger rows go with it (ON DELETE CASCADE); activities keep their
+        // row and lose the reference (ON DELETE SET NULL).
+        try await !rows(
+            """
+            DELETE FROM push_to_start_tokens
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue)
+              AND attributes_type = \(attributesType) AND token = \(token)
+            RETURNING id
+            """
+        ).isEmpty
+    }
+
     public func invalidatePushToStartToken(
         appID: AppID,
         rowID: Int64,

@@ -89,6 +89,20 @@ extension SQLiteStore {
 
     public func createAPIKey(_ key: APIKey) async throws {
         do {
+            guard let appID = key.appID else {
+                // A deployment key has no app row to check; the table's CHECK keeps it admin.
+                _ = try await query(
+                    """
+                    INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at, revoked_at)
+                    VALUES (?, NULL, ?, ?, ?, ?, ?, ?)
+                    """,
+                    [
+                        .id(key.id), .text(key.role.rawValue), .text(key.prefix), .bytes(key.secretHash), .text(key.label),
+                        .date(key.createdAt), .date(key.revokedAt),
+                    ]
+                )
+                return
+            }
             let inserted = try await query(
                 """
                 INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at, revoked_at)
@@ -97,10 +111,10 @@ extension SQLiteStore {
                 """,
                 [
                     .id(key.id), .text(key.role.rawValue), .text(key.prefix), .bytes(key.secretHash), .text(key.label),
-                    .date(key.createdAt), .date(key.revokedAt), .id(key.appID),
+                    .date(key.createdAt), .date(key.revokedAt), .id(appID),
                 ]
             )
-            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
+            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: appID.description) }
         } catch let error as SQLiteError where error.isUniqueViolation {
             throw StoreError.duplicate(entity: "api key", key: key.prefix)
         }
@@ -111,17 +125,31 @@ extension SQLiteStore {
             .first.mapped(RowMapping.apiKey)
     }
 
-    public func apiKeys(appID: AppID) async throws -> [APIKey] {
+    public func apiKeys(appID: AppID?) async throws -> [APIKey] {
+        // `app_id IS ?` matches NULL to NULL (deployment keys) and can still use api_keys_app.
         try await query(
-            "SELECT \(RowMapping.apiKeyColumns) FROM api_keys WHERE app_id = ? ORDER BY created_at, id",
+            "SELECT \(RowMapping.apiKeyColumns) FROM api_keys WHERE app_id IS ? ORDER BY created_at, id",
             [.id(appID)]
         ).mapped(RowMapping.apiKey)
     }
 
-    public func revokeAPIKey(appID: AppID, id: APIKeyID, at: Date) async throws -> Bool {
+    public func revokeAPIKey(appID: AppID?, id: APIKeyID, at: Date) async throws -> Bool {
         try await !query(
-            "UPDATE api_keys SET revoked_at = ? WHERE app_id = ? AND id = ? AND revoked_at IS NULL RETURNING id",
+            "UPDATE api_keys SET revoked_at = ? WHERE app_id IS ? AND id = ? AND revoked_at IS NULL RETURNING id",
             [.date(at), .id(appID), .id(id)]
         ).isEmpty
+    }
+
+    public func hasAnyAPIKey() async throws -> Bool {
+        try await !query("SELECT 1 FROM api_keys LIMIT 1").isEmpty
+    }
+
+    public func updateApp(_ app: App) async throws -> App {
+        let updated = try await query(
+            "UPDATE apps SET name = ?, environments = ? WHERE id = ? RETURNING \(RowMapping.appColumns)",
+            [.text(app.name), .text(ColumnCoding.environments(app.environments)), .id(app.id)]
+        )
+        guard let row = updated.first else { throw StoreError.notFound(entity: "app", id: app.id.description) }
+        return try RowMapping.app(SQLiteColumns(row, entity: "app"))
     }
 }

@@ -42,15 +42,35 @@ extension SQLiteStore {
         """
 
     public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel {
-        let updated = try await query(
-            """
-            UPDATE channels SET state = 'active', apns_channel_id = ?, updated_at = ?
-            WHERE app_id = ? AND id = ? AND state = 'creating'
-            RETURNING \(RowMapping.channelColumns)
-            """,
-            [.text(apnsChannelID), .date(at), .id(appID), .id(id)]
-        )
-        if let row = updated.first { return try RowMapping.channel(SQLiteColumns(row, entity: "channel")) }
+        // A reconciliation may have recorded this APNs ID as an orphan between APNs' answer and
+        // this commit; the orphan row is deleted in the same transaction, so the unique index on
+        // the APNs ID sees one row.
+        let updated: SQLiteRow?
+        do {
+            updated = try await write { connection in
+                _ = try await connection.query(
+                    """
+                    DELETE FROM channels
+                    WHERE app_id = ?1 AND apns_channel_id = ?2 AND state = 'orphaned'
+                      AND environment = (SELECT c.environment FROM channels c
+                                         WHERE c.app_id = ?1 AND c.id = ?3 AND c.state = 'creating')
+                    """,
+                    [.id(appID), .text(apnsChannelID), .id(id)]
+                )
+                return try await connection.query(
+                    """
+                    UPDATE channels SET state = 'active', apns_channel_id = ?, updated_at = ?
+                    WHERE app_id = ? AND id = ? AND state = 'creating'
+                    RETURNING \(RowMapping.channelColumns)
+                    """,
+                    [.text(apnsChannelID), .date(at), .id(appID), .id(id)]
+                ).first
+            }
+        } catch let error as SQLiteError where error.isUniqueViolation {
+            // Another row that is not an orphan holds the APNs ID.
+            throw StoreError.duplicate(entity: "channel", key: apnsChannelID)
+        }
+        if let updated { return try RowMapping.channel(SQLiteColumns(updated, entity: "channel")) }
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
@@ -124,6 +144,13 @@ extension SQLiteStore {
             ORDER BY created_at, id
             """,
             [.id(appID), .text(environment.rawValue)] + names.map { .text($0) }
+        ).mapped(RowMapping.channel)
+    }
+
+    public func channels(appID: AppID, eventID: EventID) async throws -> [BroadcastChannel] {
+        try await query(
+            "SELECT \(RowMapping.channelColumns) FROM channels WHERE app_id = ? AND event_id = ? ORDER BY created_at, id",
+            [.id(appID), .id(eventID)]
         ).mapped(RowMapping.channel)
     }
 

@@ -44,4 +44,46 @@ extension SQLiteStore {
             [.text(state.rawValue), .date(at), .id(appID), .id(id)]
         ).isEmpty
     }
+
+    public func updateEvent(_ event: Event) async throws -> Event {
+        let updated = try await query(
+            """
+            UPDATE events SET title = ?, environments = ?, planned_start = ?, planned_end = ?, state = ?, updated_at = ?
+            WHERE app_id = ? AND id = ?
+            RETURNING \(RowMapping.eventColumns)
+            """,
+            [
+                .text(event.title), .text(ColumnCoding.environments(event.environments)), .date(event.plannedStart),
+                .date(event.plannedEnd), .text(event.state.rawValue), .date(event.updatedAt), .id(event.appID), .id(event.id),
+            ]
+        )
+        guard let row = updated.first else { throw StoreError.notFound(entity: "event", id: event.id.description) }
+        return try RowMapping.event(SQLiteColumns(row, entity: "event"))
+    }
+
+    public func events(appID: AppID, states: Set<EventState>?, afterKey: String?, limit: Int) async throws -> [Event] {
+        if let states, states.isEmpty { return [] }
+        guard limit > 0 else { return [] }
+        // Keyset order on UNIQUE (app_id, external_key), which serves both the order and the cursor.
+        var sql = "SELECT \(RowMapping.eventColumns) FROM events WHERE app_id = ?"
+        var binds: [SQLiteData] = [.id(appID)]
+        if let afterKey {
+            sql += " AND external_key > ?"
+            binds.append(.text(afterKey))
+        }
+        if let states {
+            let names = states.map(\.rawValue).sorted()
+            sql += " AND state IN (\(names.map { _ in "?" }.joined(separator: ", ")))"
+            binds += names.map { .text($0) }
+        }
+        sql += " ORDER BY external_key LIMIT ?"
+        binds.append(.int(limit))
+        return try await query(sql, binds).mapped(RowMapping.event)
+    }
+
+    public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
+        // Channels, activities (with their update tokens) and start-ledger rows go with the event
+        // through their ON DELETE CASCADE foreign keys (the store turns foreign_keys on).
+        try await !query("DELETE FROM events WHERE app_id = ? AND id = ? RETURNING id", [.id(appID), .id(id)]).isEmpty
+    }
 }

@@ -75,6 +75,24 @@ extension SQLiteStore {
         ).first.mapped(RowMapping.token)
     }
 
+    public func deletePushToStartToken(
+        appID: AppID,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String
+    ) async throws -> Bool {
+        // Deliveries and start-ledger rows go with it (ON DELETE CASCADE); activities keep their
+        // row and lose the reference (ON DELETE SET NULL).
+        try await !query(
+            """
+            DELETE FROM push_to_start_tokens
+            WHERE app_id = ? AND environment = ? AND attributes_type = ? AND token = ?
+            RETURNING id
+            """,
+            [.id(appID), .text(environment.rawValue), .text(attributesType), .text(token)]
+        ).isEmpty
+    }
+
     public func invalidatePushToStartToken(
         appID: AppID,
         rowID: Int64,

@@ -44,7 +44,7 @@ enum RowMapping {
     static func apiKey(_ row: some ColumnReader) throws -> APIKey {
         APIKey(
             id: try row.id("id"),
-            appID: try row.id("app_id"),
+            appID: try row.optionalID("app_id"),
             role: try row.parse("role", as: APIKeyRole.self),
             prefix: try row.string("prefix"),
             secretHash: try row.bytes("secret_hash"),
