@@ -26,7 +26,9 @@ struct OpenedStore: Sendable {
             store: store,
             postgresClient: nil,
             description: "SQLite \(configuration.sqlitePath)",
-            close: { try? await store.close() }
+            // Closing must happen even when the serving task was cancelled (a signal, a test's end):
+            // an unstructured task does not inherit the cancellation.
+            close: { await Task { try? await store.close() }.value }
         )
     }
 

@@ -92,7 +92,7 @@ extension Problem {
             path.isEmpty ? "" : "/" + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
         }
         switch error {
-        case .dataCorrupted(let context) where context.codingPath.isEmpty && context.underlyingError != nil:
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
             self.init(.malformedRequest, detail: "the body is not valid JSON")
         case .dataCorrupted(let context):
             self.init(
