@@ -161,8 +161,37 @@ public final class APNSClient: Sendable {
     }
 
     /// Deletes a channel (204). Irreversible; stored messages may still be delivered.
-    public func deleteChannel(bundleID: String, channelID: String, requestID: UUID = UUID()) async throws(APNSError) {
-        _ = try await manageChannels(.delete, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
+    ///
+    /// Idempotent: a channel APNs does not know counts as deleted, so that deleting twice, or
+    /// deleting again while reconciling after a crash, succeeds. Apple's servers answer such a
+    /// `DELETE` with 404 `BadPath` (`apns-reference.md` §6a), Apple's documentation implies 400
+    /// `ChannelNotRegistered`; both are accepted. A `BadPath` cannot be told from a wrong path here,
+    /// but this client builds the path itself and `/1/apps/<bundleID>/channels` is the documented
+    /// one, so on this request it can only mean the channel.
+    @discardableResult
+    public func deleteChannel(
+        bundleID: String,
+        channelID: String,
+        requestID: UUID = UUID()
+    ) async throws(APNSError) -> APNSChannelDeletion {
+        do throws(APNSError) {
+            let response = try await manageChannels(.delete, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
+            return .deleted(requestID: response.requestID)
+        } catch {
+            guard case .rejected(let rejection) = error, Self.meansChannelAlreadyGone(rejection) else { throw error }
+            return .alreadyGone(rejection)
+        }
+    }
+
+    /// Whether APNs' refusal of a channel `DELETE` says the channel does not exist. `BadChannelId` is
+    /// not among them: on a `DELETE` it says the ID is malformed, and an ID this client mangled may
+    /// still name a live channel that nobody would then delete; it stays an error (`channelGone`).
+    static func meansChannelAlreadyGone(_ rejection: APNSRejection) -> Bool {
+        switch rejection.reason {
+        case .badPath: rejection.status == 404
+        case .channelNotRegistered: true
+        default: false
+        }
     }
 
     // MARK: Lifecycle and inspection

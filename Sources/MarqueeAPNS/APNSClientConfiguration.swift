@@ -11,7 +11,9 @@ public struct APNSClientConfiguration: Sendable {
     /// Channel management (2195 sandbox, 2196 production). Defaults to Apple's host.
     public var channelManagementEndpoint: APNSEndpoint
     /// The provider-token age at which a new one is signed: inside Apple's 20–60 minute window
-    /// (clamped to it), 50 minutes by default.
+    /// (clamped to it), 50 minutes by default. Tokens are issued on fixed windows of this length
+    /// counted from the Unix epoch (see `APNSProviderTokenCache`), so every replica configured with
+    /// the same value presents the same `iat` and renews at the same moment.
     public var tokenRenewalAge: TimeInterval
     public var retryPolicy: APNSRetryPolicy
     public var transport: Transport

@@ -23,6 +23,14 @@ struct EmulatorCommand: AsyncParsableCommand {
     var host = "127.0.0.1"
 
     @Option(
+        help: ArgumentHelp(
+            "Answer as Apple's servers were seen answering (observed) or as Apple's documentation says (documented).",
+            valueName: "observed|documented"
+        )
+    )
+    var profile: APNSEmulatorProfile = .observed
+
+    @Option(
         name: .customLong("port"),
         help: ArgumentHelp(
             "A fixed port for one listener, as LISTENER=PORT (repeatable). LISTENER is ENV-KIND-TRANSPORT: sandbox|production, push|channelManagement, tls|h2c; e.g. sandbox-push-h2c=8080.",
@@ -76,6 +84,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Channel-management requests per app and hour before 429 TooManyRequests (0: unlimited).")
     var channelManagementBudget = 0
 
+    @Option(help: "Seconds between broadcasts on one channel before 429 TooManyRequests; Apple speaks of about 1 (0: no throttling).")
+    var broadcastThrottle = 0.0
+
     @Option(
         name: .customLong("fault"),
         help: ArgumentHelp(
@@ -91,6 +102,7 @@ struct EmulatorCommand: AsyncParsableCommand {
     func validate() throws {
         _ = try parsedFaults()
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
+        guard broadcastThrottle >= 0 else { throw ValidationError("--broadcast-throttle must not be negative (0 means none)") }
         guard broadcastBudgetNoStorage >= 0, broadcastBudgetStored >= 0, channelManagementBudget >= 0 else {
             throw ValidationError("budgets must not be negative (0 means unlimited)")
         }
@@ -114,12 +126,13 @@ struct EmulatorCommand: AsyncParsableCommand {
             handler.logLevel = level
             return handler
         }
-        var configuration = APNSEmulatorConfiguration()
+        var configuration = APNSEmulatorConfiguration(profile: profile)
         configuration.logger = Logger(label: "marquee.emulator")
         configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil
         if broadcastBudgetNoStorage > 0 { configuration.broadcastBudgetPerHour[.noMessageStored] = broadcastBudgetNoStorage }
         if broadcastBudgetStored > 0 { configuration.broadcastBudgetPerHour[.mostRecentMessageStored] = broadcastBudgetStored }
         configuration.channelManagementBudgetPerHour = channelManagementBudget > 0 ? channelManagementBudget : nil
+        configuration.broadcastThrottle = broadcastThrottle > 0 ? APNSEmulatorBroadcastThrottle(interval: broadcastThrottle) : nil
         configuration.host = host
         configuration.h2c = h2c
         configuration.tls = tls ? .generated : .disabled

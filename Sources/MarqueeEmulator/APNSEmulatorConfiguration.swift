@@ -5,8 +5,30 @@ import NIOCore
 
 /// Everything an ``APNSEmulator`` can be told before it starts. Every default follows
 /// `apns-reference.md`; where the reference marks a behaviour UNCONFIRMED the default is the most
-/// likely one and the field says what the alternative is.
+/// likely one and the field says what the alternative is. Where Apple's servers were seen answering
+/// otherwise than Apple's documentation says (§6a), the ``profile`` chooses the defaults.
 public struct APNSEmulatorConfiguration: Sendable {
+    // MARK: Profile
+
+    /// The profile the settings below marked "Profile:" started from (``init(profile:)``). Setting
+    /// one of them afterwards changes that behaviour alone; this property still names the profile.
+    public private(set) var profile: APNSEmulatorProfile
+    /// Profile: the reason a broadcast or channel-management request for a bundle without the
+    /// Broadcast capability answers (status 400 either way): `BroadcastFeatureNotEnabled` as
+    /// observed, `FeatureNotEnabled` as documented. The observations are of channel creation; that
+    /// broadcasts, reads, deletes and lists answer the same is UNCONFIRMED.
+    public var featureNotEnabledReason: APNSErrorReason
+    /// Profile: the answer to a `DELETE` of a channel that is unknown or already deleted: 404
+    /// `BadPath` as observed, 400 `ChannelNotRegistered` as documented (implied). The status is the
+    /// reason's.
+    public var unknownChannelDeletionReason: APNSErrorReason
+    /// Profile: the answer to a broadcast naming a well-formed channel ID that was never created in
+    /// this environment: `BadChannelId` as observed, `ChannelNotRegistered` as documented (implied). A
+    /// deleted channel, or another bundle's, answers `ChannelNotRegistered` in both; whether APNs
+    /// tells a channel of the other environment from one that never existed is UNCONFIRMED (the
+    /// emulator's environments share nothing, so it counts as never created).
+    public var neverCreatedChannelBroadcastReason: APNSErrorReason
+
     // MARK: Listeners
 
     /// The address every listener binds to. Loopback by default.
@@ -59,10 +81,11 @@ public struct APNSEmulatorConfiguration: Sendable {
 
     // MARK: Requests
 
-    /// What a broadcast without `apns-expiration` means. Apple's table says it is required, while
-    /// Apple's own curl examples leave it out (UNCONFIRMED); by default the emulator accepts it and
-    /// applies the channel's policy (deliver once on No Message Stored, store 8 h otherwise).
-    public var broadcastRequiresExpiration: Bool = false
+    /// Profile: whether a broadcast without `apns-expiration` answers `BadExpirationDate` (`true`, as
+    /// observed). Apple's table says the header is required while Apple's own curl examples leave it
+    /// out; `false`, the documented profile's choice, accepts it and applies the channel's policy
+    /// (deliver once on No Message Stored, store 8 h otherwise).
+    public var broadcastRequiresExpiration: Bool
     /// Whether a broadcast without `apns-priority` answers `BadPriority` (`true`) or counts as 10
     /// (`false`, the default, as on device pushes). UNCONFIRMED.
     public var broadcastRequiresPriority: Bool = false
@@ -74,12 +97,19 @@ public struct APNSEmulatorConfiguration: Sendable {
     public var rejectsMalformedDevicePayload: Bool = false
     /// The longest `apns-channel-id` (in characters) before `BadChannelId`. APNs' limit is unpublished.
     public var maximumChannelIDLength: Int = 64
+    /// Random bytes in a channel ID the emulator issues, shown in standard base64. Apple publishes no
+    /// format (UNCONFIRMED); its servers were seen issuing 16 bytes, 24 characters (§6a).
+    public var channelIDByteCount: Int = 16
     /// Channels per app and environment; one more answers `CannotCreateChannelConfig`.
     public var channelsPerApp: Int = APNSPayloadLimit.channelsPerApp
     /// Broadcasts one channel may publish per hour, by storage policy, before APNs answers 429
     /// `TooManyRequests`. Apple gives No-Message-Stored channels the higher budget but publishes no
     /// numbers (UNCONFIRMED): a policy missing here has no limit, and by default none has.
     public var broadcastBudgetPerHour: [MessageStoragePolicy: Int] = [:]
+    /// Per-channel throttling of broadcasts, answered with 429 `TooManyRequests`: Apple speaks of
+    /// roughly one update per second, with dynamic limits (UNCONFIRMED numbers). `nil`, the default,
+    /// throttles nothing.
+    public var broadcastThrottle: APNSEmulatorBroadcastThrottle? = nil
     /// Channel-management requests (create, read, delete, list) per app and hour before 429
     /// `TooManyRequests` (UNCONFIRMED; `nil`, the default, sets no limit).
     public var channelManagementBudgetPerHour: Int? = nil
@@ -129,7 +159,22 @@ public struct APNSEmulatorConfiguration: Sendable {
     /// tokens only by their last 8 characters. Silent by default, as a library should be.
     public var logger = Logger(label: "marquee.emulator", factory: { _ in SwiftLogNoOpLogHandler() })
 
-    public init() {}
+    /// Defaults for `profile`: ``APNSEmulatorProfile/observed`` unless asked otherwise.
+    public init(profile: APNSEmulatorProfile = .observed) {
+        self.profile = profile
+        switch profile {
+        case .observed:
+            featureNotEnabledReason = .broadcastFeatureNotEnabled
+            unknownChannelDeletionReason = .badPath
+            neverCreatedChannelBroadcastReason = .badChannelId
+            broadcastRequiresExpiration = true
+        case .documented:
+            featureNotEnabledReason = .featureNotEnabled
+            unknownChannelDeletionReason = .channelNotRegistered
+            neverCreatedChannelBroadcastReason = .channelNotRegistered
+            broadcastRequiresExpiration = false
+        }
+    }
 
     /// Where the TLS listeners' certificate comes from.
     public enum TLSMode: Sendable {

@@ -81,11 +81,13 @@ struct APNSClientFailureTests {
     @Test("other 4xx answers are final and never retried")
     func requestRejected() async throws {
         try await withEmulatorClient { fixture in
-            try fixture.emulator.registerApp(bundleID: "com.example.nobroadcast", teamID: fixture.key.teamID, broadcastEnabled: false)
             let error = await #expect(throws: APNSError.self) {
-                _ = try await fixture.client.createChannel(bundleID: "com.example.nobroadcast", storagePolicy: .mostRecentMessageStored)
+                _ = try await fixture.client.createChannel(
+                    bundleID: fixture.bundleID + ".push-type.liveactivity",
+                    storagePolicy: .mostRecentMessageStored
+                )
             }
-            #expect(error?.reason == .featureNotEnabled)
+            #expect(error?.reason == .topicDisallowed)
             #expect(error?.failureClass == .requestRejected)
             #expect(fixture.emulator.rejectedRequests().count == 1)
         }

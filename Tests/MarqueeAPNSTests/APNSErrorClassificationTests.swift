@@ -6,20 +6,43 @@ import Testing
 
 @Suite("Error classification")
 struct APNSErrorClassificationTests {
-    @Test("every documented reason falls into exactly the class callers act on", arguments: APNSErrorReason.allKnown)
+    @Test("every known reason, documented or observed, falls into exactly the class callers act on", arguments: APNSErrorReason.allKnown)
     func documentedReasons(reason: APNSErrorReason) throws {
         let status = try #require(reason.status)
         let expected: APNSFailureClass =
             switch reason {
             case .expiredProviderToken: .renewTokenAndRetry
             case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic: .tokenDead
-            case .channelNotRegistered: .channelGone
+            case .channelNotRegistered, .badChannelId: .channelGone
+            case .broadcastFeatureNotEnabled, .featureNotEnabled: .appMisconfigured
             case .tooManyRequests, .tooManyProviderTokenUpdates, .internalServerError, .serviceUnavailable, .shutdown:
                 .retryLater
             default: .requestRejected
             }
         #expect(APNSRejection(status: status, reason: reason).failureClass == expected)
         if expected == .requestRejected { #expect((400..<500).contains(status)) }
+    }
+
+    @Test("a bundle without the Broadcast capability is the app's configuration, whichever spelling APNs uses, and never a bad request")
+    func featureNotEnabled() {
+        for reason in [APNSErrorReason.broadcastFeatureNotEnabled, .featureNotEnabled] {
+            let error = APNSError.rejected(APNSRejection(status: 400, reason: reason))
+            #expect(error.failureClass == .appMisconfigured)
+            #expect(error.failureClass != .requestRejected)
+            #expect(error.reason == reason)
+        }
+    }
+
+    @Test("a DELETE refused with 404 BadPath or ChannelNotRegistered means the channel is already gone; a malformed ID or anything else does not")
+    func deletionAnswers() {
+        #expect(APNSClient.meansChannelAlreadyGone(APNSRejection(status: 404, reason: .badPath)))
+        #expect(APNSClient.meansChannelAlreadyGone(APNSRejection(status: 400, reason: .channelNotRegistered)))
+        #expect(!APNSClient.meansChannelAlreadyGone(APNSRejection(status: 400, reason: .badChannelId)))
+        #expect(!APNSClient.meansChannelAlreadyGone(APNSRejection(status: 405, reason: .methodNotAllowed)))
+        #expect(!APNSClient.meansChannelAlreadyGone(APNSRejection(status: 403, reason: .topicMismatch)))
+        #expect(!APNSClient.meansChannelAlreadyGone(APNSRejection(status: 400, reason: .broadcastFeatureNotEnabled)))
+        #expect(!APNSClient.meansChannelAlreadyGone(APNSRejection(status: 503, reason: .serviceUnavailable)))
+        #expect(!APNSClient.meansChannelAlreadyGone(APNSRejection(status: 404, reason: .unknown("NotFound"))))
     }
 
     @Test("unknown reasons are classed by status: 5xx and 429 retry, 410 kills the token, other 4xx are final")

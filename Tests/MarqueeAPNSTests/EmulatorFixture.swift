@@ -17,10 +17,11 @@ struct EmulatorFixture {
     var bundleID: String { key.bundleID }
 
     static func configuration(
+        profile: APNSEmulatorProfile = .observed,
         clock: any WallClock = SystemWallClock(),
         tweak: (inout APNSEmulatorConfiguration) -> Void = { _ in }
     ) -> APNSEmulatorConfiguration {
-        var configuration = APNSEmulatorConfiguration()
+        var configuration = APNSEmulatorConfiguration(profile: profile)
         configuration.environments = [.sandbox]
         configuration.h2c = false
         configuration.inspection = false

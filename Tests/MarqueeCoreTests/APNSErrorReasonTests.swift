@@ -4,7 +4,7 @@ import Testing
 
 @Suite("APNs error reasons")
 struct APNSErrorReasonTests {
-    @Test("every documented reason round-trips through its string")
+    @Test("every known reason, documented or observed, round-trips through its string")
     func roundTrip() {
         for reason in APNSErrorReason.allKnown {
             #expect(APNSErrorReason(reasonString: reason.reasonString) == reason)
@@ -24,6 +24,15 @@ struct APNSErrorReasonTests {
     func variants() {
         #expect(APNSErrorReason(reasonString: "Service Unavailable") == .serviceUnavailable)
         #expect(APNSErrorReason(reasonString: "BadEnvironmentKeyInToken") == .badEnvironmentKeyIdInToken)
+    }
+
+    @Test("the observed BroadcastFeatureNotEnabled is a reason of its own, not the documented FeatureNotEnabled")
+    func observedFeatureReason() {
+        let observed = APNSErrorReason(reasonString: "BroadcastFeatureNotEnabled")
+        #expect(observed == .broadcastFeatureNotEnabled)
+        #expect(observed != .featureNotEnabled)
+        #expect(observed.status == 400)
+        #expect(APNSErrorReason.allKnown.contains(.broadcastFeatureNotEnabled))
     }
 
     @Test("statuses follow Apple's tables", arguments: [

@@ -65,12 +65,89 @@ extension EmulatorTests {
             }
         }
 
-        @Test("Apple's leniencies: no apns-expiration and `Liveactivity` spelled as in Apple's tables are accepted")
-        func leniencies() async throws {
-            try await EmulatorFixture.with { fixture in
+        @Test("`Liveactivity`, spelled as in Apple's tables, is accepted in both profiles", arguments: APNSEmulatorProfile.allCases)
+        func pushTypeSpelling(profile: APNSEmulatorProfile) async throws {
+            try await EmulatorFixture.with(profile: profile) { fixture in
                 let channelID = try await fixture.createChannel(policy: 1)
-                let response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", nil), ("apns-push-type", "Liveactivity")])
+                let response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", "Liveactivity")])
                 #expect(response.status == 200)
+            }
+        }
+
+        @Test(
+            "No apns-expiration answers BadExpirationDate as observed; the documented profile accepts it, as Apple's curl examples do",
+            arguments: [(APNSEmulatorProfile.observed, 400, "BadExpirationDate"), (.documented, 200, nil)] as [(APNSEmulatorProfile, Int, String?)]
+        )
+        func missingExpiration(profile: APNSEmulatorProfile, status: Int, reason: String?) async throws {
+            try await EmulatorFixture.with(profile: profile) { fixture in
+                let channelID = try await fixture.createChannel(policy: 1)
+                let response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", nil)])
+                #expect(response.status == status)
+                #expect(response.reason == reason)
+            }
+        }
+
+        @Test(
+            "A well-formed channel ID that never existed answers BadChannelId as observed, ChannelNotRegistered as documented; a deleted one ChannelNotRegistered in both",
+            arguments: [(APNSEmulatorProfile.observed, "BadChannelId"), (.documented, "ChannelNotRegistered")]
+        )
+        func neverCreatedChannel(profile: APNSEmulatorProfile, reason: String) async throws {
+            try await EmulatorFixture.with(profile: profile) { fixture in
+                // 16 bytes of standard base64, the shape of a real ID, that nobody issued.
+                let neverCreated = "q83vEjRWeJCrze8SNFZ4kA=="
+                let response = try await send(fixture, channelID: neverCreated)
+                #expect(response.status == 400)
+                #expect(response.reason == reason)
+
+                let deleted = try await fixture.createChannel(policy: 0)
+                let client = try await fixture.connect(.channelManagement)
+                _ = try await client.send(
+                    method: "DELETE",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/channels",
+                    headers: [try fixture.bearer(), ("apns-channel-id", deleted)]
+                )
+                await client.close()
+                #expect(try await send(fixture, channelID: deleted).reason == "ChannelNotRegistered")
+            }
+        }
+
+        @Test("Each profile's answers can be set one by one: a documented emulator that requires apns-expiration")
+        func profileSettingsAreIndependent() async throws {
+            try await EmulatorFixture.with(profile: .documented, { $0.broadcastRequiresExpiration = true }) { fixture in
+                #expect(fixture.emulator.configuration.profile == .documented)
+                let channelID = try await fixture.createChannel(policy: 1)
+                #expect(try await send(fixture, channelID: channelID, replacing: [("apns-expiration", nil)]).reason == "BadExpirationDate")
+                #expect(try await send(fixture, channelID: "q83vEjRWeJCrze8SNFZ4kA==").reason == "ChannelNotRegistered")
+            }
+        }
+
+        @Test("Throttling is off by default: back-to-back broadcasts on one channel are accepted")
+        func noThrottleByDefault() async throws {
+            try await EmulatorFixture.with { fixture in
+                #expect(fixture.emulator.configuration.broadcastThrottle == nil)
+                let channelID = try await fixture.createChannel(policy: 0)
+                for _ in 0..<5 { #expect(try await send(fixture, channelID: channelID).status == 200) }
+            }
+        }
+
+        @Test("With throttling on, a channel publishing faster than its rate answers 429 TooManyRequests until it slows down")
+        func throttle() async throws {
+            try await EmulatorFixture.with({ $0.broadcastThrottle = APNSEmulatorBroadcastThrottle(interval: 1, burst: 2) }) { fixture in
+                let channelID = try await fixture.createChannel(policy: 0)
+                let other = try await fixture.createChannel(policy: 0)
+                #expect(try await send(fixture, channelID: channelID).status == 200)
+                #expect(try await send(fixture, channelID: channelID).status == 200)
+                let refused = try await send(fixture, channelID: channelID)
+                #expect(refused.status == 429)
+                #expect(refused.reason == "TooManyRequests")
+                #expect(refused.header("apns-request-id") != nil)
+                // Per channel: another channel publishes meanwhile.
+                #expect(try await send(fixture, channelID: other).status == 200)
+                // Refused broadcasts do not count: a second later one more goes through, and only one.
+                fixture.clock.advance(by: 1)
+                #expect(try await send(fixture, channelID: channelID).status == 200)
+                #expect(try await send(fixture, channelID: channelID).status == 429)
+                #expect(fixture.emulator.pushes(to: channelID, in: .sandbox).count == 3)
             }
         }
 
@@ -97,11 +174,11 @@ extension EmulatorTests {
         }
 
         @Test(
-            "Each broken broadcast gets its documented status and reason",
+            "Each broken broadcast gets the status and reason Apple's servers send",
             arguments: [
                 ("missing channel", 400, "MissingChannelId"),
                 ("bad channel", 400, "BadChannelId"),
-                ("unknown channel", 400, "ChannelNotRegistered"),
+                ("unknown channel", 400, "BadChannelId"),
                 ("no push type", 400, "MissingPushType"),
                 ("alert push type", 400, "InvalidPushType"),
                 ("bad expiration", 400, "BadExpirationDate"),

@@ -56,7 +56,7 @@ extension EmulatorTests {
         }
 
         @Test(
-            "Broken channel requests get their documented reasons",
+            "Broken channel requests get the reasons Apple's servers send",
             arguments: [
                 ("POST", "channels", nil, #"{"message-storage-policy": 1}"#, 400, "BadRequestParams"),
                 ("POST", "channels", nil, #"{"message-storage-policy": 1, "push-type": "LiveActivity", "colour": "red"}"#, 400, "BadRequestParams"),
@@ -67,7 +67,8 @@ extension EmulatorTests {
                 ("GET", "channels", nil, "", 400, "MissingChannelId"),
                 ("GET", "channels", "not base64!", "", 400, "BadChannelId"),
                 ("GET", "channels", String(repeating: "QUFB", count: 40), "", 400, "BadChannelId"),
-                ("DELETE", "channels", "dHN0LXNyY2gtY2hubA==", "", 400, "ChannelNotRegistered"),
+                ("DELETE", "channels", "dHN0LXNyY2gtY2hubA==", "", 404, "BadPath"),
+                ("DELETE", "channels", "not base64!", "", 400, "BadChannelId"),
                 ("PUT", "channels", nil, "", 405, "MethodNotAllowed"),
                 ("POST", "all-channels", nil, "", 405, "MethodNotAllowed"),
                 ("GET", "channels/dHN0LXNyY2gtY2hubA==", nil, "", 404, "BadPath"),
@@ -87,18 +88,29 @@ extension EmulatorTests {
             }
         }
 
-        @Test("A bundle with a push-type suffix, of another team, or without broadcast answers TopicDisallowed, TopicMismatch, FeatureNotEnabled")
-        func topicRules() async throws {
-            try await EmulatorFixture.with { fixture in
+        @Test(
+            "A bundle with a push-type suffix, of another team, or without broadcast answers TopicDisallowed, TopicMismatch, and the profile's FeatureNotEnabled",
+            arguments: [(APNSEmulatorProfile.observed, "BroadcastFeatureNotEnabled"), (.documented, "FeatureNotEnabled")]
+        )
+        func topicRules(profile: APNSEmulatorProfile, featureReason: String) async throws {
+            try await EmulatorFixture.with(profile: profile) { fixture in
                 _ = try fixture.emulator.makeDemoKey(teamID: "TEAM000002", keyID: "KEY0000002", bundleID: "com.example.foreign")
                 try fixture.emulator.registerApp(bundleID: "com.example.nobroadcast", teamID: fixture.key.teamID, broadcastEnabled: false)
                 let client = try await fixture.connect(.channelManagement)
                 for (bundleID, reason) in [
-                    (EmulatorFixture.topic, "TopicDisallowed"), ("com.example.foreign", "TopicMismatch"), ("com.example.nobroadcast", "FeatureNotEnabled"),
+                    (EmulatorFixture.topic, "TopicDisallowed"), ("com.example.foreign", "TopicMismatch"), ("com.example.nobroadcast", featureReason),
                 ] {
                     let response = try await client.send(method: "GET", path: "/1/apps/\(bundleID)/all-channels", headers: [try fixture.bearer()])
                     #expect(response.reason == reason, "\(bundleID)")
                 }
+                // Channel creation, where Apple's servers were seen answering it, says the same (400).
+                let created = try await client.send(
+                    path: "/1/apps/com.example.nobroadcast/channels",
+                    headers: [try fixture.bearer()],
+                    body: #"{"message-storage-policy": 1, "push-type": "LiveActivity"}"#
+                )
+                #expect(created.status == 400)
+                #expect(created.reason == featureReason)
                 await client.close()
             }
         }
@@ -134,6 +146,55 @@ extension EmulatorTests {
                 let later = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
                 #expect(later.status == 200)
                 await client.close()
+            }
+        }
+
+        @Test(
+            "Deleting an unknown or already-deleted channel answers 404 BadPath as observed, 400 ChannelNotRegistered as documented",
+            arguments: [(APNSEmulatorProfile.observed, 404, "BadPath"), (.documented, 400, "ChannelNotRegistered")]
+        )
+        func deleteTwice(profile: APNSEmulatorProfile, status: Int, reason: String) async throws {
+            try await EmulatorFixture.with(profile: profile) { fixture in
+                let channelID = try await fixture.createChannel()
+                let client = try await fixture.connect(.channelManagement)
+                func delete(_ id: String) async throws -> TestResponse {
+                    try await client.send(
+                        method: "DELETE",
+                        path: "/1/apps/\(EmulatorFixture.bundleID)/channels",
+                        headers: [try fixture.bearer(), ("apns-channel-id", id)]
+                    )
+                }
+                #expect(try await delete(channelID).status == 204)
+                for id in [channelID, "q83vEjRWeJCrze8SNFZ4kA=="] {
+                    let again = try await delete(id)
+                    #expect(again.status == status)
+                    #expect(again.reason == reason)
+                    #expect(again.header("apns-request-id") != nil)
+                }
+                // A read of the deleted channel answers ChannelNotRegistered in both profiles.
+                let read = try await client.send(
+                    method: "GET",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/channels",
+                    headers: [try fixture.bearer(), ("apns-channel-id", channelID)]
+                )
+                #expect(read.reason == "ChannelNotRegistered")
+                await client.close()
+            }
+        }
+
+        @Test("Channel IDs are 16 random bytes in standard base64, 24 characters, in both profiles", arguments: APNSEmulatorProfile.allCases)
+        func channelIDShape(profile: APNSEmulatorProfile) async throws {
+            try await EmulatorFixture.with(profile: profile) { fixture in
+                var ids: Set<String> = []
+                for _ in 0..<8 {
+                    let id = try await fixture.createChannel()
+                    #expect(id.utf8.count == 24)
+                    #expect(Data(base64Encoded: id)?.count == 16)
+                    #expect(id.hasSuffix("=="))
+                    #expect(id.allSatisfy { $0.isASCII && ($0.isLetter || $0.isNumber || "+/=".contains($0)) })
+                    ids.insert(id)
+                }
+                #expect(ids.count == 8)
             }
         }
 

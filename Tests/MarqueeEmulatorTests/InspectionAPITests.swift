@@ -56,6 +56,7 @@ extension EmulatorTests {
                 let counters = try #require((summary as? [String: Any])?["counters"] as? [String: Any])
                 #expect(counters["devicePushesAccepted"] as? Int == 1)
                 #expect(counters["rejected"] as? Int == 1)
+                #expect((summary as? [String: Any])?["profile"] as? String == "observed")
 
                 let (uninstallStatus, _) = try await request(fixture, "POST", "/v1/sandbox/devices/\(deviceID)/uninstall")
                 #expect(uninstallStatus == 200)

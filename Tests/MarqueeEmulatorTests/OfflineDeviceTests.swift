@@ -73,8 +73,8 @@ extension EmulatorTests {
                     let activity = try #require(fixture.emulator.activities(in: .sandbox).first { $0.channelID == channelID })
 
                     try fixture.emulator.setDeviceOnline(false, environment: .sandbox, deviceID: device.id)
-                    // A stored channel keeps messages with a non-zero expiration (here none: 8 hours).
-                    let expiration: String? = policy == 1 ? nil : "0"
+                    // A stored channel keeps messages with a non-zero expiration (here its longest, 8 hours).
+                    let expiration = policy == 1 ? String(fixture.nowSeconds + 8 * 3600) : "0"
                     for score in ["1-0", "2-0"] {
                         fixture.clock.advance(by: 10)
                         let update = Payloads.update(score: score, timestamp: fixture.nowSeconds)

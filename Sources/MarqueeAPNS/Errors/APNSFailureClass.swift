@@ -9,8 +9,18 @@ public enum APNSFailureClass: Sendable, Hashable, CaseIterable {
     /// 410 `Unregistered`/`ExpiredToken`, `BadDeviceToken`, `DeviceTokenNotForTopic`: stop using the
     /// device token.
     case tokenDead
-    /// `ChannelNotRegistered`: the broadcast channel no longer exists.
+    /// `ChannelNotRegistered`, or `BadChannelId`: the broadcast channel no longer exists, or never
+    /// did. APNs answers `BadChannelId` for a well-formed ID it never issued (`apns-reference.md`
+    /// §6a), and an ID it cannot parse can never be published to either, so both mean "stop using
+    /// this channel ID".
     case channelGone
+    /// `BroadcastFeatureNotEnabled` (what APNs sends) or `FeatureNotEnabled` (what Apple documents):
+    /// the App ID lacks the Broadcast capability. Nothing the request could change fixes it and no
+    /// retry will either; only someone with the developer account can. Kept apart from
+    /// `requestRejected` so that a service can tell the operator and stop creating channels for
+    /// that app instead of failing request after request (build pipelines have been seen to strip
+    /// the capability silently).
+    case appMisconfigured
     /// Any other 4xx, or a request the client refused to send (too large, malformed): never retried.
     case requestRejected
 }

@@ -43,8 +43,10 @@ public struct APNSRejection: Sendable, Hashable, CustomStringConvertible {
             return .renewTokenAndRetry
         case .unregistered, .expiredToken, .badDeviceToken, .deviceTokenNotForTopic:
             return .tokenDead
-        case .channelNotRegistered:
+        case .channelNotRegistered, .badChannelId:
             return .channelGone
+        case .broadcastFeatureNotEnabled, .featureNotEnabled:
+            return .appMisconfigured
         case .tooManyRequests, .tooManyProviderTokenUpdates, .internalServerError, .serviceUnavailable, .shutdown:
             return .retryLater
         default:

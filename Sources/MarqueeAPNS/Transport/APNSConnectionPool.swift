@@ -293,7 +293,9 @@ final class APNSConnectionPool: @unchecked Sendable {
             queue.prepend(retry)
         case .retryLater:
             retryLater(request, error: .rejected(rejection))
-        default:
+        // Spelled out rather than `default` so that a new class has to be placed here on purpose:
+        // everything else is final, the second ExpiredProviderToken of a request included.
+        case .renewTokenAndRetry, .tokenDead, .channelGone, .appMisconfigured, .requestRejected:
             finish(request, result: .failure(.rejected(rejection)))
         }
     }

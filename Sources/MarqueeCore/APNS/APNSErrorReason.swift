@@ -1,6 +1,6 @@
-/// Every `reason` string APNs documents for device pushes, broadcasts and channel management,
-/// with `unknown` keeping any other string intact so that a reason Apple adds later still reaches
-/// logs and callers verbatim.
+/// Every `reason` string APNs documents for device pushes, broadcasts and channel management, the
+/// ones its servers were seen sending instead (`apns-reference.md` §6a), and `unknown` keeping any
+/// other string intact so that a reason Apple adds later still reaches logs and callers verbatim.
 public enum APNSErrorReason: Sendable, Hashable, CustomStringConvertible {
     // 400
     case badCollapseId
@@ -25,6 +25,9 @@ public enum APNSErrorReason: Sendable, Hashable, CustomStringConvertible {
     case badRequestPayload
     case missingPushType
     case cannotCreateChannelConfig
+    /// What APNs really answers, instead of the documented `featureNotEnabled`, for a bundle whose
+    /// App ID lacks the Broadcast capability (observed, §6a). Not in Apple's tables.
+    case broadcastFeatureNotEnabled
     // 403
     case badCertificate
     case badCertificateEnvironment
@@ -97,6 +100,8 @@ public enum APNSErrorReason: Sendable, Hashable, CustomStringConvertible {
         (.internalServerError, "InternalServerError", 500),
         (.serviceUnavailable, "ServiceUnavailable", 503),
         (.shutdown, "Shutdown", 503),
+        // Observed from Apple's servers, not in Apple's tables (§6a).
+        (.broadcastFeatureNotEnabled, "BroadcastFeatureNotEnabled", 400),
     ]
 
     private static let byString: [String: APNSErrorReason] = {
@@ -108,7 +113,8 @@ public enum APNSErrorReason: Sendable, Hashable, CustomStringConvertible {
         return table
     }()
 
-    /// Every documented reason, in the order of Apple's tables.
+    /// Every reason this build knows: the documented ones in the order of Apple's tables, then the
+    /// ones only observed from Apple's servers.
     public static var allKnown: [APNSErrorReason] { knownReasons.map(\.0) }
 
     /// Maps a `reason` string from an APNs response body.

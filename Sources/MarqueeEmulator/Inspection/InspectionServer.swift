@@ -8,7 +8,7 @@ import NIOPosix
 ///
 /// | method | path | answer |
 /// |---|---|---|
-/// | GET | `/v1/summary` | listeners, CA path, counters |
+/// | GET | `/v1/summary` | profile, listeners, CA path, counters |
 /// | GET, POST | `/v1/{env}/devices` | devices; POST `{"bundleID", "iOSVersion", "pushToStartAttributesTypes"}` registers one |
 /// | GET | `/v1/{env}/devices/{id}` | one device |
 /// | POST | `/v1/{env}/devices/{id}/uninstall` | removes the app (its tokens answer 410) |
@@ -118,6 +118,8 @@ final class InspectionHandler: ChannelInboundHandler {
     }
 
     private struct Summary: Encodable {
+        /// Which answers the emulator gives where Apple's servers and documentation differ.
+        var profile: APNSEmulatorProfile
         var listeners: [String: String]
         var inspectionURL: String?
         var caCertificatePath: String?
@@ -135,6 +137,7 @@ final class InspectionHandler: ChannelInboundHandler {
             for listener in emulator.listeners.keys { listeners[listener.description] = emulator.url(for: listener) }
             return encode(
                 Summary(
+                    profile: emulator.configuration.profile,
                     listeners: listeners,
                     inspectionURL: emulator.inspectionURL,
                     caCertificatePath: emulator.caCertificatePath,

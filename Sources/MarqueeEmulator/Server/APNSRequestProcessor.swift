@@ -178,7 +178,8 @@ struct APNSRequestProcessor: Sendable {
 
     /// The bundle ID named in a broadcast or channel-management path, checked against the team:
     /// a push-type suffix gives `TopicDisallowed`, another team's bundle `TopicMismatch`, a bundle
-    /// without the broadcast capability `FeatureNotEnabled`.
+    /// without the broadcast capability the configured reason (`BroadcastFeatureNotEnabled` as
+    /// observed, `FeatureNotEnabled` as documented).
     func checkBroadcastTopic(_ bundleID: String, identity: ConnectionAuthenticator.Identity) -> APNSErrorReason? {
         guard !bundleID.isEmpty else { return .badPath }
         let suffixed = APNSPushType.allCases.contains { pushType in
@@ -187,7 +188,7 @@ struct APNSRequestProcessor: Sendable {
         if suffixed { return .topicDisallowed }
         return state.world.withLock { world -> APNSErrorReason? in
             guard let app = world.apps[bundleID], app.teamID == identity.teamID else { return .topicMismatch }
-            return app.broadcastEnabled ? nil : .featureNotEnabled
+            return app.broadcastEnabled ? nil : configuration.featureNotEnabledReason
         }
     }
 }

@@ -67,9 +67,8 @@ struct BroadcastExchange {
         let channel = state.world.withLock { world in
             world.environments[environment]?.channels[channelID]?.channel
         }
-        guard let channel, !channel.isDeleted, channel.bundleID == bundleID else {
-            return reject(.channelNotRegistered, requestID, now: now)
-        }
+        guard let channel else { return reject(configuration.neverCreatedChannelBroadcastReason, requestID, now: now) }
+        guard !channel.isDeleted, channel.bundleID == bundleID else { return reject(.channelNotRegistered, requestID, now: now) }
         switch channel.messageStoragePolicy {
         case .noMessageStored:
             if let expiration, expiration != 0 { return reject(.badExpirationDate, requestID, now: now) }
@@ -86,12 +85,21 @@ struct BroadcastExchange {
 
         let uniqueID = RandomIdentifiers.uuid()
         let budget = configuration.broadcastBudgetPerHour[channel.messageStoragePolicy]
+        let throttle = configuration.broadcastThrottle
         let admitted = state.world.withLock { world -> Bool in
             let capacity = world.historyPerTarget
             let admitted = world.withEnvironment(environment) { env -> Bool in
+                // The throttle's state is committed only once the budget also admitted the broadcast,
+                // so that a refusal by either leaves both as they were.
+                var pacing: PacingThrottle?
+                if let throttle {
+                    pacing = env.channels[channelID]?.pacing
+                    guard pacing?.admit(at: now, interval: throttle.interval, burst: throttle.burst) == true else { return false }
+                }
                 if let budget, env.channels[channelID]?.broadcasts.admit(at: now, limit: budget, window: 3600) == false {
                     return false
                 }
+                if let pacing { env.channels[channelID]?.pacing = pacing }
                 let outcomes = env.deliverBroadcast(
                     channelID: channelID,
                     requestID: requestID,

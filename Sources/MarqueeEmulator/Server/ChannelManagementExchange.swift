@@ -100,9 +100,10 @@ struct ChannelManagementExchange {
             world.withEnvironment(environment) { env -> String? in
                 let live = env.liveChannelCount[bundleID, default: 0]
                 guard live < configuration.channelsPerApp else { return nil }
-                var id = RandomIdentifiers.channelID()
+                let byteCount = max(1, configuration.channelIDByteCount)
+                var id = RandomIdentifiers.channelID(byteCount: byteCount)
                 // A channel ID is never reissued, not even after deletion.
-                while env.channels[id] != nil { id = RandomIdentifiers.channelID() }
+                while env.channels[id] != nil { id = RandomIdentifiers.channelID(byteCount: byteCount) }
                 env.channels[id] = ChannelState(
                     channel: EmulatedChannel(
                         id: id,
@@ -152,6 +153,10 @@ struct ChannelManagementExchange {
 
     private func delete(bundleID: String, requestID: String, now: Date) -> EmulatorResponse {
         switch namedChannel(bundleID: bundleID) {
+        case .failure(.channelNotRegistered):
+            // Unlike a read: Apple's servers answer this DELETE with 404 BadPath (§6a), the documented
+            // profile with ChannelNotRegistered.
+            return reject(processor.state.configuration.unknownChannelDeletionReason, requestID, now: now)
         case .failure(let reason):
             return reject(reason, requestID, now: now)
         case .success(let channel):

@@ -19,10 +19,11 @@ enum RandomIdentifiers {
         return String(decoding: text, as: UTF8.self)
     }
 
-    /// A channel ID: base64 of 16 random bytes. Apple's real format is unpublished.
-    static func channelID() -> String {
+    /// A channel ID: standard base64 (`+`, `/` and `=` included) of `byteCount` random bytes. Apple
+    /// publishes no format; the IDs its servers issue are 16 bytes, 24 characters (§6a).
+    static func channelID(byteCount: Int = 16) -> String {
         var generator = SystemRandomNumberGenerator()
-        let bytes = (0..<16).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
+        let bytes = (0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) }
         return Data(bytes).base64EncodedString()
     }
 

@@ -47,6 +47,8 @@ struct ChannelState: Sendable {
     var storedMessage: HeldPush?
     /// Broadcasts accepted, for APNs' publishing budget.
     var broadcasts = SlidingWindowBudget()
+    /// Broadcasts accepted, for the per-second throttle.
+    var pacing = PacingThrottle()
 }
 
 /// A push APNs keeps for later delivery, until `expiresAt`.

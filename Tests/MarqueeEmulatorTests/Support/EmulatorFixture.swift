@@ -71,13 +71,15 @@ struct EmulatorFixture {
         return try await TestHTTP2Client.connect(to: url, caCertificatePEM: emulator.caCertificatePEM)
     }
 
-    /// Starts an emulator, runs `body`, and shuts it down whatever happens.
+    /// Starts an emulator (the `observed` profile unless asked otherwise), runs `body`, and shuts it
+    /// down whatever happens.
     static func with<Result>(
+        profile: APNSEmulatorProfile = .observed,
         _ adjust: (inout APNSEmulatorConfiguration) -> Void = { _ in },
         _ body: (EmulatorFixture) async throws -> Result
     ) async throws -> Result {
         let clock = ManualWallClock(Date(timeIntervalSince1970: 1_767_225_600))
-        var configuration = APNSEmulatorConfiguration()
+        var configuration = APNSEmulatorConfiguration(profile: profile)
         configuration.clock = clock
         adjust(&configuration)
         let emulator = APNSEmulator(configuration: configuration)
