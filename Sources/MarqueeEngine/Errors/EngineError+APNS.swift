@@ -7,7 +7,7 @@ extension EngineError {
         switch error {
         case .rejected(let rejection):
             switch rejection.reason {
-            case .featureNotEnabled:
+            case .featureNotEnabled, .broadcastFeatureNotEnabled:
                 self = .broadcastNotEnabled(bundleID: bundleID, reason: rejection.reason)
             case .cannotCreateChannelConfig:
                 self = .conflict(
