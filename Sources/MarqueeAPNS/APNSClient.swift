@@ -75,8 +75,13 @@ public final class APNSClient: Sendable {
         _ pushes: Pushes,
         window: Int? = nil
     ) -> APNSPushOutcomes where Pushes.Element == APNSDevicePush {
+        let batch = APNSPushBatch(input: APNSSequenceInput(pushes), window: max(1, window ?? configuration.transport.batchWindow))
+        return APNSPushOutcomes(producer: start(batch))
+    }
+
+    /// Wires a batch's outcomes to a back-pressured sequence and hands the batch to the push pool.
+    private func start<Input>(_ batch: APNSPushBatch<Input>) -> APNSPushOutcomes.Producer {
         let pool = pushPool
-        let batch = APNSPushBatch(pushes: pushes, window: max(1, window ?? configuration.transport.batchWindow))
         let delegate = APNSPushBatchDelegate(
             eventLoop: pool.eventLoop,
             onProduceMore: { batch.resume(pool: pool) },
@@ -93,7 +98,7 @@ public final class APNSClient: Sendable {
             batch.attach(source)
             pool.addSource(batch)
         }
-        return APNSPushOutcomes(producer: made.sequence)
+        return made.sequence
     }
 
     // MARK: Broadcasts
