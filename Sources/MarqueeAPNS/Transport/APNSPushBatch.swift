@@ -4,14 +4,15 @@ import NIOCore
 /// consumer allow, and outcomes go back in chunks through a back-pressured async sequence. No task
 /// and no continuation per push; all bookkeeping runs on the pool's event loop.
 final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSResponseSink, @unchecked Sendable {
-    // @unchecked: created off the loop, then touched only on the pool's event loop (the delegate hops
-    // there before touching it).
+    // @unchecked: created off the loop, then touched only on the pool's event loop (the delegate and
+    // the page pump hop there before touching it).
 
     typealias Producer = NIOAsyncSequenceProducer<
         [APNSPushOutcome], NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, APNSPushBatchDelegate
     >
 
-    private var input: Input
+    /// Internal rather than private only for the page source's extension (APNSPushBatch+Pages).
+    var input: Input
     private let window: Int
     private var nextIndex = 0
     private var outstanding = 0
@@ -90,7 +91,7 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
         proceed(pool: pool)
     }
 
-    /// The input has more (or ended) after the batch found it empty.
+    /// The input has more (a page arrived, or the source ended) after the batch found it empty.
     func inputArrived(pool: APNSConnectionPool) {
         guard inputWaiting else { return }
         inputWaiting = false
