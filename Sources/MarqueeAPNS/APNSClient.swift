@@ -75,8 +75,41 @@ public final class APNSClient: Sendable {
         _ pushes: Pushes,
         window: Int? = nil
     ) -> APNSPushOutcomes where Pushes.Element == APNSDevicePush {
+        let batch = APNSPushBatch(input: APNSSequenceInput(pushes), window: max(1, window ?? configuration.transport.batchWindow))
+        return APNSPushOutcomes(producer: start(batch))
+    }
+
+    /// Sends an audience that arrives in pages (rows read from a database page by page) with a
+    /// bounded window, and returns the outcomes in chunks.
+    ///
+    /// One task pulls the pages; pushes go out as with `send(_:window:)`, with no task or continuation
+    /// per push. At most `APNSPageInput.maximumPagesAhead` (2) pages wait ahead of the one being sent,
+    /// so memory does not grow with the audience. A slow outcome consumer slows the sending and then
+    /// the page source; abandoning the outcome iteration cancels the page task and stops the pulling.
+    ///
+    /// Every push the source gives gets exactly one outcome; `APNSPushOutcome.index` counts pushes
+    /// across pages from 0. If the source throws, the outcomes of what it gave come first and then the
+    /// sequence throws `APNSPushSourceError` wrapping the source's error.
+    ///
+    /// - Parameter window: pushes of this batch outstanding at once; the transport's `batchWindow`
+    ///   by default.
+    public func send<Pages: AsyncSequence & Sendable>(
+        pages: Pages,
+        window: Int? = nil
+    ) -> APNSPagedPushOutcomes<Pages.Failure> where Pages.Element == [APNSDevicePush] {
         let pool = pushPool
-        let batch = APNSPushBatch(pushes: pushes, window: max(1, window ?? configuration.transport.batchWindow))
+        let batch = APNSPushBatch(input: APNSPageInput(), window: max(1, window ?? configuration.transport.batchWindow))
+        let failure = APNSPushSourceFailureSlot<Pages.Failure>()
+        let producer = start(batch)
+        // Started after `start` queued the batch on the loop: the pump's first hop comes after it.
+        let pump = Task { await APNSPagePump.run(pages, into: batch, pool: pool, failure: failure) }
+        pool.eventLoop.execute { batch.adopt(pump: pump) }
+        return APNSPagedPushOutcomes(producer: producer, failure: failure)
+    }
+
+    /// Wires a batch's outcomes to a back-pressured sequence and hands the batch to the push pool.
+    private func start<Input>(_ batch: APNSPushBatch<Input>) -> APNSPushOutcomes.Producer {
+        let pool = pushPool
         let delegate = APNSPushBatchDelegate(
             eventLoop: pool.eventLoop,
             onProduceMore: { batch.resume(pool: pool) },
@@ -93,7 +126,7 @@ public final class APNSClient: Sendable {
             batch.attach(source)
             pool.addSource(batch)
         }
-        return APNSPushOutcomes(producer: made.sequence)
+        return made.sequence
     }
 
     // MARK: Broadcasts

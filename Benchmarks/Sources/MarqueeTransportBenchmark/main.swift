@@ -4,6 +4,10 @@
 //
 //   MarqueeTransportBenchmark --body start-body.json [--count 200000] [--warmup 20000] [--host 127.0.0.1]
 //       [--port 8443] [--ca cert.pem | --cleartext] [--connections 1] [--streams 100] [--window 4000]
+//       [--source sequence|pages] [--page-size 1000]
+//
+// `--source pages` feeds the same pushes through `send(pages:window:)` from an `AsyncSequence` of
+// freshly built pages, as the fan-out engine reads an audience from PostgreSQL.
 import Crypto
 import Foundation
 import MarqueeAPNS
@@ -22,6 +26,8 @@ struct Options {
     var streams = 100
     var window = 4_000
     var bodyFile = "/work/shared/bench/start-body.json"
+    var pagedSource = false
+    var pageSize = 1_000
 
     init(arguments: [String]) {
         var iterator = arguments.dropFirst().makeIterator()
@@ -38,6 +44,13 @@ struct Options {
             case "--streams": streams = Int(value) ?? streams
             case "--window": window = Int(value) ?? window
             case "--body": bodyFile = value
+            case "--source":
+                guard value == "sequence" || value == "pages" else {
+                    FileHandle.standardError.write(Data("--source is sequence or pages\n".utf8))
+                    exit(2)
+                }
+                pagedSource = value == "pages"
+            case "--page-size": pageSize = max(1, Int(value) ?? pageSize)
             default:
                 FileHandle.standardError.write(Data("unknown option \(flag)\n".utf8))
                 exit(2)
@@ -66,11 +79,39 @@ struct CyclingPushes: Sequence, Sendable {
     func makeIterator() -> Iterator { Iterator(prepared: prepared, count: count) }
 }
 
-func run(_ client: APNSClient, pushes: CyclingPushes, window: Int) async -> (succeeded: Int, failed: Int, firstError: APNSError?) {
+/// The same pushes in pages, each page a new array as a store's page of rows would be.
+struct CyclingPages: AsyncSequence, Sendable {
+    typealias Element = [APNSDevicePush]
+    typealias Failure = Never
+
+    let pushes: CyclingPushes
+    let pageSize: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: CyclingPushes.Iterator
+        let pageSize: Int
+
+        mutating func next() async -> [APNSDevicePush]? {
+            var page: [APNSDevicePush] = []
+            page.reserveCapacity(pageSize)
+            while page.count < pageSize, let push = base.next() { page.append(push) }
+            return page.isEmpty ? nil : page
+        }
+
+        mutating func next(isolation actor: isolated (any Actor)?) async -> [APNSDevicePush]? {
+            await next()
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(base: pushes.makeIterator(), pageSize: pageSize) }
+}
+
+struct Tally {
     var succeeded = 0
     var failed = 0
     var firstError: APNSError?
-    for await chunk in client.send(pushes, window: window) {
+
+    mutating func count(_ chunk: [APNSPushOutcome]) {
         for outcome in chunk {
             switch outcome.result {
             case .success: succeeded += 1
@@ -80,7 +121,22 @@ func run(_ client: APNSClient, pushes: CyclingPushes, window: Int) async -> (suc
             }
         }
     }
-    return (succeeded, failed, firstError)
+}
+
+func run(_ client: APNSClient, pushes: CyclingPushes, options: Options) async -> Tally {
+    var tally = Tally()
+    if options.pagedSource {
+        do {
+            for try await chunk in client.send(pages: CyclingPages(pushes: pushes, pageSize: options.pageSize), window: options.window) {
+                tally.count(chunk)
+            }
+        } catch {
+            // A source of type Never cannot fail.
+        }
+    } else {
+        for await chunk in client.send(pushes, window: options.window) { tally.count(chunk) }
+    }
+    return tally
 }
 
 let options = Options(arguments: CommandLine.arguments)
@@ -124,14 +180,14 @@ for _ in 0..<1000 {
 }
 
 if options.warmup > 0 {
-    let warm = await run(client, pushes: CyclingPushes(prepared: prepared, count: options.warmup), window: options.window)
+    let warm = await run(client, pushes: CyclingPushes(prepared: prepared, count: options.warmup), options: options)
     if warm.failed > 0 {
         print("warm-up failures: \(warm.failed), first: \(warm.firstError.map { "\($0)" } ?? "-")")
     }
 }
 let clock = ContinuousClock()
 let start = clock.now
-let result = await run(client, pushes: CyclingPushes(prepared: prepared, count: options.count), window: options.window)
+let result = await run(client, pushes: CyclingPushes(prepared: prepared, count: options.count), options: options)
 let elapsed = clock.now - start
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
 print("pushes \(options.count) succeeded \(result.succeeded) failed \(result.failed) in \(String(format: "%.3f", seconds)) s")

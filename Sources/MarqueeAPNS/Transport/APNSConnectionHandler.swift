@@ -10,7 +10,7 @@ import NIOHTTP2
 /// (+ DATA with END_STREAM) per request, keeps requests in flight in a table keyed by stream ID and
 /// completes them from the response frames. The pool decides what to write; this handler reports
 /// capacity, outcomes and the connection's fate back to it. Event-loop confined, like every handler.
-final class APNSConnectionHandler: ChannelDuplexHandler {
+final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
@@ -44,9 +44,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     private var serverMaxConcurrentStreams = Int.max
     /// APNs allows one stream on a token connection until a request with a valid token was accepted.
     private(set) var tokenAccepted = false
-    private var token: APNSProviderToken?
-    private var tokenAdoptedAt: Date?
-    private var tokenRejected = false
+    private var tokenState = APNSConnectionTokenState()
     private var unacknowledgedInboundBytes = 0
     private var lastReadAt = NIODeadline.now()
     private var pingOutstanding = false
@@ -76,43 +74,26 @@ final class APNSConnectionHandler: ChannelDuplexHandler {
     // MARK: Writing
 
     /// The `authorization` value for the next writes, or `nil` when this connection may not use the
-    /// current token and has to retire.
-    ///
-    /// APNs answers `TooManyProviderTokenUpdates` when a connection switches tokens more than once in
-    /// 20 minutes, so a connection keeps its token when the cache renewed it within that time, unless
-    /// the token was rejected or is about to pass Apple's one-hour limit: then the connection drains
-    /// and a fresh one takes over.
+    /// current token: then it has already begun draining, so it reports no free streams and dispatch
+    /// cannot choose it again (see `APNSConnectionTokenState` for the rules).
     func authorizationForWrites(now: Date) throws(APNSError) -> String? {
-        let current = try pool.tokenCache.currentToken()
-        guard let inUse = token, let adoptedAt = tokenAdoptedAt else {
-            token = current
-            tokenAdoptedAt = now
-            return current.authorizationValue
-        }
-        if current.generation == inUse.generation {
-            return tokenRejected ? nil : inUse.authorizationValue
-        }
-        if now.timeIntervalSince(adoptedAt) >= APNSProviderTokenCache.minimumRenewalAge {
-            token = current
-            tokenAdoptedAt = now
-            tokenRejected = false
-            return current.authorizationValue
-        }
-        if tokenRejected || inUse.age(at: now) >= APNSProviderTokenCache.maximumTokenAge - 5 * 60 {
+        switch tokenState.decide(current: try pool.tokenCache.currentToken(), now: now) {
+        case .write(let authorization):
+            return authorization
+        case .retire:
             beginDraining()
             return nil
         }
-        return inUse.authorizationValue
     }
 
     /// APNs called this connection's token `generation` expired.
     func tokenWasRejected(generation: Int) {
-        if token?.generation == generation { tokenRejected = true }
+        tokenState.tokenWasRejected(generation: generation)
     }
 
     /// Writes one request on a new stream; `flush()` sends a batch of them.
     func write(_ request: APNSQueuedRequest, authorization: String, now: Date) {
-        guard let context, let generation = token?.generation else {
+        guard let context, let generation = tokenState.generation else {
             // Unreachable while `availableStreams` is checked first; never drop a request regardless.
             pool.requeueUnprocessed([request])
             return

@@ -136,10 +136,9 @@ final class APNSConnectionPool: @unchecked Sendable {
         guard !isShutDown else { return }
         pullFromSources()
         let now = clock.now
+        var round = APNSDispatchRound()
         while !queue.isEmpty {
-            guard let connection = connections.max(by: { $0.availableStreams < $1.availableStreams }),
-                connection.availableStreams > 0
-            else { break }
+            guard let connection = round.choose(from: connections) else { break }
             let authorization: String?
             do {
                 authorization = try connection.authorizationForWrites(now: now)
@@ -147,7 +146,11 @@ final class APNSConnectionPool: @unchecked Sendable {
                 failAllQueued(error)
                 return
             }
-            guard let authorization else { continue }  // the connection retired itself
+            guard let authorization else {
+                // It retired itself. Never ask it again in this pass, whatever it reports.
+                round.decline(connection)
+                continue
+            }
             while connection.availableStreams > 0, let request = queue.popFirst() {
                 if request.sink.isCancelled {
                     finish(request, result: .failure(.cancelled))

@@ -1,31 +1,35 @@
 import NIOCore
 
-/// A fan-out: the pool pulls pushes from the caller's sequence while the batch's window and the
+/// A fan-out: the pool pulls pushes from the batch's input while the batch's window and the
 /// consumer allow, and outcomes go back in chunks through a back-pressured async sequence. No task
 /// and no continuation per push; all bookkeeping runs on the pool's event loop.
-final class APNSPushBatch<Pushes: Sequence & Sendable>: APNSRequestSource, APNSResponseSink, @unchecked Sendable
-where Pushes.Element == APNSDevicePush {
-    // @unchecked: created off the loop, then touched only on the pool's event loop (the delegate hops
-    // there before touching it).
+final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSResponseSink, @unchecked Sendable {
+    // @unchecked: created off the loop, then touched only on the pool's event loop (the delegate and
+    // the page pump hop there before touching it).
 
     typealias Producer = NIOAsyncSequenceProducer<
         [APNSPushOutcome], NIOAsyncSequenceProducerBackPressureStrategies.HighLowWatermark, APNSPushBatchDelegate
     >
 
-    private let pushes: Pushes
-    private var iterator: Pushes.Iterator?
+    /// Internal rather than private only for the page source's extension (APNSPushBatch+Pages).
+    var input: Input
     private let window: Int
     private var nextIndex = 0
     private var outstanding = 0
-    private var inputExhausted = false
+    private var inputEnded = false
+    /// The input had nothing at hand: paused until `inputArrived` says more came.
+    private var inputWaiting = false
     private var consumerWantsMore = true
     private var pending: [APNSPushOutcome] = []
     private var producerSource: Producer.Source?
     private var finished = false
     private(set) var isCancelled = false
+    /// Set when the pool gave up on the batch: the rest of the input is answered with this error, a
+    /// chunk at a time as the consumer asks, instead of being sent.
+    private var failure: APNSError?
 
-    init(pushes: Pushes, window: Int) {
-        self.pushes = pushes
+    init(input: Input, window: Int) {
+        self.input = input
         self.window = window
     }
 
@@ -33,21 +37,25 @@ where Pushes.Element == APNSDevicePush {
         producerSource = source
     }
 
-    var isPaused: Bool { !consumerWantsMore || outstanding >= window }
+    var isPaused: Bool { !consumerWantsMore || outstanding >= window || inputWaiting }
 
     func nextRequest() -> APNSRequestSourceStep {
-        if isCancelled || inputExhausted { return .exhausted }
+        if isCancelled || inputEnded || failure != nil { return .exhausted }
         if isPaused { return .paused }
-        if iterator == nil { iterator = pushes.makeIterator() }
-        guard let push = iterator?.next() else {
-            inputExhausted = true
+        switch input.next() {
+        case .push(let push):
+            let index = nextIndex
+            nextIndex += 1
+            outstanding += 1
+            return .request(APNSQueuedRequest(operation: .device(push), sink: self, tag: index))
+        case .waiting:
+            inputWaiting = true
+            return .paused
+        case .end:
+            inputEnded = true
             finishIfDone()
             return .exhausted
         }
-        let index = nextIndex
-        nextIndex += 1
-        outstanding += 1
-        return .request(APNSQueuedRequest(operation: .device(push), sink: self, tag: index))
     }
 
     func requestCompleted(tag: Int, operation: APNSOperation, result: Result<APNSResponse, APNSError>) {
@@ -64,28 +72,46 @@ where Pushes.Element == APNSDevicePush {
             switch producerSource.yield(chunk) {
             case .produceMore: consumerWantsMore = true
             case .stopProducing: consumerWantsMore = false
-            case .dropped: isCancelled = true
+            case .dropped: cancel()
             }
         }
         finishIfDone()
     }
 
     private func finishIfDone() {
-        guard !finished, (inputExhausted || isCancelled), outstanding == 0, pending.isEmpty else { return }
+        guard !finished, inputEnded || isCancelled, outstanding == 0, pending.isEmpty, let producerSource else { return }
         finished = true
-        producerSource?.finish()
+        input.close()
+        producerSource.finish()
     }
 
     /// The consumer asked for more after the batch paused.
     func resume(pool: APNSConnectionPool) {
         consumerWantsMore = true
-        pool.dispatch()
+        proceed(pool: pool)
+    }
+
+    /// The input has more (a page arrived, or the source ended) after the batch found it empty.
+    func inputArrived(pool: APNSConnectionPool) {
+        guard inputWaiting else { return }
+        inputWaiting = false
+        proceed(pool: pool)
+    }
+
+    private func proceed(pool: APNSConnectionPool) {
+        if failure != nil {
+            failMore()
+        } else {
+            pool.dispatch()
+        }
     }
 
     /// The consumer stopped iterating: queued pushes are dropped, nothing new is pulled.
     func cancel() {
+        guard !isCancelled else { return }
         isCancelled = true
         pending = []
+        input.close()
         finishIfDone()
     }
 
@@ -93,15 +119,34 @@ where Pushes.Element == APNSDevicePush {
         fail(with: .clientShutDown)
     }
 
+    /// The pool gave up (no connection, or shut down); it has already dropped the batch from its
+    /// sources, so from here on the batch drives itself from the consumer's demand.
     func fail(with error: APNSError) {
-        if iterator == nil { iterator = pushes.makeIterator() }
-        if !isCancelled && !inputExhausted {
-            while let push = iterator?.next() {
-                pending.append(APNSPushOutcome(index: nextIndex, push: push, result: .failure(error)))
-                nextIndex += 1
+        failure = error
+        failMore()
+    }
+
+    /// Answers the input with `failure` in chunks of at most `window` while the consumer wants more,
+    /// so a long remaining input is never held in memory at once.
+    private func failMore() {
+        guard let failure else { return }
+        draining: while consumerWantsMore && !isCancelled && !inputEnded && !inputWaiting {
+            // Outcomes already waiting (requests the pool failed) count towards the chunk.
+            while pending.count < window {
+                switch input.next() {
+                case .push(let push):
+                    pending.append(APNSPushOutcome(index: nextIndex, push: push, result: .failure(failure)))
+                    nextIndex += 1
+                case .waiting:
+                    inputWaiting = true
+                    break draining
+                case .end:
+                    inputEnded = true
+                    break draining
+                }
             }
+            flushOutcomes()
         }
-        inputExhausted = true
         flushOutcomes()
     }
 }
