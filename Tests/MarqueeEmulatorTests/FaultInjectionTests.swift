@@ -71,13 +71,15 @@ extension EmulatorTests {
 
         @Test("A connection silent for the idle timeout gets GOAWAY IdleTimeout naming its last stream, then closes")
         func idleTimeout() async throws {
-            try await EmulatorFixture.with({ $0.idleTimeout = .seconds(2) }) { fixture in
+            // 5 s of silence against requests 50 ms apart: wide enough that a loaded machine (the whole
+            // suite runs in parallel on 2 cores) cannot stretch a gap into a timeout.
+            try await EmulatorFixture.with({ $0.idleTimeout = .seconds(5) }) { fixture in
                 let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
                 let client = try await fixture.connect()
                 // Requests closer together than the timeout keep the connection.
                 for _ in 0..<3 {
                     #expect(try await alert(fixture, client, to: device).status == 200)
-                    try await Task.sleep(for: .milliseconds(200))
+                    try await Task.sleep(for: .milliseconds(50))
                 }
                 #expect(client.events.goAway == nil)
                 try await expectGoAwayThenClose(client, reason: "IdleTimeout", lastStreamID: 5)
