@@ -13,6 +13,7 @@ public struct MarqueeEngine: Sendable {
     public let events: EventService
     public let tokens: TokenRegistry
     public let janitor: ChannelJanitor
+    public let idempotency: IdempotencyKeys
     public let configuration: EngineConfiguration
 
     public init(
@@ -39,6 +40,7 @@ public struct MarqueeEngine: Sendable {
         )
         events = EventService(store: store, clients: clients, channels: channels, clock: clock, logger: logger)
         tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
+        idempotency = IdempotencyKeys(store: store, clock: clock)
         janitor = ChannelJanitor(
             store: store,
             lifecycle: channels,
