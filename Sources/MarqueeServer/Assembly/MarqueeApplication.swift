@@ -14,7 +14,7 @@ enum MarqueeApplication {
         router.add(middleware: AuthenticationMiddleware(apps: engine.apps))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
-        try APIHandler(engine: engine, configuration: configuration).registerHandlers(on: router)
+        try APIHandler(engine: engine, configuration: configuration).registerHandlers(on: router, middlewares: [VerbatimHeadersMiddleware()])
         return router
     }
 }
