@@ -206,7 +206,7 @@ enum RowMapping {
     }
 
     static let broadcastLogColumns =
-        "app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at"
+        "id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, event, downgraded"
 
     static func broadcastLogEntry(_ row: some ColumnReader) throws -> BroadcastLogEntry {
         BroadcastLogEntry(
@@ -219,7 +219,10 @@ enum RowMapping {
             status: try row.int("status"),
             reason: try row.reason("reason"),
             latency: .microseconds(try row.int64("latency_us")),
-            sentAt: try row.date("sent_at")
+            sentAt: try row.date("sent_at"),
+            event: try row.parse("event", as: BroadcastEvent.self),
+            downgraded: try row.bool("downgraded"),
+            sequence: try row.int64("id")
         )
     }
 
