@@ -136,6 +136,40 @@ struct BroadcastAPITests {
         }
     }
 
+    @Test("an event's priority policy chooses the priority; putting the event without one keeps it", arguments: TestBackend.allCases)
+    func eventPriorityPolicy(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            var event: [String: Any] = [
+                "title": "Night flight", "attributesType": "FlightAttributes", "environments": ["sandbox"],
+                "plannedStart": "2026-11-28T21:00:00Z", "plannedEnd": "2026-11-29T05:00:00Z", "priorityPolicy": "normal",
+            ]
+            let created = try await server.client.send("PUT", "/v1/events/ba-117", key: app.publisherKey, json: event)
+            #expect(created.status == 201, "\(created.text)")
+            #expect(created.json["priorityPolicy"] as? String == "normal")
+            let alerted = try await broadcast(
+                server,
+                app,
+                ["event": "update", "contentState": ["gate": "B32"], "alert": ["title": "Gate change", "body": "Now B32"]],
+                key: "ba-117"
+            )
+            #expect((alerted.json["results"] as? [[String: Any]])?.first?["priority"] as? Int == 5, "\(alerted.text)")
+
+            event["priorityPolicy"] = nil
+            let kept = try await server.client.send("PUT", "/v1/events/ba-117", key: app.publisherKey, json: event)
+            #expect(kept.json["priorityPolicy"] as? String == "normal", "\(kept.text)")
+
+            event["priorityPolicy"] = "immediate"
+            let changed = try await server.client.send("PUT", "/v1/events/ba-117", key: app.publisherKey, json: event)
+            #expect(changed.json["priorityPolicy"] as? String == "immediate", "\(changed.text)")
+            let plain = try await broadcast(server, app, ["event": "update", "contentState": ["gate": "B34"]], key: "ba-117")
+            #expect((plain.json["results"] as? [[String: Any]])?.first?["priority"] as? Int == 10, "\(plain.text)")
+
+            // Without a policy of its own an event follows the server's (standard).
+            #expect(try await server.putEvent(app, key: "ars-che", environments: ["sandbox"]).json["priorityPolicy"] == nil)
+        }
+    }
+
     @Test("a broadcast to a channel APNs deleted answers channel-gone and marks it deleted; putting the event again makes a new one", arguments: TestBackend.allCases)
     func deletedChannel(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in

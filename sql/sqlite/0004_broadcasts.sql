@@ -1,4 +1,5 @@
--- 0004_broadcasts: what channel broadcasts (issue 9, items 4 and 7) add to the broadcast log.
+-- 0004_broadcasts: what channel broadcasts (issue 9, items 4 and 7) add: the broadcast log's event
+-- and downgrade, the priority budget's index, and an event's priority policy.
 -- The same changes as sql/postgres/0004_broadcasts.sql.
 --
 -- Forward-only.   sqlite3 ./data/marquee.sqlite < sql/sqlite/0004_broadcasts.sql   (in one transaction)
@@ -10,3 +11,6 @@ ALTER TABLE broadcast_log ADD COLUMN downgraded integer NOT NULL DEFAULT 0 CHECK
 
 -- The priority budget counts a channel's accepted priority-10 broadcasts of the last hour.
 CREATE INDEX broadcast_log_budget ON broadcast_log (channel_id, sent_at) WHERE priority = 10 AND status = 200;
+
+-- An event's priority policy for its broadcasts; NULL follows the server's broadcasts.priorityPolicy.
+ALTER TABLE events ADD COLUMN priority_policy text CHECK (priority_policy IN ('standard', 'immediate', 'normal'));

@@ -1,3 +1,5 @@
+import MarqueeCore
+
 /// How broadcasts choose their priority: the policy, and the hourly budget of priority-10 sends
 /// per channel.
 public struct BroadcastPolicy: Sendable, Hashable {

@@ -6,7 +6,8 @@ import MarqueeCore
 /// Broadcasts an update or the end to an event's channels: one APNs request per active channel,
 /// the environments in parallel. Marquee assigns each channel's `aps.timestamp` (strictly
 /// increasing, `ChannelStore.nextBroadcastTimestamp`), derives `apns-expiration` from the channel's
-/// storage policy (`BroadcastExpiration`), chooses the priority (`PriorityPolicy`, then
+/// storage policy (`BroadcastExpiration`), chooses the priority (the event's `PriorityPolicy` or
+/// the server's, then
 /// `PriorityBudget` counted from the log) and records every request in the broadcast log.
 ///
 /// A channel APNs says is gone (`ChannelNotRegistered`, `BadChannelId`) is marked deleted; putting
@@ -104,7 +105,7 @@ public struct BroadcastService: Sendable {
             )
         }
         let now = clock.now
-        let requested = policy.priorityPolicy.requestedPriority(
+        let requested = (event.priorityPolicy ?? policy.priorityPolicy).requestedPriority(
             explicit: draft.priority,
             important: draft.important,
             hasAlert: draft.alert != nil

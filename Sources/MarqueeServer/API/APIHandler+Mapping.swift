@@ -158,6 +158,7 @@ extension Components.Schemas.Event {
             attributesType: event.attributesType,
             environments: event.environments.sortedForDisplay.map(Components.Schemas.Environment.init),
             storagePolicy: .init(event.storagePolicy),
+            priorityPolicy: event.priorityPolicy.map(Components.Schemas.PriorityPolicy.init),
             plannedStart: event.plannedStart,
             plannedEnd: event.plannedEnd,
             state: .init(event.state),
@@ -286,5 +287,25 @@ extension Components.Schemas.BroadcastLogItem {
             latencyMicroseconds: entry.latencyMicroseconds,
             sentAt: entry.sentAt
         )
+    }
+}
+
+extension PriorityPolicy {
+    init(_ policy: Components.Schemas.PriorityPolicy) {
+        switch policy {
+        case .standard: self = .standard
+        case .immediate: self = .immediate
+        case .normal: self = .normal
+        }
+    }
+}
+
+extension Components.Schemas.PriorityPolicy {
+    init(_ policy: PriorityPolicy) {
+        switch policy {
+        case .standard: self = .standard
+        case .immediate: self = .immediate
+        case .normal: self = .normal
+        }
     }
 }

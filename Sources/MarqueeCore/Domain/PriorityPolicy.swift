@@ -1,8 +1,7 @@
-import MarqueeCore
-
 /// Which `apns-priority` a broadcast asks for before the budget has its say. Priority 10 wakes the
 /// device and counts against ActivityKit's hourly budget; priority 5 is delivered as the device's
-/// power state allows and does not count (`apns-reference.md` §7).
+/// power state allows and does not count (`apns-reference.md` §7). Chosen per event; an event
+/// without one follows the server's `broadcasts.priorityPolicy`.
 public enum PriorityPolicy: String, Sendable, Hashable, CaseIterable {
     /// 10 for updates marked important and for every update with an alert; 5 for the rest.
     case standard
