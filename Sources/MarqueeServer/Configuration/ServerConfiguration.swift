@@ -23,7 +23,8 @@ import SystemPackage
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
 /// - `tokens.maxBatch` (10000)
 /// - `broadcasts.priorityPolicy` (`standard`): `standard` (10 for important updates and those with
-///   an alert, 5 for the rest), `immediate` (10 for all) or `normal` (5 unless important)
+///   an alert, 5 for the rest), `immediate` (10 for all) or `normal` (5 unless important); an
+///   event's own `priorityPolicy` wins
 /// - `broadcasts.priorityBudgetPerHour` (30): priority-10 broadcasts per channel and hour; past it
 ///   broadcasts go at 5 and their answer says so
 public struct ServerConfiguration: Sendable {
