@@ -5,9 +5,17 @@ public struct EngineConfiguration: Sendable {
     public var janitorInterval: Duration
     /// The most push-to-start registrations one batch may carry.
     public var maximumTokenBatch: Int
+    /// The priority policy and budget of channel broadcasts.
+    public var broadcasts: BroadcastPolicy
 
-    public init(channels: ChannelPolicy = ChannelPolicy(), janitorInterval: Duration = .seconds(30), maximumTokenBatch: Int = 10_000) {
+    public init(
+        channels: ChannelPolicy = ChannelPolicy(),
+        janitorInterval: Duration = .seconds(30),
+        maximumTokenBatch: Int = 10_000,
+        broadcasts: BroadcastPolicy = BroadcastPolicy()
+    ) {
         self.channels = channels
+        self.broadcasts = broadcasts
         self.janitorInterval = janitorInterval
         self.maximumTokenBatch = maximumTokenBatch
     }

@@ -11,6 +11,7 @@ public struct MarqueeEngine: Sendable {
     public let channels: ChannelLifecycle
     public let reconciler: ChannelReconciler
     public let events: EventService
+    public let broadcasts: BroadcastService
     public let tokens: TokenRegistry
     public let janitor: ChannelJanitor
     public let idempotency: IdempotencyKeys
@@ -39,6 +40,14 @@ public struct MarqueeEngine: Sendable {
             logger: logger
         )
         events = EventService(store: store, clients: clients, channels: channels, clock: clock, logger: logger)
+        broadcasts = BroadcastService(
+            store: store,
+            clients: clients,
+            events: events,
+            policy: configuration.broadcasts,
+            clock: clock,
+            logger: logger
+        )
         tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
         idempotency = IdempotencyKeys(store: store, clock: clock)
         janitor = ChannelJanitor(

@@ -22,6 +22,11 @@ import SystemPackage
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
 /// - `tokens.maxBatch` (10000)
+/// - `broadcasts.priorityPolicy` (`standard`): `standard` (10 for important updates and those with
+///   an alert, 5 for the rest), `immediate` (10 for all) or `normal` (5 unless important); an
+///   event's own `priorityPolicy` wins
+/// - `broadcasts.priorityBudgetPerHour` (30): priority-10 broadcasts per channel and hour; past it
+///   broadcasts go at 5 and their answer says so
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
@@ -96,7 +101,19 @@ public struct ServerConfiguration: Sendable {
         engine = EngineConfiguration(
             channels: policy,
             janitorInterval: .milliseconds(Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)),
-            maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000)
+            maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000),
+            broadcasts: BroadcastPolicy(
+                priorityPolicy: try reader.parsed(
+                    "broadcasts.priorityPolicy",
+                    default: .standard,
+                    expected: "standard, immediate or normal"
+                ) { PriorityPolicy(rawValue: $0) },
+                priorityBudgetPerHour: try reader.integer(
+                    "broadcasts.priorityBudgetPerHour",
+                    default: BroadcastPolicy.defaultPriorityBudgetPerHour,
+                    range: 0...100_000
+                )
+            )
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
     }
