@@ -42,7 +42,7 @@ struct IdempotencyAPITests {
         try await TestServer.run(.sqlite) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "slow").status == 201)
-            try server.emulator.injectFault(APNSEmulatorFault(.delay(.seconds(1), jitter: .zero), endpoints: [.channelManagement]))
+            try server.emulator.injectFault(APNSEmulatorFault(.delay(.seconds(4), jitter: .zero), endpoints: [.channelManagement]))
             let request = { @Sendable in
                 try await server.client.send(
                     "POST",
@@ -52,8 +52,9 @@ struct IdempotencyAPITests {
                     headers: ["Idempotency-Key": "reconcile-1"]
                 )
             }
+            // The first waits 4 s on APNs; the retry comes half a second in.
             async let first = request()
-            try await Task.sleep(for: .milliseconds(300))
+            try await Task.sleep(for: .milliseconds(500))
             let second = try await request()
             #expect(second.status == 409)
             #expect(second.json["type"] as? String == "/problems/idempotency-in-progress")
