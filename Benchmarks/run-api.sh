@@ -23,9 +23,10 @@ for _ in $(seq 100); do grep -q "^    mq_" "$WORK/serve.log" 2>/dev/null && brea
 ADMIN=$(grep -o "mq_[A-Za-z0-9_-]*" "$WORK/serve.log" | head -1)
 BASE=http://127.0.0.1:$PORT
 APP=$(curl -sf -XPOST $BASE/v1/apps -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
-  -d "{\"name\":\"Bench\",\"bundleID\":\"com.example.bench\",\"teamID\":\"BENCH12345\",\"environments\":[\"sandbox\"]}" | sed -n "s/.*\"id\":\"\([^\"]*\)\".*/\1/p")
+  -d "{\"name\":\"Bench\",\"bundleID\":\"com.example.bench\",\"teamID\":\"BENCH12345\",\"environments\":[\"sandbox\"]}" | sed -n "s/.*\"id\" *: *\"\([^\"]*\)\".*/\1/p")
 export APP_KEY=$(curl -sf -XPOST $BASE/v1/apps/$APP/api-keys -H "Authorization: Bearer $ADMIN" -H "Content-Type: application/json" \
-  -d "{\"role\":\"app\"}" | sed -n "s/.*\"key\":\"\([^\"]*\)\".*/\1/p")
+  -d "{\"role\":\"app\"}" | sed -n "s/.*\"key\" *: *\"\([^\"]*\)\".*/\1/p")
+[ -n "$APP_KEY" ] || { echo "setup failed: no app key" >&2; cat "$WORK/serve.log" >&2; exit 1; }
 echo "load before: $(cut -d" " -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores; wrk -t2 -c$CONNECTIONS -d$DURATION"
 for run in $(seq "$RUNS"); do
   out=$(BATCH=1000 wrk -t2 -c"$CONNECTIONS" -d"$DURATION" --latency -s "$HERE/api/register-batch.lua" $BASE)
