@@ -191,11 +191,13 @@ let package = Package(
             path: "Tests/MarqueeTesting",
             swiftSettings: swiftSettings
         ),
-        // The `marquee` command line: serve, migrate, emulator.
+        // The `marquee` command line: serve, migrate, emulator, and the commands that talk to a
+        // running server through MarqueeClient.
         .executableTarget(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeClient",
                 "MarqueeAPNS",
                 "MarqueeEmulator",
                 "MarqueeStorage",
@@ -208,6 +210,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             swiftSettings: swiftSettings
         ),
