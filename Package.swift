@@ -283,6 +283,17 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        .testTarget(
+            name: "MarqueeCLITests",
+            dependencies: [
+                "MarqueeCLI",
+                "MarqueeClient",
+                "MarqueeServer",
+                "MarqueeTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
     ],
     swiftLanguageModes: [.v6]
 )
