@@ -46,7 +46,7 @@ struct ServiceMigrationTests {
 
                 try released()
                 let report = try await store.migrateReporting()
-                #expect(report.applied.map(\.name) == ["service"])
+                #expect(report.applied.map(\.name).first == "service")
 
                 let keys = try await store.apiKeys(appID: app.id)
                 #expect(keys.map(\.id) == legacy.map(\.id))

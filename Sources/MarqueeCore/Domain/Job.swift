@@ -45,21 +45,30 @@ public struct JobLease: Sendable, Hashable {
 
 /// Counters a job keeps while it works through its audience.
 public struct JobProgress: Sendable, Hashable {
+    /// Tokens with a final outcome (accepted, rejected, token gone, failed after the last retry).
     public var attempted: Int64
     public var succeeded: Int64
     public var failed: Int64
+    /// The audience's size when the job was created; `nil` for jobs without an audience.
+    public var total: Int64?
+    /// Tokens the job's 410s retired (the store counts them as it applies the timestamp rule).
+    public var retired: Int64
 
-    public init(attempted: Int64 = 0, succeeded: Int64 = 0, failed: Int64 = 0) {
+    public init(attempted: Int64 = 0, succeeded: Int64 = 0, failed: Int64 = 0, total: Int64? = nil, retired: Int64 = 0) {
         self.attempted = attempted
         self.succeeded = succeeded
         self.failed = failed
+        self.total = total
+        self.retired = retired
     }
 
     public static func + (lhs: JobProgress, rhs: JobProgress) -> JobProgress {
         JobProgress(
             attempted: lhs.attempted + rhs.attempted,
             succeeded: lhs.succeeded + rhs.succeeded,
-            failed: lhs.failed + rhs.failed
+            failed: lhs.failed + rhs.failed,
+            total: lhs.total ?? rhs.total,
+            retired: lhs.retired + rhs.retired
         )
     }
 }

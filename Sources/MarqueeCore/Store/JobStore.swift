@@ -24,6 +24,21 @@ public protocol JobStore: Sendable {
     /// Records the failure; with `retryAt` the job becomes `pending` again, otherwise `failed`.
     /// `StoreError.leaseLost` if `owner` lost it.
     func failJob(id: JobID, owner: String, error: String, retryAt: Date?, at: Date) async throws
+    /// The app's jobs of `kinds` (every kind when `nil`), newest first by (`createdAt`, `id`), those
+    /// strictly before `before` when given (keyset pagination), at most `limit`.
+    func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job]
+
     /// Cancels a job that has not finished; false otherwise.
     func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool
+}
+
+/// A position in an app's job list (newest first): the (`createdAt`, `id`) of the last job seen.
+public struct JobListPosition: Sendable, Hashable {
+    public var createdAt: Date
+    public var id: JobID
+
+    public init(createdAt: Date, id: JobID) {
+        self.createdAt = createdAt
+        self.id = id
+    }
 }

@@ -9,19 +9,36 @@ public struct AudienceQuery: Sendable, Hashable {
     public var tag: String?
     /// Leaves out tokens already in this event's start ledger.
     public var excludingStartsOf: EventID?
+    /// Only tokens carrying at least one of these tags (no filter when empty).
+    public var anyTags: [String]
+    /// Only tokens of these users (no filter when empty).
+    public var userIDs: [String]
+    /// Only these tokens, as lower-case hex (no filter when empty).
+    public var tokens: [String]
+    /// Leaves out tokens that already have a final outcome (anything but `failed`) in this job: a
+    /// resumed fan-out sends again only what was in flight or waiting for a retry.
+    public var excludingFinalOutcomesOf: JobID?
 
     public init(
         appID: AppID,
         environment: APNSEnvironment,
         attributesType: String,
         tag: String? = nil,
-        excludingStartsOf: EventID? = nil
+        excludingStartsOf: EventID? = nil,
+        anyTags: [String] = [],
+        userIDs: [String] = [],
+        tokens: [String] = [],
+        excludingFinalOutcomesOf: JobID? = nil
     ) {
         self.appID = appID
         self.environment = environment
         self.attributesType = attributesType
         self.tag = tag
         self.excludingStartsOf = excludingStartsOf
+        self.anyTags = anyTags
+        self.userIDs = userIDs
+        self.tokens = tokens
+        self.excludingFinalOutcomesOf = excludingFinalOutcomesOf
     }
 }
 
@@ -54,6 +71,9 @@ public protocol TokenStore: Sendable {
     /// Valid tokens of the audience with `rowID > cursor`, in `rowID` order, at most `limit`:
     /// keyset pagination, so memory and query cost do not depend on the audience's size.
     func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken]
+
+    /// How many tokens `audiencePage` would yield from the start.
+    func audienceCount(_ query: AudienceQuery) async throws -> Int64
 }
 
 extension TokenStore {

@@ -7,12 +7,14 @@ extension PostgresStore {
         let inserted = try await rows(
             """
             INSERT INTO jobs (id, app_id, kind, arguments, due_at, state, attempts, progress_attempted, progress_succeeded,
-                              progress_failed, checkpoint, last_error, created_at, updated_at)
+                              progress_failed, progress_total, progress_retired, checkpoint, last_error, created_at,
+                              updated_at)
             SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(ColumnCoding.json(job.arguments))::json, \(job.dueAt),
                    \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \(job.progress.succeeded),
-                   \(job.progress.failed), \(job.checkpoint), \(job.lastError), \(job.createdAt), \(job.updatedAt)
+                   \(job.progress.failed), \(job.progress.total), \(job.progress.retired), \(job.checkpoint),
+                   \(job.lastError), \(job.createdAt), \(job.updatedAt)
             FROM apps a WHERE a.id = \(job.appID.uuid)
-            RETURNING id
+            RETURNING id, pg_notify(\(Self.jobsChannel), kind)
             """
         )
         guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
@@ -89,6 +91,21 @@ extension PostgresStore {
             """
         )
         guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
+    }
+
+    public func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job] {
+        let kindNames = kinds.map { $0.map(\.rawValue) }
+        return try await rows(
+            """
+            SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs
+            WHERE app_id = \(appID.uuid)
+              AND (\(kindNames == nil) OR kind = ANY(\(kindNames ?? [])))
+              AND (\(before == nil) OR (created_at, id) < (\(before?.createdAt ?? Date())::timestamptz,
+                                                          \(before?.id.uuid ?? UUID())::uuid))
+            ORDER BY created_at DESC, id DESC
+            LIMIT \(max(1, limit))
+            """
+        ).mapped(RowMapping.job)
     }
 
     public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {

@@ -7,14 +7,15 @@ extension SQLiteStore {
         let inserted = try await query(
             """
             INSERT INTO jobs (id, app_id, kind, arguments, due_at, state, attempts, progress_attempted, progress_succeeded,
-                              progress_failed, checkpoint, last_error, created_at, updated_at)
-            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                              progress_failed, progress_total, progress_retired, checkpoint, last_error, created_at,
+                              updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             RETURNING id
             """,
             [
                 .id(job.id), .text(job.kind.rawValue), .text(ColumnCoding.json(job.arguments)), .date(job.dueAt),
                 .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted), .int(job.progress.succeeded),
-                .int(job.progress.failed), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
+                .int(job.progress.failed), .int(job.progress.total), .int(job.progress.retired), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
                 .date(job.updatedAt), .id(job.appID),
             ]
         )
@@ -98,6 +99,24 @@ extension SQLiteStore {
             [.date(retryAt), .text(error), .date(at), .id(id), .text(owner)]
         )
         guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
+    }
+
+    public func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job] {
+        let kindNames = kinds.map { $0.map(\.rawValue).sorted() }
+        return try await query(
+            """
+            SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs
+            WHERE app_id = ?1
+              AND (?2 IS NULL OR kind IN (SELECT value FROM json_each(?2)))
+              AND (?3 IS NULL OR created_at < ?3 OR (created_at = ?3 AND id < ?4))
+            ORDER BY created_at DESC, id DESC
+            LIMIT ?5
+            """,
+            [
+                .id(appID), .text(kindNames.map { ColumnCoding.json(.array($0.map { .string($0) })) }),
+                .date(before?.createdAt), .id(before?.id), .int(max(1, limit)),
+            ]
+        ).mapped(RowMapping.job)
     }
 
     public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {

@@ -160,8 +160,8 @@ enum RowMapping {
         let arguments = dialect == .postgres ? "\(prefix)arguments::text AS arguments" : "\(prefix)arguments"
         return [
             "id", "app_id", "kind", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
-            "progress_attempted", "progress_succeeded", "progress_failed", "checkpoint", "last_error", "created_at",
-            "updated_at",
+            "progress_attempted", "progress_succeeded", "progress_failed", "progress_total", "progress_retired",
+            "checkpoint", "last_error", "created_at", "updated_at",
         ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ")
     }
 
@@ -180,7 +180,9 @@ enum RowMapping {
             progress: JobProgress(
                 attempted: try row.int64("progress_attempted"),
                 succeeded: try row.int64("progress_succeeded"),
-                failed: try row.int64("progress_failed")
+                failed: try row.int64("progress_failed"),
+                total: try row.optionalInt64("progress_total"),
+                retired: try row.int64("progress_retired")
             ),
             checkpoint: try row.optionalString("checkpoint"),
             lastError: try row.optionalString("last_error"),
