@@ -5,10 +5,18 @@ public struct EngineConfiguration: Sendable {
     public var janitorInterval: Duration
     /// The most push-to-start registrations one batch may carry.
     public var maximumTokenBatch: Int
+    /// How the job worker leases and runs jobs.
+    public var jobs: JobWorkerConfiguration
 
-    public init(channels: ChannelPolicy = ChannelPolicy(), janitorInterval: Duration = .seconds(30), maximumTokenBatch: Int = 10_000) {
+    public init(
+        channels: ChannelPolicy = ChannelPolicy(),
+        janitorInterval: Duration = .seconds(30),
+        maximumTokenBatch: Int = 10_000,
+        jobs: JobWorkerConfiguration = JobWorkerConfiguration()
+    ) {
         self.channels = channels
         self.janitorInterval = janitorInterval
         self.maximumTokenBatch = maximumTokenBatch
+        self.jobs = jobs
     }
 }
