@@ -22,6 +22,9 @@ import SystemPackage
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
 /// - `tokens.maxBatch` (10000)
+/// - `jobs.leaseMilliseconds` (30000): a job's lease; a dead replica's job is taken over after it
+/// - `jobs.pollMilliseconds` (2000), `jobs.concurrency` (4), `jobs.pageSize` (1000), `jobs.batchSize` (500), `jobs.window` (the APNs client's),
+///   `jobs.retryBaseMilliseconds` (1000): the job worker
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
@@ -96,7 +99,16 @@ public struct ServerConfiguration: Sendable {
         engine = EngineConfiguration(
             channels: policy,
             janitorInterval: .milliseconds(Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)),
-            maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000)
+            maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000),
+            jobs: JobWorkerConfiguration(
+                leaseDuration: .milliseconds(Int64(try reader.integer("jobs.leaseMilliseconds", default: 30_000, range: 100...3_600_000))),
+                pollInterval: .milliseconds(Int64(try reader.integer("jobs.pollMilliseconds", default: 2_000, range: 10...600_000))),
+                concurrency: try reader.integer("jobs.concurrency", default: 4, range: 1...64),
+                pageSize: try reader.integer("jobs.pageSize", default: 1_000, range: 1...100_000),
+                window: reader.raw("jobs.window") == nil ? nil : try reader.integer("jobs.window", default: 1, range: 1...100_000),
+                batchSize: try reader.integer("jobs.batchSize", default: 500, range: 1...100_000),
+                retryBaseDelay: .milliseconds(Int64(try reader.integer("jobs.retryBaseMilliseconds", default: 1_000, range: 1...600_000)))
+            )
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
     }
