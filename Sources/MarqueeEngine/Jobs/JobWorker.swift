@@ -87,7 +87,7 @@ public struct JobWorker: Service {
         var jobLogger = logger
         jobLogger[metadataKey: "job.id"] = "\(job.id)"
         do {
-            _ = try await runner.run(job, owner: owner, stop: stop)
+            _ = try await runner.run(job, owner: owner, stop: RunStop(parent: stop))
         } catch StoreError.leaseLost {
             jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
         } catch {

@@ -40,7 +40,7 @@ struct StartFanOutRunner: Sendable {
                 checkpoint: job.checkpoint.flatMap(Int64.init)
             )
         )
-        let context = Context(job: job, owner: owner, arguments: arguments, machine: machine)
+        let context = Context(job: job, owner: owner, arguments: arguments, machine: machine, stop: stop)
 
         return try await withThrowingTaskGroup(of: Ending?.self) { group in
             group.addTask {
@@ -76,6 +76,7 @@ struct StartFanOutRunner: Sendable {
         var owner: String
         var arguments: StartJobArguments
         var machine: MachineBox
+        var stop: RunStop
     }
 
     private func fanOut(_ context: Context, client: APNSClient, templates: StartTemplates, stop: RunStop) async throws -> Ending {
@@ -139,6 +140,11 @@ struct StartFanOutRunner: Sendable {
             }
         } catch let error as APNSPushSourceError<Pages.Failure> {
             sourceError = error.underlying
+        } catch {
+            // A lost lease (the job was cancelled or taken over) or a failed commit: stop the page
+            // source, so that the client sends only what it already holds.
+            context.stop.raise()
+            throw error
         }
         let last = context.machine.withLock { machine in
             machine.roundEnded(now: clock.now)
@@ -211,13 +217,17 @@ final class MachineBox: Sendable {
 }
 
 /// A flag a run checks between pages: raised on shutdown or when the lease is gone.
+/// A run's flag is also raised by its worker's (`parent`); raising it leaves the parent alone.
 public final class RunStop: Sendable {
     private let raised = Mutex(false)
+    private let parent: RunStop?
 
-    public init() {}
+    public init(parent: RunStop? = nil) {
+        self.parent = parent
+    }
 
     public func raise() { raised.withLock { $0 = true } }
-    public var isRaised: Bool { raised.withLock { $0 } }
+    public var isRaised: Bool { raised.withLock { $0 } || parent?.isRaised == true }
 }
 
 /// The two start payloads of a job, encoded once; each device's push shares one of them.
