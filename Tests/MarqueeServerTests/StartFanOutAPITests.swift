@@ -196,16 +196,16 @@ struct StartFanOutAPITests {
             // The run notices at its next commit and stops reading the audience; what the client
             // already holds (the window, the page being sent and the pages pulled ahead) still
             // goes out, and then nothing more.
+            // (They may trickle out for a few seconds on a loaded machine.)
             var shown = emulator.activities(in: .sandbox).count
-            for _ in 0..<20 {
-                try await Task.sleep(for: .seconds(1))
+            for _ in 0..<10 {
+                try await Task.sleep(for: .seconds(3))
                 let now = emulator.activities(in: .sandbox).count
                 if now == shown { break }
                 shown = now
             }
-            try await Task.sleep(for: .seconds(2))
-            #expect(emulator.activities(in: .sandbox).count == shown)
             #expect(shown < 300)
+            #expect(shown <= (Self.progress(cancelled.json, "sent") ?? 0) + 150)
             let job = try await server.client.send("GET", location, key: app.publisherKey).json
             #expect(job["state"] as? String == "cancelled")
             // Cancelling again is harmless; a finished job cannot be cancelled.
