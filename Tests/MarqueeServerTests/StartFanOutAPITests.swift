@@ -180,15 +180,16 @@ struct StartFanOutAPITests {
 
     @Test("a cancelled job stops sending and stays cancelled", arguments: TestBackend.allCases)
     func cancel(backend: TestBackend) async throws {
-        try await TestServer.run(backend, settings: ["jobs.pageSize": "20", "jobs.window": "4", "jobs.batchSize": "10"]) { server in
+        // Slow enough (about 100 starts a second) that the job is still running when cancelled.
+        try await TestServer.run(backend, settings: ["jobs.pageSize": "20", "jobs.window": "2", "jobs.batchSize": "10"]) { server in
             let emulator = try server.emulator
-            emulator.injectFault(.init(.delay(.milliseconds(5), jitter: .zero), endpoints: [.devicePush]))
+            emulator.injectFault(.init(.delay(.milliseconds(20), jitter: .zero), endpoints: [.devicePush]))
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
             _ = try await Self.devices(300, emulator: emulator, server: server, app: app)
             let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
             let location = try #require(started.header("Location"))
-            try await Self.waitForJob(server, app, location) { (Self.progress($0, "sent") ?? 0) >= 20 }
+            try await Self.waitForJob(server, app, location) { (Self.progress($0, "sent") ?? 0) >= 10 }
 
             let cancelled = try await server.client.send("POST", location + "/cancel", key: app.publisherKey)
             #expect(cancelled.status == 200)
