@@ -5,6 +5,8 @@ public struct EngineConfiguration: Sendable {
     public var janitorInterval: Duration
     /// The most push-to-start registrations one batch may carry.
     public var maximumTokenBatch: Int
+    /// The priority policy and budget of channel broadcasts.
+    public var broadcasts: BroadcastPolicy
     /// How the job worker leases and runs jobs.
     public var jobs: JobWorkerConfiguration
 
@@ -12,9 +14,11 @@ public struct EngineConfiguration: Sendable {
         channels: ChannelPolicy = ChannelPolicy(),
         janitorInterval: Duration = .seconds(30),
         maximumTokenBatch: Int = 10_000,
+        broadcasts: BroadcastPolicy = BroadcastPolicy(),
         jobs: JobWorkerConfiguration = JobWorkerConfiguration()
     ) {
         self.channels = channels
+        self.broadcasts = broadcasts
         self.janitorInterval = janitorInterval
         self.maximumTokenBatch = maximumTokenBatch
         self.jobs = jobs

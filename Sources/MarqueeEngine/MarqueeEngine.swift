@@ -11,8 +11,10 @@ public struct MarqueeEngine: Sendable {
     public let channels: ChannelLifecycle
     public let reconciler: ChannelReconciler
     public let events: EventService
+    public let broadcasts: BroadcastService
     public let tokens: TokenRegistry
     public let janitor: ChannelJanitor
+    public let idempotency: IdempotencyKeys
     public let starts: StartService
     /// This replica's job worker: a service to run.
     public let worker: JobWorker
@@ -43,7 +45,16 @@ public struct MarqueeEngine: Sendable {
             logger: logger
         )
         events = EventService(store: store, clients: clients, channels: channels, clock: clock, logger: logger)
+        broadcasts = BroadcastService(
+            store: store,
+            clients: clients,
+            events: events,
+            policy: configuration.broadcasts,
+            clock: clock,
+            logger: logger
+        )
         tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
+        idempotency = IdempotencyKeys(store: store, clock: clock)
         janitor = ChannelJanitor(
             store: store,
             lifecycle: channels,

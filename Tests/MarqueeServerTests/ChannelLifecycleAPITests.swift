@@ -27,9 +27,8 @@ struct ChannelLifecycleAPITests {
             #expect(read.status == 200)
             #expect(read.json["channelID"] as? String == sandboxChannels.first?.id)
             let etag = try #require(read.header("ETag"))
-            withKnownIssue("Cache-Control is documented and set by the handler but does not reach the test client yet") {
-                #expect(read.header("Cache-Control")?.contains("max-age=") == true)
-            }
+            #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
+            #expect(read.header("Cache-Control") == "private, max-age=60")
             let again = try await server.client.send(
                 "GET",
                 "/v1/events/ars-che/channels/sandbox",

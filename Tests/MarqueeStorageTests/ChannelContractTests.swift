@@ -154,12 +154,89 @@ struct ChannelContractTests {
                     latency: .microseconds(1500 + index),
                     sentAt: fixture.now
                 )
-                try await fixture.store.appendBroadcastLog(entry)
-                entries.append(entry)
+                var stored = entry
+                stored.sequence = try await fixture.store.appendBroadcastLog(entry)
+                entries.append(stored)
             }
             #expect(try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, limit: 10) == entries.reversed())
             let other = try await fixture.makeApp("Other")
             #expect(try await fixture.store.broadcastLog(appID: other.id, channelID: channel.id, limit: 10).isEmpty)
+        }
+    }
+
+    @Test("the broadcast log pages newest first by its sequence and keeps the event and the downgrade", arguments: Backend.allCases)
+    func broadcastLogPages(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            var sequences: [Int64] = []
+            for index in 0..<5 {
+                sequences.append(
+                    try await fixture.store.appendBroadcastLog(
+                        BroadcastLogEntry(
+                            appID: app.id,
+                            channelID: channel.id,
+                            apnsRequestID: UUID(),
+                            apnsUniqueID: nil,
+                            priority: index == 3 ? .normal : .immediate,
+                            timestamp: 1_767_225_600 + Int64(index),
+                            status: 200,
+                            reason: nil,
+                            latency: .microseconds(900),
+                            sentAt: fixture.now,
+                            event: index == 4 ? .end : .update,
+                            downgraded: index == 3
+                        )
+                    )
+                )
+            }
+            #expect(sequences == sequences.sorted() && Set(sequences).count == 5)
+            let first = try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, before: nil, limit: 2)
+            #expect(first.map(\.timestamp) == [1_767_225_604, 1_767_225_603])
+            #expect(first.map(\.event) == [.end, .update])
+            #expect(first.map(\.downgraded) == [false, true])
+            let second = try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, before: first.last?.sequence, limit: 2)
+            #expect(second.map(\.timestamp) == [1_767_225_602, 1_767_225_601])
+            let last = try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, before: second.last?.sequence, limit: 2)
+            #expect(last.map(\.timestamp) == [1_767_225_600])
+        }
+    }
+
+    @Test("the priority budget counts accepted broadcasts at one priority since a time", arguments: Backend.allCases)
+    func broadcastCount(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            let rows: [(APNSPriority, Int, TimeInterval)] = [
+                (.immediate, 200, -4000),  // more than an hour ago
+                (.immediate, 200, -1800),
+                (.immediate, 200, -10),
+                (.immediate, 429, -5),  // refused: not delivered, not counted
+                (.normal, 200, -5),
+            ]
+            for (priority, status, offset) in rows {
+                try await fixture.store.appendBroadcastLog(
+                    BroadcastLogEntry(
+                        appID: app.id,
+                        channelID: channel.id,
+                        apnsRequestID: UUID(),
+                        apnsUniqueID: nil,
+                        priority: priority,
+                        timestamp: 1,
+                        status: status,
+                        reason: status == 200 ? nil : .tooManyRequests,
+                        latency: .microseconds(1),
+                        sentAt: fixture.now.addingTimeInterval(offset)
+                    )
+                )
+            }
+            let hourAgo = fixture.now.addingTimeInterval(-3600)
+            #expect(try await fixture.store.broadcastCount(appID: app.id, channelID: channel.id, priority: .immediate, since: hourAgo) == 2)
+            #expect(try await fixture.store.broadcastCount(appID: app.id, channelID: channel.id, priority: .normal, since: hourAgo) == 1)
+            let other = try await fixture.makeApp("Other")
+            #expect(try await fixture.store.broadcastCount(appID: other.id, channelID: channel.id, priority: .immediate, since: hourAgo) == 0)
         }
     }
 

@@ -33,13 +33,15 @@ struct EventContractTests {
         }
     }
 
-    @Test("an update replaces title, environments, times and state, not the key, type or policy", arguments: Backend.allCases)
+    @Test("an update replaces title, environments, priority policy, times and state, not the key, type or storage policy", arguments: Backend.allCases)
     func updateEvent(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
+            #expect(event.priorityPolicy == nil)
             fixture.clock.advance(by: 90)
             var change = event
+            change.priorityPolicy = .immediate
             change.title = "Final (extra time)"
             change.environments = [.production]
             change.plannedStart = event.plannedStart.addingTimeInterval(600)
@@ -58,6 +60,30 @@ struct EventContractTests {
             #expect(updated == expected)
             #expect(try await fixture.store.event(appID: app.id, id: event.id) == expected)
             #expect(try await fixture.store.event(appID: app.id, externalKey: "renamed") == nil)
+            change.priorityPolicy = nil
+            #expect(try await fixture.store.updateEvent(change).priorityPolicy == nil)
+        }
+    }
+
+    @Test("an event's priority policy is stored and read back", arguments: Backend.allCases)
+    func priorityPolicy(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            var event = Event(
+                appID: app.id,
+                externalKey: "flight-1",
+                title: "BA 117",
+                attributesType: "FlightAttributes",
+                environments: [.sandbox],
+                storagePolicy: .mostRecentMessageStored,
+                priorityPolicy: .normal,
+                plannedStart: fixture.now,
+                plannedEnd: fixture.now.addingTimeInterval(3600),
+                createdAt: fixture.now
+            )
+            event = try await fixture.store.createEvent(event).event
+            #expect(event.priorityPolicy == .normal)
+            #expect(try await fixture.store.event(appID: app.id, externalKey: "flight-1")?.priorityPolicy == .normal)
         }
     }
 

@@ -11,11 +11,19 @@ public struct BroadcastLogEntry: Sendable, Hashable {
     public var priority: APNSPriority
     /// The payload's `aps.timestamp`.
     public var timestamp: Int64
+    /// APNs' HTTP status; `0` when no answer came (the connection failed with the request in flight).
     public var status: Int
     public var reason: APNSErrorReason?
     /// From request to response.
     public var latency: Duration
     public var sentAt: Date
+    /// `update` or `end`.
+    public var event: BroadcastEvent
+    /// Whether the priority budget sent it at 5 although 10 was asked for.
+    public var downgraded: Bool
+    /// The log's own position, assigned by the store on append and set on entries read back; the
+    /// cursor of `BroadcastLogStore.broadcastLog(appID:channelID:before:limit:)`.
+    public var sequence: Int64?
 
     public init(
         appID: AppID,
@@ -27,7 +35,10 @@ public struct BroadcastLogEntry: Sendable, Hashable {
         status: Int,
         reason: APNSErrorReason?,
         latency: Duration,
-        sentAt: Date
+        sentAt: Date,
+        event: BroadcastEvent = .update,
+        downgraded: Bool = false,
+        sequence: Int64? = nil
     ) {
         self.appID = appID
         self.channelID = channelID
@@ -39,6 +50,9 @@ public struct BroadcastLogEntry: Sendable, Hashable {
         self.reason = reason
         self.latency = latency
         self.sentAt = sentAt
+        self.event = event
+        self.downgraded = downgraded
+        self.sequence = sequence
     }
 
     /// Latency in whole microseconds, the unit the log stores.

@@ -21,6 +21,8 @@ public struct Event: Sendable, Hashable {
     public var environments: Set<APNSEnvironment>
     /// The storage policy of the event's channels.
     public var storagePolicy: MessageStoragePolicy
+    /// How broadcasts to the event choose their priority; `nil` follows the server's default.
+    public var priorityPolicy: PriorityPolicy?
     public var plannedStart: Date
     public var plannedEnd: Date
     public var state: EventState
@@ -35,6 +37,7 @@ public struct Event: Sendable, Hashable {
         attributesType: String,
         environments: Set<APNSEnvironment>,
         storagePolicy: MessageStoragePolicy,
+        priorityPolicy: PriorityPolicy? = nil,
         plannedStart: Date,
         plannedEnd: Date,
         state: EventState = .scheduled,
@@ -48,6 +51,7 @@ public struct Event: Sendable, Hashable {
         self.attributesType = attributesType
         self.environments = environments
         self.storagePolicy = storagePolicy
+        self.priorityPolicy = priorityPolicy
         self.plannedStart = plannedStart
         self.plannedEnd = plannedEnd
         self.state = state

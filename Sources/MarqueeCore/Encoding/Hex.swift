@@ -27,4 +27,28 @@ public enum Hex {
         }
         return count > 0 && count % 2 == 0
     }
+
+    /// The bytes of hex text (either case); `nil` unless `isHex(text)`.
+    public static func decode(_ text: some StringProtocol) -> [UInt8]? {
+        guard isHex(text) else { return nil }
+        func value(_ digit: UInt8) -> UInt8 {
+            switch digit {
+            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+            default: digit - UInt8(ascii: "A") + 10
+            }
+        }
+        var bytes: [UInt8] = []
+        bytes.reserveCapacity(text.utf8.count / 2)
+        var high: UInt8?
+        for digit in text.utf8 {
+            if let first = high {
+                bytes.append(first << 4 | value(digit))
+                high = nil
+            } else {
+                high = value(digit)
+            }
+        }
+        return bytes
+    }
 }

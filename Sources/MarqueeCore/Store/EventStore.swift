@@ -9,8 +9,8 @@ public protocol EventStore: Sendable {
     func event(appID: AppID, externalKey: String) async throws -> Event?
     /// Returns false if the app has no such event.
     func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool
-    /// Replaces the event's mutable fields (`title`, `environments`, `plannedStart`, `plannedEnd`,
-    /// `state`, `updatedAt`); `StoreError.notFound` if the app has no such event.
+    /// Replaces the event's mutable fields (`title`, `environments`, `priorityPolicy`, `plannedStart`,
+    /// `plannedEnd`, `state`, `updatedAt`); `StoreError.notFound` if the app has no such event.
     func updateEvent(_ event: Event) async throws -> Event
     /// The app's events in `externalKey` order after `afterKey` (keyset pagination), at most `limit`,
     /// only those in `states` when given.

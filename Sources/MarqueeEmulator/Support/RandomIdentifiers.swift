@@ -1,4 +1,5 @@
 import Foundation
+import MarqueeCore
 import Synchronization
 
 /// Identifiers the emulator mints: tokens are random bytes shown as lowercase hex, channel IDs are
@@ -9,14 +10,7 @@ enum RandomIdentifiers {
     /// A push token: `byteCount` random bytes in lowercase hex (32 bytes: 64 characters, as usual).
     static func token(byteCount: Int = 32) -> String {
         var generator = SystemRandomNumberGenerator()
-        var text = [UInt8]()
-        text.reserveCapacity(byteCount * 2)
-        for _ in 0..<byteCount {
-            let byte = UInt8.random(in: .min ... .max, using: &generator)
-            text.append(hexDigits[Int(byte >> 4)])
-            text.append(hexDigits[Int(byte & 0x0F)])
-        }
-        return String(decoding: text, as: UTF8.self)
+        return Hex.encode((0..<byteCount).map { _ in UInt8.random(in: .min ... .max, using: &generator) })
     }
 
     /// A channel ID: standard base64 (`+`, `/` and `=` included) of `byteCount` random bytes. Apple

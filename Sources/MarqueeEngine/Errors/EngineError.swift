@@ -23,6 +23,9 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     case apnsUnavailable(String)
     /// A unique value is taken (a bundle ID by another app).
     case duplicate(String)
+    /// The event's channel is gone: APNs answered `reason` (`ChannelNotRegistered`, `BadChannelId`)
+    /// and Marquee marked it deleted, or the event has no active channel in the environment.
+    case channelGone(environments: [APNSEnvironment], reason: APNSErrorReason?)
 
     public var description: String {
         switch self {
@@ -38,6 +41,10 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
         case .apnsRejected(let status, let reason): "APNs refused the request: \(status) \(reason.reasonString)"
         case .apnsUnavailable(let detail): "APNs is unavailable: \(detail)"
         case .duplicate(let detail): detail
+        case .channelGone(let environments, let reason):
+            "the event has no usable channel in \(environments.map(\.rawValue).joined(separator: ", "))"
+                + (reason.map { ": APNs answered \($0.reasonString) and Marquee marked the channel deleted" } ?? "")
+                + "; put the event again (PUT /v1/events/{eventKey}) to create a new channel"
         }
     }
 }

@@ -8,6 +8,8 @@ public struct EventDraft: Sendable, Hashable {
     public var environments: [APNSEnvironment]
     /// `nil` keeps an existing event's policy, or takes the default for a new one.
     public var storagePolicy: MessageStoragePolicy?
+    /// `nil` keeps an existing event's policy, or follows the server's default on a new one.
+    public var priorityPolicy: PriorityPolicy?
     public var plannedStart: Date
     public var plannedEnd: Date
 
@@ -16,6 +18,7 @@ public struct EventDraft: Sendable, Hashable {
         attributesType: String,
         environments: [APNSEnvironment],
         storagePolicy: MessageStoragePolicy?,
+        priorityPolicy: PriorityPolicy? = nil,
         plannedStart: Date,
         plannedEnd: Date
     ) {
@@ -23,6 +26,7 @@ public struct EventDraft: Sendable, Hashable {
         self.attributesType = attributesType
         self.environments = environments
         self.storagePolicy = storagePolicy
+        self.priorityPolicy = priorityPolicy
         self.plannedStart = plannedStart
         self.plannedEnd = plannedEnd
     }

@@ -56,6 +56,7 @@ public struct EventService: Sendable {
                 attributesType: draft.attributesType,
                 environments: Set(draft.environments),
                 storagePolicy: draft.storagePolicy ?? EventDraft.defaultStoragePolicy,
+                priorityPolicy: draft.priorityPolicy,
                 plannedStart: draft.plannedStart,
                 plannedEnd: draft.plannedEnd,
                 createdAt: now
@@ -192,6 +193,7 @@ public struct EventService: Sendable {
         var event = existing
         event.title = draft.title
         event.environments = environments
+        if let priorityPolicy = draft.priorityPolicy { event.priorityPolicy = priorityPolicy }
         event.plannedStart = draft.plannedStart
         event.plannedEnd = draft.plannedEnd
         if event != existing {

@@ -13,6 +13,7 @@ extension APIHandler {
             attributesType: body.attributesType,
             environments: body.environments.map(\.domain),
             storagePolicy: body.storagePolicy?.domain,
+            priorityPolicy: body.priorityPolicy.map { PriorityPolicy($0) },
             plannedStart: body.plannedStart,
             plannedEnd: body.plannedEnd
         )

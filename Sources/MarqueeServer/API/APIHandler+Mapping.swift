@@ -158,6 +158,7 @@ extension Components.Schemas.Event {
             attributesType: event.attributesType,
             environments: event.environments.sortedForDisplay.map(Components.Schemas.Environment.init),
             storagePolicy: .init(event.storagePolicy),
+            priorityPolicy: event.priorityPolicy.map(Components.Schemas.PriorityPolicy.init),
             plannedStart: event.plannedStart,
             plannedEnd: event.plannedEnd,
             state: .init(event.state),
@@ -211,4 +212,100 @@ extension Components.Schemas.Activity {
 extension Set where Element == APNSEnvironment {
     /// Environments in a stable order for answers.
     var sortedForDisplay: [APNSEnvironment] { sorted { $0.rawValue < $1.rawValue } }
+}
+
+extension Components.Schemas.BroadcastEvent {
+    init(_ event: BroadcastEvent) {
+        switch event {
+        case .update: self = .update
+        case .end: self = .end
+        }
+    }
+
+    var domain: BroadcastEvent {
+        switch self {
+        case .update: .update
+        case .end: .end
+        }
+    }
+}
+
+extension Components.Schemas.BroadcastResult {
+    init(_ report: BroadcastReport) {
+        self.init(
+            eventKey: report.event.externalKey,
+            event: .init(report.kind),
+            results: report.results.map(Components.Schemas.BroadcastChannelResult.init)
+        )
+    }
+}
+
+extension Components.Schemas.BroadcastChannelResult {
+    init(_ result: EnvironmentBroadcast) {
+        self.init(environment: .init(result.environment), status: .skipped)
+        channelID = result.channel?.apnsChannelID
+        apnsRequestID = result.requestID?.uuidString.lowercased()
+        timestamp = result.timestamp
+        apnsExpiration = result.expiration
+        priority = result.decision?.priority.rawValue
+        requestedPriority = result.decision?.requested.rawValue
+        downgraded = result.decision?.downgraded
+        reason = result.decision?.downgradeReason
+        latencyMicroseconds = result.latency.map { duration in
+            let (seconds, attoseconds) = duration.components
+            return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        }
+        switch result.outcome {
+        case .accepted(let requestID, let uniqueID):
+            status = .accepted
+            apnsRequestID = requestID
+            apnsUniqueID = uniqueID
+        case .failed(let httpStatus, let apnsReason, let detail, let channelDeleted):
+            status = .failed
+            self.httpStatus = httpStatus
+            self.apnsReason = apnsReason?.reasonString
+            self.channelDeleted = channelDeleted
+            reason = detail
+        case .noActiveChannel(let detail):
+            status = .skipped
+            reason = detail
+        }
+    }
+}
+
+extension Components.Schemas.BroadcastLogItem {
+    init(_ entry: BroadcastLogEntry) {
+        self.init(
+            apnsRequestID: entry.apnsRequestID.uuidString.lowercased(),
+            apnsUniqueID: entry.apnsUniqueID,
+            event: .init(entry.event),
+            priority: entry.priority.rawValue,
+            downgraded: entry.downgraded,
+            timestamp: entry.timestamp,
+            status: entry.status,
+            apnsReason: entry.reason?.reasonString,
+            latencyMicroseconds: entry.latencyMicroseconds,
+            sentAt: entry.sentAt
+        )
+    }
+}
+
+extension PriorityPolicy {
+    init(_ policy: Components.Schemas.PriorityPolicy) {
+        switch policy {
+        case .standard: self = .standard
+        case .immediate: self = .immediate
+        case .normal: self = .normal
+        }
+    }
+}
+
+extension Components.Schemas.PriorityPolicy {
+    init(_ policy: PriorityPolicy) {
+        switch policy {
+        case .standard: self = .standard
+        case .immediate: self = .immediate
+        case .normal: self = .normal
+        }
+    }
 }

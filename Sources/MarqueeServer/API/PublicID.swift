@@ -21,17 +21,8 @@ enum PublicID {
     }
 
     private static func parse(_ prefix: String, _ text: String) -> UUID? {
-        guard text.hasPrefix(prefix + "_") else { return nil }
-        let hex = Array(text.utf8.dropFirst(prefix.utf8.count + 1))
-        guard hex.count == 32, Hex.isHex(String(decoding: hex, as: UTF8.self)) else { return nil }
-        var bytes: [UInt8] = []
-        bytes.reserveCapacity(16)
-        var index = 0
-        while index < 32 {
-            guard let byte = UInt8(String(decoding: hex[index..<index + 2], as: UTF8.self), radix: 16) else { return nil }
-            bytes.append(byte)
-            index += 2
-        }
+        guard text.hasPrefix(prefix + "_"), let bytes = Hex.decode(text.dropFirst(prefix.count + 1)), bytes.count == 16
+        else { return nil }
         return bytes.withUnsafeBytes { raw in UUID(uuid: raw.loadUnaligned(as: uuid_t.self)) }
     }
 }

@@ -12,8 +12,9 @@ enum MarqueeApplication {
         router.add(middleware: RequestIDMiddleware(logger: logger))
         router.add(middleware: BodyLimitMiddleware(maximumBytes: configuration.maxBodyBytes, maximumDepth: configuration.maxJSONDepth))
         router.add(middleware: AuthenticationMiddleware(apps: engine.apps))
+        router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
-        try APIHandler(engine: engine, configuration: configuration).registerHandlers(on: router)
+        try APIHandler(engine: engine, configuration: configuration).registerHandlers(on: router, middlewares: [VerbatimHeadersMiddleware()])
         return router
     }
 }

@@ -22,6 +22,11 @@ import SystemPackage
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
 /// - `tokens.maxBatch` (10000)
+/// - `broadcasts.priorityPolicy` (`standard`): `standard` (10 for important updates and those with
+///   an alert, 5 for the rest), `immediate` (10 for all) or `normal` (5 unless important); an
+///   event's own `priorityPolicy` wins
+/// - `broadcasts.priorityBudgetPerHour` (30): priority-10 broadcasts per channel and hour; past it
+///   broadcasts go at 5 and their answer says so
 /// - `jobs.leaseMilliseconds` (30000): a job's lease; a dead replica's job is taken over after it
 /// - `jobs.pollMilliseconds` (2000), `jobs.concurrency` (4), `jobs.pageSize` (1000), `jobs.batchSize` (500), `jobs.window` (the APNs client's),
 ///   `jobs.retryBaseMilliseconds` (1000): the job worker
@@ -100,6 +105,18 @@ public struct ServerConfiguration: Sendable {
             channels: policy,
             janitorInterval: .milliseconds(Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)),
             maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000),
+            broadcasts: BroadcastPolicy(
+                priorityPolicy: try reader.parsed(
+                    "broadcasts.priorityPolicy",
+                    default: .standard,
+                    expected: "standard, immediate or normal"
+                ) { PriorityPolicy(rawValue: $0) },
+                priorityBudgetPerHour: try reader.integer(
+                    "broadcasts.priorityBudgetPerHour",
+                    default: BroadcastPolicy.defaultPriorityBudgetPerHour,
+                    range: 0...100_000
+                )
+            ),
             jobs: JobWorkerConfiguration(
                 leaseDuration: .milliseconds(Int64(try reader.integer("jobs.leaseMilliseconds", default: 30_000, range: 100...3_600_000))),
                 pollInterval: .milliseconds(Int64(try reader.integer("jobs.pollMilliseconds", default: 2_000, range: 10...600_000))),

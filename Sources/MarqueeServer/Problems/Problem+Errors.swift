@@ -53,6 +53,8 @@ extension Problem {
             self.init(.apnsUnavailable, detail: "\(detail); nothing was changed, try again later", retryAfter: 5)
         case .duplicate(let detail):
             self.init(.duplicate, detail: detail)
+        case .channelGone(_, let reason):
+            self.init(.channelGone, detail: error.description, apnsReason: reason?.reasonString)
         }
     }
 

@@ -22,6 +22,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
     case storeUnavailable = "store-unavailable"
     case idempotencyKeyReused = "idempotency-key-reused"
     case idempotencyInProgress = "idempotency-in-progress"
+    case channelGone = "channel-gone"
     case internalError = "internal"
 
     var type: String { "/problems/\(rawValue)" }
@@ -37,7 +38,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .bodyTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .duplicate, .eventConflict, .channelQuotaExceeded, .appNotConfigured, .broadcastNotEnabled,
-            .idempotencyInProgress:
+            .idempotencyInProgress, .channelGone:
             .conflict
         case .apnsRejected: .badGateway
         case .apnsUnavailable, .storeUnavailable: .serviceUnavailable
@@ -67,6 +68,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .storeUnavailable: "The store is unavailable"
         case .idempotencyKeyReused: "Idempotency key reused with another request"
         case .idempotencyInProgress: "A request with this idempotency key is in progress"
+        case .channelGone: "The event's channel is gone"
         case .internalError: "Internal error"
         }
     }

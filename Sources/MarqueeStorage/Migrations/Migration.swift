@@ -1,5 +1,6 @@
 import Crypto
 import Foundation
+import MarqueeCore
 
 /// One forward-only migration file, `NNNN_name.sql`, of one dialect's folder under `sql/`.
 public struct Migration: Sendable, Hashable {
@@ -13,7 +14,7 @@ public struct Migration: Sendable, Hashable {
         self.version = version
         self.name = name
         self.sql = sql
-        self.checksum = SHA256.hash(data: Data(sql.utf8)).hexString
+        self.checksum = Hex.encode(SHA256.hash(data: Data(sql.utf8)))
     }
 }
 
@@ -30,19 +31,4 @@ public struct AppliedMigration: Sendable, Hashable {
         self.checksum = checksum
         self.appliedAt = appliedAt
     }
-}
-
-extension Sequence where Element == UInt8 {
-    /// Lower-case hex.
-    var hexString: String {
-        var string = ""
-        for byte in self {
-            string += byte < 16 ? "0" + String(byte, radix: 16) : String(byte, radix: 16)
-        }
-        return string
-    }
-}
-
-extension Digest {
-    var hexString: String { Array(self).hexString }
 }

@@ -7,9 +7,10 @@ extension PostgresStore {
         let inserted = try await firstRow(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                planned_start, planned_end, state, created_at, updated_at)
+                                priority_policy, planned_start, planned_end, state, created_at, updated_at)
             SELECT \(event.id.uuid), a.id, \(event.externalKey), \(event.title), \(event.attributesType),
                    \(ColumnCoding.environments(event.environments)), \(event.storagePolicy.rawValue),
+                   \(event.priorityPolicy?.rawValue),
                    \(event.plannedStart), \(event.plannedEnd), \(event.state.rawValue), \(event.createdAt), \(event.updatedAt)
             FROM apps a WHERE a.id = \(event.appID.uuid)
             ON CONFLICT (app_id, external_key) DO NOTHING
@@ -51,6 +52,7 @@ extension PostgresStore {
         let updated = try await firstRow(
             """
             UPDATE events SET title = \(event.title), environments = \(ColumnCoding.environments(event.environments)),
+                              priority_policy = \(event.priorityPolicy?.rawValue),
                               planned_start = \(event.plannedStart), planned_end = \(event.plannedEnd),
                               state = \(event.state.rawValue), updated_at = \(event.updatedAt)
             WHERE app_id = \(event.appID.uuid) AND id = \(event.id.uuid)

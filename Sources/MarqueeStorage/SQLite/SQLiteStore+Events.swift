@@ -7,15 +7,15 @@ extension SQLiteStore {
         let inserted = try await query(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                planned_start, planned_end, state, created_at, updated_at)
-            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                                priority_policy, planned_start, planned_end, state, created_at, updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             ON CONFLICT (app_id, external_key) DO NOTHING
             RETURNING \(RowMapping.eventColumns)
             """,
             [
                 .id(event.id), .text(event.externalKey), .text(event.title), .text(event.attributesType),
                 .text(ColumnCoding.environments(event.environments)), .int(event.storagePolicy.rawValue),
-                .date(event.plannedStart), .date(event.plannedEnd), .text(event.state.rawValue), .date(event.createdAt),
+                .text(event.priorityPolicy?.rawValue), .date(event.plannedStart), .date(event.plannedEnd), .text(event.state.rawValue), .date(event.createdAt),
                 .date(event.updatedAt), .id(event.appID),
             ]
         )
@@ -48,12 +48,14 @@ extension SQLiteStore {
     public func updateEvent(_ event: Event) async throws -> Event {
         let updated = try await query(
             """
-            UPDATE events SET title = ?, environments = ?, planned_start = ?, planned_end = ?, state = ?, updated_at = ?
+            UPDATE events SET title = ?, environments = ?, priority_policy = ?, planned_start = ?, planned_end = ?, state = ?,
+                              updated_at = ?
             WHERE app_id = ? AND id = ?
             RETURNING \(RowMapping.eventColumns)
             """,
             [
-                .text(event.title), .text(ColumnCoding.environments(event.environments)), .date(event.plannedStart),
+                .text(event.title), .text(ColumnCoding.environments(event.environments)), .text(event.priorityPolicy?.rawValue),
+                .date(event.plannedStart),
                 .date(event.plannedEnd), .text(event.state.rawValue), .date(event.updatedAt), .id(event.appID), .id(event.id),
             ]
         )

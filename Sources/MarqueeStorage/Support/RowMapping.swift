@@ -55,8 +55,8 @@ enum RowMapping {
     }
 
     static let eventColumns = """
-        id, app_id, external_key, title, attributes_type, environments, storage_policy, planned_start, planned_end, \
-        state, created_at, updated_at
+        id, app_id, external_key, title, attributes_type, environments, storage_policy, priority_policy, planned_start, \
+        planned_end, state, created_at, updated_at
         """
 
     static func event(_ row: some ColumnReader) throws -> Event {
@@ -68,6 +68,12 @@ enum RowMapping {
             attributesType: try row.string("attributes_type"),
             environments: try row.environments("environments"),
             storagePolicy: try row.parse("storage_policy", as: MessageStoragePolicy.self),
+            priorityPolicy: try row.optionalString("priority_policy").map { text in
+                guard let policy = PriorityPolicy(rawValue: text) else {
+                    throw StoreError.corruptRow(entity: "event", detail: "priority_policy \(text)")
+                }
+                return policy
+            },
             plannedStart: try row.date("planned_start"),
             plannedEnd: try row.date("planned_end"),
             state: try row.parse("state", as: EventState.self),
@@ -208,7 +214,7 @@ enum RowMapping {
     }
 
     static let broadcastLogColumns =
-        "app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at"
+        "id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, event, downgraded"
 
     static func broadcastLogEntry(_ row: some ColumnReader) throws -> BroadcastLogEntry {
         BroadcastLogEntry(
@@ -221,7 +227,10 @@ enum RowMapping {
             status: try row.int("status"),
             reason: try row.reason("reason"),
             latency: .microseconds(try row.int64("latency_us")),
-            sentAt: try row.date("sent_at")
+            sentAt: try row.date("sent_at"),
+            event: try row.parse("event", as: BroadcastEvent.self),
+            downgraded: try row.bool("downgraded"),
+            sequence: try row.int64("id")
         )
     }
 

@@ -1,0 +1,37 @@
+import Foundation
+import MarqueeTesting
+import Testing
+
+/// Lists page by cursor, with `nextCursor` and a `Link: <…>; rel="next"` header to follow.
+@Suite("Cursor pagination")
+struct ListingAPITests {
+    @Test("events and channels page by cursor, and the Link header leads to the next page", arguments: TestBackend.allCases)
+    func pages(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            for key in ["a-match", "b-match", "c-match"] { #expect(try await server.putEvent(app, key: key).status == 201) }
+
+            let first = try await server.client.send("GET", "/v1/events?limit=2", key: app.appKey)
+            #expect((first.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == ["a-match", "b-match"])
+            let link = try #require(first.header("Link"))
+            #expect(link.hasSuffix(#"; rel="next""#))
+            let next = String(link.dropFirst().prefix { $0 != ">" })
+            let second = try await server.client.send("GET", next, key: app.appKey)
+            #expect((second.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == ["c-match"])
+            #expect(second.json["nextCursor"] == nil || second.json["nextCursor"] is NSNull)
+            #expect(second.header("Link") == nil)
+
+            var seen: [String] = []
+            var path: String? = "/v1/channels?limit=1"
+            while let current = path {
+                let page = try await server.client.send("GET", current, key: app.publisherKey)
+                seen += (page.json["channels"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } ?? []
+                path = page.header("Link").map { String($0.dropFirst().prefix { $0 != ">" }) }
+            }
+            #expect(seen == ["a-match", "b-match", "c-match"])
+
+            let badCursor = try await server.client.send("GET", "/v1/events?after=%%%", key: app.appKey)
+            #expect(badCursor.status == 422 || badCursor.status == 400)
+        }
+    }
+}
