@@ -65,7 +65,14 @@ public struct MarqueeEngine: Sendable {
         )
         let wakeup = JobWakeup()
         self.wakeup = wakeup
-        starts = StartService(store: store, wakeup: wakeup, clock: clock, logger: logger)
+        starts = StartService(
+            store: store,
+            wakeup: wakeup,
+            partitions: configuration.jobs.partitions,
+            pageSize: configuration.jobs.pageSize,
+            clock: clock,
+            logger: logger
+        )
         worker = JobWorker(
             store: store,
             runner: StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger),

@@ -129,14 +129,25 @@ struct StartFanOutAPITests {
         }
     }
 
+    /// Faults that let exactly `count` starts through and answer every later one "429, try
+    /// later": a fan-out stands still in a known place until the test removes them.
+    static func holdBack(after count: Int, _ emulator: APNSEmulator) {
+        emulator.injectFault(.init(.respond(.tooManyRequests), rate: .afterFirst(count), endpoints: [.devicePush]))
+    }
+
+    /// Retries that go on as long as the test needs, never far apart.
+    static let patientRetries = [
+        "jobs.maxAttemptsPerToken": "1000",
+        "jobs.retryBaseMilliseconds": "50",
+        "jobs.retryMaxMilliseconds": "200",
+    ]
+
     @Test("a worker stopped in the middle of a fan-out and started again leaves every device started exactly once", arguments: TestBackend.allCases)
     func restartMidFanOut(backend: TestBackend) async throws {
         let emulator = APNSEmulator()
         try await emulator.start()
         defer { Task { await emulator.shutdown() } }
-        // Slow enough that the fan-out is still running when the server stops.
-        emulator.injectFault(.init(.delay(.milliseconds(20), jitter: .zero), endpoints: [.devicePush]))
-        let settings = [
+        let settings = Self.patientRetries.merging([
             "apns.target": "custom",
             "apns.sandbox.pushURL": try #require(emulator.pushURL(.sandbox)),
             "apns.sandbox.managementURL": try #require(emulator.channelManagementURL(.sandbox)),
@@ -144,9 +155,9 @@ struct StartFanOutAPITests {
             "apns.production.managementURL": try #require(emulator.channelManagementURL(.production)),
             "apns.caFile": try #require(emulator.caCertificatePath),
             "jobs.pageSize": "25",
-            "jobs.window": "4",
             "jobs.batchSize": "20",
-        ]
+            "jobs.partitions": "4",
+        ]) { _, new in new }
         try await TestServer.withDatabase(backend) { database in
             let (app, location) = try await TestServer.run(on: database, settings: settings) { server in
                 let app = try await server.makeApp()
@@ -158,15 +169,17 @@ struct StartFanOutAPITests {
                 )
                 #expect(try await server.putEvent(app, key: "match").status == 201)
                 _ = try await Self.devices(600, emulator: emulator, server: server, app: app)
+                Self.holdBack(after: 100, emulator)
                 let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
                 let location = try #require(started.header("Location"))
-                let midway = try await Self.waitForJob(server, app, location) { (Self.progress($0, "sent") ?? 0) >= 50 }
+                let midway = try await Self.waitForJob(server, app, location) { (Self.progress($0, "accepted") ?? 0) >= 100 }
                 #expect(midway["state"] as? String == "running")
                 return (app, location)
             }
-            let stopped = emulator.activities(in: .sandbox).count
-            #expect(stopped < 600)
+            // Stopped with 100 devices started and 500 waiting for a retry.
+            #expect(emulator.activities(in: .sandbox).count == 100)
 
+            emulator.removeAllFaults()
             try await TestServer.run(on: database, settings: settings) { server in
                 let job = try await Self.waitForJob(server, app, location)
                 #expect(job["state"] as? String == "succeeded")
@@ -180,36 +193,36 @@ struct StartFanOutAPITests {
 
     @Test("a cancelled job stops sending and stays cancelled", arguments: TestBackend.allCases)
     func cancel(backend: TestBackend) async throws {
-        // Slow enough (about 100 starts a second) that the job is still running when cancelled.
-        try await TestServer.run(backend, settings: ["jobs.pageSize": "20", "jobs.window": "2", "jobs.batchSize": "10"]) { server in
+        let settings = Self.patientRetries.merging(["jobs.pageSize": "20", "jobs.batchSize": "10", "jobs.partitions": "3"]) { _, new in new }
+        try await TestServer.run(backend, settings: settings) { server in
             let emulator = try server.emulator
-            emulator.injectFault(.init(.delay(.milliseconds(20), jitter: .zero), endpoints: [.devicePush]))
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
             _ = try await Self.devices(300, emulator: emulator, server: server, app: app)
+            Self.holdBack(after: 50, emulator)
             let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
             let location = try #require(started.header("Location"))
-            try await Self.waitForJob(server, app, location) { (Self.progress($0, "sent") ?? 0) >= 10 }
+            try await Self.waitForJob(server, app, location) { (Self.progress($0, "accepted") ?? 0) >= 50 }
 
             let cancelled = try await server.client.send("POST", location + "/cancel", key: app.publisherKey)
             #expect(cancelled.status == 200)
             #expect(cancelled.json["state"] as? String == "cancelled")
-            // The run notices at its next commit and stops reading the audience; what the client
-            // already holds (the window, the page being sent and the pages pulled ahead) still
-            // goes out, and then nothing more.
-            // (They may trickle out for a few seconds on a loaded machine.)
-            var shown = emulator.activities(in: .sandbox).count
-            for _ in 0..<10 {
-                try await Task.sleep(for: .seconds(3))
-                let now = emulator.activities(in: .sandbox).count
-                if now == shown { break }
-                shown = now
+            // Each partition notices before its next retry round, and its "try later" answers stop
+            // coming; left running, they would go on for minutes (1,000 attempts each).
+            var refused = emulator.counters.injectedFaults
+            var quietSeconds = 0
+            for _ in 0..<60 where quietSeconds < 3 {
+                try await Task.sleep(for: .seconds(1))
+                let now = emulator.counters.injectedFaults
+                quietSeconds = now == refused ? quietSeconds + 1 : 0
+                refused = now
             }
-            #expect(shown < 300)
-            #expect(shown <= (Self.progress(cancelled.json, "sent") ?? 0) + 150)
+            #expect(quietSeconds == 3)
+            #expect(emulator.activities(in: .sandbox).count == 50)
             let job = try await server.client.send("GET", location, key: app.publisherKey).json
             #expect(job["state"] as? String == "cancelled")
-            // Cancelling again is harmless; a finished job cannot be cancelled.
+            #expect(Self.progress(job, "accepted") == 50)
+            // Cancelling again is harmless.
             let again = try await server.client.send("POST", location + "/cancel", key: app.publisherKey)
             #expect(again.status == 200)
             #expect(again.json["state"] as? String == "cancelled")

@@ -76,6 +76,10 @@ public struct TestServer: Sendable {
                 "sql.dir": SourceTree.sqlDirectory,
                 "secrets.masterKeys": database.masterKeys,
                 "channels.janitorIntervalSeconds": "3600",
+                // Many servers run at once in the suite, all on one PostgreSQL: a small pool each
+                // keeps them under its connection limit (a pool waiting for connections PostgreSQL
+                // refuses stalls its tests).
+                "database.maxConnections": "4",
             ]
             values["database.url"] = databaseURL
             values.merge(settings) { _, new in new }

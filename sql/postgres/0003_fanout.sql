@@ -10,3 +10,8 @@ ALTER TABLE jobs ADD COLUMN progress_retired bigint NOT NULL DEFAULT 0;
 
 -- The job list of an app, newest first, by (created_at, id) keyset.
 CREATE INDEX jobs_app_created_id ON jobs (app_id, created_at DESC, id DESC);
+
+-- A fan-out's partitions are jobs of their own (leased, checkpointed and resumed apart, so that
+-- replicas share the work), each pointing at the job the API shows.
+ALTER TABLE jobs ADD COLUMN parent_id uuid REFERENCES jobs (id) ON DELETE CASCADE;
+CREATE INDEX jobs_parent ON jobs (parent_id) WHERE parent_id IS NOT NULL;

@@ -13,7 +13,11 @@ public struct JobKind: RawRepresentable, Hashable, Sendable, Codable, CustomStri
     public static let createChannel = JobKind(rawValue: "channel.create")
     public static let deleteChannel = JobKind(rawValue: "channel.delete")
     public static let reconcileChannels = JobKind(rawValue: "channel.reconcile")
+    /// A start fan-out as the API shows it: its work is done by its `startFanOutPartition` jobs.
     public static let startFanOut = JobKind(rawValue: "activity.start")
+    /// One partition of a start fan-out's audience, leased and resumed on its own, so that
+    /// replicas share one fan-out.
+    public static let startFanOutPartition = JobKind(rawValue: "activity.start.partition")
     public static let broadcast = JobKind(rawValue: "channel.broadcast")
     public static let endEvent = JobKind(rawValue: "event.end")
 }
@@ -79,6 +83,8 @@ public struct Job: Sendable, Hashable {
     public var id: JobID
     public var appID: AppID
     public var kind: JobKind
+    /// The job this one does a part of (a fan-out's partition); `nil` for jobs of their own.
+    public var parentID: JobID?
     public var arguments: JSONValue
     public var dueAt: Date
     public var state: JobState
@@ -97,6 +103,7 @@ public struct Job: Sendable, Hashable {
         id: JobID = JobID(),
         appID: AppID,
         kind: JobKind,
+        parentID: JobID? = nil,
         arguments: JSONValue = .object([:]),
         dueAt: Date,
         state: JobState = .pending,
@@ -111,6 +118,7 @@ public struct Job: Sendable, Hashable {
         self.id = id
         self.appID = appID
         self.kind = kind
+        self.parentID = parentID
         self.arguments = arguments
         self.dueAt = dueAt
         self.state = state

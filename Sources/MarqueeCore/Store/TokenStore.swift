@@ -18,6 +18,8 @@ public struct AudienceQuery: Sendable, Hashable {
     /// Leaves out tokens that already have a final outcome (anything but `failed`) in this job: a
     /// resumed fan-out sends again only what was in flight or waiting for a retry.
     public var excludingFinalOutcomesOf: JobID?
+    /// Only the tokens of this partition (token row modulo the partition count).
+    public var partition: AudiencePartition?
 
     public init(
         appID: AppID,
@@ -28,8 +30,10 @@ public struct AudienceQuery: Sendable, Hashable {
         anyTags: [String] = [],
         userIDs: [String] = [],
         tokens: [String] = [],
-        excludingFinalOutcomesOf: JobID? = nil
+        excludingFinalOutcomesOf: JobID? = nil,
+        partition: AudiencePartition? = nil
     ) {
+        self.partition = partition
         self.appID = appID
         self.environment = environment
         self.attributesType = attributesType
@@ -112,5 +116,18 @@ public struct AudiencePages: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(store: store, query: query, cursor: cursor, pageSize: Swift.max(1, pageSize))
+    }
+}
+
+/// One of `count` disjoint parts of an audience: the tokens whose row number modulo `count` is
+/// `index`. Rows are assigned in registration order, so the parts are near equal in size.
+public struct AudiencePartition: Sendable, Hashable, Codable {
+    public var index: Int
+    public var count: Int
+
+    public init(index: Int, count: Int) {
+        precondition(count > 0 && (0..<count).contains(index), "partition \(index) of \(count)")
+        self.index = index
+        self.count = count
     }
 }

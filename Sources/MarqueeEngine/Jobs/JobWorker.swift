@@ -51,7 +51,7 @@ public struct JobWorker: Service {
                         do {
                             let jobs = try await store.leaseJobs(
                                 owner: owner,
-                                kinds: [.startFanOut],
+                                kinds: [.startFanOutPartition],
                                 now: clock.now,
                                 leaseDuration: configuration.leaseDuration,
                                 limit: free
@@ -86,8 +86,10 @@ public struct JobWorker: Service {
         }
         var jobLogger = logger
         jobLogger[metadataKey: "job.id"] = "\(job.id)"
+        if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID)" }
+        var finished = false
         do {
-            _ = try await runner.run(job, owner: owner, stop: RunStop(parent: stop))
+            finished = try await runner.run(job, owner: owner, stop: RunStop(parent: stop)) == .completed
         } catch StoreError.leaseLost {
             jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
         } catch {
@@ -95,7 +97,22 @@ public struct JobWorker: Service {
             let permanent = error is EngineError || error is StartJobArguments.Unreadable || job.attempts >= configuration.maximumJobAttempts
             let retryAt = permanent ? nil : clock.now.addingTimeInterval(min(60, pow(2, Double(job.attempts))))
             jobLogger.warning("start job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
-            try? await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, at: clock.now)
+            do {
+                try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, at: clock.now)
+                finished = permanent
+            } catch {
+                jobLogger.debug("recording the failure failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+        // The last partition to finish, on whichever replica, finishes the fan-out.
+        if finished, let parentID = job.parentID {
+            do {
+                if let state = try await store.finishParentJob(id: parentID, at: clock.now) {
+                    jobLogger.debug("start fan-out finished", metadata: ["job.state": "\(state.rawValue)"])
+                }
+            } catch {
+                jobLogger.warning("finishing the fan-out failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
         }
     }
 }

@@ -103,6 +103,10 @@ struct StartFanOutRunner: Sendable {
             case .retry(let at):
                 while clock.now < at && !stop.isRaised { try await Task.sleep(for: .milliseconds(50)) }
                 if stop.isRaised { continue }
+                // A job cancelled while its sends waited is noticed before the retries go out.
+                guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: clock.now, leaseDuration: configuration.leaseDuration) else {
+                    throw StoreError.leaseLost(context.job.id)
+                }
                 let due = context.machine.withLock { machine in
                     machine.beginRound()
                     return machine.retriesDue(now: clock.now)

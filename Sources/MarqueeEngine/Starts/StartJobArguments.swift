@@ -18,6 +18,8 @@ struct StartJobArguments: Sendable, Hashable {
     var channelID: ChannelID?
     /// `aps.timestamp`, whole seconds.
     var timestamp: Int64
+    /// The part of the audience a partition job sends to; `nil` on the job the API shows.
+    var partition: AudiencePartition?
 
     var jsonValue: JSONValue {
         var object = JSONObject()
@@ -36,6 +38,9 @@ struct StartJobArguments: Sendable, Hashable {
         if let apnsChannelID { object["apnsChannelID"] = .string(apnsChannelID) }
         if let channelID { object["channelID"] = .string(channelID.description) }
         object["timestamp"] = .integer(timestamp)
+        if let partition {
+            object["partition"] = ["index": .integer(Int64(partition.index)), "count": .integer(Int64(partition.count))]
+        }
         return .object(object)
     }
 
@@ -50,8 +55,10 @@ struct StartJobArguments: Sendable, Hashable {
         inputPushToken: Bool,
         apnsChannelID: String?,
         channelID: ChannelID?,
-        timestamp: Int64
+        timestamp: Int64,
+        partition: AudiencePartition? = nil
     ) {
+        self.partition = partition
         self.eventID = eventID
         self.environment = environment
         self.attributesType = attributesType
@@ -87,6 +94,13 @@ struct StartJobArguments: Sendable, Hashable {
             case .integer(let timestamp)? = value["timestamp"]
         else { throw Unreadable(description: "start job arguments are malformed") }
         let audience = value["audience"]
+        var partition: AudiencePartition?
+        if let part = value["partition"] {
+            guard case .integer(let index)? = part["index"], case .integer(let count)? = part["count"], count > 0,
+                (0..<count).contains(index)
+            else { throw Unreadable(description: "start job arguments have a malformed partition") }
+            partition = AudiencePartition(index: Int(index), count: Int(count))
+        }
         self.init(
             eventID: eventID,
             environment: environment,
@@ -102,7 +116,8 @@ struct StartJobArguments: Sendable, Hashable {
             inputPushToken: value["inputPushToken"] == .bool(true),
             apnsChannelID: try? string("apnsChannelID"),
             channelID: (try? string("channelID")).flatMap(ChannelID.init(uuidString:)),
-            timestamp: timestamp
+            timestamp: timestamp,
+            partition: partition
         )
     }
 
@@ -115,7 +130,8 @@ struct StartJobArguments: Sendable, Hashable {
             anyTags: audience.tags,
             userIDs: audience.userIDs,
             tokens: audience.tokens,
-            excludingFinalOutcomesOf: jobID
+            excludingFinalOutcomesOf: jobID,
+            partition: partition
         )
     }
 

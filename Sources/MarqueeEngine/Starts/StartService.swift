@@ -7,6 +7,10 @@ import MarqueeCore
 public struct StartService: Sendable {
     let store: any MarqueeStore
     let wakeup: JobWakeup
+    /// Parts a fan-out is split into at most (`JobWorkerConfiguration.partitions`), and the page
+    /// size that decides how many a small audience gets.
+    let partitions: Int
+    let pageSize: Int
     let clock: any WallClock
     let logger: Logger
 
@@ -75,10 +79,25 @@ public struct StartService: Sendable {
             progress: JobProgress(total: total),
             createdAt: now
         )
-        try await store.enqueueJob(job)
+        let count = Self.partitionCount(audience: total, pageSize: pageSize, limit: partitions)
+        let parts = (0..<count).map { index in
+            var part = arguments
+            part.partition = AudiencePartition(index: index, count: count)
+            return Job(appID: app.id, kind: .startFanOutPartition, parentID: jobID, arguments: part.jsonValue, dueAt: now, createdAt: now)
+        }
+        try await store.enqueueJobs([job] + parts)
         wakeup.signal()
-        logger.debug("start job enqueued", metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)"])
+        logger.debug(
+            "start job enqueued",
+            metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(count)"]
+        )
         return try await view(app: app, job: job)
+    }
+
+    /// Enough parts for replicas to share the work, none smaller than a page.
+    static func partitionCount(audience: Int64, pageSize: Int, limit: Int) -> Int {
+        let pages = (audience + Int64(pageSize) - 1) / Int64(max(1, pageSize))
+        return Int(max(1, min(Int64(limit), pages)))
     }
 
     public func job(app: App, id: JobID) async throws -> JobView {
@@ -139,7 +158,13 @@ public struct StartService: Sendable {
             eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
             environment = arguments.environment
         }
-        let failures = withFailures ? try await store.deliveryCounts(appID: app.id, jobID: job.id).filter { $0.outcome != .accepted } : []
-        return JobView(job: job, eventKey: eventKey, environment: environment, failures: failures, at: clock.now)
+        let parts = try await store.childJobs(appID: app.id, parentID: job.id)
+        var failures: [DeliveryCount] = []
+        if withFailures {
+            for id in [job.id] + parts.map(\.id) {
+                failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter { $0.outcome != .accepted }
+            }
+        }
+        return JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
     }
 }

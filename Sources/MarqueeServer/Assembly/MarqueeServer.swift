@@ -50,7 +50,9 @@ public enum MarqueeServer {
             } catch {
                 throw ConfigurationError(key: "database.url", "\(error)")
             }
-            let client = PostgresClient(configuration: target.configuration, backgroundLogger: storeLogger)
+            var clientConfiguration = target.configuration
+            clientConfiguration.options.maximumConnections = configuration.databaseMaxConnections
+            let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: storeLogger)
             // The pool runs for as long as the services do, and stops after them: not in a child
             // task, which the caller's cancellation would stop at once, while the job worker still
             // commits the sends it had in flight.

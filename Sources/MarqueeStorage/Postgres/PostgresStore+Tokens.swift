@@ -152,6 +152,7 @@ extension PostgresStore {
           AND (\(query.excludingFinalOutcomesOf?.uuid)::uuid IS NULL OR NOT EXISTS (
                 SELECT 1 FROM deliveries d
                 WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> 'failed'))
+          AND (\(query.partition == nil) OR t.id % \(Int64(query.partition?.count ?? 1)) = \(Int64(query.partition?.index ?? 0)))
         \(unescaped: tail)
         """
     }

@@ -123,7 +123,7 @@ extension SQLiteStore {
     public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
         let (filter, binds) = Self.audienceFilter(query, after: cursor)
         return try await self.query(
-            "SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?11",
+            "SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?\(binds.count + 1)",
             binds + [.int(max(1, limit))]
         ).mapped(RowMapping.token)
     }
@@ -134,7 +134,7 @@ extension SQLiteStore {
         return try rows.first.map { try SQLiteColumns($0, entity: "push-to-start token").int64("count") } ?? 0
     }
 
-    /// The audience's conditions on `t`, with binds ?1 to ?10.
+    /// The audience's conditions on `t`, with binds ?1 to ?12.
     static func audienceFilter(_ query: AudienceQuery, after cursor: Int64) -> (String, [SQLiteData]) {
         let list = { (values: [String]) -> SQLiteData in
             values.isEmpty ? .null : .text(ColumnCoding.json(.array(values.map { .string($0) })))
@@ -150,13 +150,15 @@ extension SQLiteStore {
               AND (?9 IS NULL OR t.token IN (SELECT value FROM json_each(?9)))
               AND (?10 IS NULL OR NOT EXISTS (
                     SELECT 1 FROM deliveries d WHERE d.job_id = ?10 AND d.token_id = t.id AND d.outcome <> 'failed'))
+              AND (?11 IS NULL OR t.id % ?11 = ?12)
             """
         return (
             filter,
             [
                 .id(query.appID), .text(query.environment.rawValue), .text(query.attributesType), .int(cursor),
                 .text(query.tag), .id(query.excludingStartsOf), list(query.anyTags), list(query.userIDs),
-                list(query.tokens), .id(query.excludingFinalOutcomesOf),
+                list(query.tokens), .id(query.excludingFinalOutcomesOf), .int(query.partition?.count),
+                .int(query.partition?.index ?? 0),
             ]
         )
     }

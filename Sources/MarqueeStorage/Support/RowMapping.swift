@@ -165,7 +165,7 @@ enum RowMapping {
     static func jobColumns(_ dialect: Dialect, prefix: String = "") -> String {
         let arguments = dialect == .postgres ? "\(prefix)arguments::text AS arguments" : "\(prefix)arguments"
         return [
-            "id", "app_id", "kind", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
+            "id", "app_id", "kind", "parent_id", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
             "progress_attempted", "progress_succeeded", "progress_failed", "progress_total", "progress_retired",
             "checkpoint", "last_error", "created_at", "updated_at",
         ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ")
@@ -178,6 +178,7 @@ enum RowMapping {
             id: try row.id("id"),
             appID: try row.id("app_id"),
             kind: JobKind(rawValue: try row.string("kind")),
+            parentID: try row.optionalID("parent_id"),
             arguments: try ColumnCoding.jsonValue(try row.string("arguments"), entity: row.entity),
             dueAt: try row.date("due_at"),
             state: try row.parse("state", as: JobState.self),
