@@ -96,7 +96,15 @@ struct StartFanOutRunner: Sendable {
             switch context.machine.withLock({ $0.nextStep(now: clock.now) }) {
             case .complete:
                 try await store.completeJob(id: context.job.id, owner: context.owner, at: clock.now)
-                logger.debug("start job completed", metadata: ["job.id": "\(context.job.id)"])
+                // One line per partition, at info: which replica finished which part of a fan-out.
+                logger.info(
+                    "start partition completed",
+                    metadata: [
+                        "job.id": "\(context.job.id)",
+                        "job.parent_id": "\(context.job.parentID.map { "\($0)" } ?? "")",
+                        "job.owner": "\(context.owner)",
+                    ]
+                )
                 return .completed
             case .rescheduleJob(let at):
                 return try await handBack(context, at: at, why: "APNs asked to retry too many sends later")
