@@ -7,16 +7,20 @@ public struct EngineConfiguration: Sendable {
     public var maximumTokenBatch: Int
     /// The priority policy and budget of channel broadcasts.
     public var broadcasts: BroadcastPolicy
+    /// How the job worker leases and runs jobs.
+    public var jobs: JobWorkerConfiguration
 
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
         janitorInterval: Duration = .seconds(30),
         maximumTokenBatch: Int = 10_000,
-        broadcasts: BroadcastPolicy = BroadcastPolicy()
+        broadcasts: BroadcastPolicy = BroadcastPolicy(),
+        jobs: JobWorkerConfiguration = JobWorkerConfiguration()
     ) {
         self.channels = channels
         self.broadcasts = broadcasts
         self.janitorInterval = janitorInterval
         self.maximumTokenBatch = maximumTokenBatch
+        self.jobs = jobs
     }
 }

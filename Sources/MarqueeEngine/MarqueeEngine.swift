@@ -15,6 +15,11 @@ public struct MarqueeEngine: Sendable {
     public let tokens: TokenRegistry
     public let janitor: ChannelJanitor
     public let idempotency: IdempotencyKeys
+    public let starts: StartService
+    /// This replica's job worker: a service to run.
+    public let worker: JobWorker
+    /// Wakes the worker; the server also signals it on PostgreSQL notifications.
+    public let wakeup: JobWakeup
     public let configuration: EngineConfiguration
 
     public init(
@@ -55,6 +60,24 @@ public struct MarqueeEngine: Sendable {
             lifecycle: channels,
             policy: configuration.channels,
             interval: configuration.janitorInterval,
+            clock: clock,
+            logger: logger
+        )
+        let wakeup = JobWakeup()
+        self.wakeup = wakeup
+        starts = StartService(
+            store: store,
+            wakeup: wakeup,
+            partitions: configuration.jobs.partitions,
+            pageSize: configuration.jobs.pageSize,
+            clock: clock,
+            logger: logger
+        )
+        worker = JobWorker(
+            store: store,
+            runner: StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger),
+            configuration: configuration.jobs,
+            wakeup: wakeup,
             clock: clock,
             logger: logger
         )

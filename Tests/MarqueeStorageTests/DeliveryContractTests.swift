@@ -72,7 +72,8 @@ struct DeliveryContractTests {
             let started = try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID))
             #expect(started == [scene.tokens[0].rowID, scene.tokens[2].rowID])
             let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
-            #expect(job.progress == JobProgress(attempted: 3, succeeded: 2, failed: 1))
+            // The 410 of the second token is newer than its registration: retired, and counted.
+            #expect(job.progress == JobProgress(attempted: 3, succeeded: 2, failed: 1, retired: 1))
             #expect(job.checkpoint == String(scene.tokens[2].rowID))
 
             // The audience of a resumed start skips what the ledger holds and what was retired.

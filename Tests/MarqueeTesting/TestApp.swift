@@ -9,13 +9,26 @@ public struct TestApp: Sendable {
     public var adminKey: String
     public var publisherKey: String
     public var appKey: String
+    /// The signing key uploaded for it (to register with an emulator outside the server).
+    public var signingKeyID: String
+    public var privateKeyPEM: String
 
-    public init(id: String, bundleID: String, adminKey: String, publisherKey: String, appKey: String) {
+    public init(
+        id: String,
+        bundleID: String,
+        adminKey: String,
+        publisherKey: String,
+        appKey: String,
+        signingKeyID: String = "",
+        privateKeyPEM: String = ""
+    ) {
         self.id = id
         self.bundleID = bundleID
         self.adminKey = adminKey
         self.publisherKey = publisherKey
         self.appKey = appKey
+        self.signingKeyID = signingKeyID
+        self.privateKeyPEM = privateKeyPEM
     }
 }
 
@@ -32,11 +45,13 @@ extension TestServer {
         guard created.status == 201, let id = created.json["id"] as? String else {
             throw TestSetupError("creating the app answered \(created.status): \(created.text)")
         }
+        let signingKeyID = "KEY" + String(UUID().uuidString.prefix(7)).uppercased().replacingOccurrences(of: "-", with: "0")
+        let privateKeyPEM = P256.Signing.PrivateKey().pemRepresentation
         let keyUpload = try await client.send(
             "PUT",
             "/v1/apps/\(id)/signing-key",
             key: deploymentKey,
-            json: ["keyID": "KEY" + String(UUID().uuidString.prefix(7)).uppercased().replacingOccurrences(of: "-", with: "0"), "privateKey": P256.Signing.PrivateKey().pemRepresentation]
+            json: ["keyID": signingKeyID, "privateKey": privateKeyPEM]
         )
         guard keyUpload.status == 200 else { throw TestSetupError("the signing key answered \(keyUpload.status): \(keyUpload.text)") }
         var keys: [String: String] = [:]
@@ -47,7 +62,15 @@ extension TestServer {
             }
             keys[role] = key
         }
-        return TestApp(id: id, bundleID: bundleID, adminKey: keys["admin"]!, publisherKey: keys["publisher"]!, appKey: keys["app"]!)
+        return TestApp(
+            id: id,
+            bundleID: bundleID,
+            adminKey: keys["admin"]!,
+            publisherKey: keys["publisher"]!,
+            appKey: keys["app"]!,
+            signingKeyID: signingKeyID,
+            privateKeyPEM: privateKeyPEM
+        )
     }
 
     /// Creates (or updates) an event over the API as the app's publisher.

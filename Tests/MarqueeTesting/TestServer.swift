@@ -32,16 +32,54 @@ public struct TestServer: Sendable {
         clock: any WallClock = SystemWallClock(),
         _ body: @Sendable (TestServer) async throws -> Result
     ) async throws -> Result {
+        try await withDatabase(backend) { database in
+            try await run(on: database, settings: settings, clock: clock, body)
+        }
+    }
+
+    /// A fresh database of `backend` (and a data folder) that several servers can run on, one
+    /// after the other or side by side (PostgreSQL): a restart, or replicas.
+    public static func withDatabase<Result: Sendable>(
+        _ backend: TestBackend,
+        _ body: (TestDatabase) async throws -> Result
+    ) async throws -> Result {
         try await backend.withDatabase { databaseURL in
             let dataDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("marquee-test-\(UUID().uuidString.prefix(8))").path
             defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+            return try await body(
+                TestDatabase(
+                    backend: backend,
+                    url: databaseURL,
+                    dataDirectory: dataDirectory,
+                    masterKeys: "test-1:\(MasterKey.generateBase64())"
+                )
+            )
+        }
+    }
+
+    /// Runs `body` against a server started on `database`, and stops the server afterwards (as a
+    /// crash would: by cancelling it).
+    public static func run<Result: Sendable>(
+        on database: TestDatabase,
+        settings: [String: String] = [:],
+        clock: any WallClock = SystemWallClock(),
+        _ body: @Sendable (TestServer) async throws -> Result
+    ) async throws -> Result {
+        let backend = database.backend
+        let databaseURL = database.url
+        let dataDirectory = database.dataDirectory
+        do {
             var values = [
                 "http.port": "0",
                 "data.dir": dataDirectory,
                 "sql.dir": SourceTree.sqlDirectory,
-                "secrets.masterKeys": "test-1:\(MasterKey.generateBase64())",
+                "secrets.masterKeys": database.masterKeys,
                 "channels.janitorIntervalSeconds": "3600",
+                // Many servers run at once in the suite, all on one PostgreSQL: a small pool each
+                // keeps them under its connection limit (a pool waiting for connections PostgreSQL
+                // refuses stalls its tests).
+                "database.maxConnections": "4",
             ]
             values["database.url"] = databaseURL
             values.merge(settings) { _, new in new }
@@ -77,6 +115,15 @@ public struct TestServer: Sendable {
             }
         }
     }
+}
+
+/// A database that outlives one server.
+public struct TestDatabase: Sendable {
+    public var backend: TestBackend
+    /// `database.url`; `nil` for SQLite, whose file lives in `dataDirectory`.
+    public var url: String?
+    public var dataDirectory: String
+    public var masterKeys: String
 }
 
 /// Paths inside the source checkout, found from this file.

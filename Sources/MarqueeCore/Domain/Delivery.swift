@@ -86,3 +86,16 @@ public struct DeliveryBatch: Sendable, Hashable {
         self.checkpoint = checkpoint
     }
 }
+
+/// How many of a job's deliveries ended one way (and for one reason).
+public struct DeliveryCount: Sendable, Hashable {
+    public var outcome: DeliveryOutcome
+    public var reason: APNSErrorReason?
+    public var count: Int64
+
+    public init(outcome: DeliveryOutcome, reason: APNSErrorReason?, count: Int64) {
+        self.outcome = outcome
+        self.reason = reason
+        self.count = count
+    }
+}

@@ -13,7 +13,11 @@ public struct JobKind: RawRepresentable, Hashable, Sendable, Codable, CustomStri
     public static let createChannel = JobKind(rawValue: "channel.create")
     public static let deleteChannel = JobKind(rawValue: "channel.delete")
     public static let reconcileChannels = JobKind(rawValue: "channel.reconcile")
+    /// A start fan-out as the API shows it: its work is done by its `startFanOutPartition` jobs.
     public static let startFanOut = JobKind(rawValue: "activity.start")
+    /// One partition of a start fan-out's audience, leased and resumed on its own, so that
+    /// replicas share one fan-out.
+    public static let startFanOutPartition = JobKind(rawValue: "activity.start.partition")
     public static let broadcast = JobKind(rawValue: "channel.broadcast")
     public static let endEvent = JobKind(rawValue: "event.end")
 }
@@ -45,21 +49,30 @@ public struct JobLease: Sendable, Hashable {
 
 /// Counters a job keeps while it works through its audience.
 public struct JobProgress: Sendable, Hashable {
+    /// Tokens with a final outcome (accepted, rejected, token gone, failed after the last retry).
     public var attempted: Int64
     public var succeeded: Int64
     public var failed: Int64
+    /// The audience's size when the job was created; `nil` for jobs without an audience.
+    public var total: Int64?
+    /// Tokens the job's 410s retired (the store counts them as it applies the timestamp rule).
+    public var retired: Int64
 
-    public init(attempted: Int64 = 0, succeeded: Int64 = 0, failed: Int64 = 0) {
+    public init(attempted: Int64 = 0, succeeded: Int64 = 0, failed: Int64 = 0, total: Int64? = nil, retired: Int64 = 0) {
         self.attempted = attempted
         self.succeeded = succeeded
         self.failed = failed
+        self.total = total
+        self.retired = retired
     }
 
     public static func + (lhs: JobProgress, rhs: JobProgress) -> JobProgress {
         JobProgress(
             attempted: lhs.attempted + rhs.attempted,
             succeeded: lhs.succeeded + rhs.succeeded,
-            failed: lhs.failed + rhs.failed
+            failed: lhs.failed + rhs.failed,
+            total: lhs.total ?? rhs.total,
+            retired: lhs.retired + rhs.retired
         )
     }
 }
@@ -70,6 +83,8 @@ public struct Job: Sendable, Hashable {
     public var id: JobID
     public var appID: AppID
     public var kind: JobKind
+    /// The job this one does a part of (a fan-out's partition); `nil` for jobs of their own.
+    public var parentID: JobID?
     public var arguments: JSONValue
     public var dueAt: Date
     public var state: JobState
@@ -88,6 +103,7 @@ public struct Job: Sendable, Hashable {
         id: JobID = JobID(),
         appID: AppID,
         kind: JobKind,
+        parentID: JobID? = nil,
         arguments: JSONValue = .object([:]),
         dueAt: Date,
         state: JobState = .pending,
@@ -102,6 +118,7 @@ public struct Job: Sendable, Hashable {
         self.id = id
         self.appID = appID
         self.kind = kind
+        self.parentID = parentID
         self.arguments = arguments
         self.dueAt = dueAt
         self.state = state

@@ -3,6 +3,14 @@ import Foundation
 /// The job queue shared by every replica.
 public protocol JobStore: Sendable {
     func enqueueJob(_ job: Job) async throws
+    /// Enqueues the jobs together or none of them (a fan-out and its partitions).
+    func enqueueJobs(_ jobs: [Job]) async throws
+    /// The jobs that do parts of `parentID`, oldest first.
+    func childJobs(appID: AppID, parentID: JobID) async throws -> [Job]
+    /// Marks a parent job finished once none of its children is pending or running: `failed` if
+    /// one failed, `succeeded` otherwise. Returns the state it set, `nil` if it changed nothing
+    /// (children still at work, or the parent already finished). Safe to call from every replica.
+    func finishParentJob(id: JobID, at: Date) async throws -> JobState?
     func job(appID: AppID, id: JobID) async throws -> Job?
 
     /// Leases up to `limit` jobs that are due (`pending` with `dueAt <= now`, or `running` with an
@@ -24,6 +32,22 @@ public protocol JobStore: Sendable {
     /// Records the failure; with `retryAt` the job becomes `pending` again, otherwise `failed`.
     /// `StoreError.leaseLost` if `owner` lost it.
     func failJob(id: JobID, owner: String, error: String, retryAt: Date?, at: Date) async throws
-    /// Cancels a job that has not finished; false otherwise.
+    /// The app's jobs of `kinds` (every kind when `nil`; never a parent's children), newest first by (`createdAt`, `id`), those
+    /// strictly before `before` when given (keyset pagination), at most `limit`.
+    func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job]
+
+    /// Cancels a job that has not finished, and its children that have not; false if the job had
+    /// finished.
     func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool
+}
+
+/// A position in an app's job list (newest first): the (`createdAt`, `id`) of the last job seen.
+public struct JobListPosition: Sendable, Hashable {
+    public var createdAt: Date
+    public var id: JobID
+
+    public init(createdAt: Date, id: JobID) {
+        self.createdAt = createdAt
+        self.id = id
+    }
 }

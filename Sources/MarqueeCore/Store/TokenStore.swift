@@ -9,19 +9,40 @@ public struct AudienceQuery: Sendable, Hashable {
     public var tag: String?
     /// Leaves out tokens already in this event's start ledger.
     public var excludingStartsOf: EventID?
+    /// Only tokens carrying at least one of these tags (no filter when empty).
+    public var anyTags: [String]
+    /// Only tokens of these users (no filter when empty).
+    public var userIDs: [String]
+    /// Only these tokens, as lower-case hex (no filter when empty).
+    public var tokens: [String]
+    /// Leaves out tokens that already have a final outcome (anything but `failed`) in this job: a
+    /// resumed fan-out sends again only what was in flight or waiting for a retry.
+    public var excludingFinalOutcomesOf: JobID?
+    /// Only the tokens of this partition (token row modulo the partition count).
+    public var partition: AudiencePartition?
 
     public init(
         appID: AppID,
         environment: APNSEnvironment,
         attributesType: String,
         tag: String? = nil,
-        excludingStartsOf: EventID? = nil
+        excludingStartsOf: EventID? = nil,
+        anyTags: [String] = [],
+        userIDs: [String] = [],
+        tokens: [String] = [],
+        excludingFinalOutcomesOf: JobID? = nil,
+        partition: AudiencePartition? = nil
     ) {
+        self.partition = partition
         self.appID = appID
         self.environment = environment
         self.attributesType = attributesType
         self.tag = tag
         self.excludingStartsOf = excludingStartsOf
+        self.anyTags = anyTags
+        self.userIDs = userIDs
+        self.tokens = tokens
+        self.excludingFinalOutcomesOf = excludingFinalOutcomesOf
     }
 }
 
@@ -54,6 +75,9 @@ public protocol TokenStore: Sendable {
     /// Valid tokens of the audience with `rowID > cursor`, in `rowID` order, at most `limit`:
     /// keyset pagination, so memory and query cost do not depend on the audience's size.
     func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken]
+
+    /// How many tokens `audiencePage` would yield from the start.
+    func audienceCount(_ query: AudienceQuery) async throws -> Int64
 }
 
 extension TokenStore {
@@ -92,5 +116,18 @@ public struct AudiencePages: AsyncSequence, Sendable {
 
     public func makeAsyncIterator() -> AsyncIterator {
         AsyncIterator(store: store, query: query, cursor: cursor, pageSize: Swift.max(1, pageSize))
+    }
+}
+
+/// One of `count` disjoint parts of an audience: the tokens whose row number modulo `count` is
+/// `index`. Rows are assigned in registration order, so the parts are near equal in size.
+public struct AudiencePartition: Sendable, Hashable, Codable {
+    public var index: Int
+    public var count: Int
+
+    public init(index: Int, count: Int) {
+        precondition(count > 0 && (0..<count).contains(index), "partition \(index) of \(count)")
+        self.index = index
+        self.count = count
     }
 }

@@ -33,6 +33,9 @@ public struct APNSEmulatorFault: Sendable, Hashable {
         case probability(Double)
         /// Only the first n matching requests.
         case first(Int)
+        /// Every matching request after the first n: a test lets exactly n through, then holds
+        /// the rest back (with `respond(.tooManyRequests)`, say) until it removes the fault.
+        case afterFirst(Int)
     }
 
     public var action: Action
@@ -100,6 +103,7 @@ struct FaultPlan: Sendable {
             case .everyNth(let n): fires = n > 0 && matched % n == 0
             case .probability(let p): fires = Double.random(in: 0..<1) < p
             case .first(let n): fires = matched <= n
+            case .afterFirst(let n): fires = matched > n
             }
             if fires { fired.append(fault.action) }
         }
@@ -125,6 +129,7 @@ extension APNSEmulatorFault: CustomStringConvertible {
         case .everyNth(let n): which = "one request in \(n)"
         case .probability(let p): which = "\(p * 100)% of requests"
         case .first(let n): which = "the first \(n) requests"
+        case .afterFirst(let n): which = "every request after the first \(n)"
         }
         let endpointNames = endpoints.isEmpty ? "every endpoint" : endpoints.map(\.rawValue).sorted().joined(separator: ", ")
         return "\(what) to \(which) of \(endpointNames) in \(environmentNames)"

@@ -7,6 +7,7 @@ import MarqueeCore
 /// {"action": "respond", "reason": "ServiceUnavailable", "probability": 0.1}
 /// {"action": "goAway", "afterStreams": 100, "reason": "Shutdown"}
 /// {"action": "reset", "first": 1}
+/// {"action": "respond", "reason": "TooManyRequests", "afterFirst": 100}
 /// {"action": "delay", "milliseconds": 250, "jitterMilliseconds": 50}
 /// ```
 public struct InspectionFaultRequest: Sendable, Codable, Hashable {
@@ -18,6 +19,7 @@ public struct InspectionFaultRequest: Sendable, Codable, Hashable {
     public var every: Int?
     public var probability: Double?
     public var first: Int?
+    public var afterFirst: Int?
     public var endpoints: [APNSEmulatorFault.Endpoint]?
     public var environments: [APNSEnvironment]?
 
@@ -40,6 +42,8 @@ public struct InspectionFaultRequest: Sendable, Codable, Hashable {
         let rate: APNSEmulatorFault.Rate
         if let every { rate = .everyNth(every) } else if let probability { rate = .probability(probability) } else if let first {
             rate = .first(first)
+        } else if let afterFirst {
+            rate = .afterFirst(afterFirst)
         } else {
             rate = .always
         }

@@ -25,6 +25,8 @@ public actor APNSClientRegistry: Service {
     private let logger: Logger
     private var entries: [Slot: Entry] = [:]
     private var isShutDown = false
+    /// Runs (fan-outs) using clients now: shutdown waits for them to finish their in-flight sends.
+    private var holds = 0
 
     public init(
         store: any AppStore,
@@ -74,9 +76,24 @@ public actor APNSClientRegistry: Service {
         await shutdown()
     }
 
-    /// Closes every client's connections.
+    /// Marks a run that uses clients; `false` once shutting down. Balance with `release()`.
+    func hold() -> Bool {
+        guard !isShutDown else { return false }
+        holds += 1
+        return true
+    }
+
+    func release() {
+        holds = max(0, holds - 1)
+    }
+
+    /// Closes every client's connections, after the runs holding them finished (10 s at most).
     public func shutdown() async {
         isShutDown = true
+        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
+        while holds > 0 && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
         let clients = entries.values.map(\.client)
         entries.removeAll()
         for client in clients { await client.shutdown() }

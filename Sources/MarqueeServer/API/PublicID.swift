@@ -8,10 +8,12 @@ enum PublicID {
     static func apiKey(_ id: APIKeyID) -> String { format("key", id.uuid) }
     static func channel(_ id: ChannelID) -> String { format("chn", id.uuid) }
     static func event(_ id: EventID) -> String { format("evt", id.uuid) }
+    static func job(_ id: JobID) -> String { format("job", id.uuid) }
 
     static func parseApp(_ text: String) -> AppID? { parse("app", text).map(AppID.init) }
     static func parseAPIKey(_ text: String) -> APIKeyID? { parse("key", text).map(APIKeyID.init) }
     static func parseChannel(_ text: String) -> ChannelID? { parse("chn", text).map(ChannelID.init) }
+    static func parseJob(_ text: String) -> JobID? { parse("job", text).map(JobID.init) }
 
     private static func format(_ prefix: String, _ uuid: UUID) -> String {
         let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }

@@ -50,14 +50,24 @@ public enum MarqueeServer {
             } catch {
                 throw ConfigurationError(key: "database.url", "\(error)")
             }
-            let client = PostgresClient(configuration: target.configuration, backgroundLogger: storeLogger)
-            try await withThrowingDiscardingTaskGroup { group in
-                // The pool runs for as long as the services do, and stops after them.
-                group.addTask { await client.run() }
-                let opened = try await OpenedStore.postgres(client: client, target: target, storeConfiguration: storeConfiguration)
-                try await serve(opened, configuration: configuration, logger: logger, clock: clock, signals: signals, onStarted: onStarted)
-                group.cancelAll()
-            }
+            var clientConfiguration = target.configuration
+            clientConfiguration.options.maximumConnections = configuration.databaseMaxConnections
+            let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: storeLogger)
+            // The pool runs for as long as the services do, and stops after them: not in a child
+            // task, which the caller's cancellation would stop at once, while the job worker still
+            // commits the sends it had in flight.
+            let pool = Task { await client.run() }
+            defer { pool.cancel() }
+            let opened = try await OpenedStore.postgres(client: client, target: target, storeConfiguration: storeConfiguration)
+            try await serve(
+                opened,
+                configuration: configuration,
+                logger: logger,
+                clock: clock,
+                signals: signals,
+                onStarted: onStarted,
+                extraServices: [PostgresJobNotifications(client: client, wakeup: { $0.wakeup.signal() }, logger: storeLogger)]
+            )
         } else {
             let opened = try await OpenedStore.sqlite(configuration: configuration, storeConfiguration: storeConfiguration)
             do {
@@ -76,7 +86,8 @@ public enum MarqueeServer {
         logger: Logger,
         clock: any WallClock,
         signals: [UnixSignal],
-        onStarted: @escaping @Sendable (Started) async -> Void
+        onStarted: @escaping @Sendable (Started) async -> Void,
+        extraServices: [any EngineService] = []
     ) async throws {
         var services: [any Service] = []
         let target: APNSTarget
@@ -131,7 +142,11 @@ public enum MarqueeServer {
             },
             logger: logger.withLevel(atMost: .info)
         )
-        services += [engine.clients, engine.janitor, application] as [any Service]
+        // Listed in start order; a graceful shutdown stops them in reverse: the API first, then the
+        // worker (which finishes its in-flight sends), then the APNs clients.
+        services += [engine.clients, engine.janitor, engine.worker] as [any Service]
+        services += extraServices.map { $0.service(for: engine) }
+        services.append(application)
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) },

@@ -10,6 +10,7 @@ import SystemPackage
 /// Keys:
 /// - `http.host` (127.0.0.1), `http.port` (8080), `http.maxBodyBytes` (4 MiB), `http.maxJSONDepth` (32)
 /// - `database.url`: `postgres://…`; absent, the embedded SQLite at `sqlite.path` (./data/marquee.sqlite)
+/// - `database.maxConnections` (20): this replica's PostgreSQL pool; N replicas open N times as many
 /// - `sql.dir`: the folder with `postgres/` and `sqlite/` migrations
 /// - `secrets.masterKeys` (secret): `id:base64[,id:base64…]`, current first; seals signing keys.
 ///   Absent on SQLite, a key is generated once into `data.dir`/master.key; required on PostgreSQL.
@@ -27,12 +28,20 @@ import SystemPackage
 ///   event's own `priorityPolicy` wins
 /// - `broadcasts.priorityBudgetPerHour` (30): priority-10 broadcasts per channel and hour; past it
 ///   broadcasts go at 5 and their answer says so
+/// - `jobs.leaseMilliseconds` (30000): a job's lease; a dead replica's job is taken over after it
+/// - `jobs.pollMilliseconds` (2000), `jobs.concurrency` (4), `jobs.pageSize` (1000), `jobs.batchSize` (500), `jobs.window` (the APNs client's),
+///   `jobs.retryBaseMilliseconds` (1000), `jobs.retryMaxMilliseconds` (60000), `jobs.maxAttemptsPerToken` (3):
+///   the job worker
+/// - `jobs.partitions` (8): parts a start fan-out is split into, each leased on its own, so that
+///   replicas share one fan-out
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
     public var maxBodyBytes: Int
     public var maxJSONDepth: Int
     public var databaseURL: String?
+    /// Connections this replica opens to PostgreSQL at most (its pool; one of them listens for jobs).
+    public var databaseMaxConnections: Int
     public var sqlitePath: String
     public var sqlDirectory: String?
     public var dataDirectory: String
@@ -59,6 +68,7 @@ public struct ServerConfiguration: Sendable {
         maxBodyBytes = try reader.integer("http.maxBodyBytes", default: 4 << 20, range: 1024...(256 << 20))
         maxJSONDepth = try reader.integer("http.maxJSONDepth", default: 32, range: 2...512)
         databaseURL = reader.raw("database.url", isSecret: true)
+        databaseMaxConnections = try reader.integer("database.maxConnections", default: 20, range: 2...1000)
         if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
             throw ConfigurationError(key: "database.url", "must be a postgres:// URL (leave it out for the embedded SQLite)")
         }
@@ -113,6 +123,18 @@ public struct ServerConfiguration: Sendable {
                     default: BroadcastPolicy.defaultPriorityBudgetPerHour,
                     range: 0...100_000
                 )
+            ),
+            jobs: JobWorkerConfiguration(
+                leaseDuration: .milliseconds(Int64(try reader.integer("jobs.leaseMilliseconds", default: 30_000, range: 100...3_600_000))),
+                pollInterval: .milliseconds(Int64(try reader.integer("jobs.pollMilliseconds", default: 2_000, range: 10...600_000))),
+                concurrency: try reader.integer("jobs.concurrency", default: 4, range: 1...64),
+                pageSize: try reader.integer("jobs.pageSize", default: 1_000, range: 1...100_000),
+                partitions: try reader.integer("jobs.partitions", default: 8, range: 1...1_024),
+                window: reader.raw("jobs.window") == nil ? nil : try reader.integer("jobs.window", default: 1, range: 1...100_000),
+                batchSize: try reader.integer("jobs.batchSize", default: 500, range: 1...100_000),
+                maximumAttemptsPerToken: try reader.integer("jobs.maxAttemptsPerToken", default: 3, range: 1...1_000),
+                retryBaseDelay: .milliseconds(Int64(try reader.integer("jobs.retryBaseMilliseconds", default: 1_000, range: 1...600_000))),
+                retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000)))
             )
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)

@@ -8,6 +8,7 @@ import Logging
 /// document, logging what the answer leaves out.
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
+    static var link: HTTPField.Name { HTTPField.Name("Link")! }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let requestID = request.headers[.requestID].flatMap(Self.acceptable) ?? Self.makeID()
@@ -29,6 +30,13 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             response = problem.response(requestID: requestID)
         }
         response.headers[.requestID] = requestID
+        // The OpenAPI runtime percent-encodes string headers (URI "simple" style); `Location` and
+        // `Link` carry URI references that clients read as they are.
+        for name in [HTTPField.Name.location, Self.link] {
+            if let value = response.headers[name], value.contains("%"), let decoded = value.removingPercentEncoding {
+                response.headers[name] = decoded
+            }
+        }
         logger.debug(
             "request",
             metadata: [

@@ -68,11 +68,13 @@ extension PostgresStore {
                 }
             }
 
+            var retired: Int64 = 0
             for (rowID, invalidation) in batch.invalidations.sorted(by: { $0.key < $1.key }) {
-                try await connection.query(
+                let rows = try await connection.query(
                     Self.invalidation(appID: batch.appID, rowID: rowID, invalidation),
                     logger: logger
-                )
+                ).collect()
+                retired += Int64(rows.count)
             }
 
             try await connection.query(
@@ -81,6 +83,7 @@ extension PostgresStore {
                 SET progress_attempted = progress_attempted + \(batch.progress.attempted),
                     progress_succeeded = progress_succeeded + \(batch.progress.succeeded),
                     progress_failed = progress_failed + \(batch.progress.failed),
+                    progress_retired = progress_retired + \(retired),
                     checkpoint = COALESCE(\(batch.checkpoint), checkpoint),
                     updated_at = \(at)
                 WHERE id = \(batch.jobID.uuid)
@@ -97,6 +100,25 @@ extension PostgresStore {
             WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid) ORDER BY id
             """
         ).mapped(RowMapping.delivery)
+    }
+
+    public func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount] {
+        var counts: [DeliveryCount] = []
+        let result = try await client.query(
+            """
+            SELECT outcome, COALESCE(reason, ''), count(*) FROM deliveries
+            WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid)
+            GROUP BY outcome, COALESCE(reason, '') ORDER BY outcome, COALESCE(reason, '')
+            """,
+            logger: logger
+        )
+        for try await (outcome, reason, count) in result.decode((String, String, Int64).self) {
+            guard let outcome = DeliveryOutcome(rawValue: outcome) else {
+                throw StoreError.corruptRow(entity: "delivery", detail: "unknown outcome \(outcome)")
+            }
+            counts.append(DeliveryCount(outcome: outcome, reason: reason.isEmpty ? nil : APNSErrorReason(reasonString: reason), count: count))
+        }
+        return counts
     }
 
     public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {

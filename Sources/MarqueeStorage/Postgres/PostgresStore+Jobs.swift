@@ -4,18 +4,61 @@ import PostgresNIO
 
 extension PostgresStore {
     public func enqueueJob(_ job: Job) async throws {
-        let inserted = try await rows(
+        guard !(try await rows(Self.insert(job))).isEmpty else {
+            throw StoreError.notFound(entity: "app", id: job.appID.description)
+        }
+    }
+
+    public func enqueueJobs(_ jobs: [Job]) async throws {
+        try await transaction { connection in
+            for job in jobs {
+                let inserted = try await connection.query(Self.insert(job), logger: logger).collect()
+                guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
+            }
+        }
+    }
+
+    /// Inserts the job if its app exists (no row returned otherwise), and announces it to every
+    /// replica's worker (NOTIFY is sent at commit).
+    private static func insert(_ job: Job) -> PostgresQuery {
+        """
+        INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
+                          progress_succeeded, progress_failed, progress_total, progress_retired, checkpoint, last_error,
+                          created_at, updated_at)
+        SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(job.parentID?.uuid), \(ColumnCoding.json(job.arguments))::json,
+               \(job.dueAt), \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \(job.progress.succeeded),
+               \(job.progress.failed), \(job.progress.total), \(job.progress.retired), \(job.checkpoint),
+               \(job.lastError), \(job.createdAt), \(job.updatedAt)
+        FROM apps a WHERE a.id = \(job.appID.uuid)
+        RETURNING id, pg_notify(\(Self.jobsChannel), kind)
+        """
+    }
+
+    public func childJobs(appID: AppID, parentID: JobID) async throws -> [Job] {
+        try await rows(
             """
-            INSERT INTO jobs (id, app_id, kind, arguments, due_at, state, attempts, progress_attempted, progress_succeeded,
-                              progress_failed, checkpoint, last_error, created_at, updated_at)
-            SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(ColumnCoding.json(job.arguments))::json, \(job.dueAt),
-                   \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \(job.progress.succeeded),
-                   \(job.progress.failed), \(job.checkpoint), \(job.lastError), \(job.createdAt), \(job.updatedAt)
-            FROM apps a WHERE a.id = \(job.appID.uuid)
-            RETURNING id
+            SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs
+            WHERE app_id = \(appID.uuid) AND parent_id = \(parentID.uuid)
+            ORDER BY created_at, id
+            """
+        ).mapped(RowMapping.job)
+    }
+
+    public func finishParentJob(id: JobID, at: Date) async throws -> JobState? {
+        // One statement: of two replicas finishing the last two children at once, each sees the
+        // other's child finished once its own commit is visible, and only one moves the parent.
+        let updated = try await rows(
+            """
+            UPDATE jobs p
+            SET state = CASE WHEN EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = p.id AND c.state = 'failed')
+                             THEN 'failed' ELSE 'succeeded' END,
+                updated_at = \(at)
+            WHERE p.id = \(id.uuid) AND p.state IN ('pending', 'running')
+              AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = p.id AND c.state IN ('pending', 'running'))
+            RETURNING p.state
             """
         )
-        guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
+        return try updated.first.map { try $0.decode(String.self) }.flatMap(JobState.init(rawValue:))
     }
 
     public func job(appID: AppID, id: JobID) async throws -> Job? {
@@ -91,13 +134,31 @@ extension PostgresStore {
         guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
     }
 
+    public func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job] {
+        let kindNames = kinds.map { $0.map(\.rawValue) }
+        return try await rows(
+            """
+            SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs
+            WHERE app_id = \(appID.uuid) AND parent_id IS NULL
+              AND (\(kindNames == nil) OR kind = ANY(\(kindNames ?? [])))
+              AND (\(before == nil) OR (created_at, id) < (\(before?.createdAt ?? Date())::timestamptz,
+                                                          \(before?.id.uuid ?? UUID())::uuid))
+            ORDER BY created_at DESC, id DESC
+            LIMIT \(max(1, limit))
+            """
+        ).mapped(RowMapping.job)
+    }
+
     public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {
-        try await !rows(
+        // The job and its children in one statement: a worker renewing a child's lease afterwards
+        // finds it cancelled and stops.
+        let cancelled = try await rows(
             """
             UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = \(at)
-            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state IN ('pending', 'running')
+            WHERE app_id = \(appID.uuid) AND (id = \(id.uuid) OR parent_id = \(id.uuid)) AND state IN ('pending', 'running')
             RETURNING id
             """
-        ).isEmpty
+        )
+        return try cancelled.contains { try $0.decode(UUID.self) == id.uuid }
     }
 }

@@ -116,19 +116,44 @@ extension PostgresStore {
     }
 
     public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
-        // Optional filters are written as `param IS NULL OR ...`: PostgresNIO plans each execution
-        // with its values, so a NULL filter costs nothing.
         try await rows(
-            """
-            SELECT \(unescaped: RowMapping.tokenColumns(.postgres)) FROM push_to_start_tokens t
-            WHERE t.app_id = \(query.appID.uuid) AND t.environment = \(query.environment.rawValue)
-              AND t.attributes_type = \(query.attributesType) AND t.invalidated_at IS NULL AND t.id > \(cursor)
-              AND (\(query.tag)::text IS NULL OR t.tags @> jsonb_build_array(\(query.tag)::text))
-              AND (\(query.excludingStartsOf?.uuid)::uuid IS NULL OR NOT EXISTS (
-                    SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id = t.id))
-            ORDER BY t.id
-            LIMIT \(max(1, limit))
-            """
+            Self.audience(
+                query,
+                select: "SELECT \(RowMapping.tokenColumns(.postgres)) FROM push_to_start_tokens t",
+                after: cursor,
+                tail: "ORDER BY t.id LIMIT \(max(1, limit))"
+            )
         ).mapped(RowMapping.token)
+    }
+
+    public func audienceCount(_ query: AudienceQuery) async throws -> Int64 {
+        let result = try await client.query(
+            Self.audience(query, select: "SELECT count(*) FROM push_to_start_tokens t", after: 0, tail: ""),
+            logger: logger
+        )
+        for try await count in result.decode(Int64.self) { return count }
+        return 0
+    }
+
+    /// The audience's rows after `cursor`. Optional filters are written as `param IS NULL OR ...`
+    /// (or a flag for lists): PostgresNIO plans each execution with its values, so an absent filter
+    /// costs nothing.
+    static func audience(_ query: AudienceQuery, select: String, after cursor: Int64, tail: String) -> PostgresQuery {
+        """
+        \(unescaped: select)
+        WHERE t.app_id = \(query.appID.uuid) AND t.environment = \(query.environment.rawValue)
+          AND t.attributes_type = \(query.attributesType) AND t.invalidated_at IS NULL AND t.id > \(cursor)
+          AND (\(query.tag)::text IS NULL OR t.tags @> jsonb_build_array(\(query.tag)::text))
+          AND (\(query.anyTags.isEmpty) OR t.tags ?| \(query.anyTags)::text[])
+          AND (\(query.userIDs.isEmpty) OR t.user_id = ANY(\(query.userIDs)::text[]))
+          AND (\(query.tokens.isEmpty) OR t.token = ANY(\(query.tokens)::text[]))
+          AND (\(query.excludingStartsOf?.uuid)::uuid IS NULL OR NOT EXISTS (
+                SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id = t.id))
+          AND (\(query.excludingFinalOutcomesOf?.uuid)::uuid IS NULL OR NOT EXISTS (
+                SELECT 1 FROM deliveries d
+                WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> 'failed'))
+          AND (\(query.partition == nil) OR t.id % \(Int64(query.partition?.count ?? 1)) = \(Int64(query.partition?.index ?? 0)))
+        \(unescaped: tail)
+        """
     }
 }

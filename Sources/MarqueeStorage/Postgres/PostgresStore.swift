@@ -48,6 +48,8 @@ public struct PostgresStore: MarqueeStore {
 
     /// An arbitrary constant naming Marquee's migration lock among the database's advisory locks.
     static let migrationLockKey: Int64 = 0x4D41_5251_5545_4531  // "MARQUEE1"
+    /// The LISTEN/NOTIFY channel on which enqueued jobs are announced (payload: the job's kind).
+    public static let jobsChannel = "marquee_jobs"
 
     private func withMigrationLock<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result

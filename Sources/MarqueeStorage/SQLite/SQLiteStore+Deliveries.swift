@@ -42,20 +42,22 @@ extension SQLiteStore {
                 }
             }
 
+            var retired: Int64 = 0
             for (rowID, invalidation) in batch.invalidations.sorted(by: { $0.key < $1.key }) {
-                _ = try await Self.invalidate(on: connection, appID: batch.appID, rowID: rowID, invalidation)
+                if try await Self.invalidate(on: connection, appID: batch.appID, rowID: rowID, invalidation) { retired += 1 }
             }
 
             _ = try await connection.query(
                 """
                 UPDATE jobs
                 SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
-                    progress_failed = progress_failed + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
+                    progress_failed = progress_failed + ?, progress_retired = progress_retired + ?,
+                    checkpoint = COALESCE(?, checkpoint), updated_at = ?
                 WHERE id = ?
                 """,
                 [
                     .int(batch.progress.attempted), .int(batch.progress.succeeded), .int(batch.progress.failed),
-                    .text(batch.checkpoint), .date(at), .id(batch.jobID),
+                    .int(retired), .text(batch.checkpoint), .date(at), .id(batch.jobID),
                 ]
             )
         }
@@ -66,6 +68,27 @@ extension SQLiteStore {
             "SELECT \(RowMapping.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY id",
             [.id(appID), .id(jobID)]
         ).mapped(RowMapping.delivery)
+    }
+
+    public func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount] {
+        let rows = try await query(
+            """
+            SELECT outcome, COALESCE(reason, '') AS reason, count(*) AS count FROM deliveries
+            WHERE app_id = ? AND job_id = ?
+            GROUP BY outcome, COALESCE(reason, '') ORDER BY outcome, COALESCE(reason, '')
+            """,
+            [.id(appID), .id(jobID)]
+        )
+        return try rows.map { row in
+            let columns = SQLiteColumns(row, entity: "delivery")
+            let outcome = try columns.parse("outcome", as: DeliveryOutcome.self)
+            let reason = try columns.string("reason")
+            return DeliveryCount(
+                outcome: outcome,
+                reason: reason.isEmpty ? nil : APNSErrorReason(reasonString: reason),
+                count: try columns.int64("count")
+            )
+        }
     }
 
     public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {

@@ -4,21 +4,54 @@ import SQLiteNIO
 
 extension SQLiteStore {
     public func enqueueJob(_ job: Job) async throws {
-        let inserted = try await query(
+        try await enqueueJobs([job])
+    }
+
+    public func enqueueJobs(_ jobs: [Job]) async throws {
+        try await write { connection in
+            for job in jobs {
+                let inserted = try await connection.query(
+                    """
+                    INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
+                                      progress_succeeded, progress_failed, progress_total, progress_retired, checkpoint,
+                                      last_error, created_at, updated_at)
+                    SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                    RETURNING id
+                    """,
+                    [
+                        .id(job.id), .text(job.kind.rawValue), .id(job.parentID), .text(ColumnCoding.json(job.arguments)),
+                        .date(job.dueAt), .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted),
+                        .int(job.progress.succeeded), .int(job.progress.failed), .int(job.progress.total),
+                        .int(job.progress.retired), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
+                        .date(job.updatedAt), .id(job.appID),
+                    ]
+                )
+                guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
+            }
+        }
+    }
+
+    public func childJobs(appID: AppID, parentID: JobID) async throws -> [Job] {
+        try await query(
+            "SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs WHERE app_id = ? AND parent_id = ? ORDER BY created_at, id",
+            [.id(appID), .id(parentID)]
+        ).mapped(RowMapping.job)
+    }
+
+    public func finishParentJob(id: JobID, at: Date) async throws -> JobState? {
+        let updated = try await query(
             """
-            INSERT INTO jobs (id, app_id, kind, arguments, due_at, state, attempts, progress_attempted, progress_succeeded,
-                              progress_failed, checkpoint, last_error, created_at, updated_at)
-            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
-            RETURNING id
+            UPDATE jobs
+            SET state = CASE WHEN EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = ?1 AND c.state = 'failed')
+                             THEN 'failed' ELSE 'succeeded' END,
+                updated_at = ?2
+            WHERE id = ?1 AND state IN ('pending', 'running')
+              AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = ?1 AND c.state IN ('pending', 'running'))
+            RETURNING state
             """,
-            [
-                .id(job.id), .text(job.kind.rawValue), .text(ColumnCoding.json(job.arguments)), .date(job.dueAt),
-                .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted), .int(job.progress.succeeded),
-                .int(job.progress.failed), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
-                .date(job.updatedAt), .id(job.appID),
-            ]
+            [.id(id), .date(at)]
         )
-        guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
+        return try updated.first.map { try SQLiteColumns($0, entity: "job").string("state") }.flatMap(JobState.init(rawValue:))
     }
 
     public func job(appID: AppID, id: JobID) async throws -> Job? {
@@ -100,13 +133,32 @@ extension SQLiteStore {
         guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
     }
 
-    public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {
-        try await !query(
+    public func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job] {
+        let kindNames = kinds.map { $0.map(\.rawValue).sorted() }
+        return try await query(
             """
-            UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?
-            WHERE app_id = ? AND id = ? AND state IN ('pending', 'running') RETURNING id
+            SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs
+            WHERE app_id = ?1 AND parent_id IS NULL
+              AND (?2 IS NULL OR kind IN (SELECT value FROM json_each(?2)))
+              AND (?3 IS NULL OR created_at < ?3 OR (created_at = ?3 AND id < ?4))
+            ORDER BY created_at DESC, id DESC
+            LIMIT ?5
+            """,
+            [
+                .id(appID), .text(kindNames.map { ColumnCoding.json(.array($0.map { .string($0) })) }),
+                .date(before?.createdAt), .id(before?.id), .int(max(1, limit)),
+            ]
+        ).mapped(RowMapping.job)
+    }
+
+    public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {
+        let cancelled = try await query(
+            """
+            UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?1
+            WHERE app_id = ?2 AND (id = ?3 OR parent_id = ?3) AND state IN ('pending', 'running') RETURNING id
             """,
             [.date(at), .id(appID), .id(id)]
-        ).isEmpty
+        )
+        return try cancelled.contains { try SQLiteColumns($0, entity: "job").uuid("id") == id.uuid }
     }
 }

@@ -121,20 +121,45 @@ extension SQLiteStore {
     }
 
     public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
-        try await self.query(
-            """
-            SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens t
-            WHERE t.app_id = ?1 AND t.environment = ?2 AND t.attributes_type = ?3 AND t.invalidated_at IS NULL
+        let (filter, binds) = Self.audienceFilter(query, after: cursor)
+        return try await self.query(
+            "SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?\(binds.count + 1)",
+            binds + [.int(max(1, limit))]
+        ).mapped(RowMapping.token)
+    }
+
+    public func audienceCount(_ query: AudienceQuery) async throws -> Int64 {
+        let (filter, binds) = Self.audienceFilter(query, after: 0)
+        let rows = try await self.query("SELECT count(*) AS count FROM push_to_start_tokens t WHERE \(filter)", binds)
+        return try rows.first.map { try SQLiteColumns($0, entity: "push-to-start token").int64("count") } ?? 0
+    }
+
+    /// The audience's conditions on `t`, with binds ?1 to ?12.
+    static func audienceFilter(_ query: AudienceQuery, after cursor: Int64) -> (String, [SQLiteData]) {
+        let list = { (values: [String]) -> SQLiteData in
+            values.isEmpty ? .null : .text(ColumnCoding.json(.array(values.map { .string($0) })))
+        }
+        let filter = """
+            t.app_id = ?1 AND t.environment = ?2 AND t.attributes_type = ?3 AND t.invalidated_at IS NULL
               AND t.id > ?4
               AND (?5 IS NULL OR EXISTS (SELECT 1 FROM json_each(t.tags) WHERE json_each.value = ?5))
               AND (?6 IS NULL OR NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = ?6 AND s.token_id = t.id))
-            ORDER BY t.id
-            LIMIT ?7
-            """,
+              AND (?7 IS NULL OR EXISTS (
+                    SELECT 1 FROM json_each(t.tags) a, json_each(?7) b WHERE a.value = b.value))
+              AND (?8 IS NULL OR t.user_id IN (SELECT value FROM json_each(?8)))
+              AND (?9 IS NULL OR t.token IN (SELECT value FROM json_each(?9)))
+              AND (?10 IS NULL OR NOT EXISTS (
+                    SELECT 1 FROM deliveries d WHERE d.job_id = ?10 AND d.token_id = t.id AND d.outcome <> 'failed'))
+              AND (?11 IS NULL OR t.id % ?11 = ?12)
+            """
+        return (
+            filter,
             [
                 .id(query.appID), .text(query.environment.rawValue), .text(query.attributesType), .int(cursor),
-                .text(query.tag), .id(query.excludingStartsOf), .int(max(1, limit)),
+                .text(query.tag), .id(query.excludingStartsOf), list(query.anyTags), list(query.userIDs),
+                list(query.tokens), .id(query.excludingFinalOutcomesOf), .int(query.partition?.count),
+                .int(query.partition?.index ?? 0),
             ]
-        ).mapped(RowMapping.token)
+        )
     }
 }

@@ -165,9 +165,9 @@ enum RowMapping {
     static func jobColumns(_ dialect: Dialect, prefix: String = "") -> String {
         let arguments = dialect == .postgres ? "\(prefix)arguments::text AS arguments" : "\(prefix)arguments"
         return [
-            "id", "app_id", "kind", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
-            "progress_attempted", "progress_succeeded", "progress_failed", "checkpoint", "last_error", "created_at",
-            "updated_at",
+            "id", "app_id", "kind", "parent_id", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
+            "progress_attempted", "progress_succeeded", "progress_failed", "progress_total", "progress_retired",
+            "checkpoint", "last_error", "created_at", "updated_at",
         ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ")
     }
 
@@ -178,6 +178,7 @@ enum RowMapping {
             id: try row.id("id"),
             appID: try row.id("app_id"),
             kind: JobKind(rawValue: try row.string("kind")),
+            parentID: try row.optionalID("parent_id"),
             arguments: try ColumnCoding.jsonValue(try row.string("arguments"), entity: row.entity),
             dueAt: try row.date("due_at"),
             state: try row.parse("state", as: JobState.self),
@@ -186,7 +187,9 @@ enum RowMapping {
             progress: JobProgress(
                 attempted: try row.int64("progress_attempted"),
                 succeeded: try row.int64("progress_succeeded"),
-                failed: try row.int64("progress_failed")
+                failed: try row.int64("progress_failed"),
+                total: try row.optionalInt64("progress_total"),
+                retired: try row.int64("progress_retired")
             ),
             checkpoint: try row.optionalString("checkpoint"),
             lastError: try row.optionalString("last_error"),

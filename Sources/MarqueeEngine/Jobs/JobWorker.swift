@@ -1,0 +1,144 @@
+import Foundation
+import Logging
+import MarqueeCore
+import ServiceLifecycle
+import Synchronization
+
+/// A replica's job worker: leases due jobs (`FOR UPDATE SKIP LOCKED` on PostgreSQL), runs them,
+/// and keeps their leases while they run. Woken by `JobWakeup` (enqueues here, LISTEN/NOTIFY on
+/// PostgreSQL), polling otherwise. A job whose worker died is leased again once its lease lapses,
+/// and resumes from its checkpoint.
+///
+/// On shutdown (graceful or cancellation) it leases nothing more, lets each running fan-out finish
+/// the sends in flight and commit them, and hands the jobs back so another replica resumes them at
+/// once.
+public struct JobWorker: Service {
+    let store: any MarqueeStore
+    let runner: StartFanOutRunner
+    let configuration: JobWorkerConfiguration
+    let wakeup: JobWakeup
+    let clock: any WallClock
+    let logger: Logger
+    /// The lease owner: this replica and worker.
+    public let owner: String
+
+    init(
+        store: any MarqueeStore,
+        runner: StartFanOutRunner,
+        configuration: JobWorkerConfiguration,
+        wakeup: JobWakeup,
+        clock: any WallClock,
+        logger: Logger
+    ) {
+        self.store = store
+        self.runner = runner
+        self.configuration = configuration
+        self.wakeup = wakeup
+        self.clock = clock
+        self.logger = logger
+        owner = "\(ProcessInfo.processInfo.hostName)/\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    public func run() async throws {
+        let stop = RunStop()
+        let running = RunningJobs()
+        await withGracefulShutdownHandler {
+            await withTaskCancellationHandler {
+                while !stop.isRaised {
+                    let free = configuration.concurrency - running.count
+                    var leasedAll = false
+                    if free > 0 {
+                        do {
+                            let jobs = try await store.leaseJobs(
+                                owner: owner,
+                                kinds: [.startFanOutPartition],
+                                now: clock.now,
+                                leaseDuration: configuration.leaseDuration,
+                                limit: free
+                            )
+                            for job in jobs {
+                                // Unstructured on purpose: cancelling the worker must not cut a
+                                // fan-out off mid-flight; `stop` ends it after its in-flight sends.
+                                running.add(job.id, Task { await runJob(job, stop: stop, running: running) })
+                            }
+                            leasedAll = !jobs.isEmpty && jobs.count == free
+                        } catch {
+                            logger.warning("leasing jobs failed", metadata: ["error": "\(String(reflecting: error))"])
+                        }
+                    }
+                    if !leasedAll && !stop.isRaised { await wakeup.wait(timeout: configuration.pollInterval) }
+                }
+            } onCancel: {
+                stop.raise()
+                wakeup.signal()
+            }
+        } onGracefulShutdown: {
+            stop.raise()
+            wakeup.signal()
+        }
+        for task in running.all { await task.value }
+    }
+
+    private func runJob(_ job: Job, stop: RunStop, running: RunningJobs) async {
+        defer {
+            running.remove(job.id)
+            wakeup.signal()
+        }
+        var jobLogger = logger
+        jobLogger[metadataKey: "job.id"] = "\(job.id)"
+        if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID)" }
+        var finished = false
+        do {
+            finished = try await runner.run(job, owner: owner, stop: RunStop(parent: stop)) == .completed
+        } catch StoreError.leaseLost {
+            jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
+        } catch {
+            // A job that cannot work as given fails for good; anything else is tried again later.
+            let permanent = error is EngineError || error is StartJobArguments.Unreadable || job.attempts >= configuration.maximumJobAttempts
+            let retryAt = permanent ? nil : clock.now.addingTimeInterval(min(60, pow(2, Double(job.attempts))))
+            jobLogger.warning("start job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
+            do {
+                try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, at: clock.now)
+                finished = permanent
+            } catch {
+                jobLogger.debug("recording the failure failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+        // The last partition to finish, on whichever replica, finishes the fan-out.
+        if finished, let parentID = job.parentID {
+            do {
+                if let state = try await store.finishParentJob(id: parentID, at: clock.now) {
+                    jobLogger.debug("start fan-out finished", metadata: ["job.state": "\(state.rawValue)"])
+                }
+            } catch {
+                jobLogger.warning("finishing the fan-out failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+}
+
+/// The jobs a worker is running.
+final class RunningJobs: Sendable {
+    private struct State {
+        var tasks: [JobID: Task<Void, Never>] = [:]
+        /// Jobs that ended before their task was added.
+        var ended: Set<JobID> = []
+    }
+
+    private let state = Mutex(State())
+
+    var count: Int { state.withLock { $0.tasks.count } }
+    var all: [Task<Void, Never>] { state.withLock { Array($0.tasks.values) } }
+
+    func add(_ id: JobID, _ task: Task<Void, Never>) {
+        state.withLock { state in
+            if state.ended.remove(id) == nil { state.tasks[id] = task }
+        }
+    }
+
+    func remove(_ id: JobID) {
+        state.withLock { state in
+            if state.tasks.removeValue(forKey: id) == nil { state.ended.insert(id) }
+        }
+    }
+}

@@ -1,0 +1,45 @@
+/// How a replica's job worker leases and runs jobs.
+public struct JobWorkerConfiguration: Sendable, Hashable {
+    /// How long a lease lasts without renewal; a worker that dies hands its job over after it.
+    public var leaseDuration: Duration
+    /// How often the worker looks for due jobs when nothing wakes it (LISTEN/NOTIFY on
+    /// PostgreSQL, an enqueue in this process).
+    public var pollInterval: Duration
+    /// Jobs one worker runs at once.
+    public var concurrency: Int
+    /// Tokens read per audience page.
+    public var pageSize: Int
+    /// Parts a start fan-out's audience is split into, each a job of its own that any replica can
+    /// lease: N replicas share one fan-out, and a replica that dies hands over only its parts.
+    /// Small audiences get fewer parts (at least a page each).
+    public var partitions: Int
+    /// Pushes of one fan-out outstanding at APNs at once (`nil`: the client's batch window).
+    public var window: Int?
+    /// How many times a job that failed (not its pushes: the job, a store or APNs outage) is run
+    /// again before it is marked failed.
+    public var maximumJobAttempts: Int
+    var fanOut: StartFanOutStateMachine.Configuration
+
+    public init(
+        leaseDuration: Duration = .seconds(30),
+        pollInterval: Duration = .seconds(2),
+        concurrency: Int = 4,
+        pageSize: Int = 1000,
+        partitions: Int = 8,
+        window: Int? = nil,
+        maximumJobAttempts: Int = 10,
+        batchSize: Int = 500,
+        maximumAttemptsPerToken: Int = 3,
+        retryBaseDelay: Duration = .seconds(1),
+        retryMaximumDelay: Duration = .seconds(60)
+    ) {
+        self.leaseDuration = leaseDuration
+        self.pollInterval = pollInterval
+        self.concurrency = max(1, concurrency)
+        self.pageSize = max(1, pageSize)
+        self.partitions = max(1, partitions)
+        self.window = window
+        self.maximumJobAttempts = max(1, maximumJobAttempts)
+        fanOut = .init(batchSize: max(1, batchSize), maximumAttempts: max(1, maximumAttemptsPerToken), retryBaseDelay: retryBaseDelay, retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay))
+    }
+}

@@ -1,0 +1,265 @@
+import Foundation
+import MarqueeAPNS
+import MarqueeCore
+
+/// The decisions of one start fan-out run, apart from its I/O (as PostgresNIO keeps
+/// `PoolStateMachine` apart from `ConnectionPool`): which start each device gets, what each APNs
+/// outcome means, when a batch is committed and with which checkpoint, what is retried and when.
+///
+/// The runner feeds it audience pages (in token-row order) and outcomes (in any order), and does
+/// what it answers. A token's outcome is final when it is accepted, rejected, its token is dead, or
+/// its last retry failed; only final outcomes are committed. The checkpoint is the highest token row
+/// below which every token has a committed final outcome, so a resumption from it (which also skips
+/// tokens in the start ledger or with a final outcome of this job) sends again only what was in
+/// flight or waiting for a retry.
+struct StartFanOutStateMachine {
+    struct Configuration: Sendable, Hashable {
+        /// Final outcomes per committed batch.
+        var batchSize: Int = 500
+        /// Sends per token, the first included, when APNs keeps answering "later".
+        var maximumAttempts: Int = 3
+        /// Tokens waiting for a retry at most; past it the run stops and the job is retried later
+        /// as a whole (APNs is refusing most of what it gets).
+        var retryBacklogLimit: Int = 10_000
+        /// The first retry's delay; each further one doubles it.
+        var retryBaseDelay: Duration = .seconds(1)
+        var retryMaximumDelay: Duration = .seconds(60)
+    }
+
+    /// How a device's start asks for later updates.
+    enum StartKind: Sendable, Hashable {
+        /// `input-push-channel`: iOS 18 and later, with the event's channel.
+        case channel
+        /// `input-push-token: 1`: iOS 17.2–17.x, or everyone when asked; the activity is recorded
+        /// as starting so the update token the app reports is kept for it.
+        case updateToken
+    }
+
+    /// One send to one token.
+    struct Send: Sendable, Hashable {
+        var tokenRowID: Int64
+        var token: String
+        var kind: StartKind
+        var attempt: Int
+    }
+
+    /// What APNs made of a send, in the state machine's terms.
+    enum SendResult: Sendable, Hashable {
+        case accepted(apnsID: UUID?)
+        case failed(APNSError)
+    }
+
+    /// A batch to commit, all or nothing.
+    struct Batch: Sendable, Hashable {
+        var deliveries: [Delivery]
+        var invalidations: [Int64: TokenInvalidation]
+        /// Accepted `input-push-token` starts: (token row) whose activity is recorded as starting.
+        var startedWithUpdateToken: [Int64]
+        var progress: JobProgress
+        var checkpoint: Int64?
+
+        var isEmpty: Bool { deliveries.isEmpty && checkpoint == nil }
+    }
+
+    /// What the run does once the current round of sends has ended.
+    enum NextStep: Sendable, Hashable {
+        /// Every token has a final outcome.
+        case complete
+        /// Send the tokens waiting for a retry once `at` has come.
+        case retry(at: Date)
+        /// Too many tokens wait for a retry: stop, and let the job run again at `at`.
+        case rescheduleJob(at: Date)
+    }
+
+    let configuration: Configuration
+    let jobID: JobID
+    let hasChannel: Bool
+    let everyoneGetsUpdateToken: Bool
+
+    /// The current round's sends by their outcome index.
+    private var round: [Int: Send] = [:]
+    private var nextIndex = 0
+    /// Tokens sent and not yet final, or final but not yet committed: they hold the checkpoint back.
+    private var unsettled: [Int64: Int] = [:]
+    private var waitingForRetry: [(send: Send, readyAt: Date)] = []
+    private var highestRowSeen: Int64?
+    private var pending = Batch(deliveries: [], invalidations: [:], startedWithUpdateToken: [], progress: JobProgress())
+    private var lastCheckpoint: Int64?
+
+    init(configuration: Configuration, jobID: JobID, hasChannel: Bool, everyoneGetsUpdateToken: Bool, checkpoint: Int64?) {
+        self.configuration = configuration
+        self.jobID = jobID
+        self.hasChannel = hasChannel
+        self.everyoneGetsUpdateToken = everyoneGetsUpdateToken
+        self.lastCheckpoint = checkpoint
+        self.highestRowSeen = checkpoint
+    }
+
+    /// The start a device gets: a channel from iOS 18 on (when the event has one and the job did not
+    /// ask for update tokens), an update token otherwise. An unknown version gets an update token,
+    /// which every iOS that has push-to-start understands.
+    func kind(forIOSVersion version: String?) -> StartKind {
+        guard hasChannel, !everyoneGetsUpdateToken, let version,
+            let major = Int(version.split(separator: ".", maxSplits: 1).first ?? "")
+        else { return .updateToken }
+        return major >= 18 ? .channel : .updateToken
+    }
+
+    // MARK: Rounds
+
+    /// A new round of sends begins: outcome indices count from 0 again.
+    mutating func beginRound() {
+        precondition(round.isEmpty, "a round began while sends of the last one were unanswered")
+        nextIndex = 0
+    }
+
+    /// An audience page is about to be sent; returns the sends, in the page's order.
+    mutating func pageRead(_ tokens: [PushToStartToken]) -> [Send] {
+        var sends: [Send] = []
+        sends.reserveCapacity(tokens.count)
+        for token in tokens {
+            let send = Send(tokenRowID: token.rowID, token: token.token, kind: kind(forIOSVersion: token.iosVersion), attempt: 1)
+            register(send)
+            sends.append(send)
+            highestRowSeen = max(highestRowSeen ?? token.rowID, token.rowID)
+        }
+        return sends
+    }
+
+    /// The tokens whose retry is due at `now`, as one page of sends.
+    mutating func retriesDue(now: Date) -> [Send] {
+        var due: [Send] = []
+        var later: [(send: Send, readyAt: Date)] = []
+        for entry in waitingForRetry {
+            if entry.readyAt <= now {
+                var send = entry.send
+                send.attempt += 1
+                due.append(send)
+            } else {
+                later.append(entry)
+            }
+        }
+        waitingForRetry = later
+        for send in due { register(send, alreadyUnsettled: true) }
+        return due
+    }
+
+    private mutating func register(_ send: Send, alreadyUnsettled: Bool = false) {
+        round[nextIndex] = send
+        nextIndex += 1
+        if !alreadyUnsettled { unsettled[send.tokenRowID, default: 0] += 1 }
+    }
+
+    // MARK: Outcomes
+
+    /// APNs answered the send at `index` of this round.
+    mutating func outcome(index: Int, _ result: SendResult, now: Date) {
+        guard let send = round.removeValue(forKey: index) else { return }
+        switch result {
+        case .accepted(let apnsID):
+            finish(send, outcome: .accepted, status: 200, apnsID: apnsID, reason: nil, now: now)
+            if send.kind == .updateToken { pending.startedWithUpdateToken.append(send.tokenRowID) }
+        case .failed(let error):
+            let rejection: APNSRejection? = if case .rejected(let rejection) = error { rejection } else { nil }
+            let apnsID = rejection?.apnsID.flatMap(UUID.init(uuidString:))
+            switch error.failureClass {
+            case .retryLater, .renewTokenAndRetry:
+                if send.attempt < configuration.maximumAttempts {
+                    waitingForRetry.append((send, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
+                } else {
+                    finish(send, outcome: .failed, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
+                }
+            case .tokenDead:
+                finish(send, outcome: .tokenInvalid, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
+                // Only a 410 with APNs' timestamp can retire a token, and only if that time is newer
+                // than the token's last registration (the store checks that against the row).
+                if let rejection, rejection.status == 410, let milliseconds = rejection.timestampMilliseconds {
+                    pending.invalidations[send.tokenRowID] = TokenInvalidation(
+                        reason: rejection.reason,
+                        apnsTimestampMilliseconds: milliseconds
+                    )
+                }
+            case .channelGone, .appMisconfigured, .requestRejected:
+                finish(send, outcome: .rejected, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
+            }
+        }
+    }
+
+    /// Every send of the round that has no outcome (the transport gave up on it without one) counts
+    /// as "try again later".
+    mutating func roundEnded(now: Date) {
+        for index in round.keys.sorted() {
+            outcome(index: index, .failed(.connectionFailed("no outcome")), now: now)
+        }
+    }
+
+    private mutating func finish(
+        _ send: Send,
+        outcome: DeliveryOutcome,
+        status: Int?,
+        apnsID: UUID?,
+        reason: APNSErrorReason?,
+        now: Date
+    ) {
+        pending.deliveries.append(
+            Delivery(
+                jobID: jobID,
+                tokenRowID: send.tokenRowID,
+                attempt: send.attempt,
+                outcome: outcome,
+                status: status,
+                apnsID: apnsID,
+                reason: reason,
+                sentAt: now,
+                completedAt: now
+            )
+        )
+        pending.progress.attempted += 1
+        if outcome == .accepted { pending.progress.succeeded += 1 } else { pending.progress.failed += 1 }
+    }
+
+    func retryDelay(afterAttempt attempt: Int) -> TimeInterval {
+        let base = Self.seconds(configuration.retryBaseDelay)
+        let delay = base * pow(2, Double(max(0, attempt - 1)))
+        return min(delay, Self.seconds(configuration.retryMaximumDelay))
+    }
+
+    private static func seconds(_ duration: Duration) -> TimeInterval {
+        let (seconds, attoseconds) = duration.components
+        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
+    }
+
+    // MARK: Commits
+
+    /// Whether enough final outcomes wait to be committed.
+    var shouldCommit: Bool { pending.deliveries.count >= configuration.batchSize }
+
+    /// The outcomes so far, with the checkpoint they allow; what is returned counts as committed.
+    mutating func takeBatch() -> Batch {
+        for delivery in pending.deliveries {
+            let remaining = (unsettled[delivery.tokenRowID] ?? 1) - 1
+            unsettled[delivery.tokenRowID] = remaining > 0 ? remaining : nil
+        }
+        var batch = pending
+        let checkpoint: Int64? = if let lowest = unsettled.keys.min() { lowest - 1 } else { highestRowSeen }
+        if let checkpoint, checkpoint > (lastCheckpoint ?? 0) {
+            batch.checkpoint = checkpoint
+            lastCheckpoint = checkpoint
+        }
+        pending = Batch(deliveries: [], invalidations: [:], startedWithUpdateToken: [], progress: JobProgress())
+        return batch
+    }
+
+    /// What to do after a round, once its batch is committed.
+    func nextStep(now: Date) -> NextStep {
+        guard let earliest = waitingForRetry.map(\.readyAt).min() else { return .complete }
+        if waitingForRetry.count > configuration.retryBacklogLimit { return .rescheduleJob(at: earliest) }
+        return .retry(at: earliest)
+    }
+
+    /// Whether the retry backlog is past its limit (the runner stops feeding pages then).
+    var retryBacklogIsFull: Bool { waitingForRetry.count > configuration.retryBacklogLimit }
+
+    var waitingForRetryCount: Int { waitingForRetry.count }
+    var inFlightCount: Int { round.count }
+}

@@ -1,0 +1,144 @@
+import Foundation
+import MarqueeAPI
+import MarqueeCore
+import MarqueeEngine
+import OpenAPIRuntime
+
+extension APIHandler {
+    func getJob(_ input: Operations.GetJob.Input) async throws -> Operations.GetJob.Output {
+        let app = try await authorizedApp(.publisher)
+        let view = try await engine.starts.job(app: app, id: try Self.jobID(input.path.jobID))
+        return .ok(.init(body: .json(.init(view))))
+    }
+
+    func listJobs(_ input: Operations.ListJobs.Input) async throws -> Operations.ListJobs.Output {
+        let app = try await authorizedApp(.publisher)
+        let limit = try Cursor.limit(input.query.limit)
+        let before = try Cursor.decode(input.query.after).map(Self.jobPosition)
+        let views = try await engine.starts.jobs(app: app, before: before, limit: limit)
+        let next = views.count == limit ? views.last.map { Cursor.encode(Self.jobCursorKey($0.job)) } : nil
+        return .ok(
+            .init(
+                headers: .init(link: nextLink("/v1/jobs", cursor: next, limit: limit)),
+                body: .json(.init(jobs: views.map(Components.Schemas.Job.init), nextCursor: next))
+            )
+        )
+    }
+
+    func cancelJob(_ input: Operations.CancelJob.Input) async throws -> Operations.CancelJob.Output {
+        let app = try await authorizedApp(.publisher)
+        let view = try await engine.starts.cancel(app: app, id: try Self.jobID(input.path.jobID))
+        return .ok(.init(body: .json(.init(view))))
+    }
+
+    func followJob(_ input: Operations.FollowJob.Input) async throws -> Operations.FollowJob.Output {
+        let app = try await authorizedApp(.publisher)
+        let progress = try await engine.starts.progress(app: app, id: try Self.jobID(input.path.jobID))
+        let first = input.headers.lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
+        let events = JobServerSentEvents(base: progress, firstID: first + 1)
+        return .ok(.init(body: .textEventStream(HTTPBody(events.asEncodedServerSentEvents(), length: .unknown, iterationBehavior: .single))))
+    }
+
+    static func jobID(_ text: String) throws -> JobID {
+        guard let id = PublicID.parseJob(text) else { throw Problem(.notFound, detail: "job \(text) not found") }
+        return id
+    }
+
+    /// The list cursor's key: the job's creation time in microseconds and its ID.
+    static func jobCursorKey(_ job: Job) -> String {
+        "\(Int64((job.createdAt.timeIntervalSince1970 * 1_000_000).rounded()))|\(job.id)"
+    }
+
+    static func jobPosition(_ key: String) throws -> JobListPosition {
+        let parts = key.split(separator: "|", maxSplits: 1)
+        guard parts.count == 2, let micros = Int64(parts[0]), let id = JobID(uuidString: String(parts[1])) else {
+            throw Problem(.invalidRequest, detail: "after must be the nextCursor of a previous page", errors: [.init(pointer: "after", detail: "is not a cursor this API issued")])
+        }
+        return JobListPosition(createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
+    }
+}
+
+/// A job's progress as server-sent events: `progress` while it runs, then `done` or `failed`;
+/// `id:` counts from `firstID`.
+struct JobServerSentEvents: AsyncSequence, Sendable {
+    typealias Element = ServerSentEvent
+    let base: AsyncThrowingStream<JobView, any Error>
+    let firstID: Int
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        var base: AsyncThrowingStream<JobView, any Error>.AsyncIterator
+        var nextID: Int
+
+        mutating func next() async throws -> ServerSentEvent? {
+            guard let view = try await base.next() else { return nil }
+            defer { nextID += 1 }
+            let kind =
+                switch view.job.state {
+                case .pending, .running: "progress"
+                case .succeeded, .cancelled: "done"
+                case .failed: "failed"
+                }
+            let encoder = JSONEncoder()
+            encoder.dateEncodingStrategy = .iso8601
+            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            let data = String(decoding: try encoder.encode(Components.Schemas.Job(view)), as: UTF8.self)
+            return ServerSentEvent(id: String(nextID), event: kind, data: data)
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(base: base.makeAsyncIterator(), nextID: firstID)
+    }
+}
+
+extension Components.Schemas.Job {
+    init(_ view: JobView) {
+        self.init(
+            id: PublicID.job(view.job.id),
+            kind: view.job.kind.rawValue,
+            state: .init(view.job.state),
+            eventKey: view.eventKey,
+            environment: view.environment.map(Components.Schemas.Environment.init),
+            progress: .init(
+                total: view.total,
+                sent: view.sent,
+                accepted: view.accepted,
+                failed: view.failed,
+                failures: view.failures.map { count in
+                    .init(outcome: .init(count.outcome), reason: count.reason?.reasonString, count: count.count)
+                },
+                tokensRetired: view.retired,
+                remaining: view.remaining,
+                ratePerSecond: view.rate,
+                estimatedSecondsLeft: view.estimatedSecondsLeft
+            ),
+            attempts: view.job.attempts,
+            lastError: view.job.lastError,
+            createdAt: view.job.createdAt,
+            updatedAt: view.job.updatedAt
+        )
+    }
+}
+
+extension Components.Schemas.JobState {
+    init(_ state: JobState) {
+        switch state {
+        case .pending: self = .pending
+        case .running: self = .running
+        case .succeeded: self = .succeeded
+        case .failed: self = .failed
+        case .cancelled: self = .cancelled
+        }
+    }
+}
+
+extension Components.Schemas.JobFailureCount.OutcomePayload {
+    init(_ outcome: DeliveryOutcome) {
+        switch outcome {
+        case .rejected: self = .rejected
+        case .tokenInvalid: self = .tokenInvalid
+        case .failed, .accepted: self = .failed
+        case .skipped: self = .skipped
+        }
+    }
+}

@@ -1,0 +1,37 @@
+import Foundation
+import MarqueeAPI
+import MarqueeCore
+import MarqueeEngine
+
+extension APIHandler {
+    func startEventActivities(_ input: Operations.StartEventActivities.Input) async throws -> Operations.StartEventActivities.Output {
+        let app = try await authorizedApp(.publisher)
+        guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
+        let request = StartRequest(
+            environment: body.environment.domain,
+            attributes: try Self.passThrough(body.attributes, pointer: "/attributes"),
+            contentState: try Self.passThrough(body.contentState, pointer: "/contentState"),
+            alert: try Self.passThrough(body.alert, pointer: "/alert"),
+            audience: StartAudience(
+                tags: body.audience?.tags ?? [],
+                userIDs: body.audience?.userIDs ?? [],
+                tokens: body.audience?.tokens ?? []
+            ),
+            inputPushToken: body.inputPushToken ?? false
+        )
+        let view = try await engine.starts.start(app: app, eventKey: input.path.eventKey, request: request)
+        return .accepted(
+            .init(headers: .init(location: "/v1/jobs/\(PublicID.job(view.job.id))"), body: .json(.init(view)))
+        )
+    }
+
+    /// An Apple object of the request as Marquee keeps it: the same members and values (JSON
+    /// objects' key order is not kept by the request decoder; ActivityKit does not depend on it).
+    static func passThrough<Value: Encodable>(_ value: Value, pointer: String) throws -> JSONObject {
+        let decoded = try? JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
+        guard case .object(let object)? = decoded else {
+            throw Problem(.invalidRequest, detail: "\(pointer) must be a JSON object", errors: [.init(pointer: pointer, detail: "must be an object")])
+        }
+        return object
+    }
+}

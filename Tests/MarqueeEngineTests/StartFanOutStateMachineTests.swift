@@ -1,0 +1,147 @@
+import Foundation
+import MarqueeAPNS
+import MarqueeCore
+@testable import MarqueeEngine
+import Testing
+
+/// The fan-out's decisions, without any I/O: which start each device gets, what each APNs answer
+/// means, what a batch commits and up to which checkpoint.
+@Suite("Start fan-out state machine")
+struct StartFanOutStateMachineTests {
+    let now = Date(timeIntervalSince1970: 1_767_225_600)
+
+    func machine(batchSize: Int = 100, attempts: Int = 3, hasChannel: Bool = true, everyoneToken: Bool = false, checkpoint: Int64? = nil) -> StartFanOutStateMachine {
+        StartFanOutStateMachine(
+            configuration: .init(batchSize: batchSize, maximumAttempts: attempts, retryBacklogLimit: 10, retryBaseDelay: .seconds(1)),
+            jobID: JobID(),
+            hasChannel: hasChannel,
+            everyoneGetsUpdateToken: everyoneToken,
+            checkpoint: checkpoint
+        )
+    }
+
+    func tokens(_ rows: ClosedRange<Int64>, version: String? = "18.0") -> [PushToStartToken] {
+        rows.map { row in
+            PushToStartToken(
+                rowID: row, appID: AppID(), environment: .sandbox, attributesType: "MatchAttributes",
+                token: String(format: "%064llx", row), deviceID: nil, userID: nil, tags: [], iosVersion: version,
+                frequentPushesEnabled: false, firstRegisteredAt: now, lastRegisteredAt: now, invalidatedAt: nil, invalidationReason: nil
+            )
+        }
+    }
+
+    func rejection(_ status: Int, _ reason: APNSErrorReason, timestamp: Int64? = nil) -> StartFanOutStateMachine.SendResult {
+        .failed(.rejected(APNSRejection(status: status, reason: reason, timestampMilliseconds: timestamp)))
+    }
+
+    @Test("iOS 18 gets the channel, 17.x and unknown versions an update token, and everyone one when asked")
+    func startKinds() {
+        let machine = machine()
+        #expect(machine.kind(forIOSVersion: "18.0") == .channel)
+        #expect(machine.kind(forIOSVersion: "26.1") == .channel)
+        #expect(machine.kind(forIOSVersion: "17.4") == .updateToken)
+        #expect(machine.kind(forIOSVersion: "17.2") == .updateToken)
+        #expect(machine.kind(forIOSVersion: nil) == .updateToken)
+        #expect(self.machine(everyoneToken: true).kind(forIOSVersion: "18.2") == .updateToken)
+        #expect(self.machine(hasChannel: false).kind(forIOSVersion: "18.2") == .updateToken)
+    }
+
+    @Test("accepted starts are committed with the ledger's token rows and advance the checkpoint")
+    func acceptedBatch() {
+        var machine = machine(batchSize: 3)
+        machine.beginRound()
+        let sends = machine.pageRead(tokens(1...4, version: "17.4"))
+        #expect(sends.map(\.attempt) == [1, 1, 1, 1])
+        // Out of order: 2 and 3 first; 1 is still in flight, so the checkpoint cannot pass it.
+        machine.outcome(index: 1, .accepted(apnsID: nil), now: now)
+        machine.outcome(index: 2, .accepted(apnsID: nil), now: now)
+        #expect(!machine.shouldCommit)
+        machine.outcome(index: 3, .accepted(apnsID: nil), now: now)
+        #expect(machine.shouldCommit)
+        let first = machine.takeBatch()
+        #expect(first.deliveries.map(\.tokenRowID) == [2, 3, 4])
+        #expect(first.startedWithUpdateToken == [2, 3, 4])
+        #expect(first.checkpoint == nil)
+        #expect(first.progress.succeeded == 3)
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: now)
+        let second = machine.takeBatch()
+        #expect(second.checkpoint == 4)
+        #expect(machine.nextStep(now: now) == .complete)
+    }
+
+    @Test("a 410 retires the token only with APNs' timestamp; other dead-token answers just fail it")
+    func deadTokens() {
+        var machine = machine()
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...3))
+        machine.outcome(index: 0, rejection(410, .unregistered, timestamp: 1_767_225_000_000), now: now)
+        machine.outcome(index: 1, rejection(400, .badDeviceToken), now: now)
+        machine.outcome(index: 2, rejection(410, .unregistered), now: now)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.outcome) == [.tokenInvalid, .tokenInvalid, .tokenInvalid])
+        #expect(batch.invalidations.keys.sorted() == [1])
+        #expect(batch.invalidations[1]?.apnsTimestampMilliseconds == 1_767_225_000_000)
+        #expect(batch.progress.failed == 3)
+        #expect(batch.startedWithUpdateToken.isEmpty)
+    }
+
+    @Test("what APNs asks to retry is sent again with back-off, holding the checkpoint, until the last attempt")
+    func retries() {
+        var machine = machine(attempts: 2)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...2))
+        machine.outcome(index: 0, rejection(429, .tooManyRequests), now: now)
+        machine.outcome(index: 1, .accepted(apnsID: nil), now: now)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.tokenRowID) == [2])
+        #expect(batch.checkpoint == nil)
+        #expect(machine.nextStep(now: now) == .retry(at: now.addingTimeInterval(1)))
+
+        machine.beginRound()
+        #expect(machine.retriesDue(now: now).isEmpty)
+        let due = machine.retriesDue(now: now.addingTimeInterval(1))
+        #expect(due.map(\.tokenRowID) == [1])
+        #expect(due.map(\.attempt) == [2])
+        machine.outcome(index: 0, .failed(.connectionFailed("reset")), now: now)
+        let last = machine.takeBatch()
+        #expect(last.deliveries.map(\.outcome) == [.failed])
+        #expect(last.deliveries.map(\.attempt) == [2])
+        #expect(last.checkpoint == 2)
+        #expect(machine.nextStep(now: now) == .complete)
+    }
+
+    @Test("sends a round ended without answering are retried; a full retry backlog hands the job back")
+    func backlog() {
+        var machine = machine(attempts: 5)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...11))
+        machine.roundEnded(now: now)
+        #expect(machine.retryBacklogIsFull)
+        #expect(machine.nextStep(now: now) == .rescheduleJob(at: now.addingTimeInterval(1)))
+        #expect(machine.takeBatch().checkpoint == nil)
+    }
+
+    @Test("a rejected start is final and never retried")
+    func rejected() {
+        var machine = machine()
+        machine.beginRound()
+        _ = machine.pageRead(tokens(5...5))
+        machine.outcome(index: 0, rejection(400, .badPriority), now: now)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.outcome) == [.rejected])
+        #expect(batch.deliveries.first?.reason == .badPriority)
+        #expect(batch.checkpoint == 5)
+        #expect(machine.nextStep(now: now) == .complete)
+    }
+
+    @Test("a resumed run starts from its checkpoint and never moves it back")
+    func resumed() {
+        var machine = machine(checkpoint: 40)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(41...42))
+        machine.outcome(index: 1, .accepted(apnsID: nil), now: now)
+        #expect(machine.takeBatch().checkpoint == nil)
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: now)
+        #expect(machine.takeBatch().checkpoint == 42)
+    }
+}

@@ -1,0 +1,76 @@
+import Crypto
+import Foundation
+import MarqueeCore
+import MarqueeEmulator
+import MarqueeTesting
+import Testing
+
+/// Two `marquee serve` processes on one PostgreSQL, as replicas run in production, sharing one
+/// start fan-out.
+@Suite("Replicas")
+struct ReplicaFanOutTests {
+    @Test("two serve processes on one PostgreSQL share a 50,000-token fan-out: both send, no token gets two starts")
+    func twoProcessesShareAFanOut() async throws {
+        let audience = 50_000
+        let emulator = APNSEmulator()
+        try await emulator.start()
+        defer { Task { await emulator.shutdown() } }
+        let settings = [
+            "apns.target": "custom",
+            "apns.sandbox.pushURL": try #require(emulator.pushURL(.sandbox)),
+            "apns.sandbox.managementURL": try #require(emulator.channelManagementURL(.sandbox)),
+            "apns.production.pushURL": try #require(emulator.pushURL(.production)),
+            "apns.production.managementURL": try #require(emulator.channelManagementURL(.production)),
+            "apns.caFile": try #require(emulator.caCertificatePath),
+            "jobs.partitions": "16",
+            "jobs.pageSize": "500",
+            // Each replica runs a few partitions at a time, so neither can take them all at once.
+            "jobs.concurrency": "3",
+            "jobs.pollMilliseconds": "200",
+        ]
+        try await TestServer.withDatabase(.postgres) { database in
+            // The app, its event and its audience, set up through the API of a first server.
+            let app = try await TestServer.run(on: database, settings: settings) { server in
+                let app = try await server.makeApp()
+                try emulator.registerApp(bundleID: app.bundleID, teamID: "TEAM123456")
+                emulator.registerKey(
+                    teamID: "TEAM123456",
+                    keyID: app.signingKeyID,
+                    publicKey: try P256.Signing.PrivateKey(pemRepresentation: app.privateKeyPEM).publicKey
+                )
+                #expect(try await server.putEvent(app, key: "final").status == 201)
+                for batch in stride(from: 0, to: audience, by: 10_000) {
+                    _ = try await StartFanOutAPITests.devices(min(10_000, audience - batch), emulator: emulator, server: server, app: app)
+                }
+                return app
+            }
+
+            let first = try await ServeProcess.start(on: database, settings: settings)
+            let second = try await ServeProcess.start(on: database, settings: settings)
+            let client = TestHTTPClient(baseURL: first.baseURL)
+            let started = try await client.send("POST", "/v1/events/final/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+            #expect(started.status == 202)
+            let location = try #require(started.header("Location"))
+            var job: [String: Any] = [:]
+            let deadline = Date().addingTimeInterval(600)
+            while Date() < deadline {
+                job = try await client.send("GET", location, key: app.publisherKey).json
+                if ["succeeded", "failed", "cancelled"].contains(job["state"] as? String ?? "") { break }
+                try await Task.sleep(for: .milliseconds(250))
+            }
+            await first.stop()
+            await second.stop()
+
+            #expect(job["state"] as? String == "succeeded")
+            #expect(StartFanOutAPITests.progress(job, "accepted") == audience)
+            let activities = emulator.activities(in: .sandbox)
+            #expect(activities.count == audience)
+            #expect(Set(activities.map(\.deviceID)).count == audience)
+            // Both replicas finished partitions of it.
+            let parent = try #require(location.split(separator: "/").last)
+            for replica in [first, second] {
+                #expect(replica.logText.contains("start partition completed"), "a replica sent none of the fan-out: \(parent)")
+            }
+        }
+    }
+}

@@ -1,0 +1,101 @@
+import Foundation
+import MarqueeCore
+import MarqueeStorage
+import Testing
+
+/// A fan-out split into partition jobs: enqueued together, listed as one, cancelled as one,
+/// finished by whichever partition finishes last, each reading its own part of the audience.
+@Suite("Partitioned jobs")
+struct PartitionedJobContractTests {
+    static func fanOut(_ fixture: StoreFixture, app: App, parts: Int) -> (parent: Job, parts: [Job]) {
+        let parent = Job(appID: app.id, kind: .startFanOut, dueAt: fixture.now, progress: JobProgress(total: 10), createdAt: fixture.now)
+        let children = (0..<parts).map { _ in
+            Job(appID: app.id, kind: .startFanOutPartition, parentID: parent.id, dueAt: fixture.now, createdAt: fixture.now)
+        }
+        return (parent, children)
+    }
+
+    @Test("partitions are enqueued with their fan-out, or nothing is", arguments: Backend.allCases)
+    func enqueuedTogether(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let (parent, parts) = Self.fanOut(fixture, app: app, parts: 3)
+            try await fixture.store.enqueueJobs([parent] + parts)
+            #expect(try await fixture.store.childJobs(appID: app.id, parentID: parent.id).map(\.id).sorted { $0.uuid.uuidString < $1.uuid.uuidString }
+                == parts.map(\.id).sorted { $0.uuid.uuidString < $1.uuid.uuidString })
+            #expect(try await fixture.store.childJobs(appID: app.id, parentID: parent.id).allSatisfy { $0.parentID == parent.id })
+            // The app's job list shows the fan-out, not its partitions.
+            #expect(try await fixture.store.jobs(appID: app.id, kinds: nil, before: nil, limit: 10).map(\.id) == [parent.id])
+
+            let (orphan, orphanParts) = Self.fanOut(fixture, app: app, parts: 2)
+            let stranger = Job(appID: AppID(), kind: .startFanOutPartition, parentID: orphan.id, dueAt: fixture.now, createdAt: fixture.now)
+            await #expect(throws: StoreError.self) {
+                try await fixture.store.enqueueJobs([orphan] + orphanParts + [stranger])
+            }
+            #expect(try await fixture.store.job(appID: app.id, id: orphan.id) == nil)
+            #expect(try await fixture.store.childJobs(appID: app.id, parentID: orphan.id).isEmpty)
+        }
+    }
+
+    @Test("the last partition to finish finishes the fan-out, once; a failed partition fails it", arguments: Backend.allCases)
+    func finishedByTheLastPartition(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let (parent, parts) = Self.fanOut(fixture, app: app, parts: 2)
+            try await fixture.store.enqueueJobs([parent] + parts)
+            let leased = try await fixture.store.leaseJobs(owner: "a", kinds: [.startFanOutPartition], now: fixture.now, leaseDuration: .seconds(30), limit: 10)
+            #expect(Set(leased.map(\.id)) == Set(parts.map(\.id)))
+
+            try await fixture.store.completeJob(id: parts[0].id, owner: "a", at: fixture.now)
+            #expect(try await fixture.store.finishParentJob(id: parent.id, at: fixture.now) == nil)
+            try await fixture.store.completeJob(id: parts[1].id, owner: "a", at: fixture.now)
+            #expect(try await fixture.store.finishParentJob(id: parent.id, at: fixture.now) == .succeeded)
+            #expect(try await fixture.store.finishParentJob(id: parent.id, at: fixture.now) == nil)
+            #expect(try await fixture.store.job(appID: app.id, id: parent.id)?.state == .succeeded)
+
+            let (second, secondParts) = Self.fanOut(fixture, app: app, parts: 2)
+            try await fixture.store.enqueueJobs([second] + secondParts)
+            _ = try await fixture.store.leaseJobs(owner: "b", kinds: [.startFanOutPartition], now: fixture.now, leaseDuration: .seconds(30), limit: 10)
+            try await fixture.store.completeJob(id: secondParts[0].id, owner: "b", at: fixture.now)
+            try await fixture.store.failJob(id: secondParts[1].id, owner: "b", error: "no", retryAt: nil, at: fixture.now)
+            #expect(try await fixture.store.finishParentJob(id: second.id, at: fixture.now) == .failed)
+        }
+    }
+
+    @Test("the fan-out is never leased; cancelling it cancels its partitions", arguments: Backend.allCases)
+    func cancelledAsOne(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let (parent, parts) = Self.fanOut(fixture, app: app, parts: 3)
+            try await fixture.store.enqueueJobs([parent] + parts)
+            let leased = try await fixture.store.leaseJobs(owner: "a", kinds: [.startFanOutPartition], now: fixture.now, leaseDuration: .seconds(30), limit: 1)
+            let running = try #require(leased.first)
+
+            #expect(try await fixture.store.cancelJob(appID: app.id, id: parent.id, at: fixture.now))
+            #expect(try await fixture.store.childJobs(appID: app.id, parentID: parent.id).allSatisfy { $0.state == .cancelled })
+            #expect(try await fixture.store.renewJobLease(id: running.id, owner: "a", now: fixture.now, leaseDuration: .seconds(30)) == false)
+            #expect(try await fixture.store.leaseJobs(owner: "a", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 10).isEmpty)
+            // Cancelling a finished job changes nothing.
+            #expect(try await fixture.store.cancelJob(appID: app.id, id: parent.id, at: fixture.now) == false)
+        }
+    }
+
+    @Test("an audience's partitions are disjoint and together the whole", arguments: Backend.allCases)
+    func audiencePartitions(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, (0..<23).map { TokenContractTests.registration($0) }, at: fixture.now)
+            let everyone = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
+            var seen: [Int64] = []
+            for index in 0..<4 {
+                var part = everyone
+                part.partition = AudiencePartition(index: index, count: 4)
+                let rows = try await fixture.store.audiencePage(part, after: 0, limit: 100).map(\.rowID)
+                #expect(rows.allSatisfy { $0 % 4 == Int64(index) })
+                #expect(try await fixture.store.audienceCount(part) == Int64(rows.count))
+                seen += rows
+            }
+            #expect(seen.sorted() == (try await fixture.store.audiencePage(everyone, after: 0, limit: 100).map(\.rowID)))
+        }
+    }
+}

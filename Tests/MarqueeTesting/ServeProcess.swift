@@ -1,0 +1,143 @@
+import Foundation
+import Synchronization
+
+/// `marquee serve` as a process of its own, on a test database: what a replica is in production.
+/// Its standard output is read for the address it listens on; its log (standard error) is kept
+/// for the test to read.
+public final class ServeProcess: Sendable {
+    public let baseURL: String
+    private let process: Process
+    private let log: SharedText
+
+    /// The `marquee` executable next to the test bundle (`swift build` builds both into one folder).
+    public static var executable: URL {
+        get throws {
+            let besideTests = URL(fileURLWithPath: CommandLine.arguments[0]).resolvingSymlinksInPath()
+                .deletingLastPathComponent().appendingPathComponent("marquee")
+            let candidates = [besideTests, SourceTree.root.appendingPathComponent(".build/debug/marquee")]
+            guard let found = candidates.first(where: { FileManager.default.isExecutableFile(atPath: $0.path) }) else {
+                throw TestSetupError("no marquee executable at \(candidates.map(\.path)): run `swift build` first")
+            }
+            return found
+        }
+    }
+
+    private init(process: Process, baseURL: String, log: SharedText) {
+        self.process = process
+        self.baseURL = baseURL
+        self.log = log
+    }
+
+    /// Starts `marquee serve` on `database` with `settings` (configuration keys, passed as
+    /// `MARQUEE_` environment variables) and waits until it listens.
+    public static func start(on database: TestDatabase, settings: [String: String] = [:]) async throws -> ServeProcess {
+        var values = [
+            "http.port": "0",
+            "data.dir": database.dataDirectory,
+            "sql.dir": SourceTree.sqlDirectory,
+            "secrets.masterKeys": database.masterKeys,
+            "database.maxConnections": "8",
+        ]
+        values["database.url"] = database.url
+        values.merge(settings) { _, new in new }
+
+        let process = Process()
+        process.executableURL = try executable
+        process.arguments = ["serve", "--log-level", "info"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MARQUEE_") }
+        for (key, value) in values { environment[environmentName(key)] = value }
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+
+        let log = SharedText()
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if !data.isEmpty { log.append(String(decoding: data, as: UTF8.self)) }
+        }
+        let (addresses, continuation) = AsyncStream<String>.makeStream()
+        let banner = SharedText()
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if data.isEmpty {
+                continuation.finish()
+                return
+            }
+            let text = banner.append(String(decoding: data, as: UTF8.self))
+            if let address = listeningAddress(in: text) { continuation.yield(address) }
+        }
+        try process.run()
+        let deadline = Task {
+            try await Task.sleep(for: .seconds(60))
+            continuation.finish()
+        }
+        defer { deadline.cancel() }
+        for await address in addresses {
+            return ServeProcess(process: process, baseURL: address, log: log)
+        }
+        process.terminate()
+        throw TestSetupError("marquee serve did not say where it listens; its log:\n\(log.text)")
+    }
+
+    /// `http.port` → `MARQUEE_HTTP_PORT`, `secrets.masterKeys` → `MARQUEE_SECRETS_MASTER_KEYS`.
+    static func environmentName(_ key: String) -> String {
+        var name = "MARQUEE_"
+        var previousIsLower = false
+        for character in key {
+            if character == "." {
+                name += "_"
+                previousIsLower = false
+            } else if character.isUppercase {
+                if previousIsLower { name += "_" }
+                name += String(character)
+                previousIsLower = false
+            } else {
+                name += character.uppercased()
+                previousIsLower = character.isLowercase
+            }
+        }
+        return name
+    }
+
+    private static func listeningAddress(in banner: String) -> String? {
+        guard let line = banner.split(separator: "\n").first(where: { $0.hasPrefix("Marquee is listening on ") }) else { return nil }
+        return line.dropFirst("Marquee is listening on ".count).split(separator: " ").first.map(String.init)
+    }
+
+    /// What the process has logged so far.
+    public var logText: String { log.text }
+
+    /// Stops it as an orchestrator does (SIGTERM) and waits for it to exit.
+    public func stop() async {
+        process.terminate()
+        await waitForExit()
+    }
+
+    /// Kills it as a crash does (SIGKILL): nothing is handed back.
+    public func kill() async {
+        Foundation.kill(process.processIdentifier, SIGKILL)
+        await waitForExit()
+    }
+
+    private func waitForExit() async {
+        while process.isRunning { try? await Task.sleep(for: .milliseconds(20)) }
+    }
+}
+
+/// Text that pipe handlers append to on their own threads.
+final class SharedText: Sendable {
+    private let storage = Mutex("")
+
+    /// Appends and returns the whole text.
+    @discardableResult
+    func append(_ more: String) -> String {
+        storage.withLock { text in
+            text += more
+            return text
+        }
+    }
+
+    var text: String { storage.withLock { $0 } }
+}
