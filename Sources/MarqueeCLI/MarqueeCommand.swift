@@ -10,7 +10,8 @@ struct MarqueeCommand: AsyncParsableCommand {
         abstract: "Runs Apple Live Activities for events with big audiences over APNs broadcast channels.",
         discussion: """
             The service: serve, migrate, emulator. Against a running server, over its REST API: \
-            apps, keys, events, channels, tokens, broadcast, and profile for saved servers and keys.
+            apps, keys, events, channels, tokens, broadcast, start, jobs, and profile for saved \
+            servers and keys.
 
             A client command takes the server from --server, else MARQUEE_SERVER, else a profile \
             (--profile NAME, MARQUEE_PROFILE, or the default of ~/.config/marquee/profiles.json or \
@@ -23,7 +24,7 @@ struct MarqueeCommand: AsyncParsableCommand {
         subcommands: [
             ServeCommand.self, MigrateCommand.self, EmulatorCommand.self,
             AppsCommand.self, KeysCommand.self, EventsCommand.self, ChannelsCommand.self, TokensCommand.self,
-            BroadcastCommand.self, ProfileCommand.self,
+            BroadcastCommand.self, StartCommand.self, JobsCommand.self, ProfileCommand.self,
         ]
     )
 

@@ -19,7 +19,8 @@ enum CLIExitCode: Int32, CaseIterable, Sendable {
     /// No answer, 429 or 5xx: the server (or APNs behind it) is unreachable or unavailable; retrying
     /// later may succeed.
     case unavailable = 6
-    /// Partial success: a 207, or an import where some rows were rejected.
+    /// Partial success: a 207, an import where some rows were rejected, a start job where some
+    /// deliveries failed.
     case partial = 7
 
     init(_ error: MarqueeClientError) {
@@ -47,6 +48,6 @@ enum CLIExitCode: Int32, CaseIterable, Sendable {
           4  not found (404)
           5  conflict or rejected input (400, 409, 412, 413, 422)
           6  server unreachable or unavailable (no answer, 429, 5xx): retry later
-          7  partial success (207, or an import with rejected rows)
+          7  partial success (207, import with rejected rows, job with failed sends)
         """
 }
