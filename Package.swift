@@ -288,6 +288,8 @@ let package = Package(
             dependencies: [
                 "MarqueeCLI",
                 "MarqueeClient",
+                "MarqueeCore",
+                "MarqueeEmulator",
                 "MarqueeServer",
                 "MarqueeTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
