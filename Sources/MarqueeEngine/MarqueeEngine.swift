@@ -45,11 +45,14 @@ public struct MarqueeEngine: Sendable {
             logger: logger
         )
         events = EventService(store: store, clients: clients, channels: channels, clock: clock, logger: logger)
+        let wakeup = JobWakeup()
+        self.wakeup = wakeup
         broadcasts = BroadcastService(
             store: store,
             clients: clients,
             events: events,
             policy: configuration.broadcasts,
+            activityUpdates: ActivityUpdateService(store: store, wakeup: wakeup, clock: clock, logger: logger),
             clock: clock,
             logger: logger
         )
@@ -63,8 +66,6 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        let wakeup = JobWakeup()
-        self.wakeup = wakeup
         starts = StartService(
             store: store,
             wakeup: wakeup,
@@ -73,9 +74,13 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
+        let runner = FanOutRunner(store: store, configuration: configuration.jobs, clock: clock, logger: logger)
         worker = JobWorker(
             store: store,
-            runner: StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger),
+            handlers: [
+                StartFanOutHandler(store: store, clients: clients, runner: runner, logger: logger),
+                ActivityUpdateHandler(store: store, clients: clients, runner: runner),
+            ],
             configuration: configuration.jobs,
             wakeup: wakeup,
             clock: clock,

@@ -17,14 +17,17 @@ public struct BroadcastService: Sendable {
     let clients: APNSClientRegistry
     let events: EventService
     let policy: BroadcastPolicy
+    /// The same broadcast for activities the channel does not reach.
+    let activityUpdates: ActivityUpdateService
     let clock: any WallClock
     let logger: Logger
 
-    public init(
+    init(
         store: any MarqueeStore,
         clients: APNSClientRegistry,
         events: EventService,
         policy: BroadcastPolicy,
+        activityUpdates: ActivityUpdateService,
         clock: any WallClock,
         logger: Logger
     ) {
@@ -32,6 +35,7 @@ public struct BroadcastService: Sendable {
         self.clients = clients
         self.events = events
         self.policy = policy
+        self.activityUpdates = activityUpdates
         self.clock = clock
         self.logger = logger
     }
@@ -57,6 +61,7 @@ public struct BroadcastService: Sendable {
                 ])
             }
         }
+        try await activityUpdates.checkSize(of: draft, app: app, event: event, environments: environments)
         // Every environment the app cannot reach is refused before any is sent to.
         for environment in environments { _ = try await clients.client(for: app, environment: environment) }
 
@@ -92,7 +97,33 @@ public struct BroadcastService: Sendable {
 
     // MARK: Steps
 
+    /// The channel's broadcast, then the same update for the activities on update tokens (with the
+    /// channel's timestamp, so that both kinds of activity see one sequence).
     private func send(_ draft: BroadcastDraft, app: App, event: Event, environment: APNSEnvironment) async throws -> EnvironmentBroadcast {
+        let requested = (event.priorityPolicy ?? policy.priorityPolicy).requestedPriority(
+            explicit: draft.priority,
+            important: draft.important,
+            hasAlert: draft.alert != nil
+        )
+        var result = try await sendToChannel(draft, app: app, event: event, environment: environment, requested: requested)
+        result.activityUpdates = try await activityUpdates.enqueue(
+            app: app,
+            event: event,
+            environment: environment,
+            draft: draft,
+            channelTimestamp: result.timestamp,
+            priority: result.decision?.priority ?? requested
+        )
+        return result
+    }
+
+    private func sendToChannel(
+        _ draft: BroadcastDraft,
+        app: App,
+        event: Event,
+        environment: APNSEnvironment,
+        requested: APNSPriority
+    ) async throws -> EnvironmentBroadcast {
         guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
             channel.state == .active, let apnsChannelID = channel.apnsChannelID
         else {
@@ -105,11 +136,6 @@ public struct BroadcastService: Sendable {
             )
         }
         let now = clock.now
-        let requested = (event.priorityPolicy ?? policy.priorityPolicy).requestedPriority(
-            explicit: draft.priority,
-            important: draft.important,
-            hasAlert: draft.alert != nil
-        )
         let used =
             requested == .immediate
             ? try await store.broadcastCount(

@@ -14,7 +14,8 @@ import Synchronization
 /// once.
 public struct JobWorker: Service {
     let store: any MarqueeStore
-    let runner: StartFanOutRunner
+    /// Who runs each kind of job.
+    let handlers: [JobKind: any JobHandler]
     let configuration: JobWorkerConfiguration
     let wakeup: JobWakeup
     let clock: any WallClock
@@ -24,14 +25,18 @@ public struct JobWorker: Service {
 
     init(
         store: any MarqueeStore,
-        runner: StartFanOutRunner,
+        handlers: [any JobHandler],
         configuration: JobWorkerConfiguration,
         wakeup: JobWakeup,
         clock: any WallClock,
         logger: Logger
     ) {
         self.store = store
-        self.runner = runner
+        var byKind: [JobKind: any JobHandler] = [:]
+        for handler in handlers {
+            for kind in handler.kinds { byKind[kind] = handler }
+        }
+        self.handlers = byKind
         self.configuration = configuration
         self.wakeup = wakeup
         self.clock = clock
@@ -51,7 +56,7 @@ public struct JobWorker: Service {
                         do {
                             let jobs = try await store.leaseJobs(
                                 owner: owner,
-                                kinds: [.startFanOutPartition],
+                                kinds: Set(handlers.keys),
                                 now: clock.now,
                                 leaseDuration: configuration.leaseDuration,
                                 limit: free
@@ -89,14 +94,15 @@ public struct JobWorker: Service {
         if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID)" }
         var finished = false
         do {
-            finished = try await runner.run(job, owner: owner, stop: RunStop(parent: stop)) == .completed
+            guard let handler = handlers[job.kind] else { throw JobFailure(description: "no handler runs \(job.kind) jobs") }
+            finished = try await handler.run(job, owner: owner, stop: RunStop(parent: stop)) == .completed
         } catch StoreError.leaseLost {
             jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
         } catch {
             // A job that cannot work as given fails for good; anything else is tried again later.
-            let permanent = error is EngineError || error is StartJobArguments.Unreadable || job.attempts >= configuration.maximumJobAttempts
+            let permanent = error is EngineError || error is JobFailure || job.attempts >= configuration.maximumJobAttempts
             let retryAt = permanent ? nil : clock.now.addingTimeInterval(min(60, pow(2, Double(job.attempts))))
-            jobLogger.warning("start job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
+            jobLogger.warning("job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
             do {
                 try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, at: clock.now)
                 finished = permanent

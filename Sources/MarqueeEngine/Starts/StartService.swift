@@ -58,7 +58,7 @@ public struct StartService: Sendable {
             inputPushToken: request.inputPushToken,
             apnsChannelID: active?.apnsChannelID,
             channelID: active?.id,
-            timestamp: Int64(now.timeIntervalSince1970.rounded(.down))
+            timestamp: try await startTimestamp(app: app, event: event, environment: request.environment, channel: active)
         )
         for updates in [LiveActivityPayload.StartUpdates.updateToken] + (arguments.apnsChannelID.map { [.channel($0)] } ?? []) {
             let size = arguments.payload(updates: updates).count
@@ -92,6 +92,17 @@ public struct StartService: Sendable {
             metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(count)"]
         )
         return try await view(app: app, job: job)
+    }
+
+    /// The start's `aps.timestamp`: taken from the event's sequence in the environment (its
+    /// channel's, when it has one), so that the next update is strictly later (a device drops an
+    /// update no newer than its start, and a start and a broadcast in the same second would
+    /// collide).
+    private func startTimestamp(app: App, event: Event, environment: APNSEnvironment, channel: BroadcastChannel?) async throws -> Int64 {
+        guard let channel else {
+            return try await store.nextEventTimestamp(appID: app.id, eventID: event.id, environment: environment, now: clock.unixSeconds)
+        }
+        return try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: clock.unixSeconds)
     }
 
     /// Enough parts for replicas to share the work, none smaller than a page.
@@ -155,6 +166,9 @@ public struct StartService: Sendable {
         var eventKey: String?
         var environment: APNSEnvironment?
         if job.kind == .startFanOut, let arguments = try? StartJobArguments(job.arguments) {
+            eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
+            environment = arguments.environment
+        } else if job.kind == .activityUpdate, let arguments = try? ActivityUpdateJobArguments(job.arguments) {
             eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
             environment = arguments.environment
         }

@@ -2,15 +2,14 @@ import Foundation
 import Logging
 import MarqueeAPNS
 import MarqueeCore
-import NIOCore
 import Synchronization
 
-/// Runs one leased start job: streams its audience page by page into `APNSClient.send(pages:)`,
-/// feeds the outcomes to `StartFanOutStateMachine` and does what it decides (commit a batch with
-/// its checkpoint, retry after a delay, finish, or hand the job back). The I/O half of the fan-out.
-struct StartFanOutRunner: Sendable {
+/// Runs one leased fan-out job: streams its work's pages into `APNSClient.send(pages:)`, feeds the
+/// outcomes to `FanOutStateMachine` and does what it decides (commit a batch with its checkpoint,
+/// retry after a delay, finish, or hand the job back). The I/O half of every fan-out; what is sent
+/// and where outcomes go is the `FanOutWork`'s.
+struct FanOutRunner: Sendable {
     let store: any MarqueeStore
-    let clients: APNSClientRegistry
     let configuration: JobWorkerConfiguration
     let clock: any WallClock
     let logger: Logger
@@ -24,36 +23,22 @@ struct StartFanOutRunner: Sendable {
 
     /// Runs the job until it is done, `stop` is raised (then in-flight sends are answered and
     /// committed before it returns), or its lease is lost (`StoreError.leaseLost`).
-    func run(_ job: Job, owner: String, stop: RunStop) async throws -> Ending {
-        let arguments = try StartJobArguments(job.arguments)
-        guard let app = try await store.app(job.appID) else { throw EngineError.notFound(resource: "app", id: "\(job.appID)") }
-        let client = try await clients.client(for: app, environment: arguments.environment)
-        guard await clients.hold() else { throw EngineError.apnsUnavailable("the service is shutting down") }
-        defer { Task { await clients.release() } }
-        let templates = try StartTemplates(arguments: arguments, bundleID: app.bundleID)
-        let machine = MachineBox(
-            StartFanOutStateMachine(
-                configuration: configuration.fanOut,
-                jobID: job.id,
-                hasChannel: arguments.apnsChannelID != nil,
-                everyoneGetsUpdateToken: arguments.inputPushToken,
-                checkpoint: job.checkpoint.flatMap(Int64.init)
-            )
-        )
-        let context = Context(job: job, owner: owner, arguments: arguments, machine: machine, stop: stop)
-
+    func run(
+        _ job: Job,
+        owner: String,
+        stop: RunStop,
+        client: APNSClient,
+        machine: FanOutStateMachine,
+        work: some FanOutWork
+    ) async throws -> Ending {
+        let context = Context(job: job, owner: owner, machine: MachineBox(machine), stop: stop)
         return try await withThrowingTaskGroup(of: Ending?.self) { group in
             group.addTask {
                 // Keeps the lease while the job runs; a refused renewal (the job was cancelled or
                 // taken over) stops the run.
                 while true {
                     try await Task.sleep(for: configuration.leaseDuration / 3)
-                    let held = try await store.renewJobLease(
-                        id: job.id,
-                        owner: owner,
-                        now: clock.now,
-                        leaseDuration: configuration.leaseDuration
-                    )
+                    let held = try await store.renewJobLease(id: job.id, owner: owner, now: clock.now, leaseDuration: configuration.leaseDuration)
                     if !held {
                         stop.raise()
                         return nil
@@ -61,7 +46,7 @@ struct StartFanOutRunner: Sendable {
                 }
             }
             group.addTask {
-                try await fanOut(context, client: client, templates: templates, stop: stop)
+                try await fanOut(context, client: client, work: work)
             }
             defer { group.cancelAll() }
             while let ending = try await group.next() {
@@ -74,33 +59,30 @@ struct StartFanOutRunner: Sendable {
     private struct Context: Sendable {
         var job: Job
         var owner: String
-        var arguments: StartJobArguments
         var machine: MachineBox
         var stop: RunStop
     }
 
-    private func fanOut(_ context: Context, client: APNSClient, templates: StartTemplates, stop: RunStop) async throws -> Ending {
-        let query = context.arguments.audienceQuery(appID: context.job.appID, jobID: context.job.id)
-        let pages = AudiencePushPages(
-            store: store,
-            query: query,
+    private func fanOut(_ context: Context, client: APNSClient, work: some FanOutWork) async throws -> Ending {
+        let pages = WorkPushPages(
+            work: work,
             cursor: context.job.checkpoint.flatMap(Int64.init) ?? 0,
             pageSize: configuration.pageSize,
             machine: context.machine,
-            templates: templates,
-            stop: stop
+            stop: context.stop
         )
-        try await sendRound(context, client: client, pages: pages)
+        try await sendRound(context, client: client, work: work, pages: pages)
         while true {
-            if stop.isRaised { return try await handBack(context, at: clock.now, why: "the worker stopped") }
+            if context.stop.isRaised { return try await handBack(context, at: clock.now, why: "the worker stopped") }
             switch context.machine.withLock({ $0.nextStep(now: clock.now) }) {
             case .complete:
                 try await store.completeJob(id: context.job.id, owner: context.owner, at: clock.now)
-                // One line per partition, at info: which replica finished which part of a fan-out.
+                // One line per job or partition, at info: which replica finished which part.
                 logger.info(
-                    "start partition completed",
+                    "fan-out completed",
                     metadata: [
                         "job.id": "\(context.job.id)",
+                        "job.kind": "\(context.job.kind)",
                         "job.parent_id": "\(context.job.parentID.map { "\($0)" } ?? "")",
                         "job.owner": "\(context.owner)",
                     ]
@@ -109,8 +91,8 @@ struct StartFanOutRunner: Sendable {
             case .rescheduleJob(let at):
                 return try await handBack(context, at: at, why: "APNs asked to retry too many sends later")
             case .retry(let at):
-                while clock.now < at && !stop.isRaised { try await Task.sleep(for: .milliseconds(50)) }
-                if stop.isRaised { continue }
+                while clock.now < at && !context.stop.isRaised { try await Task.sleep(for: .milliseconds(50)) }
+                if context.stop.isRaised { continue }
                 // A job cancelled while its sends waited is noticed before the retries go out.
                 guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: clock.now, leaseDuration: configuration.leaseDuration) else {
                     throw StoreError.leaseLost(context.job.id)
@@ -119,8 +101,8 @@ struct StartFanOutRunner: Sendable {
                     machine.beginRound()
                     return machine.retriesDue(now: clock.now)
                 }
-                let pushes = try due.map(templates.push)
-                try await sendRound(context, client: client, pages: FixedPushPages(pages: pushes.isEmpty ? [] : [pushes]), beginRound: false)
+                let pushes = try due.map(work.push)
+                try await sendRound(context, client: client, work: work, pages: FixedPushPages(pages: pushes.isEmpty ? [] : [pushes]), beginRound: false)
             }
         }
     }
@@ -129,6 +111,7 @@ struct StartFanOutRunner: Sendable {
     private func sendRound<Pages: AsyncSequence & Sendable>(
         _ context: Context,
         client: APNSClient,
+        work: some FanOutWork,
         pages: Pages,
         beginRound: Bool = true
     ) async throws where Pages.Element == [APNSDevicePush] {
@@ -137,7 +120,7 @@ struct StartFanOutRunner: Sendable {
         do {
             for try await chunk in client.send(pages: pages, window: configuration.window) {
                 let now = clock.now
-                let batch = context.machine.withLock { machine -> StartFanOutStateMachine.Batch? in
+                let batch = context.machine.withLock { machine -> FanOutStateMachine.Batch? in
                     for outcome in chunk {
                         switch outcome.result {
                         case .success(let result):
@@ -148,7 +131,7 @@ struct StartFanOutRunner: Sendable {
                     }
                     return machine.shouldCommit ? machine.takeBatch() : nil
                 }
-                if let batch { try await commit(batch, context) }
+                if let batch, !batch.isEmpty { try await work.commit(batch, owner: context.owner) }
             }
         } catch let error as APNSPushSourceError<Pages.Failure> {
             sourceError = error.underlying
@@ -162,45 +145,8 @@ struct StartFanOutRunner: Sendable {
             machine.roundEnded(now: clock.now)
             return machine.takeBatch()
         }
-        try await commit(last, context)
+        if !last.isEmpty { try await work.commit(last, owner: context.owner) }
         if let sourceError { throw sourceError }
-    }
-
-    private func commit(_ batch: StartFanOutStateMachine.Batch, _ context: Context) async throws {
-        guard !batch.isEmpty else { return }
-        let now = clock.now
-        try await store.commitDeliveryBatch(
-            DeliveryBatch(
-                appID: context.job.appID,
-                jobID: context.job.id,
-                leaseOwner: context.owner,
-                deliveries: batch.deliveries,
-                startedEventID: context.arguments.eventID,
-                invalidations: batch.invalidations,
-                progress: batch.progress,
-                checkpoint: batch.checkpoint.map { String($0) }
-            ),
-            at: now
-        )
-        // Activities started with `input-push-token`: recorded as starting, so that the update
-        // token the app reports is kept for them. A crash between the commit and these writes
-        // loses the record, not the start; the app's report creates it then.
-        for rowID in batch.startedWithUpdateToken {
-            do {
-                try await store.recordActivity(
-                    Activity(
-                        appID: context.job.appID,
-                        eventID: context.arguments.eventID,
-                        environment: context.arguments.environment,
-                        pushToStartTokenRowID: rowID,
-                        state: .starting,
-                        createdAt: now
-                    )
-                )
-            } catch {
-                logger.debug("recording a starting activity failed", metadata: ["error": "\(String(reflecting: error))"])
-            }
-        }
     }
 
     private func handBack(_ context: Context, at: Date, why: String) async throws -> Ending {
@@ -217,13 +163,13 @@ struct StartFanOutRunner: Sendable {
 
 /// The state machine behind a lock: the page source and the outcome loop run on different tasks.
 final class MachineBox: Sendable {
-    private let machine: Mutex<StartFanOutStateMachine>
+    private let machine: Mutex<FanOutStateMachine>
 
-    init(_ machine: StartFanOutStateMachine) {
+    init(_ machine: FanOutStateMachine) {
         self.machine = Mutex(machine)
     }
 
-    func withLock<Result: Sendable>(_ body: (inout StartFanOutStateMachine) throws -> Result) rethrows -> Result {
+    func withLock<Result: Sendable>(_ body: (inout FanOutStateMachine) throws -> Result) rethrows -> Result {
         try machine.withLock { try body(&$0) }
     }
 }
@@ -242,59 +188,32 @@ public final class RunStop: Sendable {
     public var isRaised: Bool { raised.withLock { $0 } || parent?.isRaised == true }
 }
 
-/// The two start payloads of a job, encoded once; each device's push shares one of them.
-struct StartTemplates: Sendable {
-    let channel: APNSDevicePush?
-    let updateToken: APNSDevicePush
-
-    init(arguments: StartJobArguments, bundleID: String) throws {
-        func template(_ updates: LiveActivityPayload.StartUpdates) throws -> APNSDevicePush {
-            try APNSDevicePush(
-                deviceToken: "00",
-                bundleID: bundleID,
-                payload: ByteBuffer(bytes: arguments.payload(updates: updates)),
-                priority: .immediate
-            )
-        }
-        channel = try arguments.apnsChannelID.map { try template(.channel($0)) }
-        updateToken = try template(.updateToken)
-    }
-
-    func push(for send: StartFanOutStateMachine.Send) throws -> APNSDevicePush {
-        switch send.kind {
-        case .channel: try (channel ?? updateToken).sending(to: send.token)
-        case .updateToken: try updateToken.sending(to: send.token)
-        }
-    }
-}
-
-/// The audience as pages of pushes, read from the store one page at a time (keyset, from the
-/// checkpoint), each page registered with the state machine before it is handed to the client.
-struct AudiencePushPages: AsyncSequence, Sendable {
+/// The work's pages as pages of pushes, read one at a time (keyset, from the checkpoint), each
+/// registered with the state machine before it is handed to the client.
+struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
     typealias Element = [APNSDevicePush]
 
-    let store: any TokenStore
-    let query: AudienceQuery
+    let work: Work
     let cursor: Int64
     let pageSize: Int
     let machine: MachineBox
-    let templates: StartTemplates
     let stop: RunStop
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        let pages: AudiencePushPages
+        let pages: WorkPushPages
         var cursor: Int64
         var finished = false
 
         mutating func next() async throws -> [APNSDevicePush]? {
             while !finished {
                 if pages.stop.isRaised || pages.machine.withLock({ $0.retryBacklogIsFull }) { return nil }
-                let page = try await pages.store.audiencePage(pages.query, after: cursor, limit: pages.pageSize)
-                if page.count < pages.pageSize { finished = true }
-                guard let last = page.last else { return nil }
-                cursor = last.rowID
-                let sends = pages.machine.withLock { $0.pageRead(page) }
-                let pushes = try sends.map(pages.templates.push)
+                guard let page = try await pages.work.page(after: cursor, limit: pages.pageSize, machine: pages.machine) else {
+                    finished = true
+                    return nil
+                }
+                cursor = page.lastRow
+                finished = page.isLast
+                let pushes = try page.sends.map(pages.work.push)
                 if !pushes.isEmpty { return pushes }
             }
             return nil
