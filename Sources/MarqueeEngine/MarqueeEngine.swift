@@ -33,9 +33,23 @@ public struct MarqueeEngine: Sendable {
     ) {
         self.store = store
         self.configuration = configuration
-        clients = APNSClientRegistry(store: store, target: target, eventLoopGroup: eventLoopGroup, clock: clock, logger: logger)
+        clients = APNSClientRegistry(
+            store: store,
+            target: target,
+            eventLoopGroup: eventLoopGroup,
+            clock: clock,
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
+        )
         apps = AppAdministration(store: store, provisioner: provisioner, clock: clock, logger: logger)
-        channels = ChannelLifecycle(store: store, clients: clients, policy: configuration.channels, clock: clock, logger: logger)
+        channels = ChannelLifecycle(
+            store: store,
+            clients: clients,
+            policy: configuration.channels,
+            clock: clock,
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
+        )
         reconciler = ChannelReconciler(
             store: store,
             clients: clients,
@@ -51,7 +65,8 @@ public struct MarqueeEngine: Sendable {
             events: events,
             policy: configuration.broadcasts,
             clock: clock,
-            logger: logger
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
         )
         tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
         idempotency = IdempotencyKeys(store: store, clock: clock)
@@ -75,7 +90,14 @@ public struct MarqueeEngine: Sendable {
         )
         worker = JobWorker(
             store: store,
-            runner: StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger),
+            runner: StartFanOutRunner(
+                store: store,
+                clients: clients,
+                configuration: configuration.jobs,
+                clock: clock,
+                logger: logger,
+                metrics: JobMetrics(factory: configuration.metricsFactory)
+            ),
             configuration: configuration.jobs,
             wakeup: wakeup,
             clock: clock,

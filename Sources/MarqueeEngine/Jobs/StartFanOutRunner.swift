@@ -14,6 +14,7 @@ struct StartFanOutRunner: Sendable {
     let configuration: JobWorkerConfiguration
     let clock: any WallClock
     let logger: Logger
+    let metrics: JobMetrics
 
     /// How a run ended.
     enum Ending: Sendable, Hashable {
@@ -31,6 +32,11 @@ struct StartFanOutRunner: Sendable {
         guard await clients.hold() else { throw EngineError.apnsUnavailable("the service is shutting down") }
         defer { Task { await clients.release() } }
         let templates = try StartTemplates(arguments: arguments, bundleID: app.bundleID)
+        // Metrics speak of the job the API shows: a partition's run counts under its fan-out.
+        let reported = job.parentID ?? job.id
+        metrics.runStarted(reported)
+        defer { metrics.runEnded(reported) }
+        await refreshRemaining(of: job, force: true)
         let machine = MachineBox(
             StartFanOutStateMachine(
                 configuration: configuration.fanOut,
@@ -182,6 +188,8 @@ struct StartFanOutRunner: Sendable {
             ),
             at: now
         )
+        metrics.committed(kind: context.job.kind, batch.deliveries)
+        await refreshRemaining(of: context.job)
         // Activities started with `input-push-token`: recorded as starting, so that the update
         // token the app reports is kept for them. A crash between the commit and these writes
         // loses the record, not the start; the app's report creates it then.
@@ -200,6 +208,24 @@ struct StartFanOutRunner: Sendable {
             } catch {
                 logger.debug("recording a starting activity failed", metadata: ["error": "\(String(reflecting: error))"])
             }
+        }
+    }
+
+    /// Sets the remaining-tokens gauge of the job the API shows from the store: the whole job's,
+    /// whichever replicas run its other parts. At most once a second per job (`JobMetrics`); a
+    /// failed read leaves the gauge as it was (it is a gauge, not a record).
+    private func refreshRemaining(of job: Job, force: Bool = false) async {
+        let reported = job.parentID ?? job.id
+        guard metrics.remainingIsDue(reported, force: force) else { return }
+        do {
+            guard let top = try await store.job(appID: job.appID, id: reported) else { return }
+            let parts = job.parentID == nil ? [] : try await store.childJobs(appID: job.appID, parentID: reported)
+            let combined = top.combined(with: parts)
+            if let total = combined.progress.total {
+                metrics.setRemaining(reported, total - combined.progress.attempted)
+            }
+        } catch {
+            logger.debug("reading the job's progress for its metrics failed", metadata: ["error": "\(String(reflecting: error))"])
         }
     }
 
@@ -253,7 +279,8 @@ struct StartTemplates: Sendable {
                 deviceToken: "00",
                 bundleID: bundleID,
                 payload: ByteBuffer(bytes: arguments.payload(updates: updates)),
-                priority: .immediate
+                priority: .immediate,
+                kind: .start
             )
         }
         channel = try arguments.apnsChannelID.map { try template(.channel($0)) }
