@@ -1,5 +1,6 @@
 import ArgumentParser
 import Logging
+import MarqueeServer
 
 /// `marquee`: runs Live Activities for events with big audiences.
 @main
@@ -13,3 +14,6 @@ struct MarqueeCommand: AsyncParsableCommand {
 
 /// `--log-level debug` and the like: swift-log's levels by their names.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// `--log-format json`.
+extension LogFormat: ExpressibleByArgument {}
