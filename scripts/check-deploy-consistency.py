@@ -24,7 +24,8 @@ import yaml
 ROOT = pathlib.Path(__file__).resolve().parent.parent
 DEPLOY = ROOT / "deploy"
 
-# The names GET /metrics exports (issue 10). Keep in step with the metrics implementation.
+# The names GET /metrics exports (issue 10): README's Observability table, and string literals in
+# Sources/ (the `dashboard` check finds each there).
 METRICS = {
     "marquee_http_requests_total": "counter",
     "marquee_http_request_duration_seconds": "histogram",
@@ -237,6 +238,13 @@ def dashboard(rules_out=None):
                 problem(f"panel {title!r} queries {name}, which /metrics does not export")
     for name in sorted(set(METRICS) - used):
         problem(f"no panel shows {name}")
+    sources = "\n".join(p.read_text() for p in (ROOT / "Sources").rglob("*.swift"))
+    readme = (ROOT / "README.md").read_text()
+    for name in sorted(METRICS):
+        if f'"{name}"' not in sources:
+            problem(f"{name} is not a metric name in Sources/: the code exports something else")
+        if f"`{name}`" not in readme:
+            problem(f"{name} is not in README.md's Observability table")
     if rules_out:
         # Grafana's variables replaced by values PromQL accepts, so that promtool parses each query.
         values = {"$__rate_interval": "1m", "$__range": "3h", "$instance": ".*", "$app": ".*"}
@@ -248,7 +256,7 @@ def dashboard(rules_out=None):
                 problem(f"panel {title!r} uses a variable this check does not know: {expr}")
             lines += [f"      - record: dashboard:query_{index}", f"        expr: {json.dumps(expr)}"]
         pathlib.Path(rules_out).write_text("\n".join(lines) + "\n")
-    finish(f"{len(ids)} panels, {len(queries)} queries over all {len(METRICS)} exported metrics and no others")
+    finish(f"{len(ids)} panels, {len(queries)} queries over all {len(METRICS)} exported metrics and no others; each named in Sources/ and README.md")
 
 
 COMMANDS = {

@@ -15,6 +15,7 @@ public final class APNSClient: Sendable {
     let tokenCache: APNSProviderTokenCache
     let pushPool: APNSConnectionPool
     let managementPool: APNSConnectionPool
+    let metrics: APNSClientMetrics
     private let clock: any WallClock
 
     /// - Parameters:
@@ -32,6 +33,8 @@ public final class APNSClient: Sendable {
         var logger = logger
         logger[metadataKey: "apns.environment"] = "\(configuration.environment)"
         logger[metadataKey: "apns.key_id"] = "\(configuration.signingKey.keyID)"
+        let metrics = APNSClientMetrics(factory: configuration.metricsFactory, environment: configuration.environment)
+        self.metrics = metrics
         tokenCache = APNSProviderTokenCache(
             signingKey: configuration.signingKey,
             clock: clock,
@@ -44,6 +47,7 @@ public final class APNSClient: Sendable {
             retryPolicy: configuration.retryPolicy,
             tokenCache: tokenCache,
             clock: clock,
+            metrics: metrics,
             logger: logger
         )
         managementPool = try APNSConnectionPool(
@@ -53,6 +57,7 @@ public final class APNSClient: Sendable {
             retryPolicy: configuration.retryPolicy,
             tokenCache: tokenCache,
             clock: clock,
+            metrics: metrics,
             logger: logger
         )
     }
@@ -75,7 +80,11 @@ public final class APNSClient: Sendable {
         _ pushes: Pushes,
         window: Int? = nil
     ) -> APNSPushOutcomes where Pushes.Element == APNSDevicePush {
-        let batch = APNSPushBatch(input: APNSSequenceInput(pushes), window: max(1, window ?? configuration.transport.batchWindow))
+        let batch = APNSPushBatch(
+            input: APNSSequenceInput(pushes),
+            window: max(1, window ?? configuration.transport.batchWindow),
+            metrics: metrics
+        )
         return APNSPushOutcomes(producer: start(batch))
     }
 
@@ -98,7 +107,7 @@ public final class APNSClient: Sendable {
         window: Int? = nil
     ) -> APNSPagedPushOutcomes<Pages.Failure> where Pages.Element == [APNSDevicePush] {
         let pool = pushPool
-        let batch = APNSPushBatch(input: APNSPageInput(), window: max(1, window ?? configuration.transport.batchWindow))
+        let batch = APNSPushBatch(input: APNSPageInput(), window: max(1, window ?? configuration.transport.batchWindow), metrics: metrics)
         let failure = APNSPushSourceFailureSlot<Pages.Failure>()
         let producer = start(batch)
         // Started after `start` queued the batch on the loop: the pump's first hop comes after it.

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import MarqueeCore
 import NIOCore
@@ -17,6 +18,10 @@ public struct APNSClientConfiguration: Sendable {
     public var tokenRenewalAge: TimeInterval
     public var retryPolicy: APNSRetryPolicy
     public var transport: Transport
+    /// Where the client's metrics go (`APNSClientMetrics` lists them): swift-metrics' global
+    /// factory unless the application passes its own (the server passes its Prometheus registry's,
+    /// so that every server in a process has its own `/metrics`).
+    public var metricsFactory: any MetricsFactory
 
     /// Connection and flow settings of the pools.
     public struct Transport: Sendable, Hashable {
@@ -64,7 +69,8 @@ public struct APNSClientConfiguration: Sendable {
         channelManagementEndpoint: APNSEndpoint? = nil,
         tokenRenewalAge: TimeInterval = 50 * 60,
         retryPolicy: APNSRetryPolicy = APNSRetryPolicy(),
-        transport: Transport = Transport()
+        transport: Transport = Transport(),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.environment = environment
         self.signingKey = signingKey
@@ -73,5 +79,6 @@ public struct APNSClientConfiguration: Sendable {
         self.tokenRenewalAge = tokenRenewalAge
         self.retryPolicy = retryPolicy
         self.transport = transport
+        self.metricsFactory = metricsFactory
     }
 }

@@ -1,6 +1,7 @@
 import ArgumentParser
 import Foundation
 import Logging
+import MarqueeServer
 
 /// `marquee`: runs Live Activities for events with big audiences.
 @main
@@ -37,3 +38,6 @@ struct MarqueeCommand: AsyncParsableCommand {
 
 /// `--log-level debug` and the like: swift-log's levels by their names.
 extension Logger.Level: @retroactive ExpressibleByArgument {}
+
+/// `--log-format json`.
+extension LogFormat: ExpressibleByArgument {}

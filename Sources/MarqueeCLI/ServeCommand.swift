@@ -39,8 +39,11 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(name: .customLong("config"), help: "A JSON file of configuration keys.")
     var configFile: String?
 
-    @Option(help: "Log level: trace, debug, info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .info
+    @Option(help: "Log level (log.level, default info): trace, debug, info, notice, warning, error, critical.")
+    var logLevel: Logger.Level?
+
+    @Option(help: "Log format (log.format): text, or json for one JSON object per line; default text on a terminal, json otherwise.")
+    var logFormat: LogFormat?
 
     func run() async throws {
         var values: [String: String] = [:]
@@ -50,6 +53,8 @@ struct ServeCommand: AsyncParsableCommand {
         values["data.dir"] = dataDirectory
         values["sql.dir"] = sqlDirectory
         values["apns.target"] = apnsTarget
+        values["log.level"] = logLevel?.rawValue
+        values["log.format"] = logFormat?.rawValue
         let configuration: ServerConfiguration
         do {
             configuration = try await ServerConfiguration.load(flags: values, file: configFile)
@@ -57,12 +62,10 @@ struct ServeCommand: AsyncParsableCommand {
             FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
             throw ExitCode(2)
         }
-        let level = logLevel
-        LoggingSystem.bootstrap { label in
-            var handler = StreamLogHandler.standardError(label: label)
-            handler.logLevel = level
-            return handler
-        }
+        let level = configuration.logLevel
+        // A person at a terminal reads text; a container's log collector reads JSON.
+        let format = configuration.logFormat ?? (isatty(STDERR_FILENO) != 0 ? .text : .json)
+        LoggingSystem.bootstrap { label in format.makeHandler(label: label, level: level) }
         let logger = Logger(label: "marquee")
         do {
             try await MarqueeServer.run(configuration: configuration, logger: logger) { started in

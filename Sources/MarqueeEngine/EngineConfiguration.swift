@@ -1,3 +1,5 @@
+import CoreMetrics
+
 /// What the engine's use cases are tuned by.
 public struct EngineConfiguration: Sendable {
     public var channels: ChannelPolicy
@@ -9,18 +11,23 @@ public struct EngineConfiguration: Sendable {
     public var broadcasts: BroadcastPolicy
     /// How the job worker leases and runs jobs.
     public var jobs: JobWorkerConfiguration
+    /// Where the engine's metrics go, and its APNs clients' (job progress, channel quota, broadcast
+    /// latency, pushes): swift-metrics' global factory unless the application passes its own.
+    public var metricsFactory: any MetricsFactory
 
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
         janitorInterval: Duration = .seconds(30),
         maximumTokenBatch: Int = 10_000,
         broadcasts: BroadcastPolicy = BroadcastPolicy(),
-        jobs: JobWorkerConfiguration = JobWorkerConfiguration()
+        jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.channels = channels
         self.broadcasts = broadcasts
         self.janitorInterval = janitorInterval
         self.maximumTokenBatch = maximumTokenBatch
         self.jobs = jobs
+        self.metricsFactory = metricsFactory
     }
 }

@@ -33,9 +33,23 @@ public struct MarqueeEngine: Sendable {
     ) {
         self.store = store
         self.configuration = configuration
-        clients = APNSClientRegistry(store: store, target: target, eventLoopGroup: eventLoopGroup, clock: clock, logger: logger)
+        clients = APNSClientRegistry(
+            store: store,
+            target: target,
+            eventLoopGroup: eventLoopGroup,
+            clock: clock,
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
+        )
         apps = AppAdministration(store: store, provisioner: provisioner, clock: clock, logger: logger)
-        channels = ChannelLifecycle(store: store, clients: clients, policy: configuration.channels, clock: clock, logger: logger)
+        channels = ChannelLifecycle(
+            store: store,
+            clients: clients,
+            policy: configuration.channels,
+            clock: clock,
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
+        )
         reconciler = ChannelReconciler(
             store: store,
             clients: clients,
@@ -54,7 +68,8 @@ public struct MarqueeEngine: Sendable {
             policy: configuration.broadcasts,
             activityUpdates: ActivityUpdateService(store: store, wakeup: wakeup, clock: clock, logger: logger),
             clock: clock,
-            logger: logger
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
         )
         tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
         idempotency = IdempotencyKeys(store: store, clock: clock)
@@ -74,7 +89,13 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        let runner = FanOutRunner(store: store, configuration: configuration.jobs, clock: clock, logger: logger)
+        let runner = FanOutRunner(
+            store: store,
+            configuration: configuration.jobs,
+            clock: clock,
+            logger: logger,
+            metrics: JobMetrics(factory: configuration.metricsFactory)
+        )
         worker = JobWorker(
             store: store,
             handlers: [

@@ -26,14 +26,17 @@ public struct TestServer: Sendable {
     public var deploymentKey: String { started.firstDeploymentKey ?? "" }
 
     /// Runs `body` against a server started for it, and stops the server afterwards.
+    ///
+    /// - Parameter logger: the server's logger; none by default (tests read answers, not logs).
     public static func run<Result: Sendable>(
         _ backend: TestBackend,
         settings: [String: String] = [:],
         clock: any WallClock = SystemWallClock(),
+        logger: Logger? = nil,
         _ body: @Sendable (TestServer) async throws -> Result
     ) async throws -> Result {
         try await withDatabase(backend) { database in
-            try await run(on: database, settings: settings, clock: clock, body)
+            try await run(on: database, settings: settings, clock: clock, logger: logger, body)
         }
     }
 
@@ -64,6 +67,7 @@ public struct TestServer: Sendable {
         on database: TestDatabase,
         settings: [String: String] = [:],
         clock: any WallClock = SystemWallClock(),
+        logger: Logger? = nil,
         _ body: @Sendable (TestServer) async throws -> Result
     ) async throws -> Result {
         let backend = database.backend
@@ -89,7 +93,7 @@ public struct TestServer: Sendable {
                 group.addTask {
                     try await MarqueeServer.run(
                         configuration: configuration,
-                        logger: Logger(label: "marquee.test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                        logger: logger ?? Logger(label: "marquee.test", factory: { _ in SwiftLogNoOpLogHandler() }),
                         clock: clock,
                         signals: []
                     ) { started in

@@ -23,8 +23,13 @@ public struct APNSDevicePush: Sendable {
     public let collapseID: String?
     /// `apns-id`; APNs generates one when it is `nil` and returns it either way.
     public var apnsID: UUID?
+    /// Whether the body starts, updates or ends the activity: the client's metrics count by it.
+    public let kind: APNSPushKind
 
     /// A push with a pre-encoded body, checked against the device limit.
+    ///
+    /// - Parameter kind: what the body does; `nil` reads it from the body's `aps.event` (once per
+    ///   push built this way, not per copy made with `sending(to:)`).
     public init(
         deviceToken: String,
         bundleID: String,
@@ -32,7 +37,8 @@ public struct APNSDevicePush: Sendable {
         priority: APNSPriority = .immediate,
         expiration: APNSExpiration? = nil,
         collapseID: String? = nil,
-        apnsID: UUID? = nil
+        apnsID: UUID? = nil,
+        kind: APNSPushKind? = nil
     ) throws(APNSError) {
         try self.init(
             deviceToken: deviceToken,
@@ -41,7 +47,8 @@ public struct APNSDevicePush: Sendable {
             priority: priority,
             expiration: expiration,
             collapseID: collapseID,
-            apnsID: apnsID
+            apnsID: apnsID,
+            kind: kind ?? APNSPushKind.declared(by: payload)
         )
     }
 
@@ -62,7 +69,8 @@ public struct APNSDevicePush: Sendable {
             priority: priority,
             expiration: expiration,
             collapseID: collapseID,
-            apnsID: apnsID
+            apnsID: apnsID,
+            kind: payload.kind
         )
     }
 
@@ -82,7 +90,8 @@ public struct APNSDevicePush: Sendable {
         priority: APNSPriority,
         expiration: APNSExpiration?,
         collapseID: String?,
-        apnsID: UUID?
+        apnsID: UUID?,
+        kind: APNSPushKind
     ) throws(APNSError) {
         try Self.validate(deviceToken: deviceToken)
         try APNSHeaderValue.validate(topic, name: "apns-topic")
@@ -105,6 +114,7 @@ public struct APNSDevicePush: Sendable {
         self.expiration = expiration
         self.collapseID = collapseID
         self.apnsID = apnsID
+        self.kind = kind
     }
 
     private static let pathPrefix = "/3/device/"
@@ -114,6 +124,17 @@ public struct APNSDevicePush: Sendable {
             deviceToken.utf8.allSatisfy({ $0 &- 48 < 10 || $0 &- 97 < 6 || $0 &- 65 < 6 })
         else {
             throw .invalidRequest("a device token is hex digits")
+        }
+    }
+}
+
+extension LiveActivityPayload {
+    /// What the payload does, for the client's metrics.
+    var kind: APNSPushKind {
+        switch event {
+        case .start: .start
+        case .update: .update
+        case .end: .end
         }
     }
 }

@@ -29,6 +29,8 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
         var request: APNSQueuedRequest
         var tokenGeneration: Int
         var response: APNSResponse?
+        /// When it was written, for the latency metric.
+        var sentAt: NIODeadline
     }
 
     let pool: APNSConnectionPool
@@ -92,7 +94,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     }
 
     /// Writes one request on a new stream; `flush()` sends a batch of them.
-    func write(_ request: APNSQueuedRequest, authorization: String, now: Date) {
+    func write(_ request: APNSQueuedRequest, authorization: String, now: Date, sentAt: NIODeadline) {
         guard let context, let generation = tokenState.generation else {
             // Unreachable while `availableStreams` is checked first; never drop a request regardless.
             pool.requeueUnprocessed([request])
@@ -107,7 +109,7 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
             authorization: authorization,
             now: now
         )
-        inFlight.insert(InFlight(request: request, tokenGeneration: generation, response: nil), for: streamID)
+        inFlight.insert(InFlight(request: request, tokenGeneration: generation, response: nil, sentAt: sentAt), for: streamID)
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))),
             promise: nil
@@ -245,6 +247,10 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     private func complete(_ streamID: HTTP2StreamID, entry: InFlight) {
         inFlight.remove(streamID)
         guard let response = entry.response else { return }
+        if let kind = entry.request.operation.pushKind {
+            // `lastReadAt` was read when this frame arrived: no second clock read per answer.
+            pool.metrics.recordDuration(kind, nanoseconds: (lastReadAt - entry.sentAt).nanoseconds)
+        }
         if !tokenAccepted && response.status != 403 {
             // Any answer other than an authentication failure means APNs took the token.
             tokenAccepted = true

@@ -1,3 +1,4 @@
+import CoreMetrics
 import DequeModule
 import Foundation
 import Logging
@@ -27,6 +28,7 @@ final class APNSConnectionPool: @unchecked Sendable {
     let tokenCache: APNSProviderTokenCache
     let clock: any WallClock
     let logger: Logger
+    let metrics: APNSClientMetrics
     private let sslContext: NIOSSLContext?
 
     private var queue = Deque<APNSQueuedRequest>()
@@ -44,6 +46,9 @@ final class APNSConnectionPool: @unchecked Sendable {
     /// Requests waiting out a back-off, with their timers, so that shutdown can answer them.
     private var retryTimers: [Int: (timer: Scheduled<Void>, request: APNSQueuedRequest)] = [:]
     private var nextRetryTimerID = 0
+    /// What this pool last added to the shared connection and stream gauges.
+    private var reportedConnections = 0
+    private var reportedStreams = 0
 
     init(
         eventLoop: any EventLoop,
@@ -52,9 +57,11 @@ final class APNSConnectionPool: @unchecked Sendable {
         retryPolicy: APNSRetryPolicy,
         tokenCache: APNSProviderTokenCache,
         clock: any WallClock,
+        metrics: APNSClientMetrics,
         logger: Logger
     ) throws(APNSError) {
         self.eventLoop = eventLoop
+        self.metrics = metrics
         self.endpoint = endpoint
         self.scheme = endpoint.scheme
         self.authority = endpoint.authority
@@ -91,6 +98,7 @@ final class APNSConnectionPool: @unchecked Sendable {
     func submit(_ request: APNSQueuedRequest) {
         eventLoop.assertInEventLoop()
         guard !isShutDown else {
+            if let kind = request.operation.pushKind { metrics.recordOutcome(kind, .failure(.clientShutDown)) }
             request.sink.requestCompleted(tag: request.tag, operation: request.operation, result: .failure(.clientShutDown))
             request.sink.flushOutcomes()
             return
@@ -133,9 +141,13 @@ final class APNSConnectionPool: @unchecked Sendable {
     /// Moves queued requests onto free streams, one flush per connection, and opens connections while
     /// requests wait and the pool is below its size.
     func dispatch() {
+        // Every change of connections and streams passes through here (writes, answers, closes).
+        defer { reportTransportGauges() }
         guard !isShutDown else { return }
         pullFromSources()
         let now = clock.now
+        // One clock read per dispatch for the latency of every request it writes.
+        let sentAt = NIODeadline.now()
         var round = APNSDispatchRound()
         while !queue.isEmpty {
             guard let connection = round.choose(from: connections) else { break }
@@ -156,7 +168,7 @@ final class APNSConnectionPool: @unchecked Sendable {
                     finish(request, result: .failure(.cancelled))
                     continue
                 }
-                connection.write(request, authorization: authorization, now: now)
+                connection.write(request, authorization: authorization, now: now, sentAt: sentAt)
             }
             connection.flush()
             if queue.isEmpty { pullFromSources() }
@@ -329,6 +341,7 @@ final class APNSConnectionPool: @unchecked Sendable {
 
     private func finish(_ request: APNSQueuedRequest, result: Result<APNSResponse, APNSError>) {
         outstanding -= 1
+        if let kind = request.operation.pushKind { metrics.recordOutcome(kind, result) }
         request.sink.requestCompleted(tag: request.tag, operation: request.operation, result: result)
         if lastDirtySink !== request.sink {
             dirtySinks[ObjectIdentifier(request.sink)] = request.sink
@@ -382,6 +395,25 @@ final class APNSConnectionPool: @unchecked Sendable {
     }
 
     // MARK: Inspection (tests, metrics)
+
+    /// Moves the shared gauges by what changed since the last report: handshaken connections not
+    /// yet closed, and streams awaiting an answer. O(connections), once per dispatch, not per push.
+    private func reportTransportGauges() {
+        var open = 0
+        var streams = 0
+        for connection in connections {
+            if connection.becameReady && connection.state != .closed { open += 1 }
+            streams += connection.inFlightCount
+        }
+        if open != reportedConnections {
+            metrics.connections.increment(by: Double(open - reportedConnections))
+            reportedConnections = open
+        }
+        if streams != reportedStreams {
+            metrics.streamsInFlight.increment(by: Double(streams - reportedStreams))
+            reportedStreams = streams
+        }
+    }
 
     /// The stream limits of the live connections, for tests and metrics.
     var connectionStreamLimits: [Int] {

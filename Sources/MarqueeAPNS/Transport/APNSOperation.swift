@@ -11,6 +11,15 @@ enum APNSOperation: Sendable {
     case broadcast(APNSBroadcast)
     case manageChannels(APNSChannelRequest)
 
+    /// What the client's metrics count it as; `nil` for channel management, which is no push.
+    var pushKind: APNSPushKind? {
+        switch self {
+        case .device(let push): push.kind
+        case .broadcast: .broadcast
+        case .manageChannels: nil
+        }
+    }
+
     var body: ByteBuffer? {
         switch self {
         case .device(let push): push.payload

@@ -27,10 +27,13 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
     /// Set when the pool gave up on the batch: the rest of the input is answered with this error, a
     /// chunk at a time as the consumer asks, instead of being sent.
     private var failure: APNSError?
+    /// Pushes answered with `failure` unsent are failed pushes too.
+    private let metrics: APNSClientMetrics
 
-    init(input: Input, window: Int) {
+    init(input: Input, window: Int, metrics: APNSClientMetrics) {
         self.input = input
         self.window = window
+        self.metrics = metrics
     }
 
     func attach(_ source: Producer.Source) {
@@ -136,6 +139,7 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
                 switch input.next() {
                 case .push(let push):
                     pending.append(APNSPushOutcome(index: nextIndex, push: push, result: .failure(failure)))
+                    metrics.recordOutcome(push.kind, .failure(failure))
                     nextIndex += 1
                 case .waiting:
                     inputWaiting = true

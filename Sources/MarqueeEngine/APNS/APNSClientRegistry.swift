@@ -1,3 +1,4 @@
+import CoreMetrics
 import Logging
 import MarqueeAPNS
 import MarqueeCore
@@ -23,6 +24,7 @@ public actor APNSClientRegistry: Service {
     private let eventLoopGroup: any EventLoopGroup
     private let clock: any WallClock
     private let logger: Logger
+    private let metricsFactory: any MetricsFactory
     private var entries: [Slot: Entry] = [:]
     private var isShutDown = false
     /// Runs (fan-outs) using clients now: shutdown waits for them to finish their in-flight sends.
@@ -33,13 +35,15 @@ public actor APNSClientRegistry: Service {
         target: APNSTarget,
         eventLoopGroup: any EventLoopGroup,
         clock: any WallClock,
-        logger: Logger
+        logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.store = store
         self.target = target
         self.eventLoopGroup = eventLoopGroup
         self.clock = clock
         self.logger = logger
+        self.metricsFactory = metricsFactory
     }
 
     /// The client for the app's current signing key in `environment`.
@@ -118,9 +122,11 @@ public actor APNSClientRegistry: Service {
         }
         var clientLogger = logger
         clientLogger[metadataKey: "app.id"] = "\(app.id)"
+        var configuration = target.configuration(environment: environment, signingKey: signingKey)
+        configuration.metricsFactory = metricsFactory
         do {
             return try APNSClient(
-                configuration: target.configuration(environment: environment, signingKey: signingKey),
+                configuration: configuration,
                 eventLoopGroup: eventLoopGroup,
                 clock: clock,
                 logger: clientLogger

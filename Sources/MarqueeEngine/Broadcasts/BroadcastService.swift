@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import MarqueeAPNS
@@ -21,6 +22,9 @@ public struct BroadcastService: Sendable {
     let activityUpdates: ActivityUpdateService
     let clock: any WallClock
     let logger: Logger
+    /// `marquee_broadcast_latency_seconds`: from the call to APNs' last answer, every environment
+    /// included (what a producer waits for).
+    let latency: CoreMetrics.Timer
 
     init(
         store: any MarqueeStore,
@@ -29,8 +33,10 @@ public struct BroadcastService: Sendable {
         policy: BroadcastPolicy,
         activityUpdates: ActivityUpdateService,
         clock: any WallClock,
-        logger: Logger
+        logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
+        latency = CoreMetrics.Timer(label: "marquee_broadcast_latency_seconds", dimensions: [], factory: metricsFactory)
         self.store = store
         self.clients = clients
         self.events = events
@@ -43,6 +49,7 @@ public struct BroadcastService: Sendable {
     /// Sends the broadcast to the event's channel in each environment asked for. Never throws for
     /// what APNs answered in one environment: the report says, per environment.
     public func broadcast(app: App, key: String, draft: BroadcastDraft) async throws -> BroadcastReport {
+        let started = ContinuousClock.now
         let event = try await events.event(app: app, key: key)
         guard event.state == .scheduled || event.state == .live else {
             throw EngineError.conflict("event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only")
@@ -71,6 +78,8 @@ public struct BroadcastService: Sendable {
             }
             return try await group.reduce(into: [EnvironmentBroadcast]()) { $0.append($1) }
         }
+        let elapsed = (ContinuousClock.now - started).components
+        latency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
         return BroadcastReport(
             event: event,
             kind: draft.event,

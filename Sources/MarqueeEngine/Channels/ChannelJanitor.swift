@@ -81,6 +81,11 @@ public struct ChannelJanitor: Service {
         }
         try await finishDeletedEvents(app)
         try await restoreChannelsOfOpenEvents(app)
+        // Every replica reports every app's count each sweep, so the gauges are right on a replica
+        // that has not touched the app's channels itself (and after a restart).
+        for environment in app.environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+            await lifecycle.reportQuota(app: app, environment: environment)
+        }
     }
 
     /// Events deleted while APNs was unreachable are `cancelled`; once their channels are gone the

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import MarqueeAPNS
@@ -17,19 +18,22 @@ public struct ChannelLifecycle: Sendable {
     let policy: ChannelPolicy
     let clock: any WallClock
     let logger: Logger
+    let metrics: ChannelMetrics
 
     public init(
         store: any MarqueeStore,
         clients: APNSClientRegistry,
         policy: ChannelPolicy,
         clock: any WallClock,
-        logger: Logger
+        logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.store = store
         self.clients = clients
         self.policy = policy
         self.clock = clock
         self.logger = logger
+        self.metrics = ChannelMetrics(factory: metricsFactory)
     }
 
     /// The event's active channel in `environment`, created at APNs if it has none. Waits (up to
@@ -112,13 +116,22 @@ public struct ChannelLifecycle: Sendable {
             }
         }
         _ = try await transition(channel, to: .deleted)
+        await reportQuota(app: app, environment: channel.environment)
         return true
     }
 
-    /// The channels counted against Apple's cap in `environment`.
+    /// The channels counted against Apple's cap in `environment` (and the gauges of it).
     public func quota(app: App, environment: APNSEnvironment) async throws -> ChannelQuota {
         let used = try await store.channelCount(appID: app.id, environment: environment, states: ChannelPolicy.countedStates)
-        return policy.quota(environment: environment, used: used)
+        let quota = policy.quota(environment: environment, used: used)
+        metrics.report(app: app, quota: quota)
+        return quota
+    }
+
+    /// Counts again for the gauges after a channel came or went; a failed count leaves them to
+    /// the next one (the janitor's sweep at the latest).
+    func reportQuota(app: App, environment: APNSEnvironment) async {
+        _ = try? await quota(app: app, environment: environment)
     }
 
     // MARK: Steps
@@ -163,6 +176,7 @@ public struct ChannelLifecycle: Sendable {
                 at: clock.now
             )
             logger.debug("channel created", metadata: ["channel.id": "\(channel.id)", "apns.channel_id": "\(created.channelID)"])
+            await reportQuota(app: app, environment: row.environment)
             return channel
         } catch {
             // The row was abandoned meanwhile, or the store failed: the channel would be unknown.

@@ -13,6 +13,7 @@ struct FanOutRunner: Sendable {
     let configuration: JobWorkerConfiguration
     let clock: any WallClock
     let logger: Logger
+    let metrics: JobMetrics
 
     /// How a run ended.
     enum Ending: Sendable, Hashable {
@@ -32,6 +33,11 @@ struct FanOutRunner: Sendable {
         work: some FanOutWork
     ) async throws -> Ending {
         let context = Context(job: job, owner: owner, machine: MachineBox(machine), stop: stop)
+        // Metrics speak of the job the API shows: a partition's run counts under its fan-out.
+        let reported = job.parentID ?? job.id
+        metrics.runStarted(reported)
+        defer { metrics.runEnded(reported) }
+        await refreshRemaining(of: job, force: true)
         return try await withThrowingTaskGroup(of: Ending?.self) { group in
             group.addTask {
                 // Keeps the lease while the job runs; a refused renewal (the job was cancelled or
@@ -131,7 +137,7 @@ struct FanOutRunner: Sendable {
                     }
                     return machine.shouldCommit ? machine.takeBatch() : nil
                 }
-                if let batch, !batch.isEmpty { try await work.commit(batch, owner: context.owner) }
+                if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
             }
         } catch let error as APNSPushSourceError<Pages.Failure> {
             sourceError = error.underlying
@@ -145,8 +151,32 @@ struct FanOutRunner: Sendable {
             machine.roundEnded(now: clock.now)
             return machine.takeBatch()
         }
-        if !last.isEmpty { try await work.commit(last, owner: context.owner) }
+        if !last.isEmpty { try await commit(last, context, work: work) }
         if let sourceError { throw sourceError }
+    }
+
+    private func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
+        try await work.commit(batch, owner: context.owner)
+        metrics.committed(kind: context.job.kind, batch.deliveries)
+        await refreshRemaining(of: context.job)
+    }
+
+    /// Sets the remaining-tokens gauge of the job the API shows from the store: the whole job's,
+    /// whichever replicas run its other parts. At most once a second per job (`JobMetrics`); a
+    /// failed read leaves the gauge as it was (it is a gauge, not a record).
+    private func refreshRemaining(of job: Job, force: Bool = false) async {
+        let reported = job.parentID ?? job.id
+        guard metrics.remainingIsDue(reported, force: force) else { return }
+        do {
+            guard let top = try await store.job(appID: job.appID, id: reported) else { return }
+            let parts = job.parentID == nil ? [] : try await store.childJobs(appID: job.appID, parentID: reported)
+            let combined = top.combined(with: parts)
+            if let total = combined.progress.total {
+                metrics.setRemaining(reported, total - combined.progress.attempted)
+            }
+        } catch {
+            logger.debug("reading the job's progress for its metrics failed", metadata: ["error": "\(String(reflecting: error))"])
+        }
     }
 
     private func handBack(_ context: Context, at: Date, why: String) async throws -> Ending {

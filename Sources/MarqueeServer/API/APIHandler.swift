@@ -3,6 +3,7 @@ import Logging
 import MarqueeAPI
 import MarqueeCore
 import MarqueeEngine
+import Prometheus
 
 /// The REST API: the generated `APIProtocol`, one method per operation of `openapi.yaml`, each a
 /// thin translation between the API's types and one engine use case. Authorisation is the first
@@ -10,6 +11,8 @@ import MarqueeEngine
 struct APIHandler: APIProtocol {
     let engine: MarqueeEngine
     let configuration: ServerConfiguration
+    /// This server's metrics, which `/metrics` shows.
+    let metrics: PrometheusCollectorRegistry
 
     var scope: RequestScope {
         get throws {

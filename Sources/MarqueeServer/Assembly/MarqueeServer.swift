@@ -8,6 +8,7 @@ import MarqueeStorage
 import NIOCore
 import NIOPosix
 import PostgresNIO
+import Prometheus
 import ServiceLifecycle
 import UnixSignals
 
@@ -30,9 +31,14 @@ public enum MarqueeServer {
 
     /// Runs until a signal (or cancellation of the calling task). `onStarted` is called once the
     /// API accepts connections.
+    ///
+    /// - Parameter metrics: where the server's metrics go and what `/metrics` shows; a registry of
+    ///   its own by default, so that servers in one process (tests) never mix their numbers and
+    ///   nothing needs swift-metrics' process-wide bootstrap.
     public static func run(
         configuration: ServerConfiguration,
         logger: Logger,
+        metrics: PrometheusCollectorRegistry = PrometheusCollectorRegistry(),
         clock: any WallClock = SystemWallClock(),
         signals: [UnixSignal] = [.sigterm, .sigint],
         onStarted: @escaping @Sendable (Started) async -> Void = { _ in }
@@ -62,6 +68,7 @@ public enum MarqueeServer {
             try await serve(
                 opened,
                 configuration: configuration,
+                metrics: metrics,
                 logger: logger,
                 clock: clock,
                 signals: signals,
@@ -71,7 +78,15 @@ public enum MarqueeServer {
         } else {
             let opened = try await OpenedStore.sqlite(configuration: configuration, storeConfiguration: storeConfiguration)
             do {
-                try await serve(opened, configuration: configuration, logger: logger, clock: clock, signals: signals, onStarted: onStarted)
+                try await serve(
+                    opened,
+                    configuration: configuration,
+                    metrics: metrics,
+                    logger: logger,
+                    clock: clock,
+                    signals: signals,
+                    onStarted: onStarted
+                )
             } catch {
                 await opened.close()
                 throw error
@@ -83,6 +98,7 @@ public enum MarqueeServer {
     private static func serve(
         _ opened: OpenedStore,
         configuration: ServerConfiguration,
+        metrics: PrometheusCollectorRegistry,
         logger: Logger,
         clock: any WallClock,
         signals: [UnixSignal],
@@ -111,17 +127,19 @@ public enum MarqueeServer {
             provisioner = emulatorProvisioner
         }
 
+        var engineConfiguration = configuration.engine
+        engineConfiguration.metricsFactory = PrometheusMetricsFactory(registry: metrics)
         let engine = MarqueeEngine(
             store: opened.store,
             target: target,
             provisioner: provisioner,
-            configuration: configuration.engine,
+            configuration: engineConfiguration,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
             clock: clock,
             logger: logger
         )
         let firstKey = try await engine.apps.bootstrapDeploymentKey()
-        let router = try MarqueeApplication.router(engine: engine, configuration: configuration, logger: logger)
+        let router = try MarqueeApplication.router(engine: engine, configuration: configuration, metrics: metrics, logger: logger)
         let emulatorInstance = emulator?.emulator
         let storeDescription = opened.description
         let application = Application(

@@ -1,5 +1,6 @@
 import Configuration
 import Foundation
+import Logging
 import MarqueeCore
 import MarqueeEngine
 import SystemPackage
@@ -34,6 +35,11 @@ import SystemPackage
 ///   the job worker
 /// - `jobs.partitions` (8): parts a start fan-out is split into, each leased on its own, so that
 ///   replicas share one fan-out
+/// - `metrics.enabled` (true): `GET /metrics` on the API port, Prometheus' text format
+/// - `metrics.bearerToken` (secret): when set, `/metrics` answers only `Authorization: Bearer` it
+/// - `log.format`: `text` (the default on a terminal) or `json` (the default otherwise: one JSON
+///   object per line, for a log collector); `log.level` (info): trace, debug, info, notice,
+///   warning, error or critical
 public struct ServerConfiguration: Sendable {
     public var host: String
     public var port: Int
@@ -51,6 +57,13 @@ public struct ServerConfiguration: Sendable {
     public var apnsConnections: Int
     public var engine: EngineConfiguration
     public var channelCacheSeconds: Int
+    public var metricsEnabled: Bool
+    /// The token `/metrics` asks for; a secret. `nil`: no authentication (scraped from inside the
+    /// network, as the health checks are).
+    public var metricsBearerToken: String?
+    /// `nil` when not configured: the command line picks by whether standard error is a terminal.
+    public var logFormat: LogFormat?
+    public var logLevel: Logger.Level
 
     /// Where APNs is.
     public enum APNSTargetChoice: Sendable, Hashable {
@@ -138,6 +151,17 @@ public struct ServerConfiguration: Sendable {
             )
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
+        metricsEnabled = try reader.flag("metrics.enabled", default: true)
+        metricsBearerToken = reader.raw("metrics.bearerToken", isSecret: true)
+        if let token = metricsBearerToken, token.isEmpty || token.utf8.contains(where: { $0 <= 0x20 || $0 >= 0x7F }) {
+            throw ConfigurationError(key: "metrics.bearerToken", "must be printable ASCII without spaces")
+        }
+        logFormat =
+            reader.raw("log.format") == nil
+            ? nil : try reader.parsed("log.format", default: .text, expected: "text or json") { LogFormat(rawValue: $0.lowercased()) }
+        logLevel = try reader.parsed("log.level", default: .info, expected: "trace, debug, info, notice, warning, error or critical") {
+            Logger.Level(rawValue: $0.lowercased())
+        }
     }
 
     static let customEndpointKeys = [
@@ -166,7 +190,7 @@ extension ServerConfiguration {
                 )
             ),
             EnvironmentVariablesProvider(
-                secretsSpecifier: .specific(["MARQUEE_DATABASE_URL", "MARQUEE_SECRETS_MASTER_KEYS"])
+                secretsSpecifier: .specific(["MARQUEE_DATABASE_URL", "MARQUEE_SECRETS_MASTER_KEYS", "MARQUEE_METRICS_BEARER_TOKEN"])
             ).prefixKeys(with: "marquee"),
         ]
         if let file {

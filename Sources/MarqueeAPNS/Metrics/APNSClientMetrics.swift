@@ -1,0 +1,95 @@
+import CoreMetrics
+import MarqueeCore
+import Synchronization
+
+/// What an `APNSClient` reports through swift-metrics, to the factory of its configuration:
+///
+/// - `marquee_apns_pushes_total{kind,outcome,reason}`: every push's final outcome (after the
+///   client's own retries): `accepted`, `rejected` (APNs answered with `reason`) or `failed` (no
+///   answer: connection lost, no connection, shut down; `reason` "none")
+/// - `marquee_apns_request_duration_seconds{kind}`: each attempt, from its write to APNs' answer
+/// - `marquee_apns_connections{environment}`: connections whose handshake completed, not yet closed
+/// - `marquee_apns_streams_in_flight{environment}`: requests written and not yet answered
+///
+/// Channel management requests are not pushes: they count towards connections and streams only.
+///
+/// The hot path touches only handlers made here, in arrays indexed by kind: no lookup, no
+/// allocation per push. Rejections, which are rare, find theirs in a locked dictionary. Several
+/// clients (one per app key and environment) share the same series: the factory hands out one
+/// handler per name and labels, and the gauges move by differences (`Meter.increment`), never by
+/// setting a client's own total.
+final class APNSClientMetrics: Sendable {
+    static let pushes = "marquee_apns_pushes_total"
+    static let requestDuration = "marquee_apns_request_duration_seconds"
+    static let connections = "marquee_apns_connections"
+    static let streamsInFlight = "marquee_apns_streams_in_flight"
+
+    private let factory: any MetricsFactory
+    private let accepted: [Counter]
+    private let failed: [Counter]
+    private let durations: [CoreMetrics.Timer]
+    private let rejected = Mutex<[RejectionKey: Counter]>([:])
+    let connections: Meter
+    let streamsInFlight: Meter
+
+    private struct RejectionKey: Hashable {
+        var kind: APNSPushKind
+        var reason: String
+    }
+
+    init(factory: any MetricsFactory, environment: APNSEnvironment) {
+        self.factory = factory
+        accepted = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "accepted", reason: "none") }
+        failed = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "failed", reason: "none") }
+        durations = APNSPushKind.allCases.map {
+            CoreMetrics.Timer(label: Self.requestDuration, dimensions: [("kind", $0.description)], factory: factory)
+        }
+        connections = Meter(label: Self.connections, dimensions: [("environment", environment.rawValue)], factory: factory)
+        streamsInFlight = Meter(label: Self.streamsInFlight, dimensions: [("environment", environment.rawValue)], factory: factory)
+    }
+
+    private static func pushCounter(_ factory: any MetricsFactory, kind: APNSPushKind, outcome: String, reason: String) -> Counter {
+        Counter(label: pushes, dimensions: [("kind", kind.description), ("outcome", outcome), ("reason", reason)], factory: factory)
+    }
+
+    /// A push's final outcome. A request the caller abandoned (`cancelled`) was not wanted any
+    /// more and is not counted.
+    func recordOutcome(_ kind: APNSPushKind, _ result: Result<APNSResponse, APNSError>) {
+        switch result {
+        case .success(let response) where response.isSuccess:
+            accepted[kind.rawValue].increment()
+        case .success(let response):
+            recordRejection(kind, reason: response.rejection.reason)
+        case .failure(.rejected(let rejection)):
+            recordRejection(kind, reason: rejection.reason)
+        case .failure(.cancelled):
+            break
+        case .failure:
+            failed[kind.rawValue].increment()
+        }
+    }
+
+    /// Pushes that failed without being sent (no connection could be made for a batch).
+    func recordFailed(_ kind: APNSPushKind, count: Int = 1) {
+        failed[kind.rawValue].increment(by: count)
+    }
+
+    private func recordRejection(_ kind: APNSPushKind, reason: APNSErrorReason) {
+        // APNs' reasons are a small vocabulary; an answer without one (an empty or foreign body) is
+        // "none", and an overlong one is cut so that a misbehaving server cannot mint series.
+        let text = reason.reasonString.isEmpty ? "none" : String(reason.reasonString.prefix(64))
+        let key = RejectionKey(kind: kind, reason: text)
+        let counter = rejected.withLock { counters in
+            if let counter = counters[key] { return counter }
+            let counter = Self.pushCounter(factory, kind: kind, outcome: "rejected", reason: text)
+            counters[key] = counter
+            return counter
+        }
+        counter.increment()
+    }
+
+    /// One attempt's time from its write to APNs' answer.
+    func recordDuration(_ kind: APNSPushKind, nanoseconds: Int64) {
+        durations[kind.rawValue].recordNanoseconds(nanoseconds)
+    }
+}
