@@ -47,7 +47,7 @@ struct StructuredLogAPITests {
         // Every line of a request carries one; the job's lines carry the job's ID (as the store
         // knows it: the UUID), its partition's lines their own and their parent's.
         #expect(lines.filter { $0["message"] as? String == "request" }.allSatisfy { $0["request.id"] is String })
-        let completed = lines.filter { $0["message"] as? String == "start partition completed" }
+        let completed = lines.filter { $0["message"] as? String == "fan-out completed" }
         #expect(!completed.isEmpty)
         #expect(completed.allSatisfy { $0["job.id"] is String && $0["job.parent_id"] is String })
         let jobHex = try #require(location.split(separator: "_").last.map(String.init))
