@@ -69,7 +69,7 @@ struct ReplicaFanOutTests {
             // Both replicas finished partitions of it.
             let parent = try #require(location.split(separator: "/").last)
             for replica in [first, second] {
-                #expect(replica.logText.contains("start partition completed"), "a replica sent none of the fan-out: \(parent)")
+                #expect(replica.logText.contains("fan-out completed"), "a replica sent none of the fan-out: \(parent)")
             }
         }
     }

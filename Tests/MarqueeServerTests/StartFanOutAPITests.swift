@@ -47,7 +47,7 @@ struct StartFanOutAPITests {
         return devices
     }
 
-    /// Polls the job until `done` holds for it (60 s at most).
+    /// Polls the job until `done` holds for it (300 s at most).
     @discardableResult
     static func waitForJob(
         _ server: TestServer,
@@ -55,13 +55,13 @@ struct StartFanOutAPITests {
         _ location: String,
         until done: ([String: Any]) -> Bool = { ["succeeded", "failed", "cancelled"].contains($0["state"] as? String ?? "") }
     ) async throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(60)
+        let deadline = Date().addingTimeInterval(300)
         while Date() < deadline {
             let job = try await server.client.send("GET", location, key: app.publisherKey).json
             if done(job) { return job }
             try await Task.sleep(for: .milliseconds(20))
         }
-        throw TestSetupError("the job at \(location) did not get there in 60 s")
+        throw TestSetupError("the job at \(location) did not get there in 300 s")
     }
 
     static func progress(_ job: [String: Any], _ key: String) -> Int? {

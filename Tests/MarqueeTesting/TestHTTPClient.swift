@@ -41,7 +41,7 @@ public struct TestHTTPClient: Sendable {
         guard let url = URL(string: baseURL + path) else { throw TestSetupError("bad path \(path)") }
         var request = URLRequest(url: url)
         request.httpMethod = method
-        request.timeoutInterval = 60
+        request.timeoutInterval = 300  // a whole suite on 2 loaded cores answers slowly, not wrongly
         if let key { request.setValue("Bearer \(key)", forHTTPHeaderField: "Authorization") }
         if let json {
             request.httpBody = try JSONSerialization.data(withJSONObject: json)

@@ -1,3 +1,5 @@
+import MarqueeCore
+
 /// Bounded exponential back-off with full jitter, for requests classed `retryLater` and for reconnects.
 public struct APNSRetryPolicy: Sendable, Hashable {
     /// Attempts per request in all, the first included. 1 disables retries.
@@ -26,7 +28,7 @@ public struct APNSRetryPolicy: Sendable, Hashable {
     /// do not come back together.
     public func delay<G: RandomNumberGenerator>(beforeRetry retry: Int, using generator: inout G) -> Duration {
         let ceiling = ceilingDelay(beforeRetry: retry)
-        let nanoseconds = ceiling.components.seconds * 1_000_000_000 + ceiling.components.attoseconds / 1_000_000_000
+        let nanoseconds = ceiling.wholeNanoseconds
         guard nanoseconds > 0 else { return .zero }
         return .nanoseconds(Int64.random(in: 0...nanoseconds, using: &generator))
     }

@@ -243,7 +243,7 @@ final class APNSConnectionPool: @unchecked Sendable {
         }
         guard !queue.isEmpty || !sources.isEmpty, reconnect == nil, !isShutDown else { return }
         let delay = retryPolicy.delay(beforeRetry: consecutiveConnectFailures)
-        reconnect = eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) { [self] in
+        reconnect = eventLoop.scheduleTask(in: .nanoseconds(delay.wholeNanoseconds)) { [self] in
             reconnect = nil
             dispatch()
         }
@@ -331,7 +331,7 @@ final class APNSConnectionPool: @unchecked Sendable {
         let timerID = nextRetryTimerID
         nextRetryTimerID += 1
         let loopBoundRetry = NIOLoopBound(retry, eventLoop: eventLoop)
-        let timer = eventLoop.scheduleTask(in: .nanoseconds(delay.nanoseconds)) { [self] in
+        let timer = eventLoop.scheduleTask(in: .nanoseconds(delay.wholeNanoseconds)) { [self] in
             retryTimers.removeValue(forKey: timerID)
             queue.append(loopBoundRetry.value)
             dispatch()
@@ -427,8 +427,3 @@ final class APNSConnectionPool: @unchecked Sendable {
     }
 }
 
-extension Duration {
-    var nanoseconds: Int64 {
-        components.seconds * 1_000_000_000 + components.attoseconds / 1_000_000_000
-    }
-}

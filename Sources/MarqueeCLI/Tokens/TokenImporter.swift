@@ -1,4 +1,5 @@
 import Foundation
+import MarqueeCore
 import MarqueeClient
 
 /// Streams a token file to the batch registration endpoint: reads it line by line, sends batches
@@ -25,7 +26,7 @@ struct TokenImporter {
         var elapsed: Duration
 
         var tokensPerSecond: Double {
-            let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
+            let seconds = elapsed.timeInterval
             return seconds > 0 ? Double(registered) / seconds : 0
         }
     }

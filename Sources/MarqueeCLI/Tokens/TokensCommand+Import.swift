@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MarqueeCore
 import MarqueeClient
 
 extension TokensCommand {
@@ -97,7 +98,7 @@ extension TokensCommand {
 
         private func report(_ summary: TokenImporter.Summary, context: CLIContext) {
             let progress = summary.progress
-            let seconds = Double(progress.elapsed.components.seconds) + Double(progress.elapsed.components.attoseconds) / 1e18
+            let seconds = progress.elapsed.timeInterval
             if options.json {
                 var object: [String: Any] = [
                     "file": file, "rows": progress.rows, "registered": progress.registered, "rejected": progress.rejected,

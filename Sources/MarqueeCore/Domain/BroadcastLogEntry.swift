@@ -57,7 +57,6 @@ public struct BroadcastLogEntry: Sendable, Hashable {
 
     /// Latency in whole microseconds, the unit the log stores.
     public var latencyMicroseconds: Int64 {
-        let (seconds, attoseconds) = latency.components
-        return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
+        latency.wholeMicroseconds
     }
 }

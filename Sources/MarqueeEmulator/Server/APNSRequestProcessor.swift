@@ -154,7 +154,7 @@ struct APNSRequestProcessor: Sendable {
                 response.resetsConnection = true
                 return (response, nil)
             case .delay(let fixed, let jitter):
-                let jitterNanoseconds = max(0, jitter.components.seconds * 1_000_000_000 + jitter.components.attoseconds / 1_000_000_000)
+                let jitterNanoseconds = max(0, jitter.wholeNanoseconds)
                 let extra = jitterNanoseconds > 0 ? Duration.nanoseconds(Int64.random(in: 0...jitterNanoseconds)) : .zero
                 delay = (delay ?? .zero) + fixed + extra
             case .goAway:

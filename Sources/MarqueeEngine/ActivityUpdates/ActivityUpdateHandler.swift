@@ -37,7 +37,6 @@ struct ActivityUpdateWork: FanOutWork {
     let store: any MarqueeStore
     let job: Job
     let arguments: ActivityUpdateJobArguments
-    let bundleID: String
     let clock: any WallClock
     /// The job's push, encoded once: every activity gets the same bytes. Its timestamp is past
     /// every earlier one of the event (one sequence per event and environment: the channel's, or
@@ -48,7 +47,6 @@ struct ActivityUpdateWork: FanOutWork {
         self.store = store
         self.job = job
         self.arguments = arguments
-        self.bundleID = bundleID
         self.clock = clock
         template = try APNSDevicePush(
             deviceToken: "00",

@@ -230,15 +230,11 @@ struct FanOutStateMachine {
     }
 
     func retryDelay(afterAttempt attempt: Int) -> TimeInterval {
-        let base = Self.seconds(configuration.retryBaseDelay)
+        let base = configuration.retryBaseDelay.timeInterval
         let delay = base * pow(2, Double(max(0, attempt - 1)))
-        return min(delay, Self.seconds(configuration.retryMaximumDelay))
+        return min(delay, configuration.retryMaximumDelay.timeInterval)
     }
 
-    private static func seconds(_ duration: Duration) -> TimeInterval {
-        let (seconds, attoseconds) = duration.components
-        return TimeInterval(seconds) + TimeInterval(attoseconds) / 1e18
-    }
 
     // MARK: Commits
 

@@ -251,10 +251,7 @@ extension Components.Schemas.BroadcastChannelResult {
         requestedPriority = result.decision?.requested.rawValue
         downgraded = result.decision?.downgraded
         reason = result.decision?.downgradeReason
-        latencyMicroseconds = result.latency.map { duration in
-            let (seconds, attoseconds) = duration.components
-            return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        }
+        latencyMicroseconds = result.latency?.wholeMicroseconds
         switch result.outcome {
         case .accepted(let requestID, let uniqueID):
             status = .accepted

@@ -2,6 +2,7 @@ import Foundation
 import HTTPTypes
 import Hummingbird
 import Logging
+import MarqueeCore
 
 /// The outermost middleware: gives every request an ID (`X-Request-ID` as sent, when it is a
 /// sensible one), puts it on every log line and every answer, and turns every error into a problem
@@ -42,7 +43,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             metadata: [
                 "http.method": "\(request.method)", "http.path": "\(request.uri.path)",
                 "http.status": "\(response.status.code)",
-                "duration_ms": "\((ContinuousClock.now - started).milliseconds)",
+                "duration_ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
             ]
         )
         return response
@@ -65,11 +66,4 @@ extension HTTPField.Name {
     static let requestID = HTTPField.Name("X-Request-ID")!
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
-}
-
-extension Duration {
-    /// Whole milliseconds, for logs.
-    var milliseconds: Int64 {
-        components.seconds * 1000 + components.attoseconds / 1_000_000_000_000_000
-    }
 }

@@ -51,8 +51,7 @@ public final class SQLiteStore: MarqueeStore {
             throw error
         }
         do {
-            let timeoutMilliseconds = busyTimeout.components.seconds * 1000
-                + busyTimeout.components.attoseconds / 1_000_000_000_000_000
+            let timeoutMilliseconds = busyTimeout.wholeMilliseconds
             // The timeout first: switching to WAL waits for another process's writer too.
             _ = try await connection.query("PRAGMA busy_timeout = \(timeoutMilliseconds)")
             _ = try await connection.query("PRAGMA journal_mode = WAL")

@@ -1,9 +1,9 @@
 import Foundation
+import MarqueeCore
 
 extension Date {
     /// The date `duration` later.
     func adding(_ duration: Duration) -> Date {
-        let (seconds, attoseconds) = duration.components
-        return addingTimeInterval(Double(seconds) + Double(attoseconds) / 1e18)
+        addingTimeInterval(duration.timeInterval)
     }
 }
