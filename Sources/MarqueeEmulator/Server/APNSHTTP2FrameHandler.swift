@@ -66,7 +66,6 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     func channelActive(context: ChannelHandlerContext) {
         let increment = Self.connectionWindow - 65_535
         context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
-        if let idleTimeout { scheduleIdleCheck(at: .now() + idleTimeout, context: context) }
         context.fireChannelActive()
     }
 
@@ -85,7 +84,12 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         let frame = unwrapInboundIn(data)
-        if idleTimeout != nil { lastFrameAt = .now() }
+        if let idleTimeout {
+            lastFrameAt = .now()
+            // Silence counts from the client's first frame: a TLS handshake that is slow on a
+            // loaded machine is not an idle HTTP/2 connection.
+            if idleCheck == nil { scheduleIdleCheck(at: lastFrameAt + idleTimeout, context: context) }
+        }
         switch frame.payload {
         case .headers(let headers):
             if var request = pending.removeValue(forKey: frame.streamID) {

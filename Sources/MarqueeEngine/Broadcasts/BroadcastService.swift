@@ -78,8 +78,7 @@ public struct BroadcastService: Sendable {
             }
             return try await group.reduce(into: [EnvironmentBroadcast]()) { $0.append($1) }
         }
-        let elapsed = (ContinuousClock.now - started).components
-        latency.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        latency.recordNanoseconds((ContinuousClock.now - started).wholeNanoseconds)
         return BroadcastReport(
             event: event,
             kind: draft.event,
@@ -151,7 +150,7 @@ public struct BroadcastService: Sendable {
                 appID: app.id,
                 channelID: channel.id,
                 priority: .immediate,
-                since: now.addingTimeInterval(-TimeInterval(PriorityBudget.window.components.seconds))
+                since: now.addingTimeInterval(-PriorityBudget.window.timeInterval)
             ) : 0
         let decision = policy.budget.decide(requested: requested, sentAtImmediateInWindow: used)
         let timestamp = try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: clock.unixSeconds)

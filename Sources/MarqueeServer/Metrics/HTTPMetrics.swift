@@ -1,5 +1,6 @@
 import CoreMetrics
 import HTTPTypes
+import MarqueeCore
 import Synchronization
 
 /// The HTTP metrics (`HTTPMetricsMiddleware` records them), their handlers made once per method,
@@ -31,7 +32,7 @@ final class HTTPMetrics: Sendable {
     }
 
     func record(method: HTTPRequest.Method, route: String, status: Int, since started: ContinuousClock.Instant) {
-        let elapsed = (ContinuousClock.now - started).components
+        let elapsed = ContinuousClock.now - started
         let method = Self.knownMethods.contains(method) ? method.rawValue : "other"
         let key = Key(method: method, route: route, status: status)
         let handlers = series.withLock { series in
@@ -52,6 +53,6 @@ final class HTTPMetrics: Sendable {
             return handlers
         }
         handlers.counter.increment()
-        handlers.timer.recordNanoseconds(elapsed.seconds * 1_000_000_000 + elapsed.attoseconds / 1_000_000_000)
+        handlers.timer.recordNanoseconds(elapsed.wholeNanoseconds)
     }
 }
