@@ -75,7 +75,7 @@ public struct MarqueeEngine: Sendable {
         )
         worker = JobWorker(
             store: store,
-            runner: StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger),
+            handlers: [StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger)],
             configuration: configuration.jobs,
             wakeup: wakeup,
             clock: clock,

@@ -7,19 +7,23 @@ import Synchronization
 
 /// Runs one leased start job: streams its audience page by page into `APNSClient.send(pages:)`,
 /// feeds the outcomes to `StartFanOutStateMachine` and does what it decides (commit a batch with
-/// its checkpoint, retry after a delay, finish, or hand the job back). The I/O half of the fan-out.
-struct StartFanOutRunner: Sendable {
+/// its checkpoint, retry after a delay, finish, or hand the job back). The I/O half of the fan-out,
+/// and the worker's handler of `startFanOutPartition` jobs.
+struct StartFanOutRunner: JobHandler {
     let store: any MarqueeStore
     let clients: APNSClientRegistry
     let configuration: JobWorkerConfiguration
     let clock: any WallClock
     let logger: Logger
 
-    /// How a run ended.
-    enum Ending: Sendable, Hashable {
-        case completed
-        /// Handed back (a stop, or APNs refusing too much): the job runs again from its checkpoint.
-        case rescheduled
+    typealias Ending = JobEnding
+
+    var kinds: Set<JobKind> { [.startFanOutPartition] }
+
+    /// A fan-out that cannot work as given (its app gone, its arguments unreadable, APNs refusing
+    /// the app) fails for good.
+    func isPermanentFailure(_ error: any Error) -> Bool {
+        error is EngineError || error is StartJobArguments.Unreadable
     }
 
     /// Runs the job until it is done, `stop` is raised (then in-flight sends are answered and
