@@ -9,18 +9,22 @@ public struct EngineConfiguration: Sendable {
     public var broadcasts: BroadcastPolicy
     /// How the job worker leases and runs jobs.
     public var jobs: JobWorkerConfiguration
+    /// The defaults of events' timelines.
+    public var timeline: TimelinePolicy
 
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
         janitorInterval: Duration = .seconds(30),
         maximumTokenBatch: Int = 10_000,
         broadcasts: BroadcastPolicy = BroadcastPolicy(),
-        jobs: JobWorkerConfiguration = JobWorkerConfiguration()
+        jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
+        timeline: TimelinePolicy = TimelinePolicy()
     ) {
         self.channels = channels
         self.broadcasts = broadcasts
         self.janitorInterval = janitorInterval
         self.maximumTokenBatch = maximumTokenBatch
         self.jobs = jobs
+        self.timeline = timeline
     }
 }

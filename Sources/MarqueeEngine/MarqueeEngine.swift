@@ -16,6 +16,8 @@ public struct MarqueeEngine: Sendable {
     public let janitor: ChannelJanitor
     public let idempotency: IdempotencyKeys
     public let starts: StartService
+    /// Starts, broadcasts and ends scheduled for later.
+    public let schedules: ScheduleService
     /// This replica's job worker: a service to run.
     public let worker: JobWorker
     /// Wakes the worker; the server also signals it on PostgreSQL notifications.
@@ -44,12 +46,16 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        events = EventService(store: store, clients: clients, channels: channels, clock: clock, logger: logger)
+        let wakeup = JobWakeup()
+        self.wakeup = wakeup
+        let timeline = TimelinePlanner(store: store, policy: configuration.timeline, wakeup: wakeup, clock: clock, logger: logger)
+        events = EventService(store: store, clients: clients, channels: channels, timeline: timeline, clock: clock, logger: logger)
         broadcasts = BroadcastService(
             store: store,
             clients: clients,
             events: events,
             policy: configuration.broadcasts,
+            timeline: timeline,
             clock: clock,
             logger: logger
         )
@@ -59,12 +65,11 @@ public struct MarqueeEngine: Sendable {
             store: store,
             lifecycle: channels,
             policy: configuration.channels,
+            timeline: configuration.timeline,
             interval: configuration.janitorInterval,
             clock: clock,
             logger: logger
         )
-        let wakeup = JobWakeup()
-        self.wakeup = wakeup
         starts = StartService(
             store: store,
             wakeup: wakeup,
@@ -73,9 +78,31 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
+        schedules = ScheduleService(
+            store: store,
+            starts: starts,
+            broadcasts: broadcasts,
+            events: events,
+            wakeup: wakeup,
+            clock: clock,
+            logger: logger
+        )
         worker = JobWorker(
             store: store,
-            handlers: [StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger)],
+            handlers: [
+                StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger),
+                ScheduleRunner(
+                    store: store,
+                    starts: starts,
+                    broadcasts: broadcasts,
+                    events: events,
+                    channels: channels,
+                    timeline: timeline,
+                    configuration: configuration.jobs,
+                    clock: clock,
+                    logger: logger
+                ),
+            ],
             configuration: configuration.jobs,
             wakeup: wakeup,
             clock: clock,
