@@ -19,6 +19,7 @@ let package = Package(
         .library(name: "MarqueeStorage", targets: ["MarqueeStorage"]),
         .library(name: "MarqueeEngine", targets: ["MarqueeEngine"]),
         .library(name: "MarqueeServer", targets: ["MarqueeServer"]),
+        .library(name: "MarqueeClient", targets: ["MarqueeClient"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -42,6 +43,8 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-configuration.git", from: "1.4.0"),
         .package(url: "https://github.com/jpsim/Yams.git", from: "5.0.1"),
         .package(url: "https://github.com/apple/swift-system.git", from: "1.8.1"),
+        .package(url: "https://github.com/swift-server/async-http-client.git", from: "1.37.0"),
+        .package(url: "https://github.com/swift-server/swift-openapi-async-http-client.git", from: "1.5.0"),
     ],
     targets: [
         // Domain values, Live Activity payloads, the APNs vocabulary and the store protocols.
@@ -155,6 +158,23 @@ let package = Package(
             ],
             swiftSettings: swiftSettings
         ),
+        // The API's client for the CLI, `marquee demo` and producers' Swift code: the client generated
+        // from the same `openapi.yaml` (a link to MarqueeAPI's) into a module of its own, so that the
+        // server's build compiles no client code and the client pulls in no server code (the price:
+        // the types are compiled once per module); over AsyncHTTPClient, which streams response
+        // bodies (server-sent events) on Linux, where URLSession buffers them.
+        .target(
+            name: "MarqueeClient",
+            dependencies: [
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
+                .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
+                .product(name: "AsyncHTTPClient", package: "async-http-client"),
+                .product(name: "HTTPTypes", package: "swift-http-types"),
+                .product(name: "NIOCore", package: "swift-nio"),
+            ],
+            swiftSettings: swiftSettings,
+            plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
+        ),
         // What tests of the service share: stores on both backends, the emulator, a running server.
         .target(
             name: "MarqueeTesting",
@@ -171,11 +191,13 @@ let package = Package(
             path: "Tests/MarqueeTesting",
             swiftSettings: swiftSettings
         ),
-        // The `marquee` command line: serve, migrate, emulator.
+        // The `marquee` command line: serve, migrate, emulator, and the commands that talk to a
+        // running server through MarqueeClient.
         .executableTarget(
             name: "MarqueeCLI",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeClient",
                 "MarqueeAPNS",
                 "MarqueeEmulator",
                 "MarqueeStorage",
@@ -188,6 +210,7 @@ let package = Package(
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
             ],
             swiftSettings: swiftSettings
         ),
@@ -257,6 +280,19 @@ let package = Package(
                 "MarqueeServer",
                 "MarqueeStorage",
                 "MarqueeTesting",
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeCLITests",
+            dependencies: [
+                "MarqueeCLI",
+                "MarqueeClient",
+                "MarqueeCore",
+                "MarqueeEmulator",
+                "MarqueeServer",
+                "MarqueeTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
             ],
             swiftSettings: swiftSettings
         ),

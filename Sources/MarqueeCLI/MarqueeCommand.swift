@@ -1,4 +1,5 @@
 import ArgumentParser
+import Foundation
 import Logging
 
 /// `marquee`: runs Live Activities for events with big audiences.
@@ -7,8 +8,31 @@ struct MarqueeCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "marquee",
         abstract: "Runs Apple Live Activities for events with big audiences over APNs broadcast channels.",
-        subcommands: [ServeCommand.self, MigrateCommand.self, EmulatorCommand.self]
+        discussion: """
+            The service: serve, migrate, emulator. Against a running server, over its REST API: \
+            apps, keys, events, channels, tokens, broadcast, start, jobs, and profile for saved \
+            servers and keys.
+
+            A client command takes the server from --server, else MARQUEE_SERVER, else a profile \
+            (--profile NAME, MARQUEE_PROFILE, or the default of ~/.config/marquee/profiles.json or \
+            $MARQUEE_CONFIG), else http://127.0.0.1:8080; the API key likewise from --api-key, \
+            MARQUEE_API_KEY or the profile. A profile named with --profile beats the environment. \
+            Tables by default; --json prints the server's JSON.
+
+            \(CLIExitCode.table)
+            """,
+        subcommands: [
+            ServeCommand.self, MigrateCommand.self, EmulatorCommand.self,
+            AppsCommand.self, KeysCommand.self, EventsCommand.self, ChannelsCommand.self, TokensCommand.self,
+            BroadcastCommand.self, StartCommand.self, JobsCommand.self, ProfileCommand.self,
+        ]
     )
+
+    /// The process's entry point: the same path as `execute`, then the exit code.
+    static func main() async {
+        let code = await execute(Array(CommandLine.arguments.dropFirst()))
+        Foundation.exit(code)
+    }
 }
 
 /// `--log-level debug` and the like: swift-log's levels by their names.

@@ -1,0 +1,48 @@
+import Foundation
+import MarqueeClient
+
+/// How a job's progress reads: a bar line while it runs, a summary when it ends, and the exit
+/// code its outcome gives.
+enum JobProgress {
+    typealias Job = Components.Schemas.Job
+
+    /// `[#####-----]  45%  sent 4,500 / 10,000  failed 12  1,204/s  ~5s left`
+    static func line(_ job: Job) -> String {
+        let progress = job.progress
+        var parts: [String] = []
+        if let total = progress.total, total > 0 {
+            parts.append(ProgressBar.bar(Double(progress.sent) / Double(total)))
+            parts.append("sent \(Formatting.count(progress.sent)) / \(Formatting.count(total))")
+        } else {
+            parts.append("sent \(Formatting.count(progress.sent))")
+        }
+        parts.append("failed \(Formatting.count(progress.failed))")
+        if let rate = progress.ratePerSecond { parts.append("\(Formatting.count(Int(rate.rounded())))/s") }
+        if let left = progress.estimatedSecondsLeft, job.state == .running { parts.append("~\(Formatting.duration(left)) left") }
+        parts.append(job.state.rawValue)
+        return parts.joined(separator: "  ")
+    }
+
+    /// One paragraph: the outcome, the counts, the failures by reason.
+    static func summary(_ job: Job) -> String {
+        let progress = job.progress
+        var text = "Job \(job.id) \(job.state.rawValue): \(Formatting.count(progress.sent)) sent, "
+            + "\(Formatting.count(progress.accepted)) accepted, \(Formatting.count(progress.failed)) failed"
+        if progress.tokensRetired > 0 { text += ", \(Formatting.count(progress.tokensRetired)) tokens retired" }
+        let failures = progress.failures.map { "\($0.reason ?? $0.outcome.rawValue) \(Formatting.count($0.count))" }
+        if !failures.isEmpty { text += " (" + failures.joined(separator: ", ") + ")" }
+        if let error = job.lastError { text += "\nlast error: \(error)" }
+        return text
+    }
+
+    /// 0 when every delivery was accepted, 7 when some failed, 5 when the job was cancelled, 6
+    /// when it failed (the server or APNs could not finish it; starting again may succeed).
+    static func exitCode(_ job: Job) -> CLIExitCode {
+        switch job.state {
+        case .succeeded: job.progress.failed > 0 ? .partial : .ok
+        case .cancelled: .rejected
+        case .failed: .unavailable
+        case .pending, .running: .unexpected
+        }
+    }
+}
