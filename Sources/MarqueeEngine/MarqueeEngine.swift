@@ -55,6 +55,7 @@ public struct MarqueeEngine: Sendable {
             clients: clients,
             events: events,
             policy: configuration.broadcasts,
+            activityUpdates: ActivityUpdateService(store: store, wakeup: wakeup, clock: clock, logger: logger),
             timeline: timeline,
             clock: clock,
             logger: logger
@@ -87,10 +88,12 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
+        let runner = FanOutRunner(store: store, configuration: configuration.jobs, clock: clock, logger: logger)
         worker = JobWorker(
             store: store,
             handlers: [
-                StartFanOutRunner(store: store, clients: clients, configuration: configuration.jobs, clock: clock, logger: logger),
+                StartFanOutHandler(store: store, clients: clients, runner: runner, logger: logger),
+                ActivityUpdateHandler(store: store, clients: clients, runner: runner),
                 ScheduleRunner(
                     store: store,
                     starts: starts,

@@ -18,4 +18,104 @@ public protocol ActivityStore: Sendable {
     /// Takes the next `aps.timestamp` for a device push to the activity, atomically, like
     /// `ChannelStore.nextBroadcastTimestamp`.
     func nextActivityTimestamp(appID: AppID, id: ActivityRecordID, now: Int64) async throws -> Int64
+
+    /// Takes the next `aps.timestamp` of the event's pushes in `environment` when it has no
+    /// channel there (with one, the channel's sequence serves): starts, then updates, strictly
+    /// increasing, `MonotonicTimestamp.next`, atomically.
+    func nextEventTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> Int64
+
+    /// The activity a start job recorded as `starting` for the device with this push-to-start
+    /// token, for the event and environment: the record the app's first update-token report adopts.
+    func startingActivity(appID: AppID, eventID: EventID, environment: APNSEnvironment, pushToStartToken: String) async throws -> Activity?
+
+    /// The activities an update job pushes to, in row order after `cursor`, at most `limit`.
+    func updateAudiencePage(_ query: ActivityUpdateQuery, after cursor: Int64, limit: Int) async throws -> [ActivityUpdateTarget]
+    /// How many activities the query reaches, and the latest timestamp any of them was sent.
+    func updateAudience(_ query: ActivityUpdateQuery) async throws -> ActivityUpdateAudience
+    /// Records a batch of an update job's outcomes in one transaction, if `leaseOwner` still
+    /// holds the job (`StoreError.leaseLost` otherwise): accepted activities' last timestamp,
+    /// ended activities, the job's progress and checkpoint.
+    func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws
+}
+
+/// The activities of an event that take device pushes: not ended, with a current update token,
+/// not on a channel (the channel's broadcast reaches those).
+public struct ActivityUpdateQuery: Sendable, Hashable {
+    public var appID: AppID
+    public var eventID: EventID
+    public var environment: APNSEnvironment
+    /// Leaves out activities already sent a push at this timestamp or later: a resumed job skips
+    /// what it sent, and an older update never follows a newer one.
+    public var sentBefore: Int64?
+
+    public init(appID: AppID, eventID: EventID, environment: APNSEnvironment, sentBefore: Int64? = nil) {
+        self.appID = appID
+        self.eventID = eventID
+        self.environment = environment
+        self.sentBefore = sentBefore
+    }
+}
+
+/// The size of an update job's audience, and its newest push.
+public struct ActivityUpdateAudience: Sendable, Hashable {
+    public var count: Int64
+    /// The highest `aps.timestamp` sent to one of them (their start's, or an update's).
+    public var latestTimestamp: Int64?
+
+    public init(count: Int64, latestTimestamp: Int64?) {
+        self.count = count
+        self.latestTimestamp = latestTimestamp
+    }
+}
+
+/// One activity an update job pushes to.
+public struct ActivityUpdateTarget: Sendable, Hashable {
+    /// The activity's row number: the job's keyset cursor and checkpoint.
+    public var rowID: Int64
+    public var id: ActivityRecordID
+    /// The current update token, as hex.
+    public var token: String
+    public var lastTimestampSent: Int64?
+
+    public init(rowID: Int64, id: ActivityRecordID, token: String, lastTimestampSent: Int64?) {
+        self.rowID = rowID
+        self.id = id
+        self.token = token
+        self.lastTimestampSent = lastTimestampSent
+    }
+}
+
+/// A batch of an update job's outcomes.
+public struct ActivityUpdateBatch: Sendable, Hashable {
+    public var appID: AppID
+    public var jobID: JobID
+    public var leaseOwner: String
+    /// The job's `aps.timestamp`; an activity sent more recently got its own, one past its last.
+    public var timestamp: Int64
+    /// Rows APNs accepted the push for: their last timestamp moves to the one sent.
+    public var accepted: [Int64]
+    /// Rows whose activity is over: an accepted `end`, or an update token APNs says is dead.
+    public var ended: [Int64]
+    public var progress: JobProgress
+    public var checkpoint: String?
+
+    public init(
+        appID: AppID,
+        jobID: JobID,
+        leaseOwner: String,
+        timestamp: Int64,
+        accepted: [Int64],
+        ended: [Int64],
+        progress: JobProgress,
+        checkpoint: String?
+    ) {
+        self.appID = appID
+        self.jobID = jobID
+        self.leaseOwner = leaseOwner
+        self.timestamp = timestamp
+        self.accepted = accepted
+        self.ended = ended
+        self.progress = progress
+        self.checkpoint = checkpoint
+    }
 }

@@ -36,10 +36,18 @@ public struct EnvironmentBroadcast: Sendable, Hashable {
     public var expiration: APNSExpirationValue?
     public var decision: PriorityDecision?
     public var latency: Duration?
+    /// The job that pushes the broadcast to the event's activities on update tokens, when it has
+    /// some in this environment.
+    public var activityUpdates: ActivityUpdateEnqueued?
 
+    /// APNs accepted the channel's broadcast, or (with no channel) the activities' pushes are on
+    /// their way.
     public var isAccepted: Bool {
-        if case .accepted = outcome { return true }
-        return false
+        switch outcome {
+        case .accepted: true
+        case .noActiveChannel: activityUpdates != nil
+        case .failed: false
+        }
     }
 }
 

@@ -17,6 +17,8 @@ public struct BroadcastService: Sendable {
     let clients: APNSClientRegistry
     let events: EventService
     let policy: BroadcastPolicy
+    /// The same broadcast for activities the channel does not reach.
+    let activityUpdates: ActivityUpdateService
     /// Told when an end went out, so that the event's timeline stops waiting to send its own.
     let timeline: TimelinePlanner
     let clock: any WallClock
@@ -27,6 +29,7 @@ public struct BroadcastService: Sendable {
         clients: APNSClientRegistry,
         events: EventService,
         policy: BroadcastPolicy,
+        activityUpdates: ActivityUpdateService,
         timeline: TimelinePlanner,
         clock: any WallClock,
         logger: Logger
@@ -35,6 +38,7 @@ public struct BroadcastService: Sendable {
         self.clients = clients
         self.events = events
         self.policy = policy
+        self.activityUpdates = activityUpdates
         self.timeline = timeline
         self.clock = clock
         self.logger = logger
@@ -98,6 +102,7 @@ public struct BroadcastService: Sendable {
                 ])
             }
         }
+        try await activityUpdates.checkSize(of: draft, app: app, event: event, environments: environments)
         // Every environment the app cannot reach is refused before any is sent to.
         for environment in environments { _ = try await clients.client(for: app, environment: environment) }
         return (event, environments)
@@ -122,11 +127,40 @@ public struct BroadcastService: Sendable {
 
     // MARK: Steps
 
+    /// The channel's broadcast, then the same update for the activities on update tokens (with the
+    /// channel's timestamp, so that both kinds of activity see one sequence). For a schedule, the
+    /// activities' job has an ID derived from the schedule's, so a second run enqueues it once.
     private func send(
         _ draft: BroadcastDraft,
         app: App,
         event: Event,
         environment: APNSEnvironment,
+        scheduleID: ScheduleID?
+    ) async throws -> EnvironmentBroadcast {
+        let requested = (event.priorityPolicy ?? policy.priorityPolicy).requestedPriority(
+            explicit: draft.priority,
+            important: draft.important,
+            hasAlert: draft.alert != nil
+        )
+        var result = try await sendToChannel(draft, app: app, event: event, environment: environment, requested: requested, scheduleID: scheduleID)
+        result.activityUpdates = try await activityUpdates.enqueue(
+            app: app,
+            event: event,
+            environment: environment,
+            draft: draft,
+            channelTimestamp: result.timestamp,
+            priority: result.decision?.priority ?? requested,
+            jobID: scheduleID.map { JobID(derivedFrom: $0, purpose: "activity-update", environment: environment) }
+        )
+        return result
+    }
+
+    private func sendToChannel(
+        _ draft: BroadcastDraft,
+        app: App,
+        event: Event,
+        environment: APNSEnvironment,
+        requested: APNSPriority,
         scheduleID: ScheduleID?
     ) async throws -> EnvironmentBroadcast {
         guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
@@ -141,11 +175,6 @@ public struct BroadcastService: Sendable {
             )
         }
         let now = clock.now
-        let requested = (event.priorityPolicy ?? policy.priorityPolicy).requestedPriority(
-            explicit: draft.priority,
-            important: draft.important,
-            hasAlert: draft.alert != nil
-        )
         let used =
             requested == .immediate
             ? try await store.broadcastCount(

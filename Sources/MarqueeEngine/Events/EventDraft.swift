@@ -90,7 +90,7 @@ public struct EventDraft: Sendable, Hashable {
                     attributesType: attributesType,
                     request: request,
                     channel: nil,
-                    now: Date()
+                    timestamp: Int64(Date().timeIntervalSince1970)
                 )
                 arguments.apnsChannelID = String(repeating: "A", count: StartService.apnsChannelIDLength)
                 try StartService.checkSize(arguments, pointerPrefix: "/timeline/start")

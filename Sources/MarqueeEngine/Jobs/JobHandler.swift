@@ -1,34 +1,19 @@
 import MarqueeCore
 
-/// What runs the jobs of some kinds for `JobWorker`: the start fan-out's partitions, schedules.
-/// The worker leases due jobs of every handler's kinds, keeps the count of running jobs, records
-/// failures and retries them with backoff; the handler does the work.
-public protocol JobHandler: Sendable {
-    /// The kinds of job it runs; no two handlers of one worker share a kind.
+/// Runs the jobs of some kinds for the `JobWorker`, which leases them, keeps nothing of their
+/// meaning and records how they ended.
+protocol JobHandler: Sendable {
+    /// The kinds this handler runs; the worker leases only kinds it has a handler for.
     var kinds: Set<JobKind> { get }
-
-    /// Runs one leased job until it is done or handed back. `stop` is raised on shutdown or when
-    /// the lease is lost; a handler that throws has the job retried later, unless
-    /// `isPermanentFailure` says otherwise or its attempts are used up.
-    func run(_ job: Job, owner: String, stop: RunStop) async throws -> JobEnding
-
-    /// Whether a thrown error means the job cannot work as given: it is failed at once.
-    func isPermanentFailure(_ error: any Error) -> Bool
-
-    /// Called once the worker gave up on the job and recorded it failed.
-    func gaveUp(on job: Job, error: any Error) async
+    /// Runs the leased job. `.completed` when it finished (the job is marked succeeded by then);
+    /// `.rescheduled` when it handed the job back. Throws `StoreError.leaseLost` when the lease
+    /// went (cancelled, or taken over), `JobFailure` (or an `EngineError`) for a job that can
+    /// never work as given, anything else for a failure worth another attempt.
+    func run(_ job: Job, owner: String, stop: RunStop) async throws -> FanOutRunner.Ending
 }
 
-extension JobHandler {
-    public func isPermanentFailure(_ error: any Error) -> Bool { false }
-    public func gaveUp(on job: Job, error: any Error) async {}
-}
-
-/// How a handler's run ended.
-public enum JobEnding: Sendable, Hashable {
-    /// The job is done; the handler recorded it (`JobStore.completeJob`).
-    case completed
-    /// Handed back (a stop, APNs refusing too much, not due yet): the job runs again later, from
-    /// its checkpoint.
-    case rescheduled
+/// A job that cannot work as given (its arguments, its app's configuration): it fails at once
+/// rather than being tried again.
+struct JobFailure: Error, CustomStringConvertible {
+    var description: String
 }

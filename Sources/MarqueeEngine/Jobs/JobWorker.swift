@@ -4,8 +4,8 @@ import MarqueeCore
 import ServiceLifecycle
 import Synchronization
 
-/// A replica's job worker: leases due jobs (`FOR UPDATE SKIP LOCKED` on PostgreSQL) of the kinds
-/// its handlers run, hands each to the handler of its kind (`JobHandler`), and retries what fails. Woken by `JobWakeup` (enqueues here, LISTEN/NOTIFY on
+/// A replica's job worker: leases due jobs (`FOR UPDATE SKIP LOCKED` on PostgreSQL), runs them,
+/// and keeps their leases while they run. Woken by `JobWakeup` (enqueues here, LISTEN/NOTIFY on
 /// PostgreSQL), polling otherwise. A job whose worker died is leased again once its lease lapses,
 /// and resumes from its checkpoint.
 ///
@@ -14,7 +14,7 @@ import Synchronization
 /// once.
 public struct JobWorker: Service {
     let store: any MarqueeStore
-    /// The handler of each kind the worker leases.
+    /// Who runs each kind of job.
     let handlers: [JobKind: any JobHandler]
     let configuration: JobWorkerConfiguration
     let wakeup: JobWakeup
@@ -34,10 +34,7 @@ public struct JobWorker: Service {
         self.store = store
         var byKind: [JobKind: any JobHandler] = [:]
         for handler in handlers {
-            for kind in handler.kinds {
-                precondition(byKind[kind] == nil, "two job handlers for \(kind)")  // a wiring mistake, not input
-                byKind[kind] = handler
-            }
+            for kind in handler.kinds { byKind[kind] = handler }
         }
         self.handlers = byKind
         self.configuration = configuration
@@ -95,24 +92,20 @@ public struct JobWorker: Service {
         var jobLogger = logger
         jobLogger[metadataKey: "job.id"] = "\(job.id)"
         if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID)" }
-        guard let handler = handlers[job.kind] else { return }  // leased by kind: cannot happen
         var finished = false
         do {
+            guard let handler = handlers[job.kind] else { throw JobFailure(description: "no handler runs \(job.kind) jobs") }
             finished = try await handler.run(job, owner: owner, stop: RunStop(parent: stop)) == .completed
         } catch StoreError.leaseLost {
             jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
         } catch {
             // A job that cannot work as given fails for good; anything else is tried again later.
-            let permanent = handler.isPermanentFailure(error) || job.attempts >= configuration.maximumJobAttempts
+            let permanent = error is EngineError || error is JobFailure || job.attempts >= configuration.maximumJobAttempts
             let retryAt = permanent ? nil : clock.now.addingTimeInterval(min(60, pow(2, Double(job.attempts))))
-            jobLogger.warning(
-                "job failed",
-                metadata: ["job.kind": "\(job.kind)", "error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"]
-            )
+            jobLogger.warning("job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
             do {
                 try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, at: clock.now)
                 finished = permanent
-                if permanent { await handler.gaveUp(on: job, error: error) }
             } catch {
                 jobLogger.debug("recording the failure failed", metadata: ["error": "\(String(reflecting: error))"])
             }

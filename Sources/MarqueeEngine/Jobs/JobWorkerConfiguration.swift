@@ -18,7 +18,7 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     /// How many times a job that failed (not its pushes: the job, a store or APNs outage) is run
     /// again before it is marked failed.
     public var maximumJobAttempts: Int
-    var fanOut: StartFanOutStateMachine.Configuration
+    var fanOut: FanOutStateMachine.Configuration
 
     public init(
         leaseDuration: Duration = .seconds(30),

@@ -6,10 +6,15 @@ extension JobID {
     /// The ID of the start job a schedule sends in `environment`: the same for every run of the
     /// schedule, so that a run taking over from one that stopped finds the job the first one
     /// enqueued (`StartService.start(app:eventKey:request:jobID:)`) instead of starting again.
-    /// A UUID of version 8 (RFC 9562: made by the application) from a SHA-256 of both.
     init(startOf schedule: ScheduleID, environment: APNSEnvironment) {
+        self.init(derivedFrom: schedule, purpose: "start", environment: environment)
+    }
+
+    /// The ID of a job a schedule enqueues for `purpose` in `environment`, the same for every run:
+    /// a UUID of version 8 (RFC 9562: made by the application) from a SHA-256 of the three.
+    init(derivedFrom schedule: ScheduleID, purpose: String, environment: APNSEnvironment) {
         var hasher = SHA256()
-        hasher.update(data: Array("marquee.schedule.start:".utf8))
+        hasher.update(data: Array("marquee.schedule.\(purpose):".utf8))
         withUnsafeBytes(of: schedule.uuid.uuid) { hasher.update(bufferPointer: $0) }
         hasher.update(data: Array(":\(environment.rawValue)".utf8))
         var bytes = Array(hasher.finalize().prefix(16))

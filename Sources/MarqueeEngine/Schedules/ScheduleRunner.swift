@@ -34,27 +34,32 @@ struct ScheduleRunner: JobHandler {
 
     var kinds: Set<JobKind> { [.schedule] }
 
-    /// A stored action this version cannot read fails at once; everything else is tried again.
-    func isPermanentFailure(_ error: any Error) -> Bool {
-        error is ScheduledAction.Unreadable
+    /// Trying again later may work: the worker retries errors that are neither an `EngineError` nor
+    /// a `JobFailure`, and APNs being unreachable is an `EngineError` that is worth a retry.
+    struct RetryLater: Error, CustomStringConvertible {
+        var underlying: EngineError
+        var description: String { underlying.description }
     }
 
-    func gaveUp(on job: Job, error: any Error) async {
-        let id = ScheduleID(job.id.uuid)
-        let now = clock.now
-        // Begun first, in case the failure came before the worker began it.
-        _ = try? await store.beginSchedule(appID: job.appID, id: id, now: now)
-        _ = try? await store.finishSchedule(
-            appID: job.appID,
-            id: id,
-            state: .failed,
-            outcome: nil,
-            error: "gave up after \(job.attempts) attempts: \(error)",
-            at: now
-        )
+    func run(_ job: Job, owner: String, stop: RunStop) async throws -> FanOutRunner.Ending {
+        do {
+            return try await runOnce(job, owner: owner)
+        } catch let error where !(error is StoreError) && job.attempts >= configuration.maximumJobAttempts {
+            // The worker gives the job up after this attempt: the schedule says so too, rather than
+            // staying `running`.
+            _ = try? await store.finishSchedule(
+                appID: job.appID,
+                id: ScheduleID(job.id.uuid),
+                state: .failed,
+                outcome: nil,
+                error: "gave up after \(job.attempts) attempts: \(error)",
+                at: clock.now
+            )
+            throw error
+        }
     }
 
-    func run(_ job: Job, owner: String, stop: RunStop) async throws -> JobEnding {
+    private func runOnce(_ job: Job, owner: String) async throws -> FanOutRunner.Ending {
         let id = ScheduleID(job.id.uuid)
         guard let schedule = try await store.beginSchedule(appID: job.appID, id: id, now: clock.now) else {
             // Its event was deleted, and the schedule with it.
@@ -133,6 +138,10 @@ struct ScheduleRunner: JobHandler {
         } catch let error as EngineError where !error.isTransient {
             // The answer the immediate call would have given (the event closed, the request no
             // longer valid): recorded, not retried.
+            return Result(state: .failed, outcome: ScheduleOutcome(), error: error.description)
+        } catch let error as EngineError {
+            throw RetryLater(underlying: error)
+        } catch let error as ScheduledAction.Unreadable {
             return Result(state: .failed, outcome: ScheduleOutcome(), error: error.description)
         }
     }

@@ -32,7 +32,13 @@ public struct StartService: Sendable {
         let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: request.environment)
         let active = channel.flatMap { $0.state == .active ? $0 : nil }
         let now = clock.now
-        let arguments = Self.arguments(eventID: event.id, attributesType: event.attributesType, request: request, channel: active, now: now)
+        let arguments = Self.arguments(
+            eventID: event.id,
+            attributesType: event.attributesType,
+            request: request,
+            channel: active,
+            timestamp: try await startTimestamp(app: app, event: event, environment: request.environment, channel: active)
+        )
         try Self.checkSize(arguments)
         let total = try await store.audienceCount(arguments.audienceQuery(appID: app.id, jobID: jobID))
         let job = Job(
@@ -75,7 +81,14 @@ public struct StartService: Sendable {
         try Self.check(request)
         let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: request.environment)
         let active = channel.flatMap { $0.state == .active ? $0 : nil }
-        var arguments = Self.arguments(eventID: event.id, attributesType: event.attributesType, request: request, channel: active, now: clock.now)
+        // The timestamp is not taken from the event's sequence: its size is what matters here.
+        var arguments = Self.arguments(
+            eventID: event.id,
+            attributesType: event.attributesType,
+            request: request,
+            channel: active,
+            timestamp: clock.unixSeconds
+        )
         if arguments.apnsChannelID == nil { arguments.apnsChannelID = String(repeating: "A", count: Self.apnsChannelIDLength) }
         try Self.checkSize(arguments)
         return event
@@ -122,7 +135,7 @@ public struct StartService: Sendable {
         attributesType: String,
         request: StartRequest,
         channel: BroadcastChannel?,
-        now: Date
+        timestamp: Int64
     ) -> StartJobArguments {
         StartJobArguments(
             eventID: eventID,
@@ -135,7 +148,7 @@ public struct StartService: Sendable {
             inputPushToken: request.inputPushToken,
             apnsChannelID: channel?.apnsChannelID,
             channelID: channel?.id,
-            timestamp: Int64(now.timeIntervalSince1970.rounded(.down))
+            timestamp: timestamp
         )
     }
 
@@ -151,14 +164,26 @@ public struct StartService: Sendable {
         }
     }
 
+    /// The start's `aps.timestamp`: taken from the event's sequence in the environment (its
+    /// channel's, when it has one), so that the next update is strictly later (a device drops an
+    /// update no newer than its start, and a start and a broadcast in the same second would
+    /// collide).
+    private func startTimestamp(app: App, event: Event, environment: APNSEnvironment, channel: BroadcastChannel?) async throws -> Int64 {
+        guard let channel else {
+            return try await store.nextEventTimestamp(appID: app.id, eventID: event.id, environment: environment, now: clock.unixSeconds)
+        }
+        return try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: clock.unixSeconds)
+    }
+
     /// Enough parts for replicas to share the work, none smaller than a page.
     static func partitionCount(audience: Int64, pageSize: Int, limit: Int) -> Int {
         let pages = (audience + Int64(pageSize) - 1) / Int64(max(1, pageSize))
         return Int(max(1, min(Int64(limit), pages)))
     }
 
-    /// The kinds of job the jobs API shows: a schedule's job is internal (its schedule is shown).
-    static let listedKinds: Set<JobKind> = [.startFanOut]
+    /// The kinds of job the jobs API lists: starts and the activity updates of broadcasts. A
+    /// schedule's job is internal (`/v1/schedules` shows the schedule).
+    static let listedKinds: Set<JobKind> = [.startFanOut, .activityUpdate]
 
     public func job(app: App, id: JobID) async throws -> JobView {
         guard let job = try await store.job(appID: app.id, id: id), job.kind != .schedule else {
@@ -219,6 +244,9 @@ public struct StartService: Sendable {
         var eventKey: String?
         var environment: APNSEnvironment?
         if job.kind == .startFanOut, let arguments = try? StartJobArguments(job.arguments) {
+            eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
+            environment = arguments.environment
+        } else if job.kind == .activityUpdate, let arguments = try? ActivityUpdateJobArguments(job.arguments) {
             eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
             environment = arguments.environment
         }

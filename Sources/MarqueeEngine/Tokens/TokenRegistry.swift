@@ -79,14 +79,16 @@ public struct TokenRegistry: Sendable {
 
     // MARK: Activities
 
-    /// Records an activity's update token (creating the activity record on its first report); a new
-    /// token retires the previous one.
+    /// Records an activity's update token (on its first report, adopting the record its start
+    /// created when `pushToStartToken` names it, or creating one); a new token retires the
+    /// previous one.
     public func putUpdateToken(
         app: App,
         activityID: String,
         event: Event,
         environment: APNSEnvironment,
-        token: String
+        token: String,
+        pushToStartToken: String? = nil
     ) async throws -> Activity {
         var validation = InputValidation()
         validation.require(
@@ -97,12 +99,21 @@ public struct TokenRegistry: Sendable {
         validation.require(app.environments.contains(environment), "/environment", "the app does not use the \(environment) environment")
         validation.require(event.environments.contains(environment), "/environment", "event \(event.externalKey) has no \(environment) channel")
         if let error = TokenRules.checkHex(token, pointer: "/token") { validation.add(error) }
+        if let pushToStartToken, let error = TokenRules.checkHex(pushToStartToken, pointer: "/pushToStartToken") { validation.add(error) }
         try validation.check()
 
         let now = clock.now
         var activity = try await store.activity(appID: app.id, activityID: activityID)
         if let existing = activity, existing.eventID != event.id || existing.environment != environment {
             throw EngineError.conflict("activity \(activityID) belongs to another event or environment")
+        }
+        if activity == nil, let pushToStartToken {
+            activity = try await store.startingActivity(
+                appID: app.id,
+                eventID: event.id,
+                environment: environment,
+                pushToStartToken: pushToStartToken.lowercased()
+            )
         }
         if activity == nil {
             let record = Activity(

@@ -271,6 +271,10 @@ extension Components.Schemas.BroadcastChannelResult {
             status = .skipped
             reason = detail
         }
+        activityUpdates = result.activityUpdates.map { queued in
+            let id = PublicID.job(queued.jobID)
+            return .init(jobID: id, total: queued.total, href: "/v1/jobs/\(id)")
+        }
     }
 }
 

@@ -87,7 +87,8 @@ extension APIHandler {
             activityID: input.path.activityID,
             event: view.event,
             environment: body.environment.domain,
-            token: body.token
+            token: body.token,
+            pushToStartToken: body.pushToStartToken
         )
         return .ok(.init(body: .json(.init(activity, eventKey: view.event.externalKey))))
     }

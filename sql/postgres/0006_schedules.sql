@@ -1,7 +1,7 @@
--- 0005_schedules: scheduled starts, broadcasts and ends, and events' timelines (issue 9, item 6).
--- The same changes as sql/sqlite/0005_schedules.sql.
+-- 0006_schedules: scheduled starts, broadcasts and ends, and events' timelines (issue 9, item 6).
+-- The same changes as sql/sqlite/0006_schedules.sql.
 --
--- Forward-only.   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0005_schedules.sql
+-- Forward-only.   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0006_schedules.sql
 
 -- An action due at a time: a start, broadcast or end a producer scheduled, or a step of an event's
 -- timeline. A job with the same id (kind 'schedule') wakes a worker at due_at; the schedule says

@@ -7,11 +7,11 @@ import Testing
 /// The fan-out's decisions, without any I/O: which start each device gets, what each APNs answer
 /// means, what a batch commits and up to which checkpoint.
 @Suite("Start fan-out state machine")
-struct StartFanOutStateMachineTests {
+struct FanOutStateMachineTests {
     let now = Date(timeIntervalSince1970: 1_767_225_600)
 
-    func machine(batchSize: Int = 100, attempts: Int = 3, hasChannel: Bool = true, everyoneToken: Bool = false, checkpoint: Int64? = nil) -> StartFanOutStateMachine {
-        StartFanOutStateMachine(
+    func machine(batchSize: Int = 100, attempts: Int = 3, hasChannel: Bool = true, everyoneToken: Bool = false, checkpoint: Int64? = nil) -> FanOutStateMachine {
+        FanOutStateMachine(
             configuration: .init(batchSize: batchSize, maximumAttempts: attempts, retryBacklogLimit: 10, retryBaseDelay: .seconds(1)),
             jobID: JobID(),
             hasChannel: hasChannel,
@@ -30,7 +30,7 @@ struct StartFanOutStateMachineTests {
         }
     }
 
-    func rejection(_ status: Int, _ reason: APNSErrorReason, timestamp: Int64? = nil) -> StartFanOutStateMachine.SendResult {
+    func rejection(_ status: Int, _ reason: APNSErrorReason, timestamp: Int64? = nil) -> FanOutStateMachine.SendResult {
         .failed(.rejected(APNSRejection(status: status, reason: reason, timestampMilliseconds: timestamp)))
     }
 

@@ -2,7 +2,8 @@ import Foundation
 import MarqueeAPNS
 import MarqueeCore
 
-/// The decisions of one start fan-out run, apart from its I/O (as PostgresNIO keeps
+/// The decisions of one fan-out run (the starts of a start job, or the device pushes of an
+/// activity-update job), apart from its I/O (as PostgresNIO keeps
 /// `PoolStateMachine` apart from `ConnectionPool`): which start each device gets, what each APNs
 /// outcome means, when a batch is committed and with which checkpoint, what is retried and when.
 ///
@@ -12,7 +13,7 @@ import MarqueeCore
 /// below which every token has a committed final outcome, so a resumption from it (which also skips
 /// tokens in the start ledger or with a final outcome of this job) sends again only what was in
 /// flight or waiting for a retry.
-struct StartFanOutStateMachine {
+struct FanOutStateMachine {
     struct Configuration: Sendable, Hashable {
         /// Final outcomes per committed batch.
         var batchSize: Int = 500
@@ -115,13 +116,23 @@ struct StartFanOutStateMachine {
 
     /// An audience page is about to be sent; returns the sends, in the page's order.
     mutating func pageRead(_ tokens: [PushToStartToken]) -> [Send] {
+        read(tokens.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion)) })
+    }
+
+    /// A page of update tokens (one per activity, keyed by the activity's row) is about to be
+    /// sent; returns the sends, in the page's order.
+    mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String)]) -> [Send] {
+        read(rows.map { (rowID: $0.rowID, token: $0.token, kind: .updateToken) })
+    }
+
+    private mutating func read(_ rows: [(rowID: Int64, token: String, kind: StartKind)]) -> [Send] {
         var sends: [Send] = []
-        sends.reserveCapacity(tokens.count)
-        for token in tokens {
-            let send = Send(tokenRowID: token.rowID, token: token.token, kind: kind(forIOSVersion: token.iosVersion), attempt: 1)
+        sends.reserveCapacity(rows.count)
+        for row in rows {
+            let send = Send(tokenRowID: row.rowID, token: row.token, kind: row.kind, attempt: 1)
             register(send)
             sends.append(send)
-            highestRowSeen = max(highestRowSeen ?? token.rowID, token.rowID)
+            highestRowSeen = max(highestRowSeen ?? row.rowID, row.rowID)
         }
         return sends
     }

@@ -1,0 +1,95 @@
+import Foundation
+import Logging
+import MarqueeAPNS
+import MarqueeCore
+import NIOCore
+
+/// Runs activity-update jobs: the event's update or end pushed to the update token of each of its
+/// activities that is not on a channel (iOS 17.2–17.x, or started with `input-push-token`), through
+/// `FanOutRunner`, with timestamps that keep increasing per activity.
+struct ActivityUpdateHandler: JobHandler {
+    let store: any MarqueeStore
+    let clients: APNSClientRegistry
+    let runner: FanOutRunner
+
+    var kinds: Set<JobKind> { [.activityUpdate] }
+
+    func run(_ job: Job, owner: String, stop: RunStop) async throws -> FanOutRunner.Ending {
+        let arguments = try ActivityUpdateJobArguments(job.arguments)
+        guard let app = try await store.app(job.appID) else { throw EngineError.notFound(resource: "app", id: "\(job.appID)") }
+        let client = try await clients.client(for: app, environment: arguments.environment)
+        guard await clients.hold() else { throw EngineError.apnsUnavailable("the service is shutting down") }
+        defer { Task { await clients.release() } }
+        let work = try ActivityUpdateWork(store: store, job: job, arguments: arguments, bundleID: app.bundleID, clock: runner.clock)
+        let machine = FanOutStateMachine(
+            configuration: runner.configuration.fanOut,
+            jobID: job.id,
+            hasChannel: false,
+            everyoneGetsUpdateToken: true,
+            checkpoint: job.checkpoint.flatMap(Int64.init)
+        )
+        return try await runner.run(job, owner: owner, stop: stop, client: client, machine: machine, work: work)
+    }
+}
+
+/// An activity-update job's audience, pushes and commits.
+struct ActivityUpdateWork: FanOutWork {
+    let store: any MarqueeStore
+    let job: Job
+    let arguments: ActivityUpdateJobArguments
+    let bundleID: String
+    let clock: any WallClock
+    /// The job's push, encoded once: every activity gets the same bytes. Its timestamp is past
+    /// every earlier one of the event (one sequence per event and environment: the channel's, or
+    /// the event's own), and an activity already sent a newer one is left out.
+    let template: APNSDevicePush
+
+    init(store: any MarqueeStore, job: Job, arguments: ActivityUpdateJobArguments, bundleID: String, clock: any WallClock) throws {
+        self.store = store
+        self.job = job
+        self.arguments = arguments
+        self.bundleID = bundleID
+        self.clock = clock
+        template = try APNSDevicePush(
+            deviceToken: "00",
+            bundleID: bundleID,
+            payload: ByteBuffer(bytes: JSONValue.object(arguments.payload).jsonBytes),
+            priority: arguments.priority
+        )
+    }
+
+    var query: ActivityUpdateQuery {
+        ActivityUpdateQuery(appID: job.appID, eventID: arguments.eventID, environment: arguments.environment, sentBefore: arguments.timestamp)
+    }
+
+    func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
+        let targets = try await store.updateAudiencePage(query, after: cursor, limit: limit)
+        guard let last = targets.last else { return nil }
+        let sends = machine.withLock { $0.pageRead(updateTokens: targets.map { (rowID: $0.rowID, token: $0.token) }) }
+        return FanOutPage(sends: sends, lastRow: last.rowID, isLast: targets.count < limit)
+    }
+
+    func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush {
+        try template.sending(to: send.token)
+    }
+
+    func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
+        let accepted = batch.deliveries.filter { $0.outcome == .accepted }.map(\.tokenRowID)
+        // A dead update token means the activity is over on the device.
+        let dead = batch.deliveries.filter { $0.outcome == .tokenInvalid }.map(\.tokenRowID)
+        try await store.commitActivityUpdateBatch(
+            ActivityUpdateBatch(
+                appID: job.appID,
+                jobID: job.id,
+                leaseOwner: owner,
+                timestamp: arguments.timestamp,
+                accepted: accepted,
+                ended: (arguments.event == .end ? accepted : []) + dead,
+                progress: batch.progress,
+                checkpoint: batch.checkpoint.map { String($0) }
+            ),
+            at: clock.now
+        )
+    }
+}
+

@@ -1,0 +1,25 @@
+import MarqueeAPNS
+import MarqueeCore
+
+/// What differs between fan-outs (a start job's partition, an activity-update job): where the
+/// pages come from, what each send's push is, and how a batch of outcomes is committed.
+/// `FanOutRunner` does the rest: streaming, retries, leases, checkpoints.
+protocol FanOutWork: Sendable {
+    /// The next page after `cursor` (rows in increasing order), registered with `machine`; `nil`
+    /// when nothing is left.
+    func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage?
+    /// The push for one send (the job's payload, addressed to the send's token).
+    func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush
+    /// Writes the batch's outcomes, progress and checkpoint in one transaction, if `owner` still
+    /// holds the job's lease (`StoreError.leaseLost` otherwise).
+    func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws
+}
+
+/// One page of a fan-out's audience, as sends.
+struct FanOutPage: Sendable {
+    var sends: [FanOutStateMachine.Send]
+    /// The cursor to continue from.
+    var lastRow: Int64
+    /// Whether this was the last page (fewer rows than asked for), so no further read is needed.
+    var isLast: Bool
+}

@@ -1,0 +1,129 @@
+import Foundation
+import Logging
+import MarqueeAPNS
+import MarqueeCore
+import NIOCore
+
+/// Runs a start job's partitions: the event's start to each push-to-start token of the
+/// partition's audience, once (the start ledger), through `FanOutRunner`.
+struct StartFanOutHandler: JobHandler {
+    let store: any MarqueeStore
+    let clients: APNSClientRegistry
+    let runner: FanOutRunner
+    let logger: Logger
+
+    var kinds: Set<JobKind> { [.startFanOutPartition] }
+
+    func run(_ job: Job, owner: String, stop: RunStop) async throws -> FanOutRunner.Ending {
+        let arguments: StartJobArguments
+        do {
+            arguments = try StartJobArguments(job.arguments)
+        } catch {
+            throw JobFailure(description: "\(error)")
+        }
+        guard let app = try await store.app(job.appID) else { throw EngineError.notFound(resource: "app", id: "\(job.appID)") }
+        let client = try await clients.client(for: app, environment: arguments.environment)
+        guard await clients.hold() else { throw EngineError.apnsUnavailable("the service is shutting down") }
+        defer { Task { await clients.release() } }
+        let work = StartFanOutWork(
+            store: store,
+            job: job,
+            arguments: arguments,
+            templates: try StartTemplates(arguments: arguments, bundleID: app.bundleID),
+            clock: runner.clock,
+            logger: logger
+        )
+        let machine = FanOutStateMachine(
+            configuration: runner.configuration.fanOut,
+            jobID: job.id,
+            hasChannel: arguments.apnsChannelID != nil,
+            everyoneGetsUpdateToken: arguments.inputPushToken,
+            checkpoint: job.checkpoint.flatMap(Int64.init)
+        )
+        return try await runner.run(job, owner: owner, stop: stop, client: client, machine: machine, work: work)
+    }
+}
+
+/// A start partition's audience, pushes and commits.
+struct StartFanOutWork: FanOutWork {
+    let store: any MarqueeStore
+    let job: Job
+    let arguments: StartJobArguments
+    let templates: StartTemplates
+    let clock: any WallClock
+    let logger: Logger
+
+    func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
+        let query = arguments.audienceQuery(appID: job.appID, jobID: job.id)
+        let tokens = try await store.audiencePage(query, after: cursor, limit: limit)
+        guard let last = tokens.last else { return nil }
+        return FanOutPage(sends: machine.withLock { $0.pageRead(tokens) }, lastRow: last.rowID, isLast: tokens.count < limit)
+    }
+
+    func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush {
+        try templates.push(for: send)
+    }
+
+    func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
+        let now = clock.now
+        try await store.commitDeliveryBatch(
+            DeliveryBatch(
+                appID: job.appID,
+                jobID: job.id,
+                leaseOwner: owner,
+                deliveries: batch.deliveries,
+                startedEventID: arguments.eventID,
+                invalidations: batch.invalidations,
+                progress: batch.progress,
+                checkpoint: batch.checkpoint.map { String($0) }
+            ),
+            at: now
+        )
+        // Activities started with `input-push-token`: recorded as starting, so that the update
+        // token the app reports is kept for them. A crash between the commit and these writes
+        // loses the record, not the start; the app's report creates it then.
+        for rowID in batch.startedWithUpdateToken {
+            do {
+                try await store.recordActivity(
+                    Activity(
+                        appID: job.appID,
+                        eventID: arguments.eventID,
+                        environment: arguments.environment,
+                        pushToStartTokenRowID: rowID,
+                        state: .starting,
+                        lastTimestampSent: arguments.timestamp,
+                        createdAt: now
+                    )
+                )
+            } catch {
+                logger.debug("recording a starting activity failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+    }
+}
+
+/// The two start payloads of a job, encoded once; each device's push shares one of them.
+struct StartTemplates: Sendable {
+    let channel: APNSDevicePush?
+    let updateToken: APNSDevicePush
+
+    init(arguments: StartJobArguments, bundleID: String) throws {
+        func template(_ updates: LiveActivityPayload.StartUpdates) throws -> APNSDevicePush {
+            try APNSDevicePush(
+                deviceToken: "00",
+                bundleID: bundleID,
+                payload: ByteBuffer(bytes: arguments.payload(updates: updates)),
+                priority: .immediate
+            )
+        }
+        channel = try arguments.apnsChannelID.map { try template(.channel($0)) }
+        updateToken = try template(.updateToken)
+    }
+
+    func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush {
+        switch send.kind {
+        case .channel: try (channel ?? updateToken).sending(to: send.token)
+        case .updateToken: try updateToken.sending(to: send.token)
+        }
+    }
+}

@@ -1,0 +1,125 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    public func nextEventTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> Int64 {
+        // One statement: concurrent callers serialize on the row and get distinct values.
+        guard
+            let row = try await firstRow(
+                """
+                INSERT INTO event_timestamps AS s (event_id, environment, last_timestamp)
+                SELECT e.id, \(environment.rawValue), \(now) FROM events e WHERE e.app_id = \(appID.uuid) AND e.id = \(eventID.uuid)
+                ON CONFLICT (event_id, environment) DO UPDATE SET last_timestamp = GREATEST(\(now), s.last_timestamp + 1)
+                RETURNING s.last_timestamp
+                """
+            )
+        else { throw StoreError.notFound(entity: "event", id: eventID.description) }
+        return try row.decode(Int64.self)
+    }
+
+    public func startingActivity(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        pushToStartToken: String
+    ) async throws -> Activity? {
+        guard
+            let row = try await firstRow(
+                """
+                SELECT a.id FROM activities a
+                JOIN push_to_start_tokens t ON t.id = a.push_to_start_token_id
+                WHERE a.app_id = \(appID.uuid) AND a.event_id = \(eventID.uuid) AND a.environment = \(environment.rawValue)
+                  AND a.state = 'starting' AND a.activity_id IS NULL AND t.token = \(pushToStartToken)
+                ORDER BY a.created_at DESC LIMIT 1
+                """
+            )
+        else { return nil }
+        return try await activity(appID: appID, id: ActivityRecordID(try row.decode(UUID.self)))
+    }
+
+    public func updateAudiencePage(_ query: ActivityUpdateQuery, after cursor: Int64, limit: Int) async throws -> [ActivityUpdateTarget] {
+        var targets: [ActivityUpdateTarget] = []
+        let result = try await client.query(
+            Self.updateAudience(query, select: "SELECT a.seq, a.id, u.token, a.last_timestamp_sent", after: cursor, tail: "ORDER BY a.seq LIMIT \(max(1, limit))"),
+            logger: logger
+        )
+        for try await (seq, id, token, last) in result.decode((Int64, UUID, String, Int64?).self) {
+            targets.append(ActivityUpdateTarget(rowID: seq, id: ActivityRecordID(id), token: token, lastTimestampSent: last))
+        }
+        return targets
+    }
+
+    public func updateAudience(_ query: ActivityUpdateQuery) async throws -> ActivityUpdateAudience {
+        let result = try await client.query(
+            Self.updateAudience(query, select: "SELECT count(*), max(a.last_timestamp_sent)", after: 0, tail: ""),
+            logger: logger
+        )
+        for try await (count, latest) in result.decode((Int64, Int64?).self) {
+            return ActivityUpdateAudience(count: count, latestTimestamp: latest)
+        }
+        return ActivityUpdateAudience(count: 0, latestTimestamp: nil)
+    }
+
+    /// Served by the partial index activities_update_audience, in `seq` order.
+    static func updateAudience(_ query: ActivityUpdateQuery, select: String, after cursor: Int64, tail: String) -> PostgresQuery {
+        """
+        \(unescaped: select)
+        FROM activities a
+        JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL
+        WHERE a.app_id = \(query.appID.uuid) AND a.event_id = \(query.eventID.uuid) AND a.environment = \(query.environment.rawValue)
+          AND a.state <> 'ended' AND a.channel_id IS NULL AND a.seq > \(cursor)
+          AND (\(query.sentBefore)::bigint IS NULL OR a.last_timestamp_sent IS NULL OR a.last_timestamp_sent < \(query.sentBefore))
+        \(unescaped: tail)
+        """
+    }
+
+    public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
+        try await transaction { connection in
+            // The lease is checked first and held, as for a start batch.
+            let held = try await connection.query(
+                """
+                SELECT id FROM jobs
+                WHERE app_id = \(batch.appID.uuid) AND id = \(batch.jobID.uuid)
+                  AND state = 'running' AND lease_owner = \(batch.leaseOwner)
+                FOR UPDATE
+                """,
+                logger: logger
+            ).collect()
+            guard !held.isEmpty else { throw StoreError.leaseLost(batch.jobID) }
+            if !batch.accepted.isEmpty {
+                // What was sent is max(job's timestamp, last + 1); recording it (or more, when a
+                // newer job got there first) keeps every later push strictly after it.
+                try await connection.query(
+                    """
+                    UPDATE activities
+                    SET last_timestamp_sent = GREATEST(COALESCE(last_timestamp_sent, 0) + 1, \(batch.timestamp)), updated_at = \(at)
+                    WHERE app_id = \(batch.appID.uuid) AND seq = ANY(\(batch.accepted)::bigint[])
+                    """,
+                    logger: logger
+                )
+            }
+            if !batch.ended.isEmpty {
+                try await connection.query(
+                    """
+                    UPDATE activities SET state = 'ended', updated_at = \(at)
+                    WHERE app_id = \(batch.appID.uuid) AND seq = ANY(\(batch.ended)::bigint[])
+                    """,
+                    logger: logger
+                )
+            }
+            try await connection.query(
+                """
+                UPDATE jobs
+                SET progress_attempted = progress_attempted + \(batch.progress.attempted),
+                    progress_succeeded = progress_succeeded + \(batch.progress.succeeded),
+                    progress_failed = progress_failed + \(batch.progress.failed),
+                    checkpoint = COALESCE(\(batch.checkpoint), checkpoint),
+                    updated_at = \(at)
+                WHERE id = \(batch.jobID.uuid)
+                """,
+                logger: logger
+            )
+        }
+    }
+}
