@@ -14,6 +14,8 @@ public struct EngineConfiguration: Sendable {
     /// Where the engine's metrics go, and its APNs clients' (job progress, channel quota, broadcast
     /// latency, pushes): swift-metrics' global factory unless the application passes its own.
     public var metricsFactory: any MetricsFactory
+    /// The defaults of events' timelines.
+    public var timeline: TimelinePolicy
 
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
@@ -21,6 +23,7 @@ public struct EngineConfiguration: Sendable {
         maximumTokenBatch: Int = 10_000,
         broadcasts: BroadcastPolicy = BroadcastPolicy(),
         jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
+        timeline: TimelinePolicy = TimelinePolicy(),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.channels = channels
@@ -29,5 +32,6 @@ public struct EngineConfiguration: Sendable {
         self.maximumTokenBatch = maximumTokenBatch
         self.jobs = jobs
         self.metricsFactory = metricsFactory
+        self.timeline = timeline
     }
 }

@@ -16,6 +16,8 @@ public struct MarqueeEngine: Sendable {
     public let janitor: ChannelJanitor
     public let idempotency: IdempotencyKeys
     public let starts: StartService
+    /// Starts, broadcasts and ends scheduled for later.
+    public let schedules: ScheduleService
     /// This replica's job worker: a service to run.
     public let worker: JobWorker
     /// Wakes the worker; the server also signals it on PostgreSQL notifications.
@@ -58,15 +60,17 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        events = EventService(store: store, clients: clients, channels: channels, clock: clock, logger: logger)
         let wakeup = JobWakeup()
         self.wakeup = wakeup
+        let timeline = TimelinePlanner(store: store, policy: configuration.timeline, wakeup: wakeup, clock: clock, logger: logger)
+        events = EventService(store: store, clients: clients, channels: channels, timeline: timeline, clock: clock, logger: logger)
         broadcasts = BroadcastService(
             store: store,
             clients: clients,
             events: events,
             policy: configuration.broadcasts,
             activityUpdates: ActivityUpdateService(store: store, wakeup: wakeup, clock: clock, logger: logger),
+            timeline: timeline,
             clock: clock,
             logger: logger,
             metricsFactory: configuration.metricsFactory
@@ -77,6 +81,7 @@ public struct MarqueeEngine: Sendable {
             store: store,
             lifecycle: channels,
             policy: configuration.channels,
+            timeline: configuration.timeline,
             interval: configuration.janitorInterval,
             clock: clock,
             logger: logger
@@ -86,6 +91,15 @@ public struct MarqueeEngine: Sendable {
             wakeup: wakeup,
             partitions: configuration.jobs.partitions,
             pageSize: configuration.jobs.pageSize,
+            clock: clock,
+            logger: logger
+        )
+        schedules = ScheduleService(
+            store: store,
+            starts: starts,
+            broadcasts: broadcasts,
+            events: events,
+            wakeup: wakeup,
             clock: clock,
             logger: logger
         )
@@ -101,6 +115,17 @@ public struct MarqueeEngine: Sendable {
             handlers: [
                 StartFanOutHandler(store: store, clients: clients, runner: runner, logger: logger),
                 ActivityUpdateHandler(store: store, clients: clients, runner: runner),
+                ScheduleRunner(
+                    store: store,
+                    starts: starts,
+                    broadcasts: broadcasts,
+                    events: events,
+                    channels: channels,
+                    timeline: timeline,
+                    configuration: configuration.jobs,
+                    clock: clock,
+                    logger: logger
+                ),
             ],
             configuration: configuration.jobs,
             wakeup: wakeup,

@@ -85,11 +85,15 @@ struct StartCommand: ClientCommand {
             inputPushToken: inputPushToken ? true : nil
         )
         let response = try await client.send { [eventKey, idempotencyKey] in
-            try await $0.startEventActivities(
+            // Without `at` the answer is the job; a schedule would be an answer to another request.
+            switch try await $0.startEventActivities(
                 path: .init(eventKey: eventKey),
                 headers: .init(idempotencyKey: idempotencyKey),
                 body: .json(request)
-            ).accepted.body.json
+            ).accepted.body.json {
+            case .Job(let job): job
+            case let other: throw UnexpectedOutput(other)
+            }
         }
         let job = response.value
         guard follow ?? context.standardErrorIsTerminal else {

@@ -21,6 +21,12 @@ public struct BroadcastLogEntry: Sendable, Hashable {
     public var event: BroadcastEvent
     /// Whether the priority budget sent it at 5 although 10 was asked for.
     public var downgraded: Bool
+    /// The `content-state` it carried: what an automatic end repeats.
+    public var contentState: JSONObject?
+    /// The schedule that sent it. A scheduled broadcast is logged before it is sent, with `status`
+    /// 0, and at most once per channel: a worker that takes the schedule over finds the entry and
+    /// does not send again.
+    public var scheduleID: ScheduleID?
     /// The log's own position, assigned by the store on append and set on entries read back; the
     /// cursor of `BroadcastLogStore.broadcastLog(appID:channelID:before:limit:)`.
     public var sequence: Int64?
@@ -38,6 +44,8 @@ public struct BroadcastLogEntry: Sendable, Hashable {
         sentAt: Date,
         event: BroadcastEvent = .update,
         downgraded: Bool = false,
+        contentState: JSONObject? = nil,
+        scheduleID: ScheduleID? = nil,
         sequence: Int64? = nil
     ) {
         self.appID = appID
@@ -52,6 +60,8 @@ public struct BroadcastLogEntry: Sendable, Hashable {
         self.sentAt = sentAt
         self.event = event
         self.downgraded = downgraded
+        self.contentState = contentState
+        self.scheduleID = scheduleID
         self.sequence = sequence
     }
 

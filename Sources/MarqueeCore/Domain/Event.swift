@@ -25,6 +25,8 @@ public struct Event: Sendable, Hashable {
     public var priorityPolicy: PriorityPolicy?
     public var plannedStart: Date
     public var plannedEnd: Date
+    /// Whether (and how) the event's timeline runs by itself; `nil` when the producer never asked.
+    public var timeline: EventTimelineSettings?
     public var state: EventState
     public var createdAt: Date
     public var updatedAt: Date
@@ -40,6 +42,7 @@ public struct Event: Sendable, Hashable {
         priorityPolicy: PriorityPolicy? = nil,
         plannedStart: Date,
         plannedEnd: Date,
+        timeline: EventTimelineSettings? = nil,
         state: EventState = .scheduled,
         createdAt: Date,
         updatedAt: Date? = nil
@@ -54,6 +57,7 @@ public struct Event: Sendable, Hashable {
         self.priorityPolicy = priorityPolicy
         self.plannedStart = plannedStart
         self.plannedEnd = plannedEnd
+        self.timeline = timeline
         self.state = state
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt

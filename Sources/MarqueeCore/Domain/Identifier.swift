@@ -33,3 +33,4 @@ public typealias EventID = Identifier<Event>
 public typealias ChannelID = Identifier<BroadcastChannel>
 public typealias ActivityRecordID = Identifier<Activity>
 public typealias JobID = Identifier<Job>
+public typealias ScheduleID = Identifier<Schedule>

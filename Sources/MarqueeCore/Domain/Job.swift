@@ -22,6 +22,8 @@ public struct JobKind: RawRepresentable, Hashable, Sendable, Codable, CustomStri
     /// An update or end pushed to each activity of an event that is not on a channel, through
     /// its update token.
     public static let activityUpdate = JobKind(rawValue: "activity.update")
+    /// Wakes a worker when a `Schedule` with the same ID is due.
+    public static let schedule = JobKind(rawValue: "schedule")
     public static let endEvent = JobKind(rawValue: "event.end")
 }
 

@@ -11,6 +11,37 @@ public protocol BroadcastLogStore: Sendable {
     /// How many broadcasts on the channel APNs accepted (status 200) at `priority` since `since`:
     /// what the priority budget counts, shared by every replica.
     func broadcastCount(appID: AppID, channelID: ChannelID, priority: APNSPriority, since: Date) async throws -> Int
+
+    /// Appends the entry of a scheduled broadcast (`scheduleID` set) before it is sent, unless the
+    /// log already has one of that schedule on that channel: returns the entry as logged, with its
+    /// `sequence`, and whether it is this call's. Two workers performing one schedule (one took it
+    /// over from the other) thus send at most one request per channel.
+    func appendScheduledBroadcastLog(_ entry: BroadcastLogEntry) async throws -> (entry: BroadcastLogEntry, appended: Bool)
+    /// Records APNs' answer on an entry appended before sending.
+    func completeBroadcastLog(
+        appID: AppID,
+        sequence: Int64,
+        status: Int,
+        reason: APNSErrorReason?,
+        apnsUniqueID: String?,
+        latency: Duration
+    ) async throws
+    /// What the event's broadcasts (on any of its channels, deleted ones included) tell its
+    /// timeline: the first end APNs accepted, and the newest accepted `content-state`.
+    func broadcastSummary(appID: AppID, eventID: EventID) async throws -> EventBroadcastSummary
+}
+
+/// What an event's broadcast log says about its activities.
+public struct EventBroadcastSummary: Sendable, Hashable {
+    /// When APNs first accepted an `end` on one of the event's channels.
+    public var firstEndAt: Date?
+    /// The `content-state` of the newest broadcast APNs accepted.
+    public var lastContentState: JSONObject?
+
+    public init(firstEndAt: Date? = nil, lastContentState: JSONObject? = nil) {
+        self.firstEndAt = firstEndAt
+        self.lastContentState = lastContentState
+    }
 }
 
 extension BroadcastLogStore {

@@ -10,7 +10,7 @@ public protocol EventStore: Sendable {
     /// Returns false if the app has no such event.
     func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool
     /// Replaces the event's mutable fields (`title`, `environments`, `priorityPolicy`, `plannedStart`,
-    /// `plannedEnd`, `state`, `updatedAt`); `StoreError.notFound` if the app has no such event.
+    /// `plannedEnd`, `timeline`, `state`, `updatedAt`); `StoreError.notFound` if the app has no such event.
     func updateEvent(_ event: Event) async throws -> Event
     /// The app's events in `externalKey` order after `afterKey` (keyset pagination), at most `limit`,
     /// only those in `states` when given.

@@ -45,14 +45,20 @@ public struct ActivityUpdateService: Sendable {
     /// sequence for both kinds of activity), the event's next one otherwise, and in any case one
     /// past the newest any of its activities was sent (a start, or an update when the event's
     /// channel came or went): a device drops a push no newer than the last it applied.
+    /// With `jobID` (a scheduled broadcast's) the job is enqueued once: when it exists, an earlier
+    /// run of the schedule enqueued it, and it is answered instead.
     func enqueue(
         app: App,
         event: Event,
         environment: APNSEnvironment,
         draft: BroadcastDraft,
         channelTimestamp: Int64?,
-        priority: APNSPriority
+        priority: APNSPriority,
+        jobID: JobID? = nil
     ) async throws -> ActivityUpdateEnqueued? {
+        if let jobID, let existing = try await store.job(appID: app.id, id: jobID) {
+            return ActivityUpdateEnqueued(jobID: existing.id, total: existing.progress.total ?? 0)
+        }
         let audience = try await audience(app: app, event: event, environment: environment)
         guard audience.count > 0 else { return nil }
         let total = audience.count
@@ -71,6 +77,7 @@ public struct ActivityUpdateService: Sendable {
         )
         let now = clock.now
         let job = Job(
+            id: jobID ?? JobID(),
             appID: app.id,
             kind: .activityUpdate,
             arguments: arguments.jsonValue,

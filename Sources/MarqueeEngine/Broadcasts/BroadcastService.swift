@@ -20,6 +20,8 @@ public struct BroadcastService: Sendable {
     let policy: BroadcastPolicy
     /// The same broadcast for activities the channel does not reach.
     let activityUpdates: ActivityUpdateService
+    /// Told when an end went out, so that the event's timeline stops waiting to send its own.
+    let timeline: TimelinePlanner
     let clock: any WallClock
     let logger: Logger
     /// `marquee_broadcast_latency_seconds`: from the call to APNs' last answer, every environment
@@ -32,6 +34,7 @@ public struct BroadcastService: Sendable {
         events: EventService,
         policy: BroadcastPolicy,
         activityUpdates: ActivityUpdateService,
+        timeline: TimelinePlanner,
         clock: any WallClock,
         logger: Logger,
         metricsFactory: any MetricsFactory = MetricsSystem.factory
@@ -42,6 +45,7 @@ public struct BroadcastService: Sendable {
         self.events = events
         self.policy = policy
         self.activityUpdates = activityUpdates
+        self.timeline = timeline
         self.clock = clock
         self.logger = logger
     }
@@ -49,7 +53,45 @@ public struct BroadcastService: Sendable {
     /// Sends the broadcast to the event's channel in each environment asked for. Never throws for
     /// what APNs answered in one environment: the report says, per environment.
     public func broadcast(app: App, key: String, draft: BroadcastDraft) async throws -> BroadcastReport {
+        try await broadcast(app: app, key: key, draft: draft, scheduleID: nil)
+    }
+
+    /// The same, for a schedule when `scheduleID` is set: then each channel's request is logged
+    /// before it is sent, once per schedule (`BroadcastLogStore.appendScheduledBroadcastLog`), and a
+    /// second run of the schedule (a worker taking it over) reports what the log has instead of
+    /// sending again. A request logged and never answered (the worker stopped with it in flight)
+    /// is reported failed with status 0 and not sent again: at most once, never twice.
+    func broadcast(app: App, key: String, draft: BroadcastDraft, scheduleID: ScheduleID?) async throws -> BroadcastReport {
         let started = ContinuousClock.now
+        let (event, environments) = try await validate(app: app, key: key, draft: draft)
+        let results = try await withThrowingTaskGroup(of: EnvironmentBroadcast.self) { group in
+            for environment in environments {
+                group.addTask { try await send(draft, app: app, event: event, environment: environment, scheduleID: scheduleID) }
+            }
+            return try await group.reduce(into: [EnvironmentBroadcast]()) { $0.append($1) }
+        }
+        latency.recordNanoseconds((ContinuousClock.now - started).wholeNanoseconds)
+        let report = BroadcastReport(
+            event: event,
+            kind: draft.event,
+            results: results.sorted { $0.environment.rawValue < $1.environment.rawValue }
+        )
+        if draft.event == .end && report.anyAccepted && EventTimeline.isRunning(event) {
+            // The timeline's own end is no longer needed, and its close counts from this end. If
+            // this fails the end step still checks the log before it sends.
+            do {
+                try await timeline.plan(app: app, event: event)
+            } catch {
+                logger.debug("replanning the timeline after an end failed", metadata: ["error": "\(String(reflecting: error))"])
+            }
+        }
+        return report
+    }
+
+    /// Checks a broadcast as `broadcast` would, sending nothing: the event (open), the draft, its
+    /// environments, the payload's size, and that the app can reach APNs in each environment.
+    /// What a broadcast scheduled for later is checked against when it is scheduled.
+    func validate(app: App, key: String, draft: BroadcastDraft) async throws -> (Event, [APNSEnvironment]) {
         let event = try await events.event(app: app, key: key)
         guard event.state == .scheduled || event.state == .live else {
             throw EngineError.conflict("event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only")
@@ -71,19 +113,7 @@ public struct BroadcastService: Sendable {
         try await activityUpdates.checkSize(of: draft, app: app, event: event, environments: environments)
         // Every environment the app cannot reach is refused before any is sent to.
         for environment in environments { _ = try await clients.client(for: app, environment: environment) }
-
-        let results = try await withThrowingTaskGroup(of: EnvironmentBroadcast.self) { group in
-            for environment in environments {
-                group.addTask { try await send(draft, app: app, event: event, environment: environment) }
-            }
-            return try await group.reduce(into: [EnvironmentBroadcast]()) { $0.append($1) }
-        }
-        latency.recordNanoseconds((ContinuousClock.now - started).wholeNanoseconds)
-        return BroadcastReport(
-            event: event,
-            kind: draft.event,
-            results: results.sorted { $0.environment.rawValue < $1.environment.rawValue }
-        )
+        return (event, environments)
     }
 
     /// The broadcast log of the event's channel in `environment` (its newest channel there, even
@@ -106,21 +136,29 @@ public struct BroadcastService: Sendable {
     // MARK: Steps
 
     /// The channel's broadcast, then the same update for the activities on update tokens (with the
-    /// channel's timestamp, so that both kinds of activity see one sequence).
-    private func send(_ draft: BroadcastDraft, app: App, event: Event, environment: APNSEnvironment) async throws -> EnvironmentBroadcast {
+    /// channel's timestamp, so that both kinds of activity see one sequence). For a schedule, the
+    /// activities' job has an ID derived from the schedule's, so a second run enqueues it once.
+    private func send(
+        _ draft: BroadcastDraft,
+        app: App,
+        event: Event,
+        environment: APNSEnvironment,
+        scheduleID: ScheduleID?
+    ) async throws -> EnvironmentBroadcast {
         let requested = (event.priorityPolicy ?? policy.priorityPolicy).requestedPriority(
             explicit: draft.priority,
             important: draft.important,
             hasAlert: draft.alert != nil
         )
-        var result = try await sendToChannel(draft, app: app, event: event, environment: environment, requested: requested)
+        var result = try await sendToChannel(draft, app: app, event: event, environment: environment, requested: requested, scheduleID: scheduleID)
         result.activityUpdates = try await activityUpdates.enqueue(
             app: app,
             event: event,
             environment: environment,
             draft: draft,
             channelTimestamp: result.timestamp,
-            priority: result.decision?.priority ?? requested
+            priority: result.decision?.priority ?? requested,
+            jobID: scheduleID.map { JobID(derivedFrom: $0, purpose: "activity-update", environment: environment) }
         )
         return result
     }
@@ -130,7 +168,8 @@ public struct BroadcastService: Sendable {
         app: App,
         event: Event,
         environment: APNSEnvironment,
-        requested: APNSPriority
+        requested: APNSPriority,
+        scheduleID: ScheduleID?
     ) async throws -> EnvironmentBroadcast {
         guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
             channel.state == .active, let apnsChannelID = channel.apnsChannelID
@@ -173,6 +212,29 @@ public struct BroadcastService: Sendable {
 
         let client = try await clients.client(for: app, environment: environment)
         let sentAt = clock.now
+        var entry = BroadcastLogEntry(
+            appID: app.id,
+            channelID: channel.id,
+            apnsRequestID: requestID,
+            apnsUniqueID: nil,
+            priority: decision.priority,
+            timestamp: timestamp,
+            status: 0,
+            reason: nil,
+            latency: .zero,
+            sentAt: sentAt,
+            event: draft.event,
+            downgraded: decision.downgraded,
+            contentState: draft.contentState,
+            scheduleID: scheduleID
+        )
+        var reservedSequence: Int64?
+        if scheduleID != nil {
+            // Logged before it is sent: a worker that takes the schedule over finds this row.
+            let (logged, appended) = try await store.appendScheduledBroadcastLog(entry)
+            guard appended else { return EnvironmentBroadcast(logged: logged, channel: channel, environment: environment) }
+            reservedSequence = logged.sequence
+        }
         let started = ContinuousClock.now
         var status = 200
         var reason: APNSErrorReason?
@@ -210,23 +272,51 @@ public struct BroadcastService: Sendable {
         }
         let latency = ContinuousClock.now - started
         result.latency = latency
-        try await store.appendBroadcastLog(
-            BroadcastLogEntry(
+        if let reservedSequence {
+            try await store.completeBroadcastLog(
                 appID: app.id,
-                channelID: channel.id,
-                apnsRequestID: requestID,
-                apnsUniqueID: uniqueID,
-                priority: decision.priority,
-                timestamp: timestamp,
+                sequence: reservedSequence,
                 status: status,
                 reason: reason,
-                latency: latency,
-                sentAt: sentAt,
-                event: draft.event,
-                downgraded: decision.downgraded
+                apnsUniqueID: uniqueID,
+                latency: latency
             )
-        )
+        } else {
+            entry.status = status
+            entry.reason = reason
+            entry.apnsUniqueID = uniqueID
+            entry.latency = latency
+            try await store.appendBroadcastLog(entry)
+        }
         return result
+    }
+}
+
+extension EnvironmentBroadcast {
+    /// What the log says a schedule's earlier run sent on the channel. A row still at status 0 was
+    /// in flight when that run stopped: whether APNs took it is unknown, and it is not sent again.
+    init(logged: BroadcastLogEntry, channel: BroadcastChannel, environment: APNSEnvironment) {
+        let outcome: Outcome =
+            logged.status == 200
+            ? .accepted(requestID: logged.apnsRequestID.uuidString.lowercased(), uniqueID: logged.apnsUniqueID)
+            : .failed(
+                status: logged.status,
+                reason: logged.reason,
+                detail: logged.status == 0
+                    ? "sent by an earlier run of the schedule that stopped before APNs answered; not sent again"
+                    : "sent by an earlier run of the schedule",
+                channelDeleted: false
+            )
+        self.init(
+            environment: environment,
+            channel: channel,
+            outcome: outcome,
+            requestID: logged.apnsRequestID,
+            timestamp: logged.timestamp,
+            expiration: nil,
+            decision: nil,
+            latency: logged.latency
+        )
     }
 }
 

@@ -6,11 +6,13 @@ import ServiceLifecycle
 /// Finishes what requests and crashes leave behind, on every replica, every `interval`: abandons
 /// stale reservations, retries deletions APNs could not take, deletes orphans past their grace
 /// period, removes deleted events whose channels are gone, and recreates missing channels of open
-/// events. Every step is a conditional store transition, so replicas running it together agree.
+/// events (those whose timeline has not reached its channels' lead time excepted). Every step is a
+/// conditional store transition, so replicas running it together agree.
 public struct ChannelJanitor: Service {
     let store: any MarqueeStore
     let lifecycle: ChannelLifecycle
     let policy: ChannelPolicy
+    let timeline: TimelinePolicy
     let interval: Duration
     let clock: any WallClock
     let logger: Logger
@@ -19,6 +21,7 @@ public struct ChannelJanitor: Service {
         store: any MarqueeStore,
         lifecycle: ChannelLifecycle,
         policy: ChannelPolicy,
+        timeline: TimelinePolicy = TimelinePolicy(),
         interval: Duration,
         clock: any WallClock,
         logger: Logger
@@ -26,6 +29,7 @@ public struct ChannelJanitor: Service {
         self.store = store
         self.lifecycle = lifecycle
         self.policy = policy
+        self.timeline = timeline
         self.interval = interval
         self.clock = clock
         self.logger = logger
@@ -102,10 +106,12 @@ public struct ChannelJanitor: Service {
     }
 
     /// An open event has an active channel in each of its environments; one lost (deleted outside
-    /// Marquee, abandoned after a crash) is made again.
+    /// Marquee, abandoned after a crash) is made again. An event whose timeline makes its channels
+    /// later is left for it.
     private func restoreChannelsOfOpenEvents(_ app: App) async throws {
         guard app.signingKeyID != nil else { return }
         try await forEachEvent(of: app, states: [.scheduled, .live]) { event in
+            if EventTimeline.defersChannels(event: event, durations: timeline.durations(for: event.timeline), now: clock.now) { return }
             for environment in event.environments.sorted(by: { $0.rawValue < $1.rawValue }) {
                 if try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment) == nil {
                     _ = try await lifecycle.ensureChannel(app: app, event: event, environment: environment)

@@ -26,6 +26,8 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The event's channel is gone: APNs answered `reason` (`ChannelNotRegistered`, `BadChannelId`)
     /// and Marquee marked it deleted, or the event has no active channel in the environment.
     case channelGone(environments: [APNSEnvironment], reason: APNSErrorReason?)
+    /// The schedule's state does not allow the change (it began, ran, or belongs to a timeline).
+    case scheduleConflict(String)
 
     public var description: String {
         switch self {
@@ -45,6 +47,7 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
             "the event has no usable channel in \(environments.map(\.rawValue).joined(separator: ", "))"
                 + (reason.map { ": APNs answered \($0.reasonString) and Marquee marked the channel deleted" } ?? "")
                 + "; put the event again (PUT /v1/events/{eventKey}) to create a new channel"
+        case .scheduleConflict(let detail): detail
         }
     }
 }
@@ -61,4 +64,13 @@ public struct FieldError: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String { "\(pointer): \(detail)" }
+}
+
+extension EngineError {
+    /// Whether trying again later may succeed (APNs was unreachable); every other case is an
+    /// answer that stays the same.
+    public var isTransient: Bool {
+        if case .apnsUnavailable = self { return true }
+        return false
+    }
 }

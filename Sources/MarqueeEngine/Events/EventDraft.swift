@@ -12,6 +12,8 @@ public struct EventDraft: Sendable, Hashable {
     public var priorityPolicy: PriorityPolicy?
     public var plannedStart: Date
     public var plannedEnd: Date
+    /// `nil` keeps an existing event's timeline, or none for a new one.
+    public var timeline: EventTimelineSettings?
 
     public init(
         title: String,
@@ -20,7 +22,8 @@ public struct EventDraft: Sendable, Hashable {
         storagePolicy: MessageStoragePolicy?,
         priorityPolicy: PriorityPolicy? = nil,
         plannedStart: Date,
-        plannedEnd: Date
+        plannedEnd: Date,
+        timeline: EventTimelineSettings? = nil
     ) {
         self.title = title
         self.attributesType = attributesType
@@ -29,6 +32,7 @@ public struct EventDraft: Sendable, Hashable {
         self.priorityPolicy = priorityPolicy
         self.plannedStart = plannedStart
         self.plannedEnd = plannedEnd
+        self.timeline = timeline
     }
 
     /// The storage policy of a new event's channels when the producer names none: APNs keeps the
@@ -49,7 +53,53 @@ public struct EventDraft: Sendable, Hashable {
             validation.add(FieldError("/environments/\(index)", "the app does not use the \(environment) environment"))
         }
         validation.require(plannedEnd > plannedStart, "/plannedEnd", "must be after plannedStart")
+        if let timeline { Self.validate(timeline, environments: environments, attributesType: attributesType, into: &validation) }
         try validation.check()
+    }
+
+    /// A timeline's overrides within their ranges, and its start checked as a start is when it is
+    /// sent (the audience, the alert, the payload's size), so that a bad start is refused now and
+    /// not at the planned start.
+    static func validate(
+        _ timeline: EventTimelineSettings,
+        environments: [APNSEnvironment],
+        attributesType: String,
+        into validation: inout InputValidation
+    ) {
+        func range(_ value: Int?, _ pointer: String, _ range: ClosedRange<Int>) {
+            guard let value else { return }
+            validation.require(range.contains(value), pointer, "must be \(range.lowerBound)–\(range.upperBound) seconds")
+        }
+        range(timeline.channelLeadSeconds, "/timeline/channelLeadSeconds", TimelinePolicy.channelLeadRange)
+        range(timeline.endAfterSeconds, "/timeline/endAfterSeconds", TimelinePolicy.endAfterRange)
+        range(timeline.deleteChannelsAfterSeconds, "/timeline/deleteChannelsAfterSeconds", TimelinePolicy.deleteChannelsAfterRange)
+        guard let start = timeline.start else {
+            validation.require(!timeline.automatic, "/timeline/start", "an automatic timeline needs the start to send at plannedStart")
+            return
+        }
+        if let environment = start.environment, !environments.contains(environment) {
+            validation.add(FieldError("/timeline/start/environment", "the event has no \(environment.rawValue) environment"))
+        }
+        for environment in start.environment.map({ [$0] }) ?? environments {
+            let request = StartRequest(timeline: start, environment: environment)
+            do throws(EngineError) {
+                try StartService.check(request, pointerPrefix: "/timeline/start")
+                // The channel does not exist yet: the payload is measured with an ID of APNs' length.
+                var arguments = StartService.arguments(
+                    eventID: EventID(),
+                    attributesType: attributesType,
+                    request: request,
+                    channel: nil,
+                    timestamp: Int64(Date().timeIntervalSince1970)
+                )
+                arguments.apnsChannelID = String(repeating: "A", count: StartService.apnsChannelIDLength)
+                try StartService.checkSize(arguments, pointerPrefix: "/timeline/start")
+            } catch {
+                if case .invalidInput(let fields) = error {
+                    for field in fields where !validation.errors.contains(field) { validation.add(field) }
+                }
+            }
+        }
     }
 }
 

@@ -3,24 +3,29 @@ import Logging
 import MarqueeCore
 
 /// Events and their channels: create idempotently by the producer's key, read, list, update, close
-/// and delete. Every channel change goes through `ChannelLifecycle`.
+/// and delete. Every channel change goes through `ChannelLifecycle`. An event whose timeline is
+/// automatic gets its channels from the timeline's `channels` step, a lead time before its start
+/// (`EventTimeline.defersChannels`), and every change of the event replans its timeline.
 public struct EventService: Sendable {
     let store: any MarqueeStore
     let clients: APNSClientRegistry
     let channels: ChannelLifecycle
+    let timeline: TimelinePlanner
     let clock: any WallClock
     let logger: Logger
 
-    public init(
+    init(
         store: any MarqueeStore,
         clients: APNSClientRegistry,
         channels: ChannelLifecycle,
+        timeline: TimelinePlanner,
         clock: any WallClock,
         logger: Logger
     ) {
         self.store = store
         self.clients = clients
         self.channels = channels
+        self.timeline = timeline
         self.clock = clock
         self.logger = logger
     }
@@ -59,6 +64,7 @@ public struct EventService: Sendable {
                 priorityPolicy: draft.priorityPolicy,
                 plannedStart: draft.plannedStart,
                 plannedEnd: draft.plannedEnd,
+                timeline: draft.timeline,
                 createdAt: now
             )
         )
@@ -66,19 +72,23 @@ public struct EventService: Sendable {
             // Another request created it first: this one is an update of that event.
             return .existing(try await update(event, app: app, draft: draft))
         }
+        let made: [BroadcastChannel]
         do {
-            let channels = try await ensureChannels(of: event, app: app, environments: event.environments)
-            logger.debug("event created", metadata: ["event.id": "\(event.id)", "event.key": "\(key)"])
-            return .created(EventView(event: event, channels: channels))
+            made =
+                EventTimeline.defersChannels(event: event, durations: durations(of: event), now: now)
+                ? [] : try await ensureChannels(of: event, app: app, environments: event.environments)
         } catch {
             await discard(event, app: app)
             throw error
         }
+        try await timeline.plan(app: app, event: event)
+        logger.debug("event created", metadata: ["event.id": "\(event.id)", "event.key": "\(key)"])
+        return .created(view(event, channels: made))
     }
 
     public func view(app: App, key: String) async throws -> EventView {
         let event = try await event(app: app, key: key)
-        return EventView(event: event, channels: try await liveChannels(of: event))
+        return view(event, channels: try await liveChannels(of: event))
     }
 
     /// A page of the app's events in key order.
@@ -86,22 +96,24 @@ public struct EventService: Sendable {
         let events = try await store.events(appID: app.id, states: state.map { [$0] }, afterKey: afterKey, limit: limit)
         var views: [EventView] = []
         views.reserveCapacity(events.count)
-        for event in events { views.append(EventView(event: event, channels: try await liveChannels(of: event))) }
+        for event in events { views.append(view(event, channels: try await liveChannels(of: event))) }
         return views
     }
 
     /// Ends the event and deletes its channels; channels APNs could not delete yet stay `deleting`
-    /// and are retried in the background.
+    /// and are retried in the background. Its pending schedules (its timeline's too) are cancelled
+    /// first, so that none fires on a closing event.
     public func close(app: App, key: String) async throws -> EventView {
         var event = try await event(app: app, key: key)
         guard event.state != .cancelled else { throw EngineError.notFound(resource: "event", id: key) }
+        try await store.cancelSchedules(appID: app.id, eventID: event.id, at: clock.now)
         for channel in try await liveChannels(of: event) { try await channels.deleteChannel(app: app, channel: channel) }
         if event.state != .ended {
             event.state = .ended
             event.updatedAt = clock.now
             event = try await store.updateEvent(event)
         }
-        return EventView(event: event, channels: try await liveChannels(of: event))
+        return view(event, channels: try await liveChannels(of: event))
     }
 
     /// What a delete did.
@@ -115,6 +127,8 @@ public struct EventService: Sendable {
 
     public func delete(app: App, key: String) async throws -> DeleteOutcome {
         var event = try await event(app: app, key: key)
+        // Nothing scheduled fires on a deleted event (the schedules go with its row).
+        try await store.cancelSchedules(appID: app.id, eventID: event.id, at: clock.now)
         if event.state != .cancelled {
             event.state = .cancelled
             event.updatedAt = clock.now
@@ -124,7 +138,7 @@ public struct EventService: Sendable {
         for channel in try await liveChannels(of: event) {
             if try await !channels.deleteChannel(app: app, channel: channel) { allDeleted = false }
         }
-        guard allDeleted else { return .pending(EventView(event: event, channels: try await liveChannels(of: event))) }
+        guard allDeleted else { return .pending(view(event, channels: try await liveChannels(of: event))) }
         _ = try await store.deleteEvent(appID: app.id, id: event.id)
         return .deleted
     }
@@ -188,19 +202,35 @@ public struct EventService: Sendable {
                 "environments can be added to an event, not removed; close the event to delete its channels"
             )
         }
-        // Channels first: if APNs fails, the event is left as it was.
-        let channels = try await ensureChannels(of: existing, app: app, environments: environments)
         var event = existing
         event.title = draft.title
         event.environments = environments
         if let priorityPolicy = draft.priorityPolicy { event.priorityPolicy = priorityPolicy }
         event.plannedStart = draft.plannedStart
         event.plannedEnd = draft.plannedEnd
+        if let timeline = draft.timeline { event.timeline = timeline }
+        // Channels first: if APNs fails, the event is left as it was. Before the timeline's lead
+        // time they wait for its `channels` step.
+        let facts = EventTimeline.isRunning(event) ? try await timeline.facts(app: app, event: event) : nil
+        let channels =
+            EventTimeline.defersChannels(event: event, durations: durations(of: event), facts: facts, now: clock.now)
+            ? try await liveChannels(of: existing) : try await ensureChannels(of: existing, app: app, environments: environments)
         if event != existing {
             event.updatedAt = clock.now
             event = try await store.updateEvent(event)
         }
-        return EventView(event: event, channels: channels)
+        // A new planned start moves the steps not yet done; a timeline turned off cancels them.
+        try await timeline.plan(app: app, event: event)
+        return view(event, channels: channels)
+    }
+
+    /// The durations the event's timeline runs by.
+    func durations(of event: Event) -> EventTimeline.Durations {
+        timeline.policy.durations(for: event.timeline)
+    }
+
+    private func view(_ event: Event, channels: [BroadcastChannel]) -> EventView {
+        EventView(event: event, channels: channels, timelineDurations: event.timeline.map { timeline.policy.durations(for: $0) })
     }
 
     private func ensureChannels(of event: Event, app: App, environments: Set<APNSEnvironment>) async throws -> [BroadcastChannel] {

@@ -5,10 +5,14 @@ public struct EventView: Sendable, Hashable {
     public var event: Event
     /// Live channels (creating, active, deleting), one per environment at most.
     public var channels: [BroadcastChannel]
+    /// The durations the event's timeline runs by (its overrides, else the server's defaults);
+    /// `nil` for an event without a timeline.
+    public var timelineDurations: EventTimeline.Durations?
 
-    public init(event: Event, channels: [BroadcastChannel]) {
+    public init(event: Event, channels: [BroadcastChannel], timelineDurations: EventTimeline.Durations? = nil) {
         self.event = event
         self.channels = channels
+        self.timelineDurations = timelineDurations
     }
 }
 

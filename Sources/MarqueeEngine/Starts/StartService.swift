@@ -19,56 +19,27 @@ public struct StartService: Sendable {
 
     /// Validates the request and enqueues the start job; the job worker sends it.
     public func start(app: App, eventKey: String, request: StartRequest) async throws -> JobView {
-        if let error = EventKeyRule.check(eventKey) { throw EngineError.invalidInput([error]) }
-        guard let event = try await store.event(appID: app.id, externalKey: eventKey) else {
-            throw EngineError.notFound(resource: "event", id: eventKey)
-        }
-        guard event.state == .scheduled || event.state == .live else {
-            throw EngineError.conflict("event \(eventKey) is \(event.state.rawValue): its activities cannot be started")
-        }
-        guard app.environments.contains(request.environment) else { throw EngineError.environmentNotEnabled(request.environment) }
-        guard event.environments.contains(request.environment) else {
-            throw EngineError.invalidInput([FieldError("/environment", "event \(eventKey) has no \(request.environment.rawValue) environment")])
-        }
-        guard app.signingKeyID != nil else {
-            throw EngineError.appNotConfigured("the app has no APNs signing key: upload its .p8 with PUT /v1/apps/{appID}/signing-key")
-        }
-        var errors: [FieldError] = []
-        for (name, list) in [("tags", request.audience.tags), ("userIDs", request.audience.userIDs), ("tokens", request.audience.tokens)]
-        where list.count > Self.maximumAudienceList {
-            errors.append(FieldError("/audience/\(name)", "at most \(Self.maximumAudienceList) entries"))
-        }
-        for (index, token) in request.audience.tokens.enumerated() where !Hex.isHex(token) || token.isEmpty {
-            errors.append(FieldError("/audience/tokens/\(index)", "must be the token as hex"))
-        }
-        if request.alert.isEmpty { errors.append(FieldError("/alert", "a start needs an alert (title and body)")) }
-        guard errors.isEmpty else { throw EngineError.invalidInput(errors) }
+        try await start(app: app, eventKey: eventKey, request: request, jobID: JobID())
+    }
 
+    /// Validates the request and enqueues the start as job `jobID`, once: when that job exists (an
+    /// earlier attempt of the same schedule enqueued it, then stopped before recording it), it is
+    /// answered and nothing is enqueued again.
+    func start(app: App, eventKey: String, request: StartRequest, jobID: JobID) async throws -> JobView {
+        if let existing = try await store.job(appID: app.id, id: jobID) { return try await view(app: app, job: existing) }
+        let event = try await checkedEvent(app: app, eventKey: eventKey, environment: request.environment)
+        try Self.check(request)
         let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: request.environment)
         let active = channel.flatMap { $0.state == .active ? $0 : nil }
         let now = clock.now
-        let arguments = StartJobArguments(
+        let arguments = Self.arguments(
             eventID: event.id,
-            environment: request.environment,
             attributesType: event.attributesType,
-            attributes: request.attributes,
-            contentState: request.contentState,
-            alert: request.alert,
-            audience: request.audience,
-            inputPushToken: request.inputPushToken,
-            apnsChannelID: active?.apnsChannelID,
-            channelID: active?.id,
+            request: request,
+            channel: active,
             timestamp: try await startTimestamp(app: app, event: event, environment: request.environment, channel: active)
         )
-        for updates in [LiveActivityPayload.StartUpdates.updateToken] + (arguments.apnsChannelID.map { [.channel($0)] } ?? []) {
-            let size = arguments.payload(updates: updates).count
-            if size > APNSPayloadLimit.device {
-                throw EngineError.invalidInput([
-                    FieldError("/contentState", "the start payload is \(size) bytes, over APNs' \(APNSPayloadLimit.device)")
-                ])
-            }
-        }
-        let jobID = JobID()
+        try Self.checkSize(arguments)
         let total = try await store.audienceCount(arguments.audienceQuery(appID: app.id, jobID: jobID))
         let job = Job(
             id: jobID,
@@ -85,13 +56,112 @@ public struct StartService: Sendable {
             part.partition = AudiencePartition(index: index, count: count)
             return Job(appID: app.id, kind: .startFanOutPartition, parentID: jobID, arguments: part.jsonValue, dueAt: now, createdAt: now)
         }
-        try await store.enqueueJobs([job] + parts)
+        do {
+            try await store.enqueueJobs([job] + parts)
+        } catch {
+            // Another attempt with the same ID got there first (the job and its parts go in
+            // together or not at all).
+            guard let existing = try await store.job(appID: app.id, id: jobID) else { throw error }
+            return try await view(app: app, job: existing)
+        }
         wakeup.signal()
         logger.debug(
             "start job enqueued",
             metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(count)"]
         )
         return try await view(app: app, job: job)
+    }
+
+    /// Checks a start as `start` would, enqueuing nothing: what a start scheduled for later is
+    /// checked against when it is scheduled, so that a bad request is refused then, not when it
+    /// is due. The event's channel may not exist yet: the payload's size is checked with an APNs
+    /// channel ID of the length APNs gives them.
+    func validate(app: App, eventKey: String, request: StartRequest) async throws -> Event {
+        let event = try await checkedEvent(app: app, eventKey: eventKey, environment: request.environment)
+        try Self.check(request)
+        let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: request.environment)
+        let active = channel.flatMap { $0.state == .active ? $0 : nil }
+        // The timestamp is not taken from the event's sequence: its size is what matters here.
+        var arguments = Self.arguments(
+            eventID: event.id,
+            attributesType: event.attributesType,
+            request: request,
+            channel: active,
+            timestamp: clock.unixSeconds
+        )
+        if arguments.apnsChannelID == nil { arguments.apnsChannelID = String(repeating: "A", count: Self.apnsChannelIDLength) }
+        try Self.checkSize(arguments)
+        return event
+    }
+
+    /// The length of the channel IDs APNs makes (24 characters of base64, `apns-reference.md` §6a).
+    static let apnsChannelIDLength = 24
+
+    /// The event, if a start in `environment` may be sent to it.
+    private func checkedEvent(app: App, eventKey: String, environment: APNSEnvironment) async throws -> Event {
+        if let error = EventKeyRule.check(eventKey) { throw EngineError.invalidInput([error]) }
+        guard let event = try await store.event(appID: app.id, externalKey: eventKey) else {
+            throw EngineError.notFound(resource: "event", id: eventKey)
+        }
+        guard event.state == .scheduled || event.state == .live else {
+            throw EngineError.conflict("event \(eventKey) is \(event.state.rawValue): its activities cannot be started")
+        }
+        guard app.environments.contains(environment) else { throw EngineError.environmentNotEnabled(environment) }
+        guard event.environments.contains(environment) else {
+            throw EngineError.invalidInput([FieldError("/environment", "event \(eventKey) has no \(environment.rawValue) environment")])
+        }
+        guard app.signingKeyID != nil else {
+            throw EngineError.appNotConfigured("the app has no APNs signing key: upload its .p8 with PUT /v1/apps/{appID}/signing-key")
+        }
+        return event
+    }
+
+    /// The request's own fields: the audience's lists and the alert a start needs.
+    static func check(_ request: StartRequest, pointerPrefix: String = "") throws(EngineError) {
+        var errors: [FieldError] = []
+        for (name, list) in [("tags", request.audience.tags), ("userIDs", request.audience.userIDs), ("tokens", request.audience.tokens)]
+        where list.count > Self.maximumAudienceList {
+            errors.append(FieldError("\(pointerPrefix)/audience/\(name)", "at most \(Self.maximumAudienceList) entries"))
+        }
+        for (index, token) in request.audience.tokens.enumerated() where !Hex.isHex(token) || token.isEmpty {
+            errors.append(FieldError("\(pointerPrefix)/audience/tokens/\(index)", "must be the token as hex"))
+        }
+        if request.alert.isEmpty { errors.append(FieldError("\(pointerPrefix)/alert", "a start needs an alert (title and body)")) }
+        guard errors.isEmpty else { throw .invalidInput(errors) }
+    }
+
+    static func arguments(
+        eventID: EventID,
+        attributesType: String,
+        request: StartRequest,
+        channel: BroadcastChannel?,
+        timestamp: Int64
+    ) -> StartJobArguments {
+        StartJobArguments(
+            eventID: eventID,
+            environment: request.environment,
+            attributesType: attributesType,
+            attributes: request.attributes,
+            contentState: request.contentState,
+            alert: request.alert,
+            audience: request.audience,
+            inputPushToken: request.inputPushToken,
+            apnsChannelID: channel?.apnsChannelID,
+            channelID: channel?.id,
+            timestamp: timestamp
+        )
+    }
+
+    /// Refuses a start whose payload is over APNs' limit in either of its forms.
+    static func checkSize(_ arguments: StartJobArguments, pointerPrefix: String = "") throws(EngineError) {
+        for updates in [LiveActivityPayload.StartUpdates.updateToken] + (arguments.apnsChannelID.map { [.channel($0)] } ?? []) {
+            let size = arguments.payload(updates: updates).count
+            if size > APNSPayloadLimit.device {
+                throw .invalidInput([
+                    FieldError("\(pointerPrefix)/contentState", "the start payload is \(size) bytes, over APNs' \(APNSPayloadLimit.device)")
+                ])
+            }
+        }
     }
 
     /// The start's `aps.timestamp`: taken from the event's sequence in the environment (its
@@ -111,15 +181,21 @@ public struct StartService: Sendable {
         return Int(max(1, min(Int64(limit), pages)))
     }
 
+    /// The kinds of job the jobs API lists: starts and the activity updates of broadcasts. A
+    /// schedule's job is internal (`/v1/schedules` shows the schedule).
+    static let listedKinds: Set<JobKind> = [.startFanOut, .activityUpdate]
+
     public func job(app: App, id: JobID) async throws -> JobView {
-        guard let job = try await store.job(appID: app.id, id: id) else { throw EngineError.notFound(resource: "job", id: "\(id)") }
+        guard let job = try await store.job(appID: app.id, id: id), job.kind != .schedule else {
+            throw EngineError.notFound(resource: "job", id: "\(id)")
+        }
         return try await view(app: app, job: job)
     }
 
     /// The app's jobs, newest first.
     public func jobs(app: App, before: JobListPosition?, limit: Int) async throws -> [JobView] {
         var views: [JobView] = []
-        for job in try await store.jobs(appID: app.id, kinds: nil, before: before, limit: limit) {
+        for job in try await store.jobs(appID: app.id, kinds: Self.listedKinds, before: before, limit: limit) {
             views.append(try await view(app: app, job: job, withFailures: false))
         }
         return views
@@ -128,6 +204,8 @@ public struct StartService: Sendable {
     /// Cancels the job; a running fan-out stops at its next commit or lease renewal. A finished job
     /// is a conflict.
     public func cancel(app: App, id: JobID) async throws -> JobView {
+        // Only the jobs this API shows: a schedule's job is cancelled with its schedule.
+        _ = try await job(app: app, id: id)
         let cancelled = try await store.cancelJob(appID: app.id, id: id, at: clock.now)
         let view = try await job(app: app, id: id)
         if !cancelled && view.job.state != .cancelled {

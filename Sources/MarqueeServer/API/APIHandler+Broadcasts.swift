@@ -19,6 +19,10 @@ extension APIHandler {
             important: body.important ?? false,
             environments: body.environments?.map(\.domain)
         )
+        if let at = body.at {
+            let view = try await engine.schedules.scheduleBroadcast(app: app, eventKey: input.path.eventKey, draft: draft, at: at)
+            return .accepted(.init(headers: .init(location: Self.scheduleLocation(view)), body: .json(.init(view))))
+        }
         let report = try await engine.broadcasts.broadcast(app: app, key: input.path.eventKey, draft: draft)
         if let failure = report.failure { throw Problem(engine: failure) }
         let result = Components.Schemas.BroadcastResult(report)

@@ -15,7 +15,8 @@ extension APIHandler {
             storagePolicy: body.storagePolicy?.domain,
             priorityPolicy: body.priorityPolicy.map { PriorityPolicy($0) },
             plannedStart: body.plannedStart,
-            plannedEnd: body.plannedEnd
+            plannedEnd: body.plannedEnd,
+            timeline: try body.timeline?.domain()
         )
         switch try await engine.events.put(app: app, key: input.path.eventKey, draft: draft) {
         case .created(let view): return .created(.init(body: .json(.init(view))))

@@ -161,6 +161,7 @@ extension Components.Schemas.Event {
             priorityPolicy: event.priorityPolicy.map(Components.Schemas.PriorityPolicy.init),
             plannedStart: event.plannedStart,
             plannedEnd: event.plannedEnd,
+            timeline: event.timeline.map { Components.Schemas.EventTimeline($0, durations: view.timelineDurations) },
             state: .init(event.state),
             channels: view.channels.map { Components.Schemas.Channel($0, eventKey: event.externalKey) },
             createdAt: event.createdAt,
@@ -286,7 +287,8 @@ extension Components.Schemas.BroadcastLogItem {
             status: entry.status,
             apnsReason: entry.reason?.reasonString,
             latencyMicroseconds: entry.latencyMicroseconds,
-            sentAt: entry.sentAt
+            sentAt: entry.sentAt,
+            scheduleID: entry.scheduleID.map(PublicID.schedule)
         )
     }
 }

@@ -12,16 +12,18 @@ extension APIHandler {
             attributes: try Self.passThrough(body.attributes, pointer: "/attributes"),
             contentState: try Self.passThrough(body.contentState, pointer: "/contentState"),
             alert: try Self.passThrough(body.alert, pointer: "/alert"),
-            audience: StartAudience(
-                tags: body.audience?.tags ?? [],
-                userIDs: body.audience?.userIDs ?? [],
-                tokens: body.audience?.tokens ?? []
-            ),
+            audience: StartAudience(body.audience),
             inputPushToken: body.inputPushToken ?? false
         )
+        if let at = body.at {
+            let view = try await engine.schedules.scheduleStart(app: app, eventKey: input.path.eventKey, request: request, at: at)
+            return .accepted(
+                .init(headers: .init(location: Self.scheduleLocation(view)), body: .json(.Schedule(.init(view))))
+            )
+        }
         let view = try await engine.starts.start(app: app, eventKey: input.path.eventKey, request: request)
         return .accepted(
-            .init(headers: .init(location: "/v1/jobs/\(PublicID.job(view.job.id))"), body: .json(.init(view)))
+            .init(headers: .init(location: "/v1/jobs/\(PublicID.job(view.job.id))"), body: .json(.Job(.init(view))))
         )
     }
 
@@ -33,5 +35,11 @@ extension APIHandler {
             throw Problem(.invalidRequest, detail: "\(pointer) must be a JSON object", errors: [.init(pointer: pointer, detail: "must be an object")])
         }
         return object
+    }
+}
+
+extension StartAudience {
+    init(_ audience: Components.Schemas.StartAudience?) {
+        self.init(tags: audience?.tags ?? [], userIDs: audience?.userIDs ?? [], tokens: audience?.tokens ?? [])
     }
 }

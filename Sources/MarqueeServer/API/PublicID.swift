@@ -2,18 +2,20 @@ import Foundation
 import MarqueeCore
 
 /// Marquee's IDs as the API shows them: opaque, with a type prefix (`app_…`, `key_…`, `chn_…`,
-/// `evt_…`), so that an ID pasted in the wrong place is recognisably wrong.
+/// `evt_…`, `job_…`, `sch_…`), so that an ID pasted in the wrong place is recognisably wrong.
 enum PublicID {
     static func app(_ id: AppID) -> String { format("app", id.uuid) }
     static func apiKey(_ id: APIKeyID) -> String { format("key", id.uuid) }
     static func channel(_ id: ChannelID) -> String { format("chn", id.uuid) }
     static func event(_ id: EventID) -> String { format("evt", id.uuid) }
     static func job(_ id: JobID) -> String { format("job", id.uuid) }
+    static func schedule(_ id: ScheduleID) -> String { format("sch", id.uuid) }
 
     static func parseApp(_ text: String) -> AppID? { parse("app", text).map(AppID.init) }
     static func parseAPIKey(_ text: String) -> APIKeyID? { parse("key", text).map(APIKeyID.init) }
     static func parseChannel(_ text: String) -> ChannelID? { parse("chn", text).map(ChannelID.init) }
     static func parseJob(_ text: String) -> JobID? { parse("job", text).map(JobID.init) }
+    static func parseSchedule(_ text: String) -> ScheduleID? { parse("sch", text).map(ScheduleID.init) }
 
     private static func format(_ prefix: String, _ uuid: UUID) -> String {
         let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }

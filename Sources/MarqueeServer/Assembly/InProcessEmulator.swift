@@ -13,10 +13,13 @@ import ServiceLifecycle
 struct InProcessEmulator: Service {
     let emulator: APNSEmulator
 
-    /// Starts an emulator on free ports of 127.0.0.1.
-    static func start(stateDirectory: String?, logger: Logger) async throws -> InProcessEmulator {
+    /// Starts an emulator on free ports of 127.0.0.1, on the service's clock: provider tokens
+    /// signed at the service's time are fresh to it, and a test's `ManualWallClock` moves the
+    /// devices' activities (8 hours, the Lock Screen's 4) along with the service's schedules.
+    static func start(stateDirectory: String?, clock: any WallClock, logger: Logger) async throws -> InProcessEmulator {
         var configuration = APNSEmulatorConfiguration()
         configuration.logger = logger
+        configuration.clock = clock
         if let stateDirectory {
             try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
             configuration.caCertificatePath = (stateDirectory as NSString).appendingPathComponent("ca.pem")

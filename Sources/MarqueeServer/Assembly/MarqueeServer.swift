@@ -117,6 +117,7 @@ public enum MarqueeServer {
         case .emulator:
             let started = try await InProcessEmulator.start(
                 stateDirectory: (configuration.dataDirectory as NSString).appendingPathComponent("emulator"),
+                clock: clock,
                 logger: logger.withLevel(atMost: .info)
             )
             emulator = started

@@ -35,6 +35,11 @@ import SystemPackage
 ///   the job worker
 /// - `jobs.partitions` (8): parts a start fan-out is split into, each leased on its own, so that
 ///   replicas share one fan-out
+/// - `timeline.channelLeadSeconds` (3600): how long before an automatic timeline's planned start
+///   the event's channels are created; an event's `timeline.channelLeadSeconds` wins
+/// - `timeline.endMarginSeconds` (900): how long before Apple's 8-hour limit an automatic timeline
+///   sends the end nobody sent (its end comes 8 h minus this after the start); an event's
+///   `timeline.endAfterSeconds` wins
 /// - `metrics.enabled` (true): `GET /metrics` on the API port, Prometheus' text format
 /// - `metrics.bearerToken` (secret): when set, `/metrics` answers only `Authorization: Bearer` it
 /// - `log.format`: `text` (the default on a terminal) or `json` (the default otherwise: one JSON
@@ -148,6 +153,10 @@ public struct ServerConfiguration: Sendable {
                 maximumAttemptsPerToken: try reader.integer("jobs.maxAttemptsPerToken", default: 3, range: 1...1_000),
                 retryBaseDelay: .milliseconds(Int64(try reader.integer("jobs.retryBaseMilliseconds", default: 1_000, range: 1...600_000))),
                 retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000)))
+            ),
+            timeline: TimelinePolicy(
+                channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
+                endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
             )
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)

@@ -55,6 +55,8 @@ extension Problem {
             self.init(.duplicate, detail: detail)
         case .channelGone(_, let reason):
             self.init(.channelGone, detail: error.description, apnsReason: reason?.reasonString)
+        case .scheduleConflict(let detail):
+            self.init(.scheduleConflict, detail: detail)
         }
     }
 

@@ -23,6 +23,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
     case idempotencyKeyReused = "idempotency-key-reused"
     case idempotencyInProgress = "idempotency-in-progress"
     case channelGone = "channel-gone"
+    case scheduleConflict = "schedule-conflict"
     case internalError = "internal"
 
     var type: String { "/problems/\(rawValue)" }
@@ -38,7 +39,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .bodyTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .duplicate, .eventConflict, .channelQuotaExceeded, .appNotConfigured, .broadcastNotEnabled,
-            .idempotencyInProgress, .channelGone:
+            .idempotencyInProgress, .channelGone, .scheduleConflict:
             .conflict
         case .apnsRejected: .badGateway
         case .apnsUnavailable, .storeUnavailable: .serviceUnavailable
@@ -69,6 +70,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .idempotencyKeyReused: "Idempotency key reused with another request"
         case .idempotencyInProgress: "A request with this idempotency key is in progress"
         case .channelGone: "The event's channel is gone"
+        case .scheduleConflict: "The schedule does not allow this change"
         case .internalError: "Internal error"
         }
     }

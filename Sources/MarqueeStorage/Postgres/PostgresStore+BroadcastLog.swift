@@ -5,19 +5,66 @@ import PostgresNIO
 extension PostgresStore {
     @discardableResult
     public func appendBroadcastLog(_ entry: BroadcastLogEntry) async throws -> Int64 {
-        let inserted = try await rows(
+        let inserted = try await rows(Self.insert(entry, onConflictDoNothing: false))
+        guard let row = inserted.first else { throw StoreError.notFound(entity: "channel", id: entry.channelID.description) }
+        return try PostgresColumns(row).int64("id")
+    }
+
+    public func appendScheduledBroadcastLog(_ entry: BroadcastLogEntry) async throws -> (entry: BroadcastLogEntry, appended: Bool) {
+        guard let scheduleID = entry.scheduleID else { throw StoreError.notFound(entity: "schedule", id: "nil") }
+        // The unique (schedule_id, channel_id) index decides between two workers; the loser reads
+        // the winner's row.
+        if let row = try await firstRow(Self.insert(entry, onConflictDoNothing: true)) {
+            var appended = entry
+            appended.sequence = try PostgresColumns(row).int64("id")
+            return (appended, true)
+        }
+        let existing = try await firstRow(
             """
+            SELECT \(unescaped: RowMapping.broadcastLogColumns) FROM broadcast_log
+            WHERE app_id = \(entry.appID.uuid) AND channel_id = \(entry.channelID.uuid) AND schedule_id = \(scheduleID.uuid)
+            """
+        ).mapped(RowMapping.broadcastLogEntry)
+        guard let existing else { throw StoreError.notFound(entity: "channel", id: entry.channelID.description) }
+        return (existing, false)
+    }
+
+    /// Inserts the entry if its channel is the app's (no row returned otherwise, nor on a
+    /// scheduled entry's conflict when asked).
+    private static func insert(_ entry: BroadcastLogEntry, onConflictDoNothing: Bool) -> PostgresQuery {
+        var query: PostgresQuery = """
             INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp,
-                                       status, reason, latency_us, sent_at, event, downgraded)
+                                       status, reason, latency_us, sent_at, event, downgraded, content_state, schedule_id)
             SELECT c.app_id, c.id, \(entry.apnsRequestID), \(entry.apnsUniqueID), \(entry.priority.rawValue),
                    \(entry.timestamp), \(entry.status), \(entry.reason?.reasonString), \(entry.latencyMicroseconds),
-                   \(entry.sentAt), \(entry.event.rawValue), \(entry.downgraded)
+                   \(entry.sentAt), \(entry.event.rawValue), \(entry.downgraded),
+                   \(entry.contentState.map { ColumnCoding.json(.object($0)) })::json, \(entry.scheduleID?.uuid)
             FROM channels c WHERE c.app_id = \(entry.appID.uuid) AND c.id = \(entry.channelID.uuid)
+            """
+        if onConflictDoNothing {
+            query.sql += " ON CONFLICT (schedule_id, channel_id) WHERE schedule_id IS NOT NULL DO NOTHING"
+        }
+        query.sql += " RETURNING id"
+        return query
+    }
+
+    public func completeBroadcastLog(
+        appID: AppID,
+        sequence: Int64,
+        status: Int,
+        reason: APNSErrorReason?,
+        apnsUniqueID: String?,
+        latency: Duration
+    ) async throws {
+        let updated = try await rows(
+            """
+            UPDATE broadcast_log SET status = \(status), reason = \(reason?.reasonString), apns_unique_id = \(apnsUniqueID),
+                                     latency_us = \(latency.wholeMicroseconds)
+            WHERE app_id = \(appID.uuid) AND id = \(sequence)
             RETURNING id
             """
         )
-        guard let row = inserted.first else { throw StoreError.notFound(entity: "channel", id: entry.channelID.description) }
-        return try PostgresColumns(row).int64("id")
+        guard !updated.isEmpty else { throw StoreError.notFound(entity: "broadcast_log", id: String(sequence)) }
     }
 
     public func broadcastLog(appID: AppID, channelID: ChannelID, before: Int64?, limit: Int) async throws -> [BroadcastLogEntry] {
@@ -40,5 +87,27 @@ extension PostgresStore {
         )
         guard let row = counted.first else { return 0 }
         return try PostgresColumns(row).int("n")
+    }
+
+    public func broadcastSummary(appID: AppID, eventID: EventID) async throws -> EventBroadcastSummary {
+        // Over every channel the event had (a channel deleted and made again keeps its log).
+        let row = try await firstRow(
+            """
+            SELECT
+              (SELECT min(l.sent_at) FROM broadcast_log l JOIN channels c ON c.id = l.channel_id
+               WHERE c.app_id = \(appID.uuid) AND c.event_id = \(eventID.uuid) AND l.event = 'end' AND l.status = 200)
+                AS first_end_at,
+              (SELECT l.content_state::text FROM broadcast_log l JOIN channels c ON c.id = l.channel_id
+               WHERE c.app_id = \(appID.uuid) AND c.event_id = \(eventID.uuid) AND l.status = 200
+                 AND l.content_state IS NOT NULL
+               ORDER BY l.id DESC LIMIT 1) AS content_state
+            """
+        )
+        guard let row else { return EventBroadcastSummary() }
+        let columns = PostgresColumns(row, entity: "broadcast_log")
+        return try EventBroadcastSummary(
+            firstEndAt: columns.optionalDate("first_end_at"),
+            lastContentState: columns.optionalString("content_state").map { try RowMapping.contentState($0) }
+        )
     }
 }

@@ -7,15 +7,16 @@ extension SQLiteStore {
         let inserted = try await query(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                priority_policy, planned_start, planned_end, state, created_at, updated_at)
-            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                                priority_policy, planned_start, planned_end, timeline, state, created_at, updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             ON CONFLICT (app_id, external_key) DO NOTHING
             RETURNING \(RowMapping.eventColumns)
             """,
             [
                 .id(event.id), .text(event.externalKey), .text(event.title), .text(event.attributesType),
                 .text(ColumnCoding.environments(event.environments)), .int(event.storagePolicy.rawValue),
-                .text(event.priorityPolicy?.rawValue), .date(event.plannedStart), .date(event.plannedEnd), .text(event.state.rawValue), .date(event.createdAt),
+                .text(event.priorityPolicy?.rawValue), .date(event.plannedStart), .date(event.plannedEnd),
+                .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .text(event.state.rawValue), .date(event.createdAt),
                 .date(event.updatedAt), .id(event.appID),
             ]
         )
@@ -48,15 +49,16 @@ extension SQLiteStore {
     public func updateEvent(_ event: Event) async throws -> Event {
         let updated = try await query(
             """
-            UPDATE events SET title = ?, environments = ?, priority_policy = ?, planned_start = ?, planned_end = ?, state = ?,
-                              updated_at = ?
+            UPDATE events SET title = ?, environments = ?, priority_policy = ?, planned_start = ?, planned_end = ?, timeline = ?,
+                              state = ?, updated_at = ?
             WHERE app_id = ? AND id = ?
             RETURNING \(RowMapping.eventColumns)
             """,
             [
                 .text(event.title), .text(ColumnCoding.environments(event.environments)), .text(event.priorityPolicy?.rawValue),
                 .date(event.plannedStart),
-                .date(event.plannedEnd), .text(event.state.rawValue), .date(event.updatedAt), .id(event.appID), .id(event.id),
+                .date(event.plannedEnd), .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .text(event.state.rawValue),
+                .date(event.updatedAt), .id(event.appID), .id(event.id),
             ]
         )
         guard let row = updated.first else { throw StoreError.notFound(entity: "event", id: event.id.description) }

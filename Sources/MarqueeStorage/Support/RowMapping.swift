@@ -54,9 +54,10 @@ enum RowMapping {
         )
     }
 
+    // `timeline` is json on PostgreSQL; PostgresNIO reads a json column as its text.
     static let eventColumns = """
         id, app_id, external_key, title, attributes_type, environments, storage_policy, priority_policy, planned_start, \
-        planned_end, state, created_at, updated_at
+        planned_end, timeline, state, created_at, updated_at
         """
 
     static func event(_ row: some ColumnReader) throws -> Event {
@@ -76,6 +77,12 @@ enum RowMapping {
             },
             plannedStart: try row.date("planned_start"),
             plannedEnd: try row.date("planned_end"),
+            timeline: try row.optionalString("timeline").map { text in
+                guard let settings = EventTimelineSettings(json: try ColumnCoding.jsonValue(text, entity: "event")) else {
+                    throw StoreError.corruptRow(entity: "event", detail: "timeline \(text)")
+                }
+                return settings
+            },
             state: try row.parse("state", as: EventState.self),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")
@@ -214,8 +221,10 @@ enum RowMapping {
         )
     }
 
-    static let broadcastLogColumns =
-        "id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, event, downgraded"
+    static let broadcastLogColumns = """
+        id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, \
+        event, downgraded, content_state, schedule_id
+        """
 
     static func broadcastLogEntry(_ row: some ColumnReader) throws -> BroadcastLogEntry {
         BroadcastLogEntry(
@@ -231,7 +240,40 @@ enum RowMapping {
             sentAt: try row.date("sent_at"),
             event: try row.parse("event", as: BroadcastEvent.self),
             downgraded: try row.bool("downgraded"),
+            contentState: try row.optionalString("content_state").map(contentState),
+            scheduleID: try row.optionalID("schedule_id"),
             sequence: try row.int64("id")
+        )
+    }
+
+    static func contentState(_ text: String) throws -> JSONObject {
+        guard case .object(let object) = try ColumnCoding.jsonValue(text, entity: "broadcast_log") else {
+            throw StoreError.corruptRow(entity: "broadcast_log", detail: "content_state is not an object")
+        }
+        return object
+    }
+
+    static let scheduleColumns = """
+        id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts, performed_at, created_at, \
+        updated_at
+        """
+
+    static func schedule(_ row: some ColumnReader) throws -> Schedule {
+        Schedule(
+            id: try row.id("id"),
+            appID: try row.id("app_id"),
+            eventID: try row.id("event_id"),
+            kind: try row.parse("kind", as: ScheduleKind.self),
+            origin: try row.parse("origin", as: ScheduleOrigin.self),
+            dueAt: try row.date("due_at"),
+            state: try row.parse("state", as: ScheduleState.self),
+            request: try ColumnCoding.jsonValue(try row.string("request"), entity: row.entity),
+            outcome: try row.optionalString("outcome").map { try ColumnCoding.jsonValue($0, entity: row.entity) },
+            lastError: try row.optionalString("last_error"),
+            attempts: try row.int("attempts"),
+            performedAt: try row.optionalDate("performed_at"),
+            createdAt: try row.date("created_at"),
+            updatedAt: try row.date("updated_at")
         )
     }
 
