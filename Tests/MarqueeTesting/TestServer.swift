@@ -91,6 +91,9 @@ public struct TestServer: Sendable {
             let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
             return try await withThrowingTaskGroup(of: Void.self) { group -> Result in
                 group.addTask {
+                    // Finished however the server stops, so that one that fails to start fails
+                    // the test instead of leaving it waiting.
+                    defer { startedContinuation.finish() }
                     try await MarqueeServer.run(
                         configuration: configuration,
                         logger: logger ?? Logger(label: "marquee.test", factory: { _ in SwiftLogNoOpLogHandler() }),
@@ -99,7 +102,6 @@ public struct TestServer: Sendable {
                     ) { started in
                         startedContinuation.yield(started)
                     }
-                    startedContinuation.finish()
                 }
                 var iterator = startedStream.makeAsyncIterator()
                 guard let started = await iterator.next() else {

@@ -105,6 +105,8 @@ public enum MarqueeServer {
         onStarted: @escaping @Sendable (Started) async -> Void,
         extraServices: [any EngineService] = []
     ) async throws {
+        // Before anything unseals a signing key (the in-process emulator's provisioning does).
+        try await resealSigningKeys(in: opened.store, logger: logger)
         var services: [any Service] = []
         let target: APNSTarget
         var provisioner: any APNSAccountProvisioner = AppleAPNSAccount()
@@ -175,6 +177,28 @@ public enum MarqueeServer {
             )
         )
         try await group.run()
+    }
+}
+
+extension MarqueeServer {
+    /// After a master-key rotation (a new key first in `secrets.masterKeys`, the old one after it),
+    /// the signing keys the old key sealed are sealed again under the new one, so that the old key
+    /// can leave the keyring once every replica has started with the new one. A signing key sealed
+    /// by a key the keyring no longer holds stops the start: that app could not sign a push.
+    /// Idempotent; replicas starting together wait on each other's rows.
+    static func resealSigningKeys(in store: any MarqueeStore, logger: Logger) async throws {
+        let resealed: Int
+        do {
+            resealed = try await store.resealSigningKeys()
+        } catch SecretError.unknownMasterKey(let id) {
+            throw ConfigurationError(
+                key: "secrets.masterKeys",
+                "a stored signing key is sealed by master key \"\(id)\", which the keyring no longer holds: put it back after the current key, start once so that it is re-sealed, then remove it"
+            )
+        }
+        if resealed > 0 {
+            logger.notice("signing keys re-sealed under the current master key", metadata: ["signing_keys.resealed": "\(resealed)"])
+        }
     }
 }
 
