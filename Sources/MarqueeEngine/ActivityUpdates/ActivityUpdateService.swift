@@ -18,25 +18,26 @@ public struct ActivityUpdateService: Sendable {
     }
 
     /// Refuses a body too large for a device push (4096 bytes, less than a broadcast's 5120) when
-    /// the event has activities that need one, before anything is sent.
+    /// the event has activities that need one, before anything is sent. The audience is looked at
+    /// only for a body that is too large: most fit, and `enqueue` counts the audience anyway.
     func checkSize(of draft: BroadcastDraft, app: App, event: Event, environments: [APNSEnvironment]) async throws {
-        var needed = false
-        for environment in environments where try await audience(app: app, event: event, environment: environment).count > 0 {
-            needed = true
-        }
-        guard needed else { return }
+        let size: Int
+        let limit: Int
         do {
             _ = try draft.payload(timestamp: clock.unixSeconds).encodedForDevice()
+            return
         } catch {
             switch error {
-            case .tooLarge(let size, let limit):
-                throw EngineError.invalidInput([
-                    FieldError(
-                        "/contentState",
-                        "the push to activities on update tokens would be \(size) bytes; APNs takes at most \(limit) for a device"
-                    )
-                ])
+            case .tooLarge(let tooLarge, let deviceLimit): (size, limit) = (tooLarge, deviceLimit)
             }
+        }
+        for environment in environments where try await audience(app: app, event: event, environment: environment).count > 0 {
+            throw EngineError.invalidInput([
+                FieldError(
+                    "/contentState",
+                    "the push to activities on update tokens would be \(size) bytes; APNs takes at most \(limit) for a device"
+                )
+            ])
         }
     }
 

@@ -76,17 +76,7 @@ extension PostgresStore {
 
     public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
         try await transaction { connection in
-            // The lease is checked first and held, as for a start batch.
-            let held = try await connection.query(
-                """
-                SELECT id FROM jobs
-                WHERE app_id = \(batch.appID.uuid) AND id = \(batch.jobID.uuid)
-                  AND state = 'running' AND lease_owner = \(batch.leaseOwner)
-                FOR UPDATE
-                """,
-                logger: logger
-            ).collect()
-            guard !held.isEmpty else { throw StoreError.leaseLost(batch.jobID) }
+            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
             if !batch.accepted.isEmpty {
                 // What was sent is max(job's timestamp, last + 1); recording it (or more, when a
                 // newer job got there first) keeps every later push strictly after it.
@@ -108,18 +98,7 @@ extension PostgresStore {
                     logger: logger
                 )
             }
-            try await connection.query(
-                """
-                UPDATE jobs
-                SET progress_attempted = progress_attempted + \(batch.progress.attempted),
-                    progress_succeeded = progress_succeeded + \(batch.progress.succeeded),
-                    progress_failed = progress_failed + \(batch.progress.failed),
-                    checkpoint = COALESCE(\(batch.checkpoint), checkpoint),
-                    updated_at = \(at)
-                WHERE id = \(batch.jobID.uuid)
-                """,
-                logger: logger
-            )
+            try await addProgress(batch.progress, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
         }
     }
 }

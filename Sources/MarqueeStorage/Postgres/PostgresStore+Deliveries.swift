@@ -5,18 +5,7 @@ import PostgresNIO
 extension PostgresStore {
     public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         try await transaction { connection in
-            // The lease is checked first and held: the row lock keeps the job from being leased
-            // away (or cancelled) until this batch commits or rolls back.
-            let held = try await connection.query(
-                """
-                SELECT id FROM jobs
-                WHERE app_id = \(batch.appID.uuid) AND id = \(batch.jobID.uuid)
-                  AND state = 'running' AND lease_owner = \(batch.leaseOwner)
-                FOR UPDATE
-                """,
-                logger: logger
-            ).collect()
-            guard !held.isEmpty else { throw StoreError.leaseLost(batch.jobID) }
+            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
 
             // One statement may not touch a row twice: a (token, attempt) repeated in the batch keeps its first outcome.
             var seen: Set<DeliveryKey> = []
@@ -77,19 +66,7 @@ extension PostgresStore {
                 retired += Int64(rows.count)
             }
 
-            try await connection.query(
-                """
-                UPDATE jobs
-                SET progress_attempted = progress_attempted + \(batch.progress.attempted),
-                    progress_succeeded = progress_succeeded + \(batch.progress.succeeded),
-                    progress_failed = progress_failed + \(batch.progress.failed),
-                    progress_retired = progress_retired + \(retired),
-                    checkpoint = COALESCE(\(batch.checkpoint), checkpoint),
-                    updated_at = \(at)
-                WHERE id = \(batch.jobID.uuid)
-                """,
-                logger: logger
-            )
+            try await addProgress(batch.progress, retired: retired, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
         }
     }
 

@@ -86,11 +86,7 @@ extension SQLiteStore {
 
     public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
         try await write { connection in
-            let held = try await connection.query(
-                "SELECT id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ?",
-                [.id(batch.appID), .id(batch.jobID), .text(batch.leaseOwner)]
-            )
-            guard !held.isEmpty else { throw StoreError.leaseLost(batch.jobID) }
+            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
             for row in batch.accepted {
                 // What was sent is max(job's timestamp, last + 1); see the PostgreSQL store.
                 _ = try await connection.query(
@@ -107,18 +103,7 @@ extension SQLiteStore {
                     [.date(at), .id(batch.appID), .int(row)]
                 )
             }
-            _ = try await connection.query(
-                """
-                UPDATE jobs
-                SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
-                    progress_failed = progress_failed + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
-                WHERE id = ?
-                """,
-                [
-                    .int(batch.progress.attempted), .int(batch.progress.succeeded), .int(batch.progress.failed),
-                    .text(batch.checkpoint), .date(at), .id(batch.jobID),
-                ]
-            )
+            try await Self.addProgress(batch.progress, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
         }
     }
 }

@@ -5,11 +5,7 @@ import SQLiteNIO
 extension SQLiteStore {
     public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         try await write { connection in
-            let held = try await connection.query(
-                "SELECT id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ?",
-                [.id(batch.appID), .id(batch.jobID), .text(batch.leaseOwner)]
-            )
-            guard !held.isEmpty else { throw StoreError.leaseLost(batch.jobID) }
+            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
 
             for delivery in batch.deliveries {
                 // The token must be this app's: a row of another app is refused, not written.
@@ -47,19 +43,7 @@ extension SQLiteStore {
                 if try await Self.invalidate(on: connection, appID: batch.appID, rowID: rowID, invalidation) { retired += 1 }
             }
 
-            _ = try await connection.query(
-                """
-                UPDATE jobs
-                SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
-                    progress_failed = progress_failed + ?, progress_retired = progress_retired + ?,
-                    checkpoint = COALESCE(?, checkpoint), updated_at = ?
-                WHERE id = ?
-                """,
-                [
-                    .int(batch.progress.attempted), .int(batch.progress.succeeded), .int(batch.progress.failed),
-                    .int(retired), .text(batch.checkpoint), .date(at), .id(batch.jobID),
-                ]
-            )
+            try await Self.addProgress(batch.progress, retired: retired, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
         }
     }
 
