@@ -42,7 +42,7 @@ struct IdempotencyAPITests {
         try await TestServer.run(.sqlite) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "slow").status == 201)
-            try server.emulator.injectFault(APNSEmulatorFault(.delay(.seconds(10), jitter: .zero), endpoints: [.channelManagement]))
+            try server.emulator.injectFault(APNSEmulatorFault(.delay(.seconds(30), jitter: .zero), endpoints: [.channelManagement]))
             let request = { @Sendable in
                 try await server.client.send(
                     "POST",
@@ -52,8 +52,8 @@ struct IdempotencyAPITests {
                     headers: ["Idempotency-Key": "reconcile-1"]
                 )
             }
-            // The first waits 10 s on APNs; the retry comes once APNs holds the first's request,
-            // however long a loaded machine took to get it there.
+            // The first waits 30 s on APNs; the retry comes once APNs holds the first's request,
+            // however long a loaded machine took to get it there, and has those 30 s to arrive.
             async let first = request()
             let deadline = ContinuousClock.now + .seconds(60)
             while try server.emulator.counters.injectedFaults == 0, ContinuousClock.now < deadline {

@@ -55,13 +55,7 @@ struct StartFanOutAPITests {
         _ location: String,
         until done: ([String: Any]) -> Bool = { ["succeeded", "failed", "cancelled"].contains($0["state"] as? String ?? "") }
     ) async throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(300)
-        while Date() < deadline {
-            let job = try await server.client.send("GET", location, key: app.publisherKey).json
-            if done(job) { return job }
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestSetupError("the job at \(location) did not get there in 300 s")
+        try await server.poll(location, key: app.publisherKey, "the job reaching its state", until: done)
     }
 
     static func progress(_ job: [String: Any], _ key: String) -> Int? {

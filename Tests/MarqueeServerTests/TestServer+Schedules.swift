@@ -33,17 +33,10 @@ extension TestServer {
         engine.wakeup.signal()
     }
 
-    /// Reads `path` until `done` holds for its JSON (60 s at most), waking the worker meanwhile.
+    /// Reads `path` until `done` holds for its JSON, waking the worker meanwhile.
     @discardableResult
     func waitFor(_ path: String, key: String, _ what: String, until done: ([String: Any]) -> Bool) async throws -> [String: Any] {
-        let deadline = Date().addingTimeInterval(60)
-        while Date() < deadline {
-            let json = try await client.send("GET", path, key: key).json
-            if done(json) { return json }
-            engine.wakeup.signal()
-            try await Task.sleep(for: .milliseconds(20))
-        }
-        throw TestSetupError("\(what) did not happen in 60 s (\(path))")
+        try await poll(path, key: key, what, meanwhile: { engine.wakeup.signal() }, until: done)
     }
 
     /// Waits until the schedule at `location` is in one of `states`.
