@@ -96,7 +96,7 @@ public struct TestServer: Sendable {
                     defer { startedContinuation.finish() }
                     try await MarqueeServer.run(
                         configuration: configuration,
-                        logger: logger ?? Logger(label: "marquee.test", factory: { _ in SwiftLogNoOpLogHandler() }),
+                        logger: logger ?? Self.defaultLogger,
                         clock: clock,
                         signals: []
                     ) { started in
@@ -120,6 +120,19 @@ public struct TestServer: Sendable {
                 }
             }
         }
+    }
+}
+
+extension TestServer {
+    /// Tests read answers, not logs: none, unless `MARQUEE_TEST_LOG_LEVEL` (trace … critical) asks
+    /// for the servers' logs on standard error, to see why a test hangs or fails.
+    static var defaultLogger: Logger {
+        guard let level = ProcessInfo.processInfo.environment["MARQUEE_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) else {
+            return Logger(label: "marquee.test", factory: { _ in SwiftLogNoOpLogHandler() })
+        }
+        var logger = Logger(label: "marquee.test", factory: { label in StreamLogHandler.standardError(label: label) })
+        logger.logLevel = level
+        return logger
     }
 }
 
