@@ -180,7 +180,7 @@ public struct ChannelLifecycle: Sendable {
             return channel
         } catch {
             // The row was abandoned meanwhile, or the store failed: the channel would be unknown.
-            try? await client.deleteChannel(bundleID: app.bundleID, channelID: created.channelID)
+            _ = try? await client.deleteChannel(bundleID: app.bundleID, channelID: created.channelID)
             _ = try? await store.transitionChannel(appID: app.id, id: row.id, to: .deleted, at: clock.now)
             throw error
         }
