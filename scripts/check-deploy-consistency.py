@@ -3,6 +3,7 @@
 each other. scripts/check-deploy runs it with the venv's Python (PyYAML comes with the checkers).
 
   check-deploy-consistency.py config-names     every MARQUEE_* name in deploy/ is one Marquee reads
+  check-deploy-consistency.py config-docs      docs/configuration.md lists exactly the keys Marquee reads
   check-deploy-consistency.py compose          docker-compose.yml against marquee.env.example
   check-deploy-consistency.py kustomization    kustomization.yaml lists exactly the manifests
   check-deploy-consistency.py secrets          no secret value is committed under deploy/
@@ -82,13 +83,38 @@ def environment_name(key):
     return "_".join(encoded)
 
 
-def config_names():
-    configuration = ROOT / "Sources/MarqueeServer/Configuration/ServerConfiguration.swift"
-    source = configuration.read_text()
+CONFIGURATION = ROOT / "Sources/MarqueeServer/Configuration/ServerConfiguration.swift"
+
+
+def configuration_keys():
+    source = CONFIGURATION.read_text()
     # Every dotted string literal in the file is a key it reads (reader.raw("http.host"), ...,
     # and customEndpointKeys), except the default file name marquee.sqlite.
     literals = set(re.findall(r'"([a-z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)+)"', source))
-    keys = sorted(k for k in literals if not k.endswith(".sqlite"))
+    return sorted(k for k in literals if not k.endswith(".sqlite"))
+
+
+def config_docs():
+    reference = ROOT / "docs/configuration.md"
+    keys = configuration_keys()
+    documented = {}
+    for line in reference.read_text().splitlines():
+        match = re.match(r"^\| `([^`]+)` \| `([^`]+)` \|", line)
+        if match:
+            documented[match.group(1)] = match.group(2)
+    for key in keys:
+        if key not in documented:
+            problem(f"{key} is read by {CONFIGURATION.relative_to(ROOT)} but not in {reference.relative_to(ROOT)}")
+        elif documented[key] != environment_name(key):
+            problem(f"{key}: {reference.relative_to(ROOT)} names the variable {documented[key]}, Marquee reads {environment_name(key)}")
+    for key in sorted(set(documented) - set(keys)):
+        problem(f"{key} is in {reference.relative_to(ROOT)} but Marquee does not read it")
+    finish(f"{len(keys)} configuration keys, each in {reference.relative_to(ROOT)} with its variable")
+
+
+def config_names():
+    configuration = CONFIGURATION
+    keys = configuration_keys()
     known = {environment_name(k): k for k in keys}
     # Names the code reads from the environment by name (migrate: MARQUEE_DATABASE_URL, MARQUEE_SQL_DIR).
     for swift in (ROOT / "Sources").rglob("*.swift"):
@@ -261,6 +287,7 @@ def dashboard(rules_out=None):
 
 COMMANDS = {
     "config-names": config_names,
+    "config-docs": config_docs,
     "compose": compose,
     "kustomization": kustomization,
     "secrets": secrets,
