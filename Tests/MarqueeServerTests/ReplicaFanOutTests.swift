@@ -16,28 +16,17 @@ struct ReplicaFanOutTests {
         try await emulator.start()
         defer { Task { await emulator.shutdown() } }
         let settings = [
-            "apns.target": "custom",
-            "apns.sandbox.pushURL": try #require(emulator.pushURL(.sandbox)),
-            "apns.sandbox.managementURL": try #require(emulator.channelManagementURL(.sandbox)),
-            "apns.production.pushURL": try #require(emulator.pushURL(.production)),
-            "apns.production.managementURL": try #require(emulator.channelManagementURL(.production)),
-            "apns.caFile": try #require(emulator.caCertificatePath),
             "jobs.partitions": "16",
             "jobs.pageSize": "500",
             // Each replica runs a few partitions at a time, so neither can take them all at once.
             "jobs.concurrency": "3",
             "jobs.pollMilliseconds": "200",
-        ]
+        ].merging(try emulator.customTargetSettings()) { _, new in new }
         try await TestServer.withDatabase(.postgres) { database in
             // The app, its event and its audience, set up through the API of a first server.
             let app = try await TestServer.run(on: database, settings: settings) { server in
                 let app = try await server.makeApp()
-                try emulator.registerApp(bundleID: app.bundleID, teamID: "TEAM123456")
-                emulator.registerKey(
-                    teamID: "TEAM123456",
-                    keyID: app.signingKeyID,
-                    publicKey: try P256.Signing.PrivateKey(pemRepresentation: app.privateKeyPEM).publicKey
-                )
+                try emulator.register(app)
                 #expect(try await server.putEvent(app, key: "final").status == 201)
                 for batch in stride(from: 0, to: audience, by: 10_000) {
                     _ = try await StartFanOutAPITests.devices(min(10_000, audience - batch), emulator: emulator, server: server, app: app)

@@ -212,24 +212,13 @@ struct ScheduleAPITests {
         try await emulator.start()
         defer { Task { await emulator.shutdown() } }
         let settings = Self.settings.merging([
-            "apns.target": "custom",
-            "apns.sandbox.pushURL": try #require(emulator.pushURL(.sandbox)),
-            "apns.sandbox.managementURL": try #require(emulator.channelManagementURL(.sandbox)),
-            "apns.production.pushURL": try #require(emulator.pushURL(.production)),
-            "apns.production.managementURL": try #require(emulator.channelManagementURL(.production)),
-            "apns.caFile": try #require(emulator.caCertificatePath),
             "jobs.leaseMilliseconds": "30000",
-        ]) { _, new in new }
+        ]) { _, new in new }.merging(try emulator.customTargetSettings()) { _, new in new }
         let t0 = clock.now
         try await TestServer.withDatabase(backend) { database in
             let (app, scheduled, takenOver, channel, logged) = try await TestServer.run(on: database, settings: settings, clock: clock) { server in
                 let app = try await server.makeApp()
-                try emulator.registerApp(bundleID: app.bundleID, teamID: "TEAM123456")
-                emulator.registerKey(
-                    teamID: "TEAM123456",
-                    keyID: app.signingKeyID,
-                    publicKey: try P256.Signing.PrivateKey(pemRepresentation: app.privateKeyPEM).publicKey
-                )
+                try emulator.register(app)
                 #expect(try await server.putEvent(app, key: "match").status == 201)
                 func schedule(_ minute: Int) async throws -> String {
                     let answer = try await server.client.send(

@@ -142,25 +142,14 @@ struct StartFanOutAPITests {
         try await emulator.start()
         defer { Task { await emulator.shutdown() } }
         let settings = Self.patientRetries.merging([
-            "apns.target": "custom",
-            "apns.sandbox.pushURL": try #require(emulator.pushURL(.sandbox)),
-            "apns.sandbox.managementURL": try #require(emulator.channelManagementURL(.sandbox)),
-            "apns.production.pushURL": try #require(emulator.pushURL(.production)),
-            "apns.production.managementURL": try #require(emulator.channelManagementURL(.production)),
-            "apns.caFile": try #require(emulator.caCertificatePath),
             "jobs.pageSize": "25",
             "jobs.batchSize": "20",
             "jobs.partitions": "4",
-        ]) { _, new in new }
+        ]) { _, new in new }.merging(try emulator.customTargetSettings()) { _, new in new }
         try await TestServer.withDatabase(backend) { database in
             let (app, location) = try await TestServer.run(on: database, settings: settings) { server in
                 let app = try await server.makeApp()
-                try emulator.registerApp(bundleID: app.bundleID, teamID: "TEAM123456")
-                emulator.registerKey(
-                    teamID: "TEAM123456",
-                    keyID: app.signingKeyID,
-                    publicKey: try P256.Signing.PrivateKey(pemRepresentation: app.privateKeyPEM).publicKey
-                )
+                try emulator.register(app)
                 #expect(try await server.putEvent(app, key: "match").status == 201)
                 _ = try await Self.devices(600, emulator: emulator, server: server, app: app)
                 Self.holdBack(after: 100, emulator)

@@ -11,6 +11,9 @@ public struct TestApp: Sendable {
     public var appKey: String
     /// The signing key uploaded for it (to register with an emulator outside the server).
     public var signingKeyID: String
+    /// The Apple team every test app belongs to.
+    public static let teamID = "TEAM123456"
+    public var teamID: String { Self.teamID }
     public var privateKeyPEM: String
 
     public init(
@@ -40,7 +43,7 @@ extension TestServer {
             "POST",
             "/v1/apps",
             key: deploymentKey,
-            json: ["name": name, "bundleID": bundleID, "teamID": "TEAM123456", "environments": environments]
+            json: ["name": name, "bundleID": bundleID, "teamID": TestApp.teamID, "environments": environments]
         )
         guard created.status == 201, let id = created.json["id"] as? String else {
             throw TestSetupError("creating the app answered \(created.status): \(created.text)")
