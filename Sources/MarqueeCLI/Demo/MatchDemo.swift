@@ -3,7 +3,6 @@ import MarqueeClient
 import MarqueeCore
 import MarqueeEmulator
 import MarqueeServer
-import OpenAPIRuntime
 
 /// A match told end to end on a running service with its emulator in-process, the way a user
 /// would tell it: an app, an event and its channel, virtual devices of mixed iOS versions whose
@@ -181,9 +180,9 @@ struct MatchDemo: Sendable {
         let kickOff = script.kickOff
         let request = Components.Schemas.StartRequest(
             environment: .sandbox,
-            attributes: .init(additionalProperties: try Self.object(script.attributes)),
-            contentState: .init(additionalProperties: try Self.object(kickOff.contentState)),
-            alert: .init(additionalProperties: try Self.object(kickOff.alert?.object ?? [:]))
+            attributes: .init(additionalProperties: try JSONArgument.object(script.attributes, describing: "attributes")),
+            contentState: .init(additionalProperties: try JSONArgument.object(kickOff.contentState, describing: "content-state")),
+            alert: .init(additionalProperties: try JSONArgument.object(kickOff.alert?.object ?? [:], describing: "alert"))
         )
         let accepted = try await client.send { [eventKey = script.eventKey] in
             switch try await $0.startEventActivities(path: .init(eventKey: eventKey), body: .json(request)).accepted.body.json {
@@ -237,15 +236,11 @@ struct MatchDemo: Sendable {
     private func broadcast(_ moment: MatchMoment, _ client: MarqueeClient) async throws -> String {
         let request = Components.Schemas.BroadcastRequest(
             event: moment.ends ? .end : .update,
-            contentState: try Self.object(moment.contentState),
-            alert: try moment.alert.map { try Self.object($0.object) }
+            contentState: try JSONArgument.object(moment.contentState, describing: "content-state"),
+            alert: try moment.alert.map { alert throws(CLIFailure) in try JSONArgument.object(alert.object, describing: "alert") }
         )
         let answer = try await client.send { [eventKey = script.eventKey] in
-            switch try await $0.createBroadcast(path: .init(eventKey: eventKey), body: .json(request)) {
-            case .ok(let ok): try ok.body.json
-            case .code207(let partial): try partial.body.json
-            case let other: throw UnexpectedOutput(other)
-            }
+            try await $0.createBroadcast(path: .init(eventKey: eventKey), body: .json(request)).broadcastResult
         }.value
         var parts: [String] = []
         for result in answer.results {
@@ -314,13 +309,5 @@ struct MatchDemo: Sendable {
             return LockScreen(activity: activity, device: device, note: note)
         }
         return nil
-    }
-
-    private static func object(_ fields: [String: (any Sendable)?]) throws -> OpenAPIObjectContainer {
-        do {
-            return try OpenAPIObjectContainer(unvalidatedValue: fields)
-        } catch {
-            throw CLIFailure(.unexpected, "cannot encode \(fields): \(error)")
-        }
     }
 }
