@@ -2,6 +2,7 @@ import ArgumentParser
 import Foundation
 import Logging
 import MarqueeServer
+import UnixSignals
 
 /// `marquee demo`: a match told in one command, on the embedded defaults.
 struct DemoCommand: AsyncParsableCommand {
@@ -45,7 +46,8 @@ struct DemoCommand: AsyncParsableCommand {
 
         let clock = ContinuousClock()
         let begun = clock.now
-        let outcome = try await DemoService.run(logger: logger) { [json] started in
+        let signals: [UnixSignal] = context.ownsSignals ? [.sigint, .sigterm] : []
+        let outcome = try await DemoService.run(logger: logger, cancellationSignals: signals) { [json] started in
             try await demo.run(on: started, startup: clock.now - begun) { step in
                 if !json { context.print(DemoReport.line(step)) }
             }

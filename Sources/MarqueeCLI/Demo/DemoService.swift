@@ -3,6 +3,7 @@ import Logging
 import MarqueeServer
 import ServiceLifecycle
 import Synchronization
+import UnixSignals
 
 /// The service as `marquee serve` runs it on its embedded defaults (SQLite, the APNs emulator in
 /// process), but in a folder of its own that is removed afterwards and on a free port of
@@ -11,8 +12,12 @@ import Synchronization
 enum DemoService {
     /// Runs `body` against a service started for it, then shuts the service down gracefully (as
     /// SIGTERM would: the API, then the job worker, then APNs) and removes its folder.
+    ///
+    /// - Parameter cancellationSignals: signals that stop the demo where it is (Ctrl-C), so that
+    ///   its folder is removed all the same.
     static func run<Result: Sendable>(
         logger: Logger,
+        cancellationSignals: [UnixSignal] = [],
         _ body: @escaping @Sendable (MarqueeServer.Started) async throws -> Result
     ) async throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-demo-\(UUID().uuidString.prefix(8))").path
@@ -53,7 +58,7 @@ enum DemoService {
                     .init(service: demo, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [],
-                cancellationSignals: [],
+                cancellationSignals: cancellationSignals,
                 logger: logger
             )
         )
