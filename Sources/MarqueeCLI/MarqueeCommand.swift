@@ -10,7 +10,8 @@ struct MarqueeCommand: AsyncParsableCommand {
         commandName: "marquee",
         abstract: "Runs Apple Live Activities for events with big audiences over APNs broadcast channels.",
         discussion: """
-            The service: serve, migrate, emulator. Against a running server, over its REST API: \
+            The service: serve, migrate, emulator; demo tells a match to 1,000 virtual iPhones in \
+            one command. Against a running server, over its REST API: \
             apps, keys, events, channels, tokens, broadcast, start, jobs, and profile for saved \
             servers and keys.
 
@@ -23,7 +24,7 @@ struct MarqueeCommand: AsyncParsableCommand {
             \(CLIExitCode.table)
             """,
         subcommands: [
-            ServeCommand.self, MigrateCommand.self, EmulatorCommand.self,
+            ServeCommand.self, MigrateCommand.self, EmulatorCommand.self, DemoCommand.self,
             AppsCommand.self, KeysCommand.self, EventsCommand.self, ChannelsCommand.self, TokensCommand.self,
             BroadcastCommand.self, StartCommand.self, JobsCommand.self, ProfileCommand.self,
         ]

@@ -90,11 +90,8 @@ struct BroadcastCommand: ClientCommand {
             environments: environments.isEmpty ? nil : environments
         )
         let response = try await client.send { [eventKey, idempotencyKey] in
-            switch try await $0.createBroadcast(path: .init(eventKey: eventKey), headers: .init(idempotencyKey: idempotencyKey), body: .json(request)) {
-            case .ok(let ok): try ok.body.json
-            case .code207(let partial): try partial.body.json
-            case let other: throw UnexpectedOutput(other)
-            }
+            try await $0.createBroadcast(path: .init(eventKey: eventKey), headers: .init(idempotencyKey: idempotencyKey), body: .json(request))
+                .broadcastResult
         }
         output(response, in: context) { result in
             var table = Table("environment", "status", "priority", "apns request id", "detail")
@@ -122,10 +119,6 @@ struct BroadcastCommand: ClientCommand {
         if let alertTitle { fields["title"] = alertTitle }
         if let alertBody { fields["body"] = alertBody }
         if let alertSound { fields["sound"] = alertSound }
-        do {
-            return try OpenAPIObjectContainer(unvalidatedValue: fields)
-        } catch {
-            throw .usage("cannot make the alert: \(error)")
-        }
+        return try JSONArgument.object(fields, describing: "alert")
     }
 }

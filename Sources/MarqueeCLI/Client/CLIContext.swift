@@ -12,6 +12,9 @@ struct CLIContext: Sendable {
     var standardErrorIsTerminal: Bool
     /// A transport for the client; nil for AsyncHTTPClient's shared client.
     var transport: (any ClientTransport)?
+    /// Whether a command may take over SIGINT and SIGTERM (to stop what it started and clean
+    /// up): the real process only; a test process keeps its own signals.
+    var ownsSignals = false
 
     @TaskLocal static var current = CLIContext.process
 
@@ -22,7 +25,8 @@ struct CLIContext: Sendable {
             standardOutput: .standardOutput,
             standardError: .standardError,
             standardErrorIsTerminal: isatty(STDERR_FILENO) == 1,
-            transport: nil
+            transport: nil,
+            ownsSignals: true
         )
     }
 

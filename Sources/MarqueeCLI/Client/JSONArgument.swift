@@ -13,6 +13,15 @@ enum JSONArgument {
         }
     }
 
+    /// A JSON object made of values the command has (an alert's title and body, a content-state).
+    static func object(_ fields: [String: (any Sendable)?], describing what: String) throws(CLIFailure) -> OpenAPIObjectContainer {
+        do {
+            return try OpenAPIObjectContainer(unvalidatedValue: fields)
+        } catch {
+            throw .usage("cannot make the \(what): \(error)")
+        }
+    }
+
     static func read(_ argument: String, option: String) throws(CLIFailure) -> Data {
         guard argument.hasPrefix("@") else { return Data(argument.utf8) }
         let path = String(argument.dropFirst())

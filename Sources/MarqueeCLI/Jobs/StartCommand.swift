@@ -113,10 +113,6 @@ struct StartCommand: ClientCommand {
         if let alertTitle { fields["title"] = alertTitle }
         if let alertBody { fields["body"] = alertBody }
         if let alertSound { fields["sound"] = alertSound }
-        do {
-            return try OpenAPIObjectContainer(unvalidatedValue: fields)
-        } catch {
-            throw .usage("cannot make the alert: \(error)")
-        }
+        return try JSONArgument.object(fields, describing: "alert")
     }
 }

@@ -1,0 +1,71 @@
+import Foundation
+import Logging
+import MarqueeServer
+import ServiceLifecycle
+import Synchronization
+import UnixSignals
+
+/// The service as `marquee serve` runs it on its embedded defaults (SQLite, the APNs emulator in
+/// process), but in a folder of its own that is removed afterwards and on a free port of
+/// 127.0.0.1: the demo never touches ./data, a running server's port, or the environment's
+/// `MARQUEE_…` settings (a `MARQUEE_DATABASE_URL` must not send it to someone's PostgreSQL).
+enum DemoService {
+    /// Runs `body` against a service started for it, then shuts the service down gracefully (as
+    /// SIGTERM would: the API, then the job worker, then APNs) and removes its folder.
+    ///
+    /// - Parameter cancellationSignals: signals that stop the demo where it is (Ctrl-C), so that
+    ///   its folder is removed all the same.
+    static func run<Result: Sendable>(
+        logger: Logger,
+        cancellationSignals: [UnixSignal] = [],
+        _ body: @escaping @Sendable (MarqueeServer.Started) async throws -> Result
+    ) async throws -> Result {
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-demo-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: folder) }
+        let configuration = try ServerConfiguration.reading(
+            [
+                "http.host": "127.0.0.1",
+                "http.port": "0",
+                "data.dir": folder,
+                // The demo's jobs are small and back to back: a worker that looks often keeps
+                // each step from waiting on a poll.
+                "jobs.pollMilliseconds": "20",
+                "channels.janitorIntervalSeconds": "3600",
+            ],
+            environment: false
+        )
+        let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
+        let server = ClosureService {
+            defer { startedContinuation.finish() }
+            try await MarqueeServer.run(configuration: configuration, logger: logger, signals: []) { started in
+                startedContinuation.yield(started)
+            }
+        }
+        let outcome = Mutex<Result?>(nil)
+        let demo = ClosureService {
+            var iterator = startedStream.makeAsyncIterator()
+            // No start: the service stopped first, and the group reports its error.
+            guard let started = await iterator.next() else { return }
+            let result = try await body(started)
+            outcome.withLock { $0 = result }
+        }
+        // When the demo is done, or fails, the group shuts the service down gracefully: a
+        // cancelled service would log its connections' teardown as errors.
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: server),
+                    .init(service: demo, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: [],
+                cancellationSignals: cancellationSignals,
+                logger: logger
+            )
+        )
+        try await group.run()
+        guard let result = outcome.withLock({ $0 }) else {
+            throw CLIFailure(.unexpected, "the demo's service stopped before it listened")
+        }
+        return result
+    }
+}

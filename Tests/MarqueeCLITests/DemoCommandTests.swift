@@ -1,0 +1,69 @@
+import Foundation
+import Testing
+
+/// `marquee demo`: a whole match told in one command, on a service and emulator of its own.
+@Suite("marquee demo")
+struct DemoCommandTests {
+    static let steps = [
+        "Start the service", "Create an app", "Create the event", "Register 60 virtual devices", "Register push-to-start tokens",
+        "Start the Live Activity", "iOS 17 apps report update tokens", "12' goal, Arsenal 1-0", "27' yellow card, Chelsea",
+        "45+2' half time", "58' goal, Chelsea 1-1", "71' red card, Chelsea", "84' goal, Arsenal 2-1", "90+4' full time (end)",
+        "Close the event",
+    ]
+
+    @Test("tells the match to 60 devices: each step with its time, Lock Screens, and every device's final state")
+    func tellsTheMatch() async throws {
+        let run = await CLI(server: nil)("demo", "--devices", "60")
+        #expect(run.code == 0, "\(run)")
+        let output = run.standardOutput
+        let lines = output.split(separator: "\n").map(String.init)
+        for step in Self.steps {
+            let line = lines.first { $0.hasPrefix(step + " ") }
+            #expect(line?.contains(" s ") == true, "no timed line for \(step):\n\(output)")
+        }
+        #expect(output.contains("Register 60 virtual devices") && output.contains("20 on iOS 17.2, 20 on iOS 17.4, 20 on iOS 18.0"), "\(run)")
+        #expect(output.contains("40 of 40 update tokens accepted"), "\(run)")
+        #expect(output.contains("gone at APNs") && output.contains("answers 404"), "\(run)")
+
+        // Lock Screens: one on the channel at half time, and one of each version at the end.
+        #expect(output.contains("iOS 18.0, channel, half time"), "\(run)")
+        for caption in ["iOS 18.0, channel, full time", "iOS 17.4, update token, full time", "iOS 17.2, update token, full time"] {
+            #expect(output.contains(caption), "\(run)")
+        }
+        #expect(output.contains("╭────") && output.contains("│ PREMIER LEAGUE"), "\(run)")
+        for score in ["1 - 0", "2 - 1"] {
+            #expect(lines.contains { $0.hasPrefix("│ Arsenal") && $0.contains(score) && $0.contains("Chelsea │") }, "\(run)")
+        }
+
+        // Every device's final state, by version and by what it displays.
+        for version in ["17.2", "17.4", "18.0"] {
+            #expect(lines.contains { $0.hasPrefix(version) && $0.hasSuffix("20") && $0.contains(" 20 ") }, "\(run)")
+        }
+        #expect(lines.contains { $0.hasPrefix("60 ") && $0.contains("ENDED  Arsenal 2 - 1 Chelsea  Full time 90+4'") }, "\(run)")
+        #expect(output.contains("All 60 devices ended showing the final score: ENDED  Arsenal 2 - 1 Chelsea  Full time 90+4'."), "\(run)")
+    }
+
+    @Test("--json prints the steps and every device's final state as one object")
+    func json() async throws {
+        let run = await CLI(server: nil)("demo", "--devices", "9", "--json")
+        #expect(run.code == 0, "\(run)")
+        let object = run.json
+        #expect(object["devices"] as? Int == 9)
+        let steps = try #require(object["steps"] as? [[String: Any]], "\(run)")
+        #expect(steps.map { $0["step"] as? String ?? "" } == Self.steps.map { $0.replacingOccurrences(of: "60", with: "9") })
+        #expect(steps.allSatisfy { ($0["seconds"] as? Double ?? -1) >= 0 })
+        let final = try #require(object["finalState"] as? [String: Any])
+        #expect(final["everyDeviceShowsIt"] as? Bool == true)
+        #expect((final["mismatches"] as? [Any])?.isEmpty == true)
+        let byVersion = try #require(final["byVersion"] as? [[String: Any]])
+        #expect(byVersion.map { $0["iosVersion"] as? String } == ["17.2", "17.4", "18.0"])
+        #expect(byVersion.allSatisfy { $0["devices"] as? Int == 3 && $0["showingFinalState"] as? Int == 3 })
+        #expect((object["lockScreens"] as? [Any])?.count == 4)
+    }
+
+    @Test("--devices must be positive")
+    func devicesValidated() async {
+        let run = await CLI(server: nil)("demo", "--devices", "0")
+        #expect(run.code == 2, "\(run)")
+    }
+}
