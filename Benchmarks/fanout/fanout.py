@@ -1,0 +1,93 @@
+#!/usr/bin/env python3
+"""Helpers of run-fanout.sh: load push-to-start tokens through the API, and time one start fan-out.
+
+  fanout.py load BASE APP_KEY ATTRIBUTES_TYPE COUNT PREFIX   batches of 10,000 (not timed)
+  fanout.py start BASE PUBLISHER_KEY EVENT_KEY SERVE_PID      one JSON line: seconds, progress, RSS
+
+`start` posts /v1/events/{key}/starts and polls /v1/jobs/{id} every 100 ms until the job is
+`succeeded` (or failed/cancelled); the time is from just before the POST to the poll that saw it
+finished. Meanwhile it samples VmRSS of the serve process; VmHWM is read at the end."""
+import http.client, json, sys, time, urllib.parse
+
+def connect(base):
+    u = urllib.parse.urlparse(base)
+    return http.client.HTTPConnection(u.hostname, u.port, timeout=120)
+
+def call(conn, method, path, key, body=None):
+    headers = {"Authorization": f"Bearer {key}"}
+    data = None
+    if body is not None:
+        data = json.dumps(body).encode()
+        headers["Content-Type"] = "application/json"
+    conn.request(method, path, data, headers)
+    r = conn.getresponse()
+    raw = r.read()
+    return r.status, (json.loads(raw) if raw else None)
+
+def status_kib(pid, field):
+    with open(f"/proc/{pid}/status") as f:
+        for line in f:
+            if line.startswith(field + ":"):
+                return int(line.split()[1])
+    return 0
+
+def load(base, key, attributes_type, count, prefix):
+    conn = connect(base)
+    batch = 10_000
+    started = time.monotonic()
+    for first in range(0, count, batch):
+        tokens = [{"token": f"{prefix}{i:056x}", "environment": "sandbox", "attributesType": attributes_type,
+                   "iosVersion": "18.2", "deviceID": f"d{prefix}{i}", "tags": ["fans"]}
+                  for i in range(first, min(first + batch, count))]
+        s, body = call(conn, "POST", "/v1/push-to-start-tokens/batch", key, {"tokens": tokens})
+        if s != 200:
+            sys.exit(f"batch at {first}: HTTP {s} {body}")
+    took = time.monotonic() - started
+    print(f"loaded {count} {attributes_type} tokens in {took:.1f} s ({count / took:,.0f}/s, not timed)", file=sys.stderr)
+
+def start(base, key, event_key, pid):
+    conn = connect(base)
+    body = {
+        "environment": "sandbox",
+        "attributes": {"matchId": "m-2026-01-01-hfc-afc", "homeTeam": "Home FC", "awayTeam": "Away FC",
+                       "competition": "League", "venue": "Example Stadium"},
+        "contentState": {"homeTeamScore": 0, "awayTeamScore": 0, "period": "1st half", "clock": "00:00", "status": "live",
+                         "lastEvent": {"type": "kickoff", "description": "The match has started"}},
+        "alert": {"title": {"loc-key": "%@ vs %@ has started", "loc-args": ["Home FC", "Away FC"]},
+                  "body": {"loc-key": "Follow the match live", "loc-args": []}, "sound": "default"},
+    }
+    rss_before = status_kib(pid, "VmRSS")
+    rss_max = rss_before
+    t0 = time.monotonic()
+    s, job = call(conn, "POST", f"/v1/events/{event_key}/starts", key, body)
+    if s != 202:
+        sys.exit(f"start: HTTP {s} {job}")
+    job_id = job["id"]
+    samples = 0
+    while True:
+        time.sleep(0.1)
+        rss_max = max(rss_max, status_kib(pid, "VmRSS"))
+        samples += 1
+        s, job = call(conn, "GET", f"/v1/jobs/{job_id}", key)
+        if s != 200:
+            sys.exit(f"job: HTTP {s} {job}")
+        if job["state"] in ("succeeded", "failed", "cancelled"):
+            break
+    seconds = time.monotonic() - t0
+    p = job["progress"]
+    print(json.dumps({
+        "job": job_id, "state": job["state"], "seconds": round(seconds, 3),
+        "total": p.get("total"), "sent": p["sent"], "accepted": p["accepted"], "failed": p["failed"],
+        "rate": round(p["accepted"] / seconds, 1),
+        "rss_before_kib": rss_before, "rss_max_sampled_kib": rss_max, "hwm_kib": status_kib(pid, "VmHWM"),
+        "rss_samples": samples,
+    }))
+
+if __name__ == "__main__":
+    cmd = sys.argv[1]
+    if cmd == "load":
+        load(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]), sys.argv[6])
+    elif cmd == "start":
+        start(sys.argv[2], sys.argv[3], sys.argv[4], int(sys.argv[5]))
+    else:
+        sys.exit(__doc__)

@@ -1,0 +1,73 @@
+#!/usr/bin/env bash
+# run-fanout.sh's part inside scripts/with-postgres (POSTGRES_* set).
+set -euo pipefail
+WORK=$(mktemp -d); PORT=${MARQUEE_BENCH_PORT:-18481}
+URL="postgres://$POSTGRES_USER:$POSTGRES_PASSWORD@$POSTGRES_HOST:$POSTGRES_PORT/$POSTGRES_DATABASE?sslmode=disable"
+BASE=http://127.0.0.1:$PORT
+PY="$HERE/fanout/fanout.py"
+SERVER=""; EMULATOR=""
+cleanup() {
+  [ -n "$SERVER" ] && kill "$SERVER" 2>/dev/null && wait "$SERVER" 2>/dev/null || true
+  [ -n "$EMULATOR" ] && kill "$EMULATOR" 2>/dev/null && wait "$EMULATOR" 2>/dev/null || true
+  rm -rf "$WORK"
+}
+trap cleanup EXIT
+
+# Channel management only: a `marquee emulator` (its demo key is the app's signing key).
+"$BIN" emulator --state-dir "$WORK/emulator" --bundle-id com.example.bench --team-id BENCH12345 --key-id BENCHKEY01 \
+  --history 1 > "$WORK/emulator.log" 2>&1 &
+EMULATOR=$!
+for _ in $(seq 100); do [ -s "$WORK/emulator/emulator.json" ] && break; sleep 0.1; done
+MANAGE_SANDBOX=$(jq -r .environments.sandbox.channelManagementH2C "$WORK/emulator/emulator.json")
+MANAGE_PRODUCTION=$(jq -r .environments.production.channelManagementH2C "$WORK/emulator/emulator.json")
+P8=$(jq -r .demoKey.p8Path "$WORK/emulator/emulator.json")
+
+export MARQUEE_SECRETS_MASTER_KEYS="bench:$(head -c32 /dev/urandom | base64)"
+export MARQUEE_APNS_TARGET=custom MARQUEE_APNS_CA_FILE="$SINK_DIR/cert.pem"
+export MARQUEE_APNS_SANDBOX_PUSH_URL=https://127.0.0.1:8443 MARQUEE_APNS_PRODUCTION_PUSH_URL=https://127.0.0.1:8443
+export MARQUEE_APNS_SANDBOX_MANAGEMENT_URL="$MANAGE_SANDBOX" MARQUEE_APNS_PRODUCTION_MANAGEMENT_URL="$MANAGE_PRODUCTION"
+start_serve() {
+  "$BIN" serve --database-url "$URL" --port "$PORT" --data-dir "$WORK/data" --sql-dir "$ROOT/sql" --log-level warning \
+    >> "$WORK/serve.log" 2>&1 &
+  SERVER=$!
+  for _ in $(seq 300); do curl -sf "$BASE/health/ready" >/dev/null 2>&1 && return; sleep 0.1; done
+  echo "marquee serve did not get ready" >&2; cat "$WORK/serve.log" >&2; exit 1
+}
+stop_serve() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""; }
+H=(-H "Content-Type: application/json")
+
+start_serve
+ADMIN=$(grep -o "mq_[A-Za-z0-9_-]*" "$WORK/serve.log" | head -1)
+APP=$(curl -sf -XPOST $BASE/v1/apps -H "Authorization: Bearer $ADMIN" "${H[@]}" \
+  -d '{"name":"Bench","bundleID":"com.example.bench","teamID":"BENCH12345","environments":["sandbox"]}' | jq -r .id)
+jq -n --rawfile pem "$P8" '{keyID:"BENCHKEY01", privateKey:$pem}' |
+  curl -sf -XPUT $BASE/v1/apps/$APP/signing-key -H "Authorization: Bearer $ADMIN" "${H[@]}" -d @- >/dev/null
+PUB=$(curl -sf -XPOST $BASE/v1/apps/$APP/api-keys -H "Authorization: Bearer $ADMIN" "${H[@]}" -d '{"role":"publisher"}' | jq -r .key)
+DEV=$(curl -sf -XPOST $BASE/v1/apps/$APP/api-keys -H "Authorization: Bearer $ADMIN" "${H[@]}" -d '{"role":"app"}' | jq -r .key)
+[ -n "$DEV" ] && [ "$DEV" != null ] || { echo "setup failed" >&2; cat "$WORK/serve.log" >&2; exit 1; }
+python3 "$PY" load $BASE "$DEV" SmallMatch "$SMALL" 5a5a5a5a
+python3 "$PY" load $BASE "$DEV" BigMatch "$TOKENS" b1b1b1b1
+stop_serve
+
+echo "tuning: $(env | grep -E '^MARQUEE_(JOBS|APNS_CONNECTIONS)' | tr '\n' ' ')"
+echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores"
+for run in $(seq "$RUNS"); do
+  ceiling=$(APNS_SINK_DIR="$SINK_DIR" "$SHARED/h2load-ceiling.sh" 200000 100 8443 | sed -n 's/^h2load_req_per_s //p')
+  for size in small big; do
+    if [ $size = small ]; then type=SmallMatch; n=$SMALL; else type=BigMatch; n=$TOKENS; fi
+    start_serve
+    key="ev-$size-$run"
+    curl -sf -XPUT $BASE/v1/events/$key -H "Authorization: Bearer $PUB" "${H[@]}" \
+      -d "{\"title\":\"Bench $run\",\"attributesType\":\"$type\",\"environments\":[\"sandbox\"],\"plannedStart\":\"2026-11-28T15:00:00Z\",\"plannedEnd\":\"2026-11-28T17:00:00Z\"}" >/dev/null
+    load1=$(cut -d' ' -f1 /proc/loadavg)
+    result=$(python3 "$PY" start $BASE "$PUB" "$key" "$SERVER")
+    stop_serve
+    echo "$result" | jq -c --arg run "$run" --arg ceiling "$ceiling" --arg load "$load1" --arg n "$n" \
+      '{run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
+        ratio: ((.rate / ($ceiling|tonumber)) * 1000 | round / 1000), total, accepted, failed,
+        hwm_mib: ((.hwm_kib / 1024) * 10 | round / 10), rss_max_sampled_mib: ((.rss_max_sampled_kib / 1024) * 10 | round / 10),
+        rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), load_before: ($load|tonumber), load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
+  done
+done
+echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+grep -iE "error|warning" "$WORK/serve.log" | sort | uniq -c | sort -rn | head -5 >&2 || true

@@ -1,0 +1,34 @@
+#!/usr/bin/env bash
+# The start fan-out, end to end: push-to-start tokens stored in PostgreSQL, `POST /v1/events/{key}/starts`,
+# every token's push sent to the nginx APNs sink of ../shared/bench (TLS :8443) and its outcome
+# committed, timed from the API call until the job reads `succeeded`; the h2load ceiling of
+# ../shared/bench runs before each fan-out in the same run and the rate is given as its ratio.
+#   Benchmarks/run-fanout.sh [TOKENS=1000000] [RUNS=3] [SMALL=100000]
+# Each run: the ceiling, then a fan-out of SMALL tokens and one of TOKENS tokens, each in a fresh
+# `marquee serve` (release) so that its peak resident set (VmHWM) is the fan-out's own.
+# The nginx sink answers only POST /3/device/*: channel management (the event's channel, created
+# when the event is put) goes to a `marquee emulator` over h2c, so the starts are the iOS 18 kind
+# (`input-push-channel`); the device pushes go to the sink. Loading the tokens (batches of 10,000
+# through the API) is not timed. MARQUEE_JOBS_* / MARQUEE_APNS_CONNECTIONS in the environment tune
+# the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4.
+set -euo pipefail
+HERE=$(cd "$(dirname "$0")" && pwd)
+ROOT=$(cd "$HERE/.." && pwd)
+SHARED=${MARQUEE_SHARED_BENCH:-$(cd "$ROOT/.." && pwd)/shared/bench}
+[ -d "$SHARED" ] || { echo "$0: no ../shared/bench beside the repository; set MARQUEE_SHARED_BENCH" >&2; exit 2; }
+TOKENS=${1:-1000000}; RUNS=${2:-3}; SMALL=${3:-100000}
+(cd "$ROOT" && swift build -c release --product marquee >&2)
+BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/marquee"
+
+# The nginx sink: reuse one that is already up (its files in the default place), else a private one.
+SINK_DIR=${APNS_SINK_DIR:-/tmp/apns-sink}
+STARTED=""
+if ! curl -s -o /dev/null --http2-prior-knowledge http://127.0.0.1:8080/ 2>/dev/null; then
+  SINK_DIR=$(mktemp -d)/sink
+  APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" start >/dev/null
+  STARTED=1
+fi
+cleanup() { [ -n "$STARTED" ] && APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" stop >/dev/null 2>&1 || true; }
+trap cleanup EXIT
+export BIN ROOT HERE SHARED SINK_DIR TOKENS RUNS SMALL
+"$ROOT/scripts/with-postgres" bash "$HERE/fanout/inner.sh"
