@@ -57,7 +57,23 @@ struct PostgresTestServer {
         return "postgres://\(user):\(escapedPassword)@\(host):\(port)/\(database)?sslmode=disable"
     }
 
+    /// Runs `sql` on the admin database. A loaded machine makes the suite's many `CREATE
+    /// DATABASE`s collide now and then (a connection refused or timed out, template1 in use), so a
+    /// failure is tried again a few times, and the last one is told in full.
     func admin(_ sql: String) async throws {
+        var attempt = 1
+        while true {
+            do {
+                return try await adminOnce(sql)
+            } catch {
+                guard attempt < 5 else { throw TestSetupError("\(sql) failed \(attempt) times, last: \(String(reflecting: error))") }
+                try await Task.sleep(for: .milliseconds(250 * attempt))
+                attempt += 1
+            }
+        }
+    }
+
+    private func adminOnce(_ sql: String) async throws {
         let configuration = PostgresClient.Configuration(
             host: host,
             port: port,
