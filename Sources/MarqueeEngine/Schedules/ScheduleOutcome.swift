@@ -79,10 +79,7 @@ public struct ScheduledBroadcastResult: Sendable, Hashable, Codable {
         requestedPriority = result.decision?.requested.rawValue
         downgraded = result.decision?.downgraded
         reason = result.decision?.downgradeReason
-        latencyMicroseconds = result.latency.map { duration in
-            let (seconds, attoseconds) = duration.components
-            return seconds * 1_000_000 + attoseconds / 1_000_000_000_000
-        }
+        latencyMicroseconds = result.latency?.wholeMicroseconds
         switch result.outcome {
         case .accepted(let requestID, let uniqueID):
             status = .accepted
