@@ -51,17 +51,13 @@ struct MigrateCommand: AsyncParsableCommand {
 
     private func migratePostgres(url: String, configuration: StoreConfiguration) async throws {
         let target = try PostgresConnectionURL(url)
-        let connection = target.configuration
         do {
             try await target.checkConnection(logger: configuration.logger)
-            try await migratePostgres(connection, configuration: configuration)
+            try await migratePostgres(target.configuration, configuration: configuration)
         } catch let error as MigrationError {
             throw error
         } catch {
-            // Name the target (never the password) so that the operator knows where to look.
-            throw MigrateFailure(
-                message: "cannot migrate PostgreSQL at \(connection.host ?? "?"):\(connection.port ?? 5432)/\(connection.database ?? "") as \(connection.username): \(String(reflecting: error))"
-            )
+            throw MigrateFailure(message: PostgresUnavailableError(target: target, underlying: error).description)
         }
     }
 

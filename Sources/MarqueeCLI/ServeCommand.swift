@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MarqueeEmulator
 import MarqueeServer
+import MarqueeStorage
 
 /// `marquee serve`: the service. With no configuration it stores in SQLite under ./data and runs
 /// the APNs emulator in-process.
@@ -74,6 +75,12 @@ struct ServeCommand: AsyncParsableCommand {
         } catch let error as ConfigurationError {
             FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
             throw ExitCode(2)
+        } catch let error as PostgresUnavailableError {
+            FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
+            throw ExitCode(1)
+        } catch let error as MigrationError {
+            FileHandle.standardError.write(Data("marquee: migration refused: \(error)\n".utf8))
+            throw ExitCode(1)
         }
     }
 }

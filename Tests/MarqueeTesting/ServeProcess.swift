@@ -41,22 +41,7 @@ public final class ServeProcess: Sendable {
         values["database.url"] = database.url
         values.merge(settings) { _, new in new }
 
-        let process = Process()
-        process.executableURL = try executable
-        process.arguments = ["serve", "--log-level", "info"]
-        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MARQUEE_") }
-        for (key, value) in values { environment[environmentName(key)] = value }
-        process.environment = environment
-        let output = Pipe()
-        let errors = Pipe()
-        process.standardOutput = output
-        process.standardError = errors
-
-        let log = SharedText()
-        errors.fileHandleForReading.readabilityHandler = { handle in
-            let data = handle.availableData
-            if !data.isEmpty { log.append(String(decoding: data, as: UTF8.self)) }
-        }
+        let (process, output, log) = try launchable(values)
         let (addresses, continuation) = AsyncStream<String>.makeStream()
         let banner = SharedText()
         output.fileHandleForReading.readabilityHandler = { handle in
@@ -79,6 +64,44 @@ public final class ServeProcess: Sendable {
         }
         process.terminate()
         throw TestSetupError("marquee serve did not say where it listens; its log:\n\(log.text)")
+    }
+
+    /// Runs `marquee serve` with `settings` where it must not start (a database it cannot use, a
+    /// bad key) and waits up to a minute for it to exit: its exit status and log.
+    public static func failingStart(settings: [String: String]) async throws -> (status: Int32, log: String) {
+        let (process, _, log) = try launchable(settings.merging(["http.port": "0"]) { given, _ in given })
+        try process.run()
+        let deadline = ContinuousClock.now + .seconds(60)
+        while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            process.terminate()
+            throw TestSetupError("marquee serve was expected to stop, and still ran after a minute; its log:\n\(log.text)")
+        }
+        // The pipe's handler may still be delivering the last lines.
+        try await Task.sleep(for: .milliseconds(100))
+        return (process.terminationStatus, log.text)
+    }
+
+    /// The `marquee serve` process for configuration `values` (as `MARQUEE_` environment
+    /// variables, none inherited), its standard output, and its log as it comes.
+    private static func launchable(_ values: [String: String]) throws -> (Process, Pipe, SharedText) {
+        let process = Process()
+        process.executableURL = try executable
+        process.arguments = ["serve", "--log-level", "info"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MARQUEE_") }
+        for (key, value) in values { environment[environmentName(key)] = value }
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+
+        let log = SharedText()
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let data = handle.availableData
+            if !data.isEmpty { log.append(String(decoding: data, as: UTF8.self)) }
+        }
+        return (process, output, log)
     }
 
     /// `http.port` → `MARQUEE_HTTP_PORT`, `secrets.masterKeys` → `MARQUEE_SECRETS_MASTER_KEYS`.

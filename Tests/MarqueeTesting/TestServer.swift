@@ -88,12 +88,30 @@ public struct TestServer: Sendable {
             values["database.url"] = databaseURL
             values.merge(settings) { _, new in new }
             let configuration = try ServerConfiguration.reading(values, environment: false)
-            let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
-            return try await withThrowingTaskGroup(of: Void.self) { group -> Result in
-                group.addTask {
-                    // Finished however the server stops, so that one that fails to start fails
-                    // the test instead of leaving it waiting.
-                    defer { startedContinuation.finish() }
+            // The group in `serve` waits for its tasks, so `body` does not outlive this call.
+            return try await withoutActuallyEscaping(body) { body in
+                try await serve(configuration, backend: backend, clock: clock, logger: logger, body)
+            }
+        }
+    }
+
+    /// Runs the server and `body` side by side: a server that dies under the test fails it at
+    /// once with its reason, instead of leaving the test to poll a closed port until its patience
+    /// runs out.
+    private static func serve<Result: Sendable>(
+        _ configuration: ServerConfiguration,
+        backend: TestBackend,
+        clock: any WallClock,
+        logger: Logger?,
+        _ body: @escaping @Sendable (TestServer) async throws -> Result
+    ) async throws -> Result {
+        let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
+        return try await withThrowingTaskGroup(of: Result?.self) { group -> Result in
+            group.addTask {
+                // Finished however the server stops, so that one that fails to start fails
+                // the test instead of leaving it waiting.
+                defer { startedContinuation.finish() }
+                do {
                     try await MarqueeServer.run(
                         configuration: configuration,
                         logger: logger ?? Self.defaultLogger,
@@ -102,23 +120,27 @@ public struct TestServer: Sendable {
                     ) { started in
                         startedContinuation.yield(started)
                     }
+                } catch where !Task.isCancelled {
+                    // PostgresNIO's errors describe themselves generically on purpose; a
+                    // failing test needs the whole story.
+                    throw TestSetupError("the server stopped with an error: \(String(reflecting: error))")
                 }
-                var iterator = startedStream.makeAsyncIterator()
-                guard let started = await iterator.next() else {
-                    // The server stopped before it started: its error is the group's.
-                    try await group.waitForAll()
-                    throw TestSetupError("the server stopped before it listened")
-                }
-                let server = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL))
-                do {
-                    let result = try await body(server)
-                    group.cancelAll()
-                    return result
-                } catch {
-                    group.cancelAll()
-                    throw error
-                }
+                if Task.isCancelled { return nil }
+                throw TestSetupError("the server stopped while the test still used it")
             }
+            var iterator = startedStream.makeAsyncIterator()
+            guard let started = await iterator.next() else {
+                // The server stopped before it started: its error is the group's.
+                try await group.waitForAll()
+                throw TestSetupError("the server stopped before it listened")
+            }
+            let server = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL))
+            group.addTask { try await body(server) }
+            defer { group.cancelAll() }
+            while let next = try await group.next() {
+                if let result = next { return result }
+            }
+            throw TestSetupError("the test ended without a result")
         }
     }
 }

@@ -33,9 +33,15 @@ struct OpenedStore: Sendable {
     }
 
     static func postgres(client: PostgresClient, target: PostgresConnectionURL, storeConfiguration: StoreConfiguration) async throws -> OpenedStore {
-        try await target.checkConnection(logger: storeConfiguration.logger)
         let store = PostgresStore(client: client, configuration: storeConfiguration)
-        try await store.migrate()
+        do {
+            try await target.checkConnection(logger: storeConfiguration.logger)
+            try await store.migrate()
+        } catch let error as MigrationError {
+            throw error
+        } catch {
+            throw PostgresUnavailableError(target: target, underlying: error)
+        }
         let connection = target.configuration
         return OpenedStore(
             store: store,

@@ -9,8 +9,8 @@ import PostgresNIO
 /// `disable`); certificates are verified against the system's trust roots.
 public struct PostgresConnectionURL: Sendable {
     public let configuration: PostgresClient.Configuration
-    private let host: String
-    private let port: Int
+    let host: String
+    let port: Int
     private let tlsConfiguration: TLSConfiguration?
 
     public init(_ string: String) throws(PostgresConnectionURLError) {

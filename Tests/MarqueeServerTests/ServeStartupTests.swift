@@ -1,0 +1,24 @@
+import Foundation
+import MarqueeStorage
+import MarqueeTesting
+import Testing
+
+/// What an operator sees when `marquee serve` cannot start on the database it was given.
+@Suite("marquee serve refuses to start on a database it cannot use")
+struct ServeStartupTests {
+    @Test("an unreachable PostgreSQL stops the start with exit 1, naming where and why, never the password")
+    func unreachablePostgres() async throws {
+        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-startup-\(UUID().uuidString.prefix(8))").path
+        defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
+        // Port 1 on loopback: nothing listens there, so the connection is refused at once.
+        let (status, log) = try await ServeProcess.failingStart(settings: [
+            "database.url": "postgres://producer:hunter2-secret@127.0.0.1:1/marquee",
+            "data.dir": dataDirectory,
+            "secrets.masterKeys": "test-1:\(MasterKey.generateBase64())",
+        ])
+        #expect(status == 1)
+        #expect(log.contains("cannot use PostgreSQL at 127.0.0.1:1/marquee as producer:"), "\(log)")
+        #expect(log.contains("connectionError") || log.contains("Connection refused"), "\(log)")
+        #expect(!log.contains("hunter2-secret"))
+    }
+}
