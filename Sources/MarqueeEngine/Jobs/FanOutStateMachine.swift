@@ -42,6 +42,11 @@ struct FanOutStateMachine {
         var token: String
         var kind: StartKind
         var attempt: Int
+        /// The priority chosen for this token when it differs by token (an activity's budget);
+        /// `nil` sends the job's.
+        var priority: APNSPriority? = nil
+        /// Sent at 5 because the activity had used its budget of priority-10 pushes.
+        var downgraded = false
     }
 
     /// What APNs made of a send, in the state machine's terms.
@@ -56,6 +61,8 @@ struct FanOutStateMachine {
         var invalidations: [Int64: TokenInvalidation]
         /// Accepted `input-push-token` starts: (token row) whose activity is recorded as starting.
         var startedWithUpdateToken: [Int64]
+        /// Accepted sends at priority 10 (token rows), which count against their activity's budget.
+        var acceptedAtImmediate: [Int64] = []
         var progress: JobProgress
         var checkpoint: Int64?
 
@@ -121,15 +128,26 @@ struct FanOutStateMachine {
 
     /// A page of update tokens (one per activity, keyed by the activity's row) is about to be
     /// sent; returns the sends, in the page's order.
-    mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String)]) -> [Send] {
-        read(rows.map { (rowID: $0.rowID, token: $0.token, kind: .updateToken) })
+    mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String, priority: PriorityDecision)]) -> [Send] {
+        read(rows.map { (rowID: $0.rowID, token: $0.token, kind: .updateToken, priority: $0.priority) })
     }
 
     private mutating func read(_ rows: [(rowID: Int64, token: String, kind: StartKind)]) -> [Send] {
+        read(rows.map { (rowID: $0.rowID, token: $0.token, kind: $0.kind, priority: nil) })
+    }
+
+    private mutating func read(_ rows: [(rowID: Int64, token: String, kind: StartKind, priority: PriorityDecision?)]) -> [Send] {
         var sends: [Send] = []
         sends.reserveCapacity(rows.count)
         for row in rows {
-            let send = Send(tokenRowID: row.rowID, token: row.token, kind: row.kind, attempt: 1)
+            let send = Send(
+                tokenRowID: row.rowID,
+                token: row.token,
+                kind: row.kind,
+                attempt: 1,
+                priority: row.priority?.priority,
+                downgraded: row.priority?.downgraded ?? false
+            )
             register(send)
             sends.append(send)
             highestRowSeen = max(highestRowSeen ?? row.rowID, row.rowID)
@@ -170,6 +188,7 @@ struct FanOutStateMachine {
         case .accepted(let apnsID):
             finish(send, outcome: .accepted, status: 200, apnsID: apnsID, reason: nil, now: now)
             if send.kind == .updateToken { pending.startedWithUpdateToken.append(send.tokenRowID) }
+            if send.priority == .immediate { pending.acceptedAtImmediate.append(send.tokenRowID) }
         case .failed(let error):
             let rejection: APNSRejection? = if case .rejected(let rejection) = error { rejection } else { nil }
             let apnsID = rejection?.apnsID.flatMap(UUID.init(uuidString:))
@@ -226,6 +245,7 @@ struct FanOutStateMachine {
             )
         )
         pending.progress.attempted += 1
+        if send.downgraded { pending.progress.downgraded += 1 }
         if outcome == .accepted { pending.progress.succeeded += 1 } else { pending.progress.failed += 1 }
     }
 
