@@ -123,20 +123,17 @@ struct FanOutStateMachine {
 
     /// An audience page is about to be sent; returns the sends, in the page's order.
     mutating func pageRead(_ tokens: [PushToStartToken]) -> [Send] {
-        read(tokens.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion)) })
+        readSends(tokens.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion), priority: nil) })
     }
 
     /// A page of update tokens (one per activity, keyed by the activity's row) is about to be
     /// sent; returns the sends, in the page's order.
     mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String, priority: PriorityDecision)]) -> [Send] {
-        read(rows.map { (rowID: $0.rowID, token: $0.token, kind: .updateToken, priority: $0.priority) })
+        readSends(rows.map { (rowID: $0.rowID, token: $0.token, kind: StartKind.updateToken, priority: Optional($0.priority)) })
     }
 
-    private mutating func read(_ rows: [(rowID: Int64, token: String, kind: StartKind)]) -> [Send] {
-        read(rows.map { (rowID: $0.rowID, token: $0.token, kind: $0.kind, priority: nil) })
-    }
-
-    private mutating func read(_ rows: [(rowID: Int64, token: String, kind: StartKind, priority: PriorityDecision?)]) -> [Send] {
+    /// `priority`: the token's own decision, when the job's priority is decided per token.
+    private mutating func readSends(_ rows: [(rowID: Int64, token: String, kind: StartKind, priority: PriorityDecision?)]) -> [Send] {
         var sends: [Send] = []
         sends.reserveCapacity(rows.count)
         for row in rows {
