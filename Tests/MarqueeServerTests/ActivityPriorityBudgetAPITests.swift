@@ -18,27 +18,19 @@ struct ActivityPriorityBudgetAPITests {
             let emulator = try server.emulator
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
-            let devices = try await StartFanOutAPITests.devices(2, emulator: emulator, server: server, app: app)
-            var body = StartFanOutAPITests.startBody
-            body["inputPushToken"] = true
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: body)
-            _ = try await StartFanOutAPITests.waitForJob(server, app, try #require(started.header("Location")))
-
-            // One app reports frequent pushes enabled with its update token, the other does not.
-            let pushToStart = Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens["MatchAttributes"] ?? "") })
-            let reports = emulator.reportedUpdateTokens(in: .sandbox).sorted { $0.deviceID < $1.deviceID }
+            // The first device's app reports frequent pushes enabled with its update token, the
+            // other's says nothing (its push-to-start token was registered without the flag).
+            var first: String?
+            let reports = try await LiveActivityLifecycleAPITests.startOnUpdateTokens(2, server: server, app: app) { report in
+                if first == nil { first = report.deviceID }
+                return report.deviceID == first ? ["frequentPushesEnabled": true] : [:]
+            }
             #expect(reports.count == 2)
             let frequent = try #require(reports.first)
             let plain = try #require(reports.last)
             for report in reports {
-                var json: [String: Any] = [
-                    "eventKey": "match", "environment": "sandbox", "token": report.token,
-                    "pushToStartToken": pushToStart[report.deviceID] ?? "",
-                ]
-                if report.deviceID == frequent.deviceID { json["frequentPushesEnabled"] = true }
-                let answer = try await server.client.send("PUT", "/v1/activities/\(report.activityID)/update-token", key: app.appKey, json: json)
-                #expect(answer.status == 200, "\(answer.text)")
-                #expect(answer.json["frequentPushesEnabled"] as? Bool == (report.deviceID == frequent.deviceID))
+                let activity = try await server.client.send("GET", "/v1/activities/\(report.activityID)", key: app.appKey)
+                #expect(activity.json["frequentPushesEnabled"] as? Bool == (report.deviceID == frequent.deviceID), "\(activity.text)")
             }
 
             var downgraded: [Int?] = []
