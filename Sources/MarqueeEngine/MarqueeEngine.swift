@@ -114,7 +114,7 @@ public struct MarqueeEngine: Sendable {
             store: store,
             handlers: [
                 StartFanOutHandler(store: store, clients: clients, runner: runner, logger: logger),
-                ActivityUpdateHandler(store: store, clients: clients, runner: runner),
+                ActivityUpdateHandler(store: store, clients: clients, runner: runner, budget: configuration.broadcasts.activityBudget),
                 ScheduleRunner(
                     store: store,
                     starts: starts,

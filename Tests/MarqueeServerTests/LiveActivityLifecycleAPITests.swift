@@ -23,6 +23,36 @@ struct LiveActivityLifecycleAPITests {
         return pushed
     }
 
+    /// Starts "match" on `count` devices with `input-push-token` and reports each activity's update
+    /// token as its app would, naming the push-to-start token that started it (`extra` adds fields
+    /// to a report); returns the reports in device order.
+    static func startOnUpdateTokens(
+        _ count: Int,
+        server: TestServer,
+        app: TestApp,
+        extra: (ReportedUpdateToken) -> [String: Any] = { _ in [:] }
+    ) async throws -> [ReportedUpdateToken] {
+        let emulator = try server.emulator
+        let devices = try await StartFanOutAPITests.devices(count, emulator: emulator, server: server, app: app)
+        var body = StartFanOutAPITests.startBody
+        body["inputPushToken"] = true
+        let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: body)
+        _ = try await StartFanOutAPITests.waitForJob(server, app, try #require(started.header("Location")))
+        let pushToStart = Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens["MatchAttributes"] ?? "") })
+        let reports = emulator.reportedUpdateTokens(in: .sandbox).sorted { $0.deviceID < $1.deviceID }
+        for report in reports {
+            let json: [String: Any] = ["eventKey": "match", "environment": "sandbox", "token": report.token, "pushToStartToken": pushToStart[report.deviceID] ?? ""]
+            let answer = try await server.client.send(
+                "PUT",
+                "/v1/activities/\(report.activityID)/update-token",
+                key: app.appKey,
+                json: json.merging(extra(report)) { _, added in added }
+            )
+            #expect(answer.status == 200, "\(answer.text)")
+        }
+        return reports
+    }
+
     @Test("1,000 devices start, follow 20 broadcasts (iOS 17 through update tokens) and end", arguments: TestBackend.allCases)
     func matchTold(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
@@ -99,20 +129,7 @@ struct LiveActivityLifecycleAPITests {
             let app = try await server.makeApp()
             let created = try await server.putEvent(app, key: "match")
             #expect(created.status == 201)
-            let devices = try await StartFanOutAPITests.devices(3, emulator: emulator, server: server, app: app)
-            var body = StartFanOutAPITests.startBody
-            body["inputPushToken"] = true
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: body)
-            _ = try await StartFanOutAPITests.waitForJob(server, app, try #require(started.header("Location")))
-            let pushToStart = Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens["MatchAttributes"] ?? "") })
-            for report in emulator.reportedUpdateTokens(in: .sandbox) {
-                _ = try await server.client.send(
-                    "PUT",
-                    "/v1/activities/\(report.activityID)/update-token",
-                    key: app.appKey,
-                    json: ["eventKey": "match", "environment": "sandbox", "token": report.token, "pushToStartToken": pushToStart[report.deviceID] ?? ""]
-                )
-            }
+            _ = try await Self.startOnUpdateTokens(3, server: server, app: app)
             // Updates within the same second as the start, and each other: every one is shown.
             for goal in 1...3 {
                 let answer = try await server.client.send(

@@ -163,7 +163,7 @@ struct EventContractTests {
             let production = try await fixture.reserve(event, .production).channel
             let activity = Activity(appID: app.id, eventID: event.id, environment: .sandbox, channelID: channel.id, createdAt: fixture.now)
             try await fixture.store.recordActivity(activity)
-            _ = try await fixture.store.recordUpdateToken(appID: app.id, id: activity.id, activityID: "A-1", token: "aa01", at: fixture.now)
+            _ = try await fixture.store.recordUpdateToken(appID: app.id, id: activity.id, activityID: "A-1", token: "aa01", frequentPushesEnabled: false, at: fixture.now)
             try await fixture.store.commitDeliveryBatch(DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: fixture.now), at: fixture.now)
             let rowIDs = scene.tokens.map(\.rowID)
             #expect(try await !fixture.store.startedTokens(appID: app.id, eventID: event.id, among: rowIDs).isEmpty)

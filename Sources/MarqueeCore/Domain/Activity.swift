@@ -40,6 +40,10 @@ public struct Activity: Sendable, Hashable {
     public var state: ActivityState
     /// The last `aps.timestamp` sent to this activity (device pushes), kept strictly increasing.
     public var lastTimestampSent: Int64?
+    /// Whether the app reported `ActivityAuthorizationInfo.frequentPushesEnabled` for it (or for
+    /// the push-to-start token whose start began it): its budget of priority-10 pushes is larger.
+    /// The user can turn it off, and the app's next report says so.
+    public var frequentPushesEnabled: Bool
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -54,6 +58,7 @@ public struct Activity: Sendable, Hashable {
         updateTokens: [UpdateTokenRecord] = [],
         state: ActivityState = .starting,
         lastTimestampSent: Int64? = nil,
+        frequentPushesEnabled: Bool = false,
         createdAt: Date,
         updatedAt: Date? = nil
     ) {
@@ -67,6 +72,7 @@ public struct Activity: Sendable, Hashable {
         self.updateTokens = updateTokens
         self.state = state
         self.lastTimestampSent = lastTimestampSent
+        self.frequentPushesEnabled = frequentPushesEnabled
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt
     }

@@ -62,13 +62,24 @@ public struct JobProgress: Sendable, Hashable {
     public var total: Int64?
     /// Tokens the job's 410s retired (the store counts them as it applies the timestamp rule).
     public var retired: Int64
+    /// Pushes sent at priority 5 instead of 10 because their activity had used its hourly budget
+    /// of priority-10 pushes (activity-update jobs).
+    public var downgraded: Int64
 
-    public init(attempted: Int64 = 0, succeeded: Int64 = 0, failed: Int64 = 0, total: Int64? = nil, retired: Int64 = 0) {
+    public init(
+        attempted: Int64 = 0,
+        succeeded: Int64 = 0,
+        failed: Int64 = 0,
+        total: Int64? = nil,
+        retired: Int64 = 0,
+        downgraded: Int64 = 0
+    ) {
         self.attempted = attempted
         self.succeeded = succeeded
         self.failed = failed
         self.total = total
         self.retired = retired
+        self.downgraded = downgraded
     }
 
     public static func + (lhs: JobProgress, rhs: JobProgress) -> JobProgress {
@@ -77,7 +88,8 @@ public struct JobProgress: Sendable, Hashable {
             succeeded: lhs.succeeded + rhs.succeeded,
             failed: lhs.failed + rhs.failed,
             total: lhs.total ?? rhs.total,
-            retired: lhs.retired + rhs.retired
+            retired: lhs.retired + rhs.retired,
+            downgraded: lhs.downgraded + rhs.downgraded
         )
     }
 }

@@ -5,13 +5,14 @@ public protocol ActivityStore: Sendable {
     func recordActivity(_ activity: Activity) async throws
     func activity(appID: AppID, id: ActivityRecordID) async throws -> Activity?
     func activity(appID: AppID, activityID: String) async throws -> Activity?
-    /// Records what the device reported: its ActivityKit ID and a (possibly rotated) update token.
-    /// The previous current token is retired in the same step.
+    /// Records what the device reported: its ActivityKit ID, a (possibly rotated) update token and
+    /// whether frequent pushes are enabled. The previous current token is retired in the same step.
     func recordUpdateToken(
         appID: AppID,
         id: ActivityRecordID,
         activityID: String,
         token: String,
+        frequentPushesEnabled: Bool,
         at: Date
     ) async throws -> Activity
     func setActivityState(appID: AppID, id: ActivityRecordID, state: ActivityState, at: Date) async throws -> Bool
@@ -34,7 +35,7 @@ public protocol ActivityStore: Sendable {
     func updateAudience(_ query: ActivityUpdateQuery) async throws -> ActivityUpdateAudience
     /// Records a batch of an update job's outcomes in one transaction, if `leaseOwner` still
     /// holds the job (`StoreError.leaseLost` otherwise): accepted activities' last timestamp,
-    /// ended activities, the job's progress and checkpoint.
+    /// their priority-10 windows, ended activities, the job's progress and checkpoint.
     func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws
 }
 
@@ -76,12 +77,37 @@ public struct ActivityUpdateTarget: Sendable, Hashable {
     /// The current update token, as hex.
     public var token: String
     public var lastTimestampSent: Int64?
+    public var frequentPushesEnabled: Bool
+    /// The activity's latest hour of accepted priority-10 pushes; `nil` before the first.
+    public var priorityWindow: ActivityPriorityWindow?
 
-    public init(rowID: Int64, id: ActivityRecordID, token: String, lastTimestampSent: Int64?) {
+    public init(
+        rowID: Int64,
+        id: ActivityRecordID,
+        token: String,
+        lastTimestampSent: Int64?,
+        frequentPushesEnabled: Bool = false,
+        priorityWindow: ActivityPriorityWindow? = nil
+    ) {
         self.rowID = rowID
         self.id = id
         self.token = token
         self.lastTimestampSent = lastTimestampSent
+        self.frequentPushesEnabled = frequentPushesEnabled
+        self.priorityWindow = priorityWindow
+    }
+}
+
+/// An activity's hour of priority-10 device pushes: when it began and how many APNs accepted in
+/// it. A fixed window per activity: it begins with the first accepted priority-10 push after the
+/// previous one ended.
+public struct ActivityPriorityWindow: Sendable, Hashable {
+    public var start: Date
+    public var sent: Int
+
+    public init(start: Date, sent: Int) {
+        self.start = start
+        self.sent = sent
     }
 }
 
@@ -96,6 +122,12 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
     public var accepted: [Int64]
     /// Rows whose activity is over: an accepted `end`, or an update token APNs says is dead.
     public var ended: [Int64]
+    /// Rows APNs accepted a priority-10 push for: each counts one into its activity's window, or
+    /// opens a new window (at the commit's time, with 1) when its window began at or before
+    /// `priorityWindowsEndedAt` or it had none.
+    public var acceptedAtImmediate: [Int64]
+    /// Windows that began at or before this time are over (the commit's time less an hour).
+    public var priorityWindowsEndedAt: Date
     public var progress: JobProgress
     public var checkpoint: String?
 
@@ -106,6 +138,8 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
         timestamp: Int64,
         accepted: [Int64],
         ended: [Int64],
+        acceptedAtImmediate: [Int64] = [],
+        priorityWindowsEndedAt: Date = .distantPast,
         progress: JobProgress,
         checkpoint: String?
     ) {
@@ -115,6 +149,8 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
         self.timestamp = timestamp
         self.accepted = accepted
         self.ended = ended
+        self.acceptedAtImmediate = acceptedAtImmediate
+        self.priorityWindowsEndedAt = priorityWindowsEndedAt
         self.progress = progress
         self.checkpoint = checkpoint
     }

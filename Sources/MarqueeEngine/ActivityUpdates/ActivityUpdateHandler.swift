@@ -11,6 +11,7 @@ struct ActivityUpdateHandler: JobHandler {
     let store: any MarqueeStore
     let clients: APNSClientRegistry
     let runner: FanOutRunner
+    let budget: ActivityPriorityBudget
 
     var kinds: Set<JobKind> { [.activityUpdate] }
 
@@ -20,7 +21,14 @@ struct ActivityUpdateHandler: JobHandler {
         let client = try await clients.client(for: app, environment: arguments.environment)
         guard await clients.hold() else { throw EngineError.apnsUnavailable("the service is shutting down") }
         defer { Task { await clients.release() } }
-        let work = try ActivityUpdateWork(store: store, job: job, arguments: arguments, bundleID: app.bundleID, clock: runner.clock)
+        let work = try ActivityUpdateWork(
+            store: store,
+            job: job,
+            arguments: arguments,
+            bundleID: app.bundleID,
+            budget: budget,
+            clock: runner.clock
+        )
         let machine = FanOutStateMachine(
             configuration: runner.configuration.fanOut,
             jobID: job.id,
@@ -37,16 +45,25 @@ struct ActivityUpdateWork: FanOutWork {
     let store: any MarqueeStore
     let job: Job
     let arguments: ActivityUpdateJobArguments
+    let budget: ActivityPriorityBudget
     let clock: any WallClock
     /// The job's push, encoded once: every activity gets the same bytes. Its timestamp is past
     /// every earlier one of the event (one sequence per event and environment: the channel's, or
     /// the event's own), and an activity already sent a newer one is left out.
     let template: APNSDevicePush
 
-    init(store: any MarqueeStore, job: Job, arguments: ActivityUpdateJobArguments, bundleID: String, clock: any WallClock) throws {
+    init(
+        store: any MarqueeStore,
+        job: Job,
+        arguments: ActivityUpdateJobArguments,
+        bundleID: String,
+        budget: ActivityPriorityBudget,
+        clock: any WallClock
+    ) throws {
         self.store = store
         self.job = job
         self.arguments = arguments
+        self.budget = budget
         self.clock = clock
         template = try APNSDevicePush(
             deviceToken: "00",
@@ -63,18 +80,36 @@ struct ActivityUpdateWork: FanOutWork {
     func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
         let targets = try await store.updateAudiencePage(query, after: cursor, limit: limit)
         guard let last = targets.last else { return nil }
-        let sends = machine.withLock { $0.pageRead(updateTokens: targets.map { (rowID: $0.rowID, token: $0.token) }) }
+        // Each activity's priority is decided as its page is read, from its window as committed
+        // so far; a retry keeps the decision.
+        let now = clock.now
+        let rows = targets.map { target in
+            (
+                rowID: target.rowID,
+                token: target.token,
+                priority: budget.decide(
+                    requested: arguments.priority,
+                    frequentPushesEnabled: target.frequentPushesEnabled,
+                    window: target.priorityWindow,
+                    now: now
+                )
+            )
+        }
+        let sends = machine.withLock { $0.pageRead(updateTokens: rows) }
         return FanOutPage(sends: sends, lastRow: last.rowID, isLast: targets.count < limit)
     }
 
     func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush {
-        try template.sending(to: send.token)
+        var push = try template.sending(to: send.token)
+        if let priority = send.priority { push.priority = priority }
+        return push
     }
 
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
         let accepted = batch.deliveries.filter { $0.outcome == .accepted }.map(\.tokenRowID)
         // A dead update token means the activity is over on the device.
         let dead = batch.deliveries.filter { $0.outcome == .tokenInvalid }.map(\.tokenRowID)
+        let now = clock.now
         try await store.commitActivityUpdateBatch(
             ActivityUpdateBatch(
                 appID: job.appID,
@@ -83,10 +118,12 @@ struct ActivityUpdateWork: FanOutWork {
                 timestamp: arguments.timestamp,
                 accepted: accepted,
                 ended: (arguments.event == .end ? accepted : []) + dead,
+                acceptedAtImmediate: batch.acceptedAtImmediate,
+                priorityWindowsEndedAt: ActivityPriorityBudget.windowsEnded(at: now),
                 progress: batch.progress,
                 checkpoint: batch.checkpoint.map { String($0) }
             ),
-            at: clock.now
+            at: now
         )
     }
 }

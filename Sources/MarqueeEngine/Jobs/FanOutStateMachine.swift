@@ -42,6 +42,11 @@ struct FanOutStateMachine {
         var token: String
         var kind: StartKind
         var attempt: Int
+        /// The priority chosen for this token when it differs by token (an activity's budget);
+        /// `nil` sends the job's.
+        var priority: APNSPriority? = nil
+        /// Sent at 5 because the activity had used its budget of priority-10 pushes.
+        var downgraded = false
     }
 
     /// What APNs made of a send, in the state machine's terms.
@@ -56,6 +61,8 @@ struct FanOutStateMachine {
         var invalidations: [Int64: TokenInvalidation]
         /// Accepted `input-push-token` starts: (token row) whose activity is recorded as starting.
         var startedWithUpdateToken: [Int64]
+        /// Accepted sends at priority 10 (token rows), which count against their activity's budget.
+        var acceptedAtImmediate: [Int64] = []
         var progress: JobProgress
         var checkpoint: Int64?
 
@@ -116,20 +123,28 @@ struct FanOutStateMachine {
 
     /// An audience page is about to be sent; returns the sends, in the page's order.
     mutating func pageRead(_ tokens: [PushToStartToken]) -> [Send] {
-        read(tokens.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion)) })
+        readSends(tokens.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion), priority: nil) })
     }
 
     /// A page of update tokens (one per activity, keyed by the activity's row) is about to be
     /// sent; returns the sends, in the page's order.
-    mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String)]) -> [Send] {
-        read(rows.map { (rowID: $0.rowID, token: $0.token, kind: .updateToken) })
+    mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String, priority: PriorityDecision)]) -> [Send] {
+        readSends(rows.map { (rowID: $0.rowID, token: $0.token, kind: StartKind.updateToken, priority: Optional($0.priority)) })
     }
 
-    private mutating func read(_ rows: [(rowID: Int64, token: String, kind: StartKind)]) -> [Send] {
+    /// `priority`: the token's own decision, when the job's priority is decided per token.
+    private mutating func readSends(_ rows: [(rowID: Int64, token: String, kind: StartKind, priority: PriorityDecision?)]) -> [Send] {
         var sends: [Send] = []
         sends.reserveCapacity(rows.count)
         for row in rows {
-            let send = Send(tokenRowID: row.rowID, token: row.token, kind: row.kind, attempt: 1)
+            let send = Send(
+                tokenRowID: row.rowID,
+                token: row.token,
+                kind: row.kind,
+                attempt: 1,
+                priority: row.priority?.priority,
+                downgraded: row.priority?.downgraded ?? false
+            )
             register(send)
             sends.append(send)
             highestRowSeen = max(highestRowSeen ?? row.rowID, row.rowID)
@@ -170,6 +185,7 @@ struct FanOutStateMachine {
         case .accepted(let apnsID):
             finish(send, outcome: .accepted, status: 200, apnsID: apnsID, reason: nil, now: now)
             if send.kind == .updateToken { pending.startedWithUpdateToken.append(send.tokenRowID) }
+            if send.priority == .immediate { pending.acceptedAtImmediate.append(send.tokenRowID) }
         case .failed(let error):
             let rejection: APNSRejection? = if case .rejected(let rejection) = error { rejection } else { nil }
             let apnsID = rejection?.apnsID.flatMap(UUID.init(uuidString:))
@@ -226,6 +242,7 @@ struct FanOutStateMachine {
             )
         )
         pending.progress.attempted += 1
+        if send.downgraded { pending.progress.downgraded += 1 }
         if outcome == .accepted { pending.progress.succeeded += 1 } else { pending.progress.failed += 1 }
     }
 

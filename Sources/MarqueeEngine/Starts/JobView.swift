@@ -18,6 +18,8 @@ public struct JobView: Sendable, Hashable {
     public var accepted: Int64 { job.progress.succeeded }
     public var failed: Int64 { job.progress.failed }
     public var retired: Int64 { job.progress.retired }
+    /// Pushes sent at 5 because their activity had used its budget of priority-10 pushes.
+    public var downgraded: Int64 { job.progress.downgraded }
     /// Tokens of the audience without a final outcome yet (0 once the job has finished).
     public var remaining: Int64? {
         if job.state.isFinished { return 0 }

@@ -81,14 +81,16 @@ public struct TokenRegistry: Sendable {
 
     /// Records an activity's update token (on its first report, adopting the record its start
     /// created when `pushToStartToken` names it, or creating one); a new token retires the
-    /// previous one.
+    /// previous one. `frequentPushesEnabled` is what the app reports now; without it the activity
+    /// keeps its flag, and an adopted record takes its push-to-start token's.
     public func putUpdateToken(
         app: App,
         activityID: String,
         event: Event,
         environment: APNSEnvironment,
         token: String,
-        pushToStartToken: String? = nil
+        pushToStartToken: String? = nil,
+        frequentPushesEnabled: Bool? = nil
     ) async throws -> Activity {
         var validation = InputValidation()
         validation.require(
@@ -107,6 +109,7 @@ public struct TokenRegistry: Sendable {
         if let existing = activity, existing.eventID != event.id || existing.environment != environment {
             throw EngineError.conflict("activity \(activityID) belongs to another event or environment")
         }
+        var frequentPushesEnabled = frequentPushesEnabled
         if activity == nil, let pushToStartToken {
             activity = try await store.startingActivity(
                 appID: app.id,
@@ -114,6 +117,14 @@ public struct TokenRegistry: Sendable {
                 environment: environment,
                 pushToStartToken: pushToStartToken.lowercased()
             )
+            if activity != nil, frequentPushesEnabled == nil {
+                frequentPushesEnabled = try await store.pushToStartToken(
+                    appID: app.id,
+                    environment: environment,
+                    attributesType: event.attributesType,
+                    token: pushToStartToken.lowercased()
+                )?.frequentPushesEnabled
+            }
         }
         if activity == nil {
             let record = Activity(
@@ -122,6 +133,7 @@ public struct TokenRegistry: Sendable {
                 environment: environment,
                 activityID: activityID,
                 state: .active,
+                frequentPushesEnabled: frequentPushesEnabled ?? false,
                 createdAt: now
             )
             do {
@@ -137,6 +149,7 @@ public struct TokenRegistry: Sendable {
             id: activity.id,
             activityID: activityID,
             token: token.lowercased(),
+            frequentPushesEnabled: frequentPushesEnabled ?? activity.frequentPushesEnabled,
             at: now
         )
     }

@@ -108,6 +108,7 @@ extension Components.Schemas.Job {
                     .init(outcome: .init(count.outcome), reason: count.reason?.reasonString, count: count.count)
                 },
                 tokensRetired: view.retired,
+                downgraded: view.downgraded,
                 remaining: view.remaining,
                 ratePerSecond: view.rate,
                 estimatedSecondsLeft: view.estimatedSecondsLeft

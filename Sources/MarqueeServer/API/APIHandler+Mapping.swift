@@ -204,6 +204,7 @@ extension Components.Schemas.Activity {
             environment: .init(activity.environment),
             state: state,
             updateToken: activity.currentUpdateToken.map { PushTokenRedaction.redacted($0) },
+            frequentPushesEnabled: activity.frequentPushesEnabled,
             createdAt: activity.createdAt,
             updatedAt: activity.updatedAt
         )

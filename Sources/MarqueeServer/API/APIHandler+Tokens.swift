@@ -88,7 +88,8 @@ extension APIHandler {
             event: view.event,
             environment: body.environment.domain,
             token: body.token,
-            pushToStartToken: body.pushToStartToken
+            pushToStartToken: body.pushToStartToken,
+            frequentPushesEnabled: body.frequentPushesEnabled
         )
         return .ok(.init(body: .json(.init(activity, eventKey: view.event.externalKey))))
     }

@@ -29,6 +29,11 @@ import SystemPackage
 ///   event's own `priorityPolicy` wins
 /// - `broadcasts.priorityBudgetPerHour` (30): priority-10 broadcasts per channel and hour; past it
 ///   broadcasts go at 5 and their answer says so
+/// - `broadcasts.activityPriorityBudgetPerHour` (30), `broadcasts.frequentActivityPriorityBudgetPerHour`
+///   (120, for activities whose app reported frequent pushes enabled): priority-10 device pushes per
+///   activity on an update token in a fixed hour that begins with its first accepted one; past it
+///   the activity's pushes go at 5 and the job counts them as `downgraded`. Apple's numbers are
+///   unpublished: both are guesses to tune
 /// - `jobs.leaseMilliseconds` (30000): a job's lease; a dead replica's job is taken over after it
 /// - `jobs.pollMilliseconds` (2000), `jobs.concurrency` (4), `jobs.pageSize` (1000), `jobs.batchSize` (500), `jobs.window` (the APNs client's),
 ///   `jobs.retryBaseMilliseconds` (1000), `jobs.retryMaxMilliseconds` (60000), `jobs.maxAttemptsPerToken` (3):
@@ -140,6 +145,18 @@ public struct ServerConfiguration: Sendable {
                     "broadcasts.priorityBudgetPerHour",
                     default: BroadcastPolicy.defaultPriorityBudgetPerHour,
                     range: 0...100_000
+                ),
+                activityBudget: ActivityPriorityBudget(
+                    limitPerHour: try reader.integer(
+                        "broadcasts.activityPriorityBudgetPerHour",
+                        default: ActivityPriorityBudget.defaultLimitPerHour,
+                        range: 0...100_000
+                    ),
+                    frequentLimitPerHour: try reader.integer(
+                        "broadcasts.frequentActivityPriorityBudgetPerHour",
+                        default: ActivityPriorityBudget.defaultFrequentLimitPerHour,
+                        range: 0...100_000
+                    )
                 )
             ),
             jobs: JobWorkerConfiguration(

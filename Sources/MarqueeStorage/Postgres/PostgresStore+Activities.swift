@@ -8,10 +8,10 @@ extension PostgresStore {
             let inserted = try await connection.query(
                 """
                 INSERT INTO activities (id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id,
-                                        state, last_timestamp_sent, created_at, updated_at)
+                                        state, last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
                 SELECT \(activity.id.uuid), e.app_id, e.id, \(activity.environment.rawValue), \(activity.activityID),
                        \(activity.channelID?.uuid), \(activity.pushToStartTokenRowID), \(activity.state.rawValue),
-                       \(activity.lastTimestampSent), \(activity.createdAt), \(activity.updatedAt)
+                       \(activity.lastTimestampSent), \(activity.frequentPushesEnabled), \(activity.createdAt), \(activity.updatedAt)
                 FROM events e WHERE e.app_id = \(activity.appID.uuid) AND e.id = \(activity.eventID.uuid)
                 RETURNING id
                 """,
@@ -62,6 +62,7 @@ extension PostgresStore {
         id: ActivityRecordID,
         activityID: String,
         token: String,
+        frequentPushesEnabled: Bool,
         at: Date
     ) async throws -> Activity {
         try await transaction { connection in
@@ -69,7 +70,7 @@ extension PostgresStore {
             let locked = try await connection.query(
                 """
                 UPDATE activities
-                SET activity_id = \(activityID), updated_at = \(at),
+                SET activity_id = \(activityID), frequent_pushes_enabled = \(frequentPushesEnabled), updated_at = \(at),
                     state = CASE WHEN state = 'starting' THEN 'active' ELSE state END
                 WHERE app_id = \(appID.uuid) AND id = \(id.uuid)
                 RETURNING id

@@ -41,11 +41,28 @@ extension PostgresStore {
     public func updateAudiencePage(_ query: ActivityUpdateQuery, after cursor: Int64, limit: Int) async throws -> [ActivityUpdateTarget] {
         var targets: [ActivityUpdateTarget] = []
         let result = try await client.query(
-            Self.updateAudience(query, select: "SELECT a.seq, a.id, u.token, a.last_timestamp_sent", after: cursor, tail: "ORDER BY a.seq LIMIT \(max(1, limit))"),
+            Self.updateAudience(
+                query,
+                select: """
+                    SELECT a.seq, a.id, u.token, a.last_timestamp_sent, a.frequent_pushes_enabled,
+                           a.priority10_window_start, a.priority10_sent
+                    """,
+                after: cursor,
+                tail: "ORDER BY a.seq LIMIT \(max(1, limit))"
+            ),
             logger: logger
         )
-        for try await (seq, id, token, last) in result.decode((Int64, UUID, String, Int64?).self) {
-            targets.append(ActivityUpdateTarget(rowID: seq, id: ActivityRecordID(id), token: token, lastTimestampSent: last))
+        for try await (seq, id, token, last, frequent, windowStart, sent) in result.decode((Int64, UUID, String, Int64?, Bool, Date?, Int).self) {
+            targets.append(
+                ActivityUpdateTarget(
+                    rowID: seq,
+                    id: ActivityRecordID(id),
+                    token: token,
+                    lastTimestampSent: last,
+                    frequentPushesEnabled: frequent,
+                    priorityWindow: windowStart.map { ActivityPriorityWindow(start: $0, sent: sent) }
+                )
+            )
         }
         return targets
     }
@@ -85,6 +102,23 @@ extension PostgresStore {
                     UPDATE activities
                     SET last_timestamp_sent = GREATEST(COALESCE(last_timestamp_sent, 0) + 1, \(batch.timestamp)), updated_at = \(at)
                     WHERE app_id = \(batch.appID.uuid) AND seq = ANY(\(batch.accepted)::bigint[])
+                    """,
+                    logger: logger
+                )
+            }
+            if !batch.acceptedAtImmediate.isEmpty {
+                // One more in the activity's window, or a new window from now when it has none or
+                // its window is over (SET reads the row as it was, so both columns see the old start).
+                try await connection.query(
+                    """
+                    UPDATE activities
+                    SET priority10_window_start = CASE
+                            WHEN priority10_window_start IS NULL OR priority10_window_start <= \(batch.priorityWindowsEndedAt)
+                            THEN \(at) ELSE priority10_window_start END,
+                        priority10_sent = CASE
+                            WHEN priority10_window_start IS NULL OR priority10_window_start <= \(batch.priorityWindowsEndedAt)
+                            THEN 1 ELSE priority10_sent + 1 END
+                    WHERE app_id = \(batch.appID.uuid) AND seq = ANY(\(batch.acceptedAtImmediate)::bigint[])
                     """,
                     logger: logger
                 )

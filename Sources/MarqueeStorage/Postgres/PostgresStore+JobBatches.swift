@@ -37,6 +37,7 @@ extension PostgresStore {
                 progress_succeeded = progress_succeeded + \(progress.succeeded),
                 progress_failed = progress_failed + \(progress.failed),
                 progress_retired = progress_retired + \(retired),
+                progress_downgraded = progress_downgraded + \(progress.downgraded),
                 checkpoint = COALESCE(\(checkpoint), checkpoint),
                 updated_at = \(at)
             WHERE id = \(jobID.uuid)

@@ -8,14 +8,14 @@ extension SQLiteStore {
             let inserted = try await connection.query(
                 """
                 INSERT INTO activities (id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id,
-                                        state, last_timestamp_sent, created_at, updated_at)
-                SELECT ?, e.app_id, e.id, ?, ?, ?, ?, ?, ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
+                                        state, last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
+                SELECT ?, e.app_id, e.id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
                 RETURNING id
                 """,
                 [
                     .id(activity.id), .text(activity.environment.rawValue), .text(activity.activityID),
                     .id(activity.channelID), .int(activity.pushToStartTokenRowID), .text(activity.state.rawValue),
-                    .int(activity.lastTimestampSent), .date(activity.createdAt), .date(activity.updatedAt),
+                    .int(activity.lastTimestampSent), .bool(activity.frequentPushesEnabled), .date(activity.createdAt), .date(activity.updatedAt),
                     .id(activity.appID), .id(activity.eventID),
                 ]
             )
@@ -57,16 +57,18 @@ extension SQLiteStore {
         id: ActivityRecordID,
         activityID: String,
         token: String,
+        frequentPushesEnabled: Bool,
         at: Date
     ) async throws -> Activity {
         try await write { connection in
             let updated = try await connection.query(
                 """
                 UPDATE activities
-                SET activity_id = ?, updated_at = ?, state = CASE WHEN state = 'starting' THEN 'active' ELSE state END
+                SET activity_id = ?, frequent_pushes_enabled = ?, updated_at = ?,
+                    state = CASE WHEN state = 'starting' THEN 'active' ELSE state END
                 WHERE app_id = ? AND id = ? RETURNING id
                 """,
-                [.text(activityID), .date(at), .id(appID), .id(id)]
+                [.text(activityID), .bool(frequentPushesEnabled), .date(at), .id(appID), .id(id)]
             )
             guard !updated.isEmpty else { throw StoreError.notFound(entity: "activity", id: id.description) }
             _ = try await connection.query(

@@ -41,7 +41,8 @@ extension SQLiteStore {
         let (filter, binds) = Self.updateAudienceFilter(query, after: cursor)
         let rows = try await self.query(
             """
-            SELECT a.rowid AS seq, a.id, u.token, a.last_timestamp_sent
+            SELECT a.rowid AS seq, a.id, u.token, a.last_timestamp_sent, a.frequent_pushes_enabled,
+                   a.priority10_window_start, a.priority10_sent
             FROM activities a JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL
             WHERE \(filter) ORDER BY a.rowid LIMIT ?\(binds.count + 1)
             """,
@@ -53,7 +54,11 @@ extension SQLiteStore {
                 rowID: try columns.int64("seq"),
                 id: ActivityRecordID(try columns.uuid("id")),
                 token: try columns.string("token"),
-                lastTimestampSent: try columns.optionalInt64("last_timestamp_sent")
+                lastTimestampSent: try columns.optionalInt64("last_timestamp_sent"),
+                frequentPushesEnabled: try columns.bool("frequent_pushes_enabled"),
+                priorityWindow: try columns.optionalDate("priority10_window_start").map {
+                    ActivityPriorityWindow(start: $0, sent: try columns.int("priority10_sent"))
+                }
             )
         }
     }
@@ -95,6 +100,20 @@ extension SQLiteStore {
                     WHERE app_id = ?3 AND rowid = ?4
                     """,
                     [.int(batch.timestamp), .date(at), .id(batch.appID), .int(row)]
+                )
+            }
+            for row in batch.acceptedAtImmediate {
+                // One more in the activity's window, or a new one; see the PostgreSQL store.
+                _ = try await connection.query(
+                    """
+                    UPDATE activities
+                    SET priority10_window_start = CASE
+                            WHEN priority10_window_start IS NULL OR priority10_window_start <= ?1 THEN ?2 ELSE priority10_window_start END,
+                        priority10_sent = CASE
+                            WHEN priority10_window_start IS NULL OR priority10_window_start <= ?1 THEN 1 ELSE priority10_sent + 1 END
+                    WHERE app_id = ?3 AND rowid = ?4
+                    """,
+                    [.date(batch.priorityWindowsEndedAt), .date(at), .id(batch.appID), .int(row)]
                 )
             }
             for row in batch.ended {

@@ -138,7 +138,7 @@ enum RowMapping {
 
     static let activityColumns = """
         id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id, state, last_timestamp_sent, \
-        created_at, updated_at
+        frequent_pushes_enabled, created_at, updated_at
         """
 
     static func activity(_ row: some ColumnReader, updateTokens: [UpdateTokenRecord]) throws -> Activity {
@@ -153,6 +153,7 @@ enum RowMapping {
             updateTokens: updateTokens,
             state: try row.parse("state", as: ActivityState.self),
             lastTimestampSent: try row.optionalInt64("last_timestamp_sent"),
+            frequentPushesEnabled: try row.bool("frequent_pushes_enabled"),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")
         )
@@ -174,7 +175,7 @@ enum RowMapping {
         return [
             "id", "app_id", "kind", "parent_id", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
             "progress_attempted", "progress_succeeded", "progress_failed", "progress_total", "progress_retired",
-            "checkpoint", "last_error", "created_at", "updated_at",
+            "progress_downgraded", "checkpoint", "last_error", "created_at", "updated_at",
         ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ")
     }
 
@@ -196,7 +197,8 @@ enum RowMapping {
                 succeeded: try row.int64("progress_succeeded"),
                 failed: try row.int64("progress_failed"),
                 total: try row.optionalInt64("progress_total"),
-                retired: try row.int64("progress_retired")
+                retired: try row.int64("progress_retired"),
+                downgraded: try row.int64("progress_downgraded")
             ),
             checkpoint: try row.optionalString("checkpoint"),
             lastError: try row.optionalString("last_error"),
