@@ -6,6 +6,7 @@ import MarqueeEmulator
 import MarqueeEngine
 import MarqueeServer
 import MarqueeStorage
+import PostgresNIO
 
 /// A running `marquee serve` for a test: the real service on a free port of 127.0.0.1, on a fresh
 /// store of the chosen backend, with the APNs emulator in-process, reached over real HTTP.
@@ -120,7 +121,7 @@ public struct TestServer: Sendable {
                     ) { started in
                         startedContinuation.yield(started)
                     }
-                } catch where !Task.isCancelled {
+                } catch let error as PSQLError where !Task.isCancelled {
                     // PostgresNIO's errors describe themselves generically on purpose; a
                     // failing test needs the whole story.
                     throw TestSetupError("the server stopped with an error: \(String(reflecting: error))")
