@@ -16,12 +16,12 @@ struct FanOutContractTests {
             }
             _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, registrations, at: fixture.now)
             let everyone = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
-            #expect(try await fixture.store.audienceCount(everyone) == 10)
+            #expect(try await fixture.store.audienceExtent(everyone).count == 10)
 
             var tagged = everyone
             tagged.anyTags = ["arsenal", "chelsea"]
             #expect(try await fixture.store.audiencePage(tagged, after: 0, limit: 100).map(\.deviceID) == (0..<5).map { "device-\($0)" })
-            #expect(try await fixture.store.audienceCount(tagged) == 5)
+            #expect(try await fixture.store.audienceExtent(tagged).count == 5)
 
             var users = everyone
             users.userIDs = ["user-2", "user-4", "nobody"]
@@ -30,7 +30,7 @@ struct FanOutContractTests {
             var tokens = everyone
             tokens.tokens = [String(format: "%064x", 7)]
             #expect(try await fixture.store.audiencePage(tokens, after: 0, limit: 100).map(\.deviceID) == ["device-7"])
-            #expect(try await fixture.store.audienceCount(tokens) == 1)
+            #expect(try await fixture.store.audienceExtent(tokens).count == 1)
         }
     }
 

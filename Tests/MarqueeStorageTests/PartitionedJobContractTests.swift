@@ -80,22 +80,41 @@ struct PartitionedJobContractTests {
         }
     }
 
-    @Test("an audience's partitions are disjoint and together the whole", arguments: Backend.allCases)
+    @Test("an audience's partitions are disjoint ranges of row IDs and together the whole", arguments: Backend.allCases)
     func audiencePartitions(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
             _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, (0..<23).map { TokenContractTests.registration($0) }, at: fixture.now)
             let everyone = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
+            let extent = try await fixture.store.audienceExtent(everyone)
+            #expect(extent.count == 23)
+            let rowIDs = try #require(extent.rowIDs)
             var seen: [Int64] = []
-            for index in 0..<4 {
+            for partition in AudiencePartition.split(rowIDs: rowIDs, into: 4) {
                 var part = everyone
-                part.partition = AudiencePartition(index: index, count: 4)
+                part.partition = partition
                 let rows = try await fixture.store.audiencePage(part, after: 0, limit: 100).map(\.rowID)
-                #expect(rows.allSatisfy { $0 % 4 == Int64(index) })
-                #expect(try await fixture.store.audienceCount(part) == Int64(rows.count))
+                #expect(rows.allSatisfy(partition.contains))
+                #expect((5...6).contains(rows.count))
+                #expect(try await fixture.store.audienceExtent(part).count == Int64(rows.count))
                 seen += rows
             }
-            #expect(seen.sorted() == (try await fixture.store.audiencePage(everyone, after: 0, limit: 100).map(\.rowID)))
+            #expect(seen == (try await fixture.store.audiencePage(everyone, after: 0, limit: 100).map(\.rowID)))
+
+            // A token registered after the split belongs to the last part, open above.
+            _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, [TokenContractTests.registration(23)], at: fixture.now)
+            var last = everyone
+            last.partition = AudiencePartition.split(rowIDs: rowIDs, into: 4).last
+            #expect(try await fixture.store.audienceExtent(last).count == 7)
+        }
+    }
+
+    @Test("an empty audience has no row IDs", arguments: Backend.allCases)
+    func emptyAudience(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let nobody = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
+            #expect(try await fixture.store.audienceExtent(nobody) == AudienceExtent(count: 0, rowIDs: nil))
         }
     }
 }

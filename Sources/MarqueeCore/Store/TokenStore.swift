@@ -18,7 +18,7 @@ public struct AudienceQuery: Sendable, Hashable {
     /// Leaves out tokens that already have a final outcome (anything but `failed`) in this job: a
     /// resumed fan-out sends again only what was in flight or waiting for a retry.
     public var excludingFinalOutcomesOf: JobID?
-    /// Only the tokens of this partition (token row modulo the partition count).
+    /// Only the tokens of this part of the audience.
     public var partition: AudiencePartition?
 
     public init(
@@ -76,8 +76,9 @@ public protocol TokenStore: Sendable {
     /// keyset pagination, so memory and query cost do not depend on the audience's size.
     func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken]
 
-    /// How many tokens `audiencePage` would yield from the start.
-    func audienceCount(_ query: AudienceQuery) async throws -> Int64
+    /// How many tokens `audiencePage` would yield from the start, and the row IDs of the first and
+    /// the last, in one read: what a fan-out is counted and split by.
+    func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent
 }
 
 extension TokenStore {
@@ -119,15 +120,52 @@ public struct AudiencePages: AsyncSequence, Sendable {
     }
 }
 
-/// One of `count` disjoint parts of an audience: the tokens whose row number modulo `count` is
-/// `index`. Rows are assigned in registration order, so the parts are near equal in size.
-public struct AudiencePartition: Sendable, Hashable, Codable {
-    public var index: Int
-    public var count: Int
+/// One of the disjoint parts of an audience a start fan-out is split into: the tokens whose row
+/// ID lies after `afterRowID` and up to `throughRowID` (either end open when `nil`). Ranges of
+/// row IDs, not a modulo: a part's page is then a plain range scan of the audience index, where
+/// `id % count = index` made every part walk (and skip) the whole audience.
+public struct AudiencePartition: Sendable, Hashable {
+    /// Rows after this one; `nil` from the first.
+    public var afterRowID: Int64?
+    /// Rows up to and including this one; `nil` to the last, so that the last part also reaches
+    /// tokens registered after the split.
+    public var throughRowID: Int64?
 
-    public init(index: Int, count: Int) {
-        precondition(count > 0 && (0..<count).contains(index), "partition \(index) of \(count)")
-        self.index = index
+    public init(afterRowID: Int64?, throughRowID: Int64?) {
+        self.afterRowID = afterRowID
+        self.throughRowID = throughRowID
+    }
+
+    /// Whether `rowID` belongs to this part.
+    public func contains(_ rowID: Int64) -> Bool {
+        (afterRowID.map { rowID > $0 } ?? true) && (throughRowID.map { rowID <= $0 } ?? true)
+    }
+
+    /// `count` consecutive parts that together cover every row ID: the audience's `rowIDs` (its
+    /// first and last row when it was counted) cut into ranges of near-equal width, the first
+    /// open below and the last open above. Row IDs are handed out in registration order, so equal
+    /// widths hold near-equal numbers of tokens.
+    public static func split(rowIDs: ClosedRange<Int64>, into count: Int) -> [AudiencePartition] {
+        let count = Int64(max(1, min(Int64(count), rowIDs.upperBound - rowIDs.lowerBound + 1)))
+        let width = rowIDs.upperBound - rowIDs.lowerBound + 1
+        // The last row of part `index`; parts differ in width by at most one row. (Written so
+        // that no product can overflow, whatever the row IDs.)
+        func last(_ index: Int64) -> Int64 {
+            rowIDs.lowerBound - 1 + width / count * (index + 1) + width % count * (index + 1) / count
+        }
+        return (0..<count).map { index in
+            AudiencePartition(afterRowID: index == 0 ? nil : last(index - 1), throughRowID: index == count - 1 ? nil : last(index))
+        }
+    }
+}
+
+/// How many tokens an audience has and the row IDs of its first and last (`nil` when empty).
+public struct AudienceExtent: Sendable, Hashable {
+    public var count: Int64
+    public var rowIDs: ClosedRange<Int64>?
+
+    public init(count: Int64, rowIDs: ClosedRange<Int64>?) {
         self.count = count
+        self.rowIDs = rowIDs
     }
 }

@@ -39,7 +39,10 @@ struct StartJobArguments: Sendable, Hashable {
         if let channelID { object["channelID"] = .string(channelID.description) }
         object["timestamp"] = .integer(timestamp)
         if let partition {
-            object["partition"] = ["index": .integer(Int64(partition.index)), "count": .integer(Int64(partition.count))]
+            var range = JSONObject()
+            if let after = partition.afterRowID { range["afterRowID"] = .integer(after) }
+            if let through = partition.throughRowID { range["throughRowID"] = .integer(through) }
+            object["partition"] = .object(range)
         }
         return .object(object)
     }
@@ -95,11 +98,17 @@ struct StartJobArguments: Sendable, Hashable {
         else { throw Unreadable(description: "start job arguments are malformed") }
         let audience = value["audience"]
         var partition: AudiencePartition?
-        if let part = value["partition"] {
-            guard case .integer(let index)? = part["index"], case .integer(let count)? = part["count"], count > 0,
-                (0..<count).contains(index)
-            else { throw Unreadable(description: "start job arguments have a malformed partition") }
-            partition = AudiencePartition(index: Int(index), count: Int(count))
+        if case .object(let part)? = value["partition"] {
+            func bound(_ key: String) throws -> Int64? {
+                switch part[key] {
+                case nil, .null?: return nil
+                case .integer(let rowID)?: return rowID
+                default: throw Unreadable(description: "start job arguments have a malformed partition")
+                }
+            }
+            partition = AudiencePartition(afterRowID: try bound("afterRowID"), throughRowID: try bound("throughRowID"))
+        } else if value["partition"] != nil {
+            throw Unreadable(description: "start job arguments have a malformed partition")
         }
         self.init(
             eventID: eventID,

@@ -40,7 +40,8 @@ public struct StartService: Sendable {
             timestamp: try await startTimestamp(app: app, event: event, environment: request.environment, channel: active)
         )
         try Self.checkSize(arguments)
-        let total = try await store.audienceCount(arguments.audienceQuery(appID: app.id, jobID: jobID))
+        let extent = try await store.audienceExtent(arguments.audienceQuery(appID: app.id, jobID: jobID))
+        let total = extent.count
         let job = Job(
             id: jobID,
             appID: app.id,
@@ -50,10 +51,10 @@ public struct StartService: Sendable {
             progress: JobProgress(total: total),
             createdAt: now
         )
-        let count = Self.partitionCount(audience: total, pageSize: pageSize, limit: partitions)
-        let parts = (0..<count).map { index in
+        let partitions = Self.partitions(of: extent, pageSize: pageSize, limit: partitions)
+        let parts = partitions.map { partition in
             var part = arguments
-            part.partition = AudiencePartition(index: index, count: count)
+            part.partition = partition
             return Job(appID: app.id, kind: .startFanOutPartition, parentID: jobID, arguments: part.jsonValue, dueAt: now, createdAt: now)
         }
         do {
@@ -67,7 +68,7 @@ public struct StartService: Sendable {
         wakeup.signal()
         logger.debug(
             "start job enqueued",
-            metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(count)"]
+            metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(parts.count)"]
         )
         return try await view(app: app, job: job)
     }
@@ -175,10 +176,13 @@ public struct StartService: Sendable {
         return try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: clock.unixSeconds)
     }
 
-    /// Enough parts for replicas to share the work, none smaller than a page.
-    static func partitionCount(audience: Int64, pageSize: Int, limit: Int) -> Int {
-        let pages = (audience + Int64(pageSize) - 1) / Int64(max(1, pageSize))
-        return Int(max(1, min(Int64(limit), pages)))
+    /// Enough parts for replicas to share the work, none smaller than a page: ranges of the
+    /// audience's row IDs. An empty audience still gets one part, which finds nothing (and reaches
+    /// any token registered meanwhile, as every last part does).
+    static func partitions(of audience: AudienceExtent, pageSize: Int, limit: Int) -> [AudiencePartition] {
+        guard let rowIDs = audience.rowIDs else { return [AudiencePartition(afterRowID: nil, throughRowID: nil)] }
+        let pages = (audience.count + Int64(pageSize) - 1) / Int64(max(1, pageSize))
+        return AudiencePartition.split(rowIDs: rowIDs, into: Int(max(1, min(Int64(limit), pages))))
     }
 
     /// The kinds of job the jobs API lists: starts and the activity updates of broadcasts. A

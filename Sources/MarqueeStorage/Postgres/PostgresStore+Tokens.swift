@@ -126,13 +126,15 @@ extension PostgresStore {
         ).mapped(RowMapping.token)
     }
 
-    public func audienceCount(_ query: AudienceQuery) async throws -> Int64 {
+    public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
         let result = try await client.query(
-            Self.audience(query, select: "SELECT count(*) FROM push_to_start_tokens t", after: 0, tail: ""),
+            Self.audience(query, select: "SELECT count(*), min(t.id), max(t.id) FROM push_to_start_tokens t", after: 0, tail: ""),
             logger: logger
         )
-        for try await count in result.decode(Int64.self) { return count }
-        return 0
+        for try await (count, first, last) in result.decode((Int64, Int64?, Int64?).self) {
+            return AudienceExtent(count: count, rowIDs: first.flatMap { first in last.map { first...$0 } })
+        }
+        return AudienceExtent(count: 0, rowIDs: nil)
     }
 
     /// The audience's rows after `cursor`. Optional filters are written as `param IS NULL OR ...`
@@ -152,7 +154,8 @@ extension PostgresStore {
           AND (\(query.excludingFinalOutcomesOf?.uuid)::uuid IS NULL OR NOT EXISTS (
                 SELECT 1 FROM deliveries d
                 WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> 'failed'))
-          AND (\(query.partition == nil) OR t.id % \(Int64(query.partition?.count ?? 1)) = \(Int64(query.partition?.index ?? 0)))
+          AND (\(query.partition?.afterRowID)::bigint IS NULL OR t.id > \(query.partition?.afterRowID))
+          AND (\(query.partition?.throughRowID)::bigint IS NULL OR t.id <= \(query.partition?.throughRowID))
         \(unescaped: tail)
         """
     }

@@ -128,10 +128,17 @@ extension SQLiteStore {
         ).mapped(RowMapping.token)
     }
 
-    public func audienceCount(_ query: AudienceQuery) async throws -> Int64 {
+    public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
         let (filter, binds) = Self.audienceFilter(query, after: 0)
-        let rows = try await self.query("SELECT count(*) AS count FROM push_to_start_tokens t WHERE \(filter)", binds)
-        return try rows.first.map { try SQLiteColumns($0, entity: "push-to-start token").int64("count") } ?? 0
+        let rows = try await self.query(
+            "SELECT count(*) AS count, min(t.id) AS first, max(t.id) AS last FROM push_to_start_tokens t WHERE \(filter)",
+            binds
+        )
+        guard let row = rows.first else { return AudienceExtent(count: 0, rowIDs: nil) }
+        let columns = SQLiteColumns(row, entity: "push-to-start token")
+        let first = try columns.optionalInt64("first")
+        let last = try columns.optionalInt64("last")
+        return AudienceExtent(count: try columns.int64("count"), rowIDs: first.flatMap { first in last.map { first...$0 } })
     }
 
     /// The audience's conditions on `t`, with binds ?1 to ?12.
@@ -150,15 +157,16 @@ extension SQLiteStore {
               AND (?9 IS NULL OR t.token IN (SELECT value FROM json_each(?9)))
               AND (?10 IS NULL OR NOT EXISTS (
                     SELECT 1 FROM deliveries d WHERE d.job_id = ?10 AND d.token_id = t.id AND d.outcome <> 'failed'))
-              AND (?11 IS NULL OR t.id % ?11 = ?12)
+              AND (?11 IS NULL OR t.id > ?11)
+              AND (?12 IS NULL OR t.id <= ?12)
             """
         return (
             filter,
             [
                 .id(query.appID), .text(query.environment.rawValue), .text(query.attributesType), .int(cursor),
                 .text(query.tag), .id(query.excludingStartsOf), list(query.anyTags), list(query.userIDs),
-                list(query.tokens), .id(query.excludingFinalOutcomesOf), .int(query.partition?.count),
-                .int(query.partition?.index ?? 0),
+                list(query.tokens), .id(query.excludingFinalOutcomesOf), .int(query.partition?.afterRowID),
+                .int(query.partition?.throughRowID),
             ]
         )
     }
