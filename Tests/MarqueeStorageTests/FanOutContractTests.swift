@@ -70,6 +70,31 @@ struct FanOutContractTests {
         }
     }
 
+    @Test("the activities accepted input-push-token starts began are written with the batch, with their token's frequent-pushes flag", arguments: Backend.allCases)
+    func startingActivities(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await DeliveryContractTests.scene(fixture, count: 3)
+            var batch = DeliveryContractTests.batch(scene, scene.tokens[0..<1], at: fixture.now)
+            batch.startingActivities = StartingActivities(environment: .sandbox, lastTimestampSent: 1_700_000_000, pushToStartTokenRowIDs: [scene.tokens[0].rowID])
+            try await fixture.store.commitDeliveryBatch(batch, at: fixture.now)
+            batch = DeliveryContractTests.batch(scene, scene.tokens[1..<2], at: fixture.now)
+            batch.startingActivities = StartingActivities(environment: .sandbox, lastTimestampSent: 1_700_000_000, pushToStartTokenRowIDs: [scene.tokens[1].rowID])
+            try await fixture.store.commitDeliveryBatch(batch, at: fixture.now)
+
+            for (index, token) in scene.tokens.enumerated() {
+                let activity = try await fixture.store.startingActivity(appID: scene.app.id, eventID: scene.event.id, environment: .sandbox, pushToStartToken: token.token)
+                if index == 2 {
+                    #expect(activity == nil)
+                    continue
+                }
+                #expect(activity?.state == .starting)
+                #expect(activity?.lastTimestampSent == 1_700_000_000)
+                #expect(activity?.pushToStartTokenRowID == token.rowID)
+                #expect(activity?.frequentPushesEnabled == token.frequentPushesEnabled)
+            }
+        }
+    }
+
     @Test("a batch counts the tokens its 410s retired, and the job keeps its audience size", arguments: Backend.allCases)
     func retiredCount(backend: Backend) async throws {
         try await withStore(backend) { fixture in

@@ -52,8 +52,8 @@ public struct Delivery: Sendable, Hashable {
 }
 
 /// What a fan-out worker commits after a window of sends, all or nothing: the outcomes, the start
-/// ledger entries for accepted starts, 410 retirements, the progress and the checkpoint. The
-/// commit is refused if the worker no longer holds the job's lease.
+/// ledger entries for accepted starts, the activities those starts began, 410 retirements, the
+/// progress and the checkpoint. The commit is refused if the worker no longer holds the job's lease.
 public struct DeliveryBatch: Sendable, Hashable {
     public var appID: AppID
     public var jobID: JobID
@@ -61,6 +61,9 @@ public struct DeliveryBatch: Sendable, Hashable {
     public var deliveries: [Delivery]
     /// The event whose start ledger records accepted starts; `nil` for non-start jobs.
     public var startedEventID: EventID?
+    /// Activities that accepted starts sent with `input-push-token` began, recorded as
+    /// `starting` (in `startedEventID`) so that the update token the app reports is kept for them.
+    public var startingActivities: StartingActivities?
     /// 410 verdicts by token row.
     public var invalidations: [Int64: TokenInvalidation]
     public var progress: JobProgress
@@ -72,6 +75,7 @@ public struct DeliveryBatch: Sendable, Hashable {
         leaseOwner: String,
         deliveries: [Delivery],
         startedEventID: EventID? = nil,
+        startingActivities: StartingActivities? = nil,
         invalidations: [Int64: TokenInvalidation] = [:],
         progress: JobProgress,
         checkpoint: String?
@@ -81,9 +85,25 @@ public struct DeliveryBatch: Sendable, Hashable {
         self.leaseOwner = leaseOwner
         self.deliveries = deliveries
         self.startedEventID = startedEventID
+        self.startingActivities = startingActivities
         self.invalidations = invalidations
         self.progress = progress
         self.checkpoint = checkpoint
+    }
+}
+
+/// The activities a batch of accepted `input-push-token` starts began: one per push-to-start token,
+/// each taking the token's frequent-pushes flag until the app reports its own.
+public struct StartingActivities: Sendable, Hashable {
+    public var environment: APNSEnvironment
+    /// The start's `aps.timestamp`: the activity's newest so far.
+    public var lastTimestampSent: Int64
+    public var pushToStartTokenRowIDs: [Int64]
+
+    public init(environment: APNSEnvironment, lastTimestampSent: Int64, pushToStartTokenRowIDs: [Int64]) {
+        self.environment = environment
+        self.lastTimestampSent = lastTimestampSent
+        self.pushToStartTokenRowIDs = pushToStartTokenRowIDs
     }
 }
 

@@ -65,7 +65,6 @@ struct StartFanOutWork: FanOutWork {
     }
 
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
-        let now = clock.now
         try await store.commitDeliveryBatch(
             DeliveryBatch(
                 appID: job.appID,
@@ -73,32 +72,19 @@ struct StartFanOutWork: FanOutWork {
                 leaseOwner: owner,
                 deliveries: batch.deliveries,
                 startedEventID: arguments.eventID,
+                startingActivities: batch.startedWithUpdateToken.isEmpty
+                    ? nil
+                    : StartingActivities(
+                        environment: arguments.environment,
+                        lastTimestampSent: arguments.timestamp,
+                        pushToStartTokenRowIDs: batch.startedWithUpdateToken
+                    ),
                 invalidations: batch.invalidations,
                 progress: batch.progress,
                 checkpoint: batch.checkpoint.map { String($0) }
             ),
-            at: now
+            at: clock.now
         )
-        // Activities started with `input-push-token`: recorded as starting, so that the update
-        // token the app reports is kept for them. A crash between the commit and these writes
-        // loses the record, not the start; the app's report creates it then.
-        for rowID in batch.startedWithUpdateToken {
-            do {
-                try await store.recordActivity(
-                    Activity(
-                        appID: job.appID,
-                        eventID: arguments.eventID,
-                        environment: arguments.environment,
-                        pushToStartTokenRowID: rowID,
-                        state: .starting,
-                        lastTimestampSent: arguments.timestamp,
-                        createdAt: now
-                    )
-                )
-            } catch {
-                logger.debug("recording a starting activity failed", metadata: ["error": "\(String(reflecting: error))"])
-            }
-        }
     }
 }
 

@@ -243,32 +243,10 @@ extension Components.Schemas.BroadcastResult {
 }
 
 extension Components.Schemas.BroadcastChannelResult {
+    /// The same fields a scheduled broadcast's outcome keeps (one mapping for both answers), and
+    /// the job that carries the broadcast to activities on update tokens.
     init(_ result: EnvironmentBroadcast) {
-        self.init(environment: .init(result.environment), status: .skipped)
-        channelID = result.channel?.apnsChannelID
-        apnsRequestID = result.requestID?.uuidString.lowercased()
-        timestamp = result.timestamp
-        apnsExpiration = result.expiration
-        priority = result.decision?.priority.rawValue
-        requestedPriority = result.decision?.requested.rawValue
-        downgraded = result.decision?.downgraded
-        reason = result.decision?.downgradeReason
-        latencyMicroseconds = result.latency?.wholeMicroseconds
-        switch result.outcome {
-        case .accepted(let requestID, let uniqueID):
-            status = .accepted
-            apnsRequestID = requestID
-            apnsUniqueID = uniqueID
-        case .failed(let httpStatus, let apnsReason, let detail, let channelDeleted):
-            status = .failed
-            self.httpStatus = httpStatus
-            self.apnsReason = apnsReason?.reasonString
-            self.channelDeleted = channelDeleted
-            reason = detail
-        case .noActiveChannel(let detail):
-            status = .skipped
-            reason = detail
-        }
+        self.init(ScheduledBroadcastResult(result))
         activityUpdates = result.activityUpdates.map { queued in
             let id = PublicID.job(queued.jobID)
             return .init(jobID: id, total: queued.total, href: "/v1/jobs/\(id)")

@@ -57,6 +57,23 @@ extension PostgresStore {
                 }
             }
 
+            if let eventID = batch.startedEventID, let starting = batch.startingActivities, !starting.pushToStartTokenRowIDs.isEmpty {
+                let rowIDs = starting.pushToStartTokenRowIDs
+                try await connection.query(
+                    """
+                    INSERT INTO activities (id, app_id, event_id, environment, push_to_start_token_id, state,
+                                            last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
+                    SELECT u.id, e.app_id, e.id, \(starting.environment.rawValue), t.id, \(ActivityState.starting.rawValue),
+                           \(starting.lastTimestampSent), t.frequent_pushes_enabled, \(at), \(at)
+                    FROM events e,
+                         UNNEST(\(rowIDs.map { _ in UUID() })::uuid[], \(rowIDs)::bigint[]) AS u(id, token_id)
+                         JOIN push_to_start_tokens t ON t.id = u.token_id AND t.app_id = \(batch.appID.uuid)
+                    WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
+                    """,
+                    logger: logger
+                )
+            }
+
             var retired: Int64 = 0
             for (rowID, invalidation) in batch.invalidations.sorted(by: { $0.key < $1.key }) {
                 let rows = try await connection.query(

@@ -38,6 +38,24 @@ extension SQLiteStore {
                 }
             }
 
+            if let eventID = batch.startedEventID, let starting = batch.startingActivities {
+                for rowID in starting.pushToStartTokenRowIDs {
+                    _ = try await connection.query(
+                        """
+                        INSERT INTO activities (id, app_id, event_id, environment, push_to_start_token_id, state,
+                                                last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
+                        SELECT ?, e.app_id, e.id, ?, t.id, ?, ?, t.frequent_pushes_enabled, ?, ?
+                        FROM events e JOIN push_to_start_tokens t ON t.app_id = e.app_id AND t.id = ?
+                        WHERE e.app_id = ? AND e.id = ?
+                        """,
+                        [
+                            .id(ActivityRecordID()), .text(starting.environment.rawValue), .text(ActivityState.starting.rawValue),
+                            .int(starting.lastTimestampSent), .date(at), .date(at), .int(rowID), .id(batch.appID), .id(eventID),
+                        ]
+                    )
+                }
+            }
+
             var retired: Int64 = 0
             for (rowID, invalidation) in batch.invalidations.sorted(by: { $0.key < $1.key }) {
                 if try await Self.invalidate(on: connection, appID: batch.appID, rowID: rowID, invalidation) { retired += 1 }
