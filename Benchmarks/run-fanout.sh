@@ -14,21 +14,10 @@
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
-SHARED=${MARQUEE_SHARED_BENCH:-$(cd "$ROOT/.." && pwd)/shared/bench}
-[ -d "$SHARED" ] || { echo "$0: no ../shared/bench beside the repository; set MARQUEE_SHARED_BENCH" >&2; exit 2; }
 TOKENS=${1:-1000000}; RUNS=${2:-3}; SMALL=${3:-100000}
 (cd "$ROOT" && swift build -c release --product marquee >&2)
 BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/marquee"
 
-# The nginx sink: reuse one that is already up (its files in the default place), else a private one.
-SINK_DIR=${APNS_SINK_DIR:-/tmp/apns-sink}
-STARTED=""
-if ! curl -s -o /dev/null --http2-prior-knowledge http://127.0.0.1:8080/ 2>/dev/null; then
-  SINK_DIR=$(mktemp -d)/sink
-  APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" start >/dev/null
-  STARTED=1
-fi
-cleanup() { [ -n "$STARTED" ] && APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" stop >/dev/null 2>&1 || true; }
-trap cleanup EXIT
+source "$HERE/lib.sh"
 export BIN ROOT HERE SHARED SINK_DIR TOKENS RUNS SMALL
 "$ROOT/scripts/with-postgres" bash "$HERE/fanout/inner.sh"

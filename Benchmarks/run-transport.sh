@@ -11,21 +11,9 @@
 # load. Builds the sender in release mode.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
-SHARED=${MARQUEE_SHARED_BENCH:-$(cd "$HERE/../.." && pwd)/shared/bench}
-[ -d "$SHARED" ] || { echo "$0: no ../shared/bench beside the repository; set MARQUEE_SHARED_BENCH" >&2; exit 2; }
 N=${1:-200000}; M=${2:-100}; RUNS=${3:-3}; CONNECTIONS=${4:-1}; SOURCE=${5:-sequence}; PAGE_SIZE=${PAGE_SIZE:-1000}
 
-# The nginx sink: reuse one that is already up (its files in the default place), else start a private
-# one and stop it afterwards.
-SINK_DIR=${APNS_SINK_DIR:-/tmp/apns-sink}
-STARTED=""
-if ! curl -s -o /dev/null --http2-prior-knowledge http://127.0.0.1:8080/ 2>/dev/null; then
-  SINK_DIR=$(mktemp -d)/sink
-  APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" start >/dev/null
-  STARTED=1
-fi
-cleanup() { [ -n "$STARTED" ] && APNS_SINK_DIR="$SINK_DIR" "$SHARED/apns-sink.sh" stop >/dev/null 2>&1 || true; }
-trap cleanup EXIT
+source "$HERE/lib.sh"
 
 (cd "$HERE" && swift build -c release --product MarqueeTransportBenchmark >/dev/null)
 BIN="$HERE/.build/release/MarqueeTransportBenchmark"

@@ -11,6 +11,14 @@ H=(-H "Content-Type: application/json")
 b64url() { openssl base64 -e -A | tr -- '+/' '-_' | tr -d =; }
 echo '{"event":"update","contentState":{"homeTeamScore":1,"awayTeamScore":0,"period":"1st half","clock":"23:00","status":"live"}}' > "$WORK/marquee-body.json"
 
+# Committed transactions in the benchmark's database (each statement outside a transaction is one):
+# how many round trips to PostgreSQL a broadcast costs, at least.
+commits() {
+  [ "$backend" = postgres ] || { echo 0; return; }
+  PGPASSWORD="$POSTGRES_PASSWORD" psql -h "$POSTGRES_HOST" -p "$POSTGRES_PORT" -U "$POSTGRES_USER" -d "$POSTGRES_DATABASE" -Atc \
+    "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
+}
+
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores; $BROADCASTS broadcasts per run, one connection, one at a time"
 port=18490
 for backend in $BACKENDS; do
@@ -44,17 +52,21 @@ for backend in $BACKENDS; do
          -H "apns-priority: 5" -H "apns-expiration: $((now + 3600))" -H "content-type: application/json")
     MQ=(-H "Authorization: Bearer $PUB" -H "Content-Type: application/json")
     # Warm-up (connections, caches), then the measured runs: the reference first, then Marquee.
-    h2load -n 200 -c 1 -m 1 -t 1 --h1 -d "$D/marquee-body.json" "${MQ[@]}" $BASE/v1/events/$key/broadcasts >/dev/null
+    h2load -n 200 -c 1 -m 1 -t 1 --h1 -d "$WORK/marquee-body.json" "${MQ[@]}" $BASE/v1/events/$key/broadcasts >/dev/null
     h2load -n 200 -c 1 -m 1 -t 1 -d "$D/apns-body.json" "${REF[@]}" $PUSH_URL/4/broadcasts/apps/com.example.bench >/dev/null
     l0=$(cut -d' ' -f1 /proc/loadavg)
+    rm -f "$D/ref.log" "$D/mq.log"  # h2load appends to a log file
     h2load -n "$BROADCASTS" -c 1 -m 1 -t 1 -d "$D/apns-body.json" "${REF[@]}" --log-file="$D/ref.log" \
       $PUSH_URL/4/broadcasts/apps/com.example.bench > "$D/ref.out"
-    h2load -n "$BROADCASTS" -c 1 -m 1 -t 1 --h1 -d "$D/marquee-body.json" "${MQ[@]}" --log-file="$D/mq.log" \
+    commits_before=$(commits)
+    h2load -n "$BROADCASTS" -c 1 -m 1 -t 1 --h1 -d "$WORK/marquee-body.json" "${MQ[@]}" --log-file="$D/mq.log" \
       $BASE/v1/events/$key/broadcasts > "$D/mq.out"
+    commits_after=$(commits)
     echo "$backend run $run (load $l0 → $(cut -d' ' -f1 /proc/loadavg)):"
     echo "  emulator direct:   $(python3 "$PCT" "$D/ref.log")  $(sed -n 's/^finished in \([^,]*\), \([0-9.]*\) req\/s.*/\2 req\/s/p' "$D/ref.out")"
     echo "  marquee broadcast: $(python3 "$PCT" "$D/mq.log")  $(sed -n 's/^finished in \([^,]*\), \([0-9.]*\) req\/s.*/\2 req\/s/p' "$D/mq.out")"
-    [ "$run" = 1 ] && curl -sf -XPOST $BASE/v1/events/$key/broadcasts "${MQ[@]}" -d @"$D/marquee-body.json" | jq -c '.results[0] | {status, priority, downgraded}'
+    [ "$backend" = postgres ] && echo "  PostgreSQL transactions per broadcast: $(awk -v a="$commits_before" -v b="$commits_after" -v n="$BROADCASTS" 'BEGIN { printf "%.1f", (b - a) / n }')"
+    [ "$run" = 1 ] && curl -sf -XPOST $BASE/v1/events/$key/broadcasts "${MQ[@]}" -d @"$WORK/marquee-body.json" | jq -c '.results[0] | {status, priority, downgraded}'
   done
   kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""
 done
