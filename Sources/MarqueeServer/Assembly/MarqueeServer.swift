@@ -64,7 +64,12 @@ public enum MarqueeServer {
             // commits the sends it had in flight.
             let pool = Task { await client.run() }
             defer { pool.cancel() }
-            let opened = try await OpenedStore.postgres(client: client, target: target, storeConfiguration: storeConfiguration)
+            let opened = try await OpenedStore.postgres(
+                client: client,
+                target: target,
+                startupWait: .milliseconds(Int64(configuration.databaseStartupWaitSeconds * 1000)),
+                storeConfiguration: storeConfiguration
+            )
             try await serve(
                 opened,
                 configuration: configuration,

@@ -32,10 +32,15 @@ struct OpenedStore: Sendable {
         )
     }
 
-    static func postgres(client: PostgresClient, target: PostgresConnectionURL, storeConfiguration: StoreConfiguration) async throws -> OpenedStore {
+    static func postgres(
+        client: PostgresClient,
+        target: PostgresConnectionURL,
+        startupWait: Duration,
+        storeConfiguration: StoreConfiguration
+    ) async throws -> OpenedStore {
         let store = PostgresStore(client: client, configuration: storeConfiguration)
         do {
-            try await target.checkConnection(logger: storeConfiguration.logger)
+            try await target.waitForConnection(patience: startupWait, logger: storeConfiguration.logger)
             try await store.migrate()
         } catch let error as MigrationError {
             throw error

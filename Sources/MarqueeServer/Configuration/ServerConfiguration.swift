@@ -12,6 +12,7 @@ import SystemPackage
 /// - `http.host` (127.0.0.1), `http.port` (8080), `http.maxBodyBytes` (4 MiB), `http.maxJSONDepth` (32)
 /// - `database.url`: `postgres://…`; absent, the embedded SQLite at `sqlite.path` (./data/marquee.sqlite)
 /// - `database.maxConnections` (20): this replica's PostgreSQL pool; N replicas open N times as many
+/// - `database.startupWaitSeconds` (60): how long a start waits for an unreachable PostgreSQL
 /// - `sql.dir`: the folder with `postgres/` and `sqlite/` migrations
 /// - `secrets.masterKeys` (secret): `id:base64[,id:base64…]`, current first; seals signing keys.
 ///   Absent on SQLite, a key is generated once into `data.dir`/master.key; required on PostgreSQL.
@@ -58,6 +59,8 @@ public struct ServerConfiguration: Sendable {
     public var databaseURL: String?
     /// Connections this replica opens to PostgreSQL at most (its pool; one of them listens for jobs).
     public var databaseMaxConnections: Int
+    /// How long a start waits for PostgreSQL to become reachable before it gives up.
+    public var databaseStartupWaitSeconds: Double
     public var sqlitePath: String
     public var sqlDirectory: String?
     public var dataDirectory: String
@@ -92,6 +95,7 @@ public struct ServerConfiguration: Sendable {
         maxJSONDepth = try reader.integer("http.maxJSONDepth", default: 32, range: 2...512)
         databaseURL = reader.raw("database.url", isSecret: true)
         databaseMaxConnections = try reader.integer("database.maxConnections", default: 20, range: 2...1000)
+        databaseStartupWaitSeconds = try reader.seconds("database.startupWaitSeconds", default: 60)
         if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
             throw ConfigurationError(key: "database.url", "must be a postgres:// URL (leave it out for the embedded SQLite)")
         }

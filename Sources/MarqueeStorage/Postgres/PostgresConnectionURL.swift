@@ -87,3 +87,38 @@ public enum PostgresConnectionURLError: Error, Sendable, Hashable, CustomStringC
         }
     }
 }
+
+extension PostgresConnectionURL {
+    /// `checkConnection`, tried again while PostgreSQL is not there yet: a replica that starts
+    /// beside its database (Compose, a rolling restart) or while it is busy waits up to `patience`
+    /// with growing pauses. A refusal that waiting cannot mend (a wrong password, no such
+    /// database) fails at once.
+    public func waitForConnection(patience: Duration, logger: Logger) async throws {
+        let clock = ContinuousClock()
+        let deadline = clock.now + patience
+        var pause = Duration.milliseconds(250)
+        while true {
+            do {
+                return try await checkConnection(logger: logger)
+            } catch let error as PSQLError where Self.isTransient(error) && clock.now + pause < deadline {
+                logger.warning(
+                    "PostgreSQL is not reachable yet; trying again",
+                    metadata: ["database": "\(displayName)", "error": "\(String(reflecting: error))", "retry_in": "\(pause)"]
+                )
+                try await Task.sleep(for: pause)
+                pause = min(pause * 2, .seconds(5))
+            }
+        }
+    }
+
+    /// Whether waiting may help: the server unreachable or slow to answer, starting up, shutting
+    /// down or out of connections.
+    static func isTransient(_ error: PSQLError) -> Bool {
+        if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection {
+            return true
+        }
+        guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }
+        // 57P03 cannot_connect_now (starting up), 57P01 admin_shutdown, 53300 too_many_connections.
+        return ["57P03", "57P01", "53300"].contains(state)
+    }
+}
