@@ -199,6 +199,24 @@ struct BroadcastAPITests {
         }
     }
 
+    @Test("closing an event whose channel a broadcast has just found gone and marked deleted still closes it", arguments: TestBackend.allCases)
+    func closeRacingChannelGone(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            #expect(try await server.putEvent(app, key: "ars-che", environments: ["sandbox"]).status == 201)
+            let owner = try #require(try await server.engine.apps.apps().first { $0.bundleID == app.bundleID })
+            let event = try #require(try await server.store.event(appID: owner.id, externalKey: "ars-che"))
+            let seenByClose = try #require(try await server.store.liveChannel(appID: owner.id, eventID: event.id, environment: .sandbox))
+            // Between the close reading the channel and deleting it, a broadcast met the channel
+            // gone at APNs and marked it deleted.
+            _ = try await server.store.transitionChannel(appID: owner.id, id: seenByClose.id, to: .deleted, at: Date())
+            #expect(try await server.engine.channels.deleteChannel(app: owner, channel: seenByClose))
+
+            let closed = try await server.client.send("POST", "/v1/events/ars-che/close", key: app.publisherKey)
+            #expect(closed.status == 200, "\(closed.text)")
+        }
+    }
+
     @Test("a failure in one environment is a 207 with a result per environment", arguments: TestBackend.allCases)
     func partialFailure(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in

@@ -87,15 +87,19 @@ public struct ChannelLifecycle: Sendable {
             return true
         case .creating:
             // No APNs ID yet: abandoning the row makes its creator delete what APNs made.
-            _ = try await transition(channel, to: .deleted)
+            try await markDeleted(channel)
             return true
         case .active, .orphaned:
-            channel = try await transition(channel, to: .deleting)
+            do {
+                channel = try await transition(channel, to: .deleting)
+            } catch let error as StoreError where error.refusedBecauseDeleted {
+                return true
+            }
         case .deleting:
             break
         }
         guard let apnsChannelID = channel.apnsChannelID else {
-            _ = try await transition(channel, to: .deleted)
+            try await markDeleted(channel)
             return true
         }
         do {
@@ -115,9 +119,20 @@ public struct ChannelLifecycle: Sendable {
                 throw EngineError(apns: error, bundleID: app.bundleID)
             }
         }
-        _ = try await transition(channel, to: .deleted)
+        try await markDeleted(channel)
         await reportQuota(app: app, environment: channel.environment)
         return true
+    }
+
+    /// The end of a deletion. A broadcast that met the channel already gone at APNs (this very
+    /// deletion, racing it) may have marked it deleted first: that is the state wanted, not a
+    /// conflict (nor is it when the channel was deleted before this deletion began).
+    private func markDeleted(_ channel: BroadcastChannel) async throws {
+        do {
+            _ = try await transition(channel, to: .deleted)
+        } catch let error as StoreError where error.refusedBecauseDeleted {
+            return
+        }
     }
 
     /// The channels counted against Apple's cap in `environment` (and the gauges of it).
@@ -188,5 +203,13 @@ public struct ChannelLifecycle: Sendable {
 
     private func transition(_ channel: BroadcastChannel, to state: ChannelState) async throws -> BroadcastChannel {
         try await store.transitionChannel(appID: channel.appID, id: channel.id, to: state, at: clock.now)
+    }
+}
+
+extension StoreError {
+    /// A channel transition refused because the channel is already deleted.
+    fileprivate var refusedBecauseDeleted: Bool {
+        guard case .invalidTransition(_, _, let from, _) = self else { return false }
+        return from == ChannelState.deleted.rawValue
     }
 }
