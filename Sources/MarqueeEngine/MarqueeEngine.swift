@@ -113,7 +113,7 @@ public struct MarqueeEngine: Sendable {
         worker = JobWorker(
             store: store,
             handlers: [
-                StartFanOutHandler(store: store, clients: clients, runner: runner, logger: logger),
+                StartFanOutHandler(store: store, clients: clients, runner: runner),
                 ActivityUpdateHandler(store: store, clients: clients, runner: runner, budget: configuration.broadcasts.activityBudget),
                 ScheduleRunner(
                     store: store,

@@ -1,5 +1,4 @@
 import Foundation
-import Logging
 import MarqueeAPNS
 import MarqueeCore
 import NIOCore
@@ -10,7 +9,6 @@ struct StartFanOutHandler: JobHandler {
     let store: any MarqueeStore
     let clients: APNSClientRegistry
     let runner: FanOutRunner
-    let logger: Logger
 
     var kinds: Set<JobKind> { [.startFanOutPartition] }
 
@@ -30,8 +28,7 @@ struct StartFanOutHandler: JobHandler {
             job: job,
             arguments: arguments,
             templates: try StartTemplates(arguments: arguments, bundleID: app.bundleID),
-            clock: runner.clock,
-            logger: logger
+            clock: runner.clock
         )
         let machine = FanOutStateMachine(
             configuration: runner.configuration.fanOut,
@@ -51,7 +48,6 @@ struct StartFanOutWork: FanOutWork {
     let arguments: StartJobArguments
     let templates: StartTemplates
     let clock: any WallClock
-    let logger: Logger
 
     func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
         let query = arguments.audienceQuery(appID: job.appID, jobID: job.id)
