@@ -146,8 +146,8 @@ public struct AudiencePartition: Sendable, Hashable {
     /// open below and the last open above. Row IDs are handed out in registration order, so equal
     /// widths hold near-equal numbers of tokens.
     public static func split(rowIDs: ClosedRange<Int64>, into count: Int) -> [AudiencePartition] {
-        let count = Int64(max(1, min(Int64(count), rowIDs.upperBound - rowIDs.lowerBound + 1)))
         let width = rowIDs.upperBound - rowIDs.lowerBound + 1
+        let count = max(1, min(Int64(count), width))
         // The last row of part `index`; parts differ in width by at most one row. (Written so
         // that no product can overflow, whatever the row IDs.)
         func last(_ index: Int64) -> Int64 {
