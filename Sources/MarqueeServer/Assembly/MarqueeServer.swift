@@ -67,7 +67,7 @@ public enum MarqueeServer {
             let opened = try await OpenedStore.postgres(
                 client: client,
                 target: target,
-                startupWait: .milliseconds(Int64(configuration.databaseStartupWaitSeconds * 1000)),
+                startupWait: .seconds(configuration.databaseStartupWaitSeconds),
                 storeConfiguration: storeConfiguration
             )
             try await serve(

@@ -47,11 +47,10 @@ struct OpenedStore: Sendable {
         } catch {
             throw PostgresUnavailableError(target: target, underlying: error)
         }
-        let connection = target.configuration
         return OpenedStore(
             store: store,
             postgresClient: client,
-            description: "PostgreSQL \(connection.host ?? "?"):\(connection.port ?? 5432)/\(connection.database ?? "")",
+            description: "PostgreSQL \(target.location)",
             close: {}
         )
     }

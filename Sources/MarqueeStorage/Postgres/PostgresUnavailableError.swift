@@ -16,8 +16,13 @@ public struct PostgresUnavailableError: Error, Sendable, CustomStringConvertible
 }
 
 extension PostgresConnectionURL {
-    /// `host:port/database as user`: where the store is, for messages (no password).
+    /// `host:port/database`: where the store is, for the start-up banner.
+    public var location: String {
+        "\(host):\(port)/\(configuration.database ?? "")"
+    }
+
+    /// `host:port/database as user`: where the store is and who logs in, for messages (no password).
     public var displayName: String {
-        "\(host):\(port)/\(configuration.database ?? "") as \(configuration.username)"
+        "\(location) as \(configuration.username)"
     }
 }
