@@ -49,16 +49,13 @@ public struct ActivityPriorityBudget: Sendable, Hashable {
         window: ActivityPriorityWindow?,
         now: Date
     ) -> PriorityDecision {
-        guard requested == .immediate else { return PriorityDecision(requested: requested, priority: requested) }
         let limit = frequentPushesEnabled ? frequentLimitPerHour : limitPerHour
-        guard Self.used(window, at: now) < limit else {
-            let key = frequentPushesEnabled ? "broadcasts.frequentActivityPriorityBudgetPerHour" : "broadcasts.activityPriorityBudgetPerHour"
-            return PriorityDecision(
-                requested: requested,
-                priority: .normal,
-                downgradeReason: "the activity has used its budget of \(limit) priority-10 pushes this hour (\(key)); sent at priority 5"
-            )
-        }
-        return PriorityDecision(requested: requested, priority: .immediate)
+        let key = frequentPushesEnabled ? "broadcasts.frequentActivityPriorityBudgetPerHour" : "broadcasts.activityPriorityBudgetPerHour"
+        return .within(
+            limit: limit,
+            used: Self.used(window, at: now),
+            requested: requested,
+            downgradeReason: "the activity has used its budget of \(limit) priority-10 pushes this hour (\(key)); sent at priority 5"
+        )
     }
 }

@@ -20,16 +20,13 @@ public struct PriorityBudget: Sendable, Hashable {
     /// What is sent given what was asked for and how many priority-10 broadcasts APNs accepted on
     /// the channel within the window.
     public func decide(requested: APNSPriority, sentAtImmediateInWindow used: Int) -> PriorityDecision {
-        guard requested == .immediate else { return PriorityDecision(requested: requested, priority: requested, downgradeReason: nil) }
-        guard used < limitPerHour else {
-            return PriorityDecision(
-                requested: requested,
-                priority: .normal,
-                downgradeReason:
-                    "the channel has used its budget of \(limitPerHour) priority-10 broadcasts in the last hour (broadcasts.priorityBudgetPerHour); sent at priority 5"
-            )
-        }
-        return PriorityDecision(requested: requested, priority: .immediate, downgradeReason: nil)
+        .within(
+            limit: limitPerHour,
+            used: used,
+            requested: requested,
+            downgradeReason:
+                "the channel has used its budget of \(limitPerHour) priority-10 broadcasts in the last hour (broadcasts.priorityBudgetPerHour); sent at priority 5"
+        )
     }
 }
 
@@ -47,4 +44,11 @@ public struct PriorityDecision: Sendable, Hashable {
     }
 
     public var downgraded: Bool { downgradeReason != nil }
+
+    /// The rule every priority budget applies: what was asked for, unless it is 10 and `used` has
+    /// reached `limit`; then 5, for `downgradeReason`.
+    static func within(limit: Int, used: Int, requested: APNSPriority, downgradeReason: @autoclosure () -> String) -> PriorityDecision {
+        guard requested == .immediate, used >= limit else { return PriorityDecision(requested: requested, priority: requested) }
+        return PriorityDecision(requested: requested, priority: .normal, downgradeReason: downgradeReason())
+    }
 }
