@@ -11,16 +11,26 @@ import Testing
 struct LiveActivityLifecycleAPITests {
     static func score(_ home: Int, _ away: Int) -> [String: Any] { ["homeScore": home, "awayScore": away] }
 
-    /// Waits for every job a broadcast answer names to finish, and expects it to have succeeded.
-    static func waitForActivityUpdates(_ answer: [String: Any], server: TestServer, app: TestApp) async throws -> Int {
+    /// Waits for every job a broadcast answer names to finish, expects each to have succeeded and
+    /// all of them together to have pushed to `expected` activities; a miss names the answer and
+    /// the jobs as the API told them.
+    static func expectActivityUpdates(
+        _ answer: [String: Any],
+        _ expected: Int,
+        server: TestServer,
+        app: TestApp,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) async throws {
         var pushed = 0
+        var jobs: [[String: Any]] = []
         for result in answer["results"] as? [[String: Any]] ?? [] {
             guard let updates = result["activityUpdates"] as? [String: Any], let href = updates["href"] as? String else { continue }
             let job = try await StartFanOutAPITests.waitForJob(server, app, href)
-            #expect(job["state"] as? String == "succeeded")
+            #expect(job["state"] as? String == "succeeded", "\(job)", sourceLocation: sourceLocation)
             pushed += StartFanOutAPITests.progress(job, "accepted") ?? 0
+            jobs.append(job)
         }
-        return pushed
+        #expect(pushed == expected, "broadcast answer: \(answer); its jobs: \(jobs)", sourceLocation: sourceLocation)
     }
 
     /// Starts "match" on `count` devices with `input-push-token` and reports each activity's update
@@ -91,7 +101,7 @@ struct LiveActivityLifecycleAPITests {
                     json: ["event": "update", "contentState": Self.score(goal, 0)]
                 )
                 #expect(answer.status == 200)
-                #expect(try await Self.waitForActivityUpdates(answer.json, server: server, app: app) == onUpdateTokens.count)
+                try await Self.expectActivityUpdates(answer.json, onUpdateTokens.count, server: server, app: app)
             }
             for activity in emulator.activities(in: .sandbox) {
                 #expect(activity.contentState?["homeScore"] == .integer(20), "device \(activity.deviceID) shows \(String(describing: activity.contentState))")
@@ -105,7 +115,7 @@ struct LiveActivityLifecycleAPITests {
                 json: ["event": "end", "contentState": Self.score(20, 0)]
             )
             #expect(ended.status == 200)
-            #expect(try await Self.waitForActivityUpdates(ended.json, server: server, app: app) == onUpdateTokens.count)
+            try await Self.expectActivityUpdates(ended.json, onUpdateTokens.count, server: server, app: app)
             let activities = emulator.activities(in: .sandbox)
             #expect(activities.count == 1000)
             #expect(activities.allSatisfy { $0.phase == .ended || $0.phase == .dismissed })
@@ -138,7 +148,7 @@ struct LiveActivityLifecycleAPITests {
                     key: app.publisherKey,
                     json: ["event": "update", "contentState": Self.score(goal, 0)]
                 )
-                #expect(try await Self.waitForActivityUpdates(answer.json, server: server, app: app) == 3)
+                try await Self.expectActivityUpdates(answer.json, 3, server: server, app: app)
                 #expect(emulator.activities(in: .sandbox).allSatisfy { $0.contentState?["homeScore"] == .integer(Int64(goal)) })
             }
             // With the channel deleted, the event's own sequence carries on past the channel's.
@@ -155,7 +165,7 @@ struct LiveActivityLifecycleAPITests {
                     json: ["event": "update", "contentState": Self.score(goal, 0), "environments": ["sandbox"]]
                 )
                 #expect(answer.status == 200)
-                #expect(try await Self.waitForActivityUpdates(answer.json, server: server, app: app) == 3)
+                try await Self.expectActivityUpdates(answer.json, 3, server: server, app: app)
                 #expect(emulator.activities(in: .sandbox).allSatisfy { $0.contentState?["homeScore"] == .integer(Int64(goal)) })
             }
         }
