@@ -29,6 +29,8 @@ public actor APNSClientRegistry: Service {
     private var isShutDown = false
     /// Runs (fan-outs) using clients now: shutdown waits for them to finish their in-flight sends.
     private var holds = 0
+    /// Shutdowns waiting for `holds` to reach zero.
+    private var holdWaiters: [CheckedContinuation<Void, Never>] = []
 
     public init(
         store: any AppStore,
@@ -89,18 +91,32 @@ public actor APNSClientRegistry: Service {
 
     func release() {
         holds = max(0, holds - 1)
+        if holds == 0 { endWaitForHolds() }
     }
 
     /// Closes every client's connections, after the runs holding them finished (10 s at most).
     public func shutdown() async {
         isShutDown = true
-        let deadline = ContinuousClock.now.advanced(by: .seconds(10))
-        while holds > 0 && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
+        if holds > 0 {
+            // Not a sleep of this task's: shutdown also runs when the service is cancelled, and a
+            // cancelled sleep returns at once (it would spin here, holding the actor that
+            // `release` needs).
+            let deadline = Task {
+                try? await Task.sleep(for: .seconds(10))
+                await self.endWaitForHolds()
+            }
+            await withCheckedContinuation { holdWaiters.append($0) }
+            deadline.cancel()
         }
         let clients = entries.values.map(\.client)
         entries.removeAll()
         for client in clients { await client.shutdown() }
+    }
+
+    private func endWaitForHolds() {
+        let waiters = holdWaiters
+        holdWaiters.removeAll()
+        for waiter in waiters { waiter.resume() }
     }
 
     private func makeClient(app: App, signingKeyID: SigningKeyID, environment: APNSEnvironment) async throws -> APNSClient {
