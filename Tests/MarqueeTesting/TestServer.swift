@@ -7,6 +7,8 @@ import MarqueeEngine
 import MarqueeServer
 import MarqueeStorage
 import PostgresNIO
+import Synchronization
+import Testing
 
 /// A running `marquee serve` for a test: the real service on a free port of 127.0.0.1, on a fresh
 /// store of the chosen backend, with the APNs emulator in-process, reached over real HTTP.
@@ -98,7 +100,8 @@ public struct TestServer: Sendable {
 
     /// Runs the server and `body` side by side: a server that dies under the test fails it at
     /// once with its reason, instead of leaving the test to poll a closed port until its patience
-    /// runs out.
+    /// runs out. Afterwards the server is cancelled; one that has not stopped within
+    /// `stopPatience` fails the test with its last log lines instead of hanging the suite.
     private static func serve<Result: Sendable>(
         _ configuration: ServerConfiguration,
         backend: TestBackend,
@@ -106,28 +109,47 @@ public struct TestServer: Sendable {
         logger: Logger?,
         _ body: @escaping @Sendable (TestServer) async throws -> Result
     ) async throws -> Result {
+        let recorder = FlightRecorder()
         let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
-        return try await withThrowingTaskGroup(of: Result?.self) { group -> Result in
-            group.addTask {
-                // Finished however the server stops, so that one that fails to start fails
-                // the test instead of leaving it waiting.
-                defer { startedContinuation.finish() }
-                do {
-                    try await MarqueeServer.run(
-                        configuration: configuration,
-                        logger: logger ?? Self.defaultLogger,
-                        clock: clock,
-                        signals: []
-                    ) { started in
-                        startedContinuation.yield(started)
-                    }
-                } catch let error as PSQLError where !Task.isCancelled {
-                    // PostgresNIO's errors describe themselves generically on purpose; a
-                    // failing test needs the whole story.
-                    throw TestSetupError("the server stopped with an error: \(String(reflecting: error))")
+        let (endedStream, endedContinuation) = AsyncStream<Swift.Result<Void, any Error>>.makeStream()
+        let ended = Mutex(false)
+        // Unstructured, so that a server that ignores its cancellation can be left behind.
+        let server = Task {
+            // Finished however the server stops, so that one that fails to start fails the test
+            // instead of leaving it waiting.
+            defer {
+                startedContinuation.finish()
+                ended.withLock { $0 = true }
+                endedContinuation.finish()
+            }
+            do {
+                try await MarqueeServer.run(
+                    configuration: configuration,
+                    logger: logger ?? Self.defaultLogger(recorder),
+                    clock: clock,
+                    signals: []
+                ) { started in
+                    startedContinuation.yield(started)
                 }
-                if Task.isCancelled { return nil }
-                throw TestSetupError("the server stopped while the test still used it")
+                endedContinuation.yield(.success(()))
+            } catch {
+                endedContinuation.yield(.failure(error))
+            }
+        }
+        defer { server.cancel() }
+        let result = try await withThrowingTaskGroup(of: Result?.self) { group -> Result in
+            group.addTask {
+                // Iterating ends at once when the group is cancelled, whatever the server does.
+                for await end in endedStream where !Task.isCancelled {
+                    if case .failure(let error as PSQLError) = end {
+                        // PostgresNIO's errors describe themselves generically on purpose; a
+                        // failing test needs the whole story.
+                        throw TestSetupError("the server stopped with an error: \(String(reflecting: error))")
+                    }
+                    try end.get()
+                    throw TestSetupError("the server stopped while the test still used it")
+                }
+                return nil
             }
             var iterator = startedStream.makeAsyncIterator()
             guard let started = await iterator.next() else {
@@ -135,23 +157,38 @@ public struct TestServer: Sendable {
                 try await group.waitForAll()
                 throw TestSetupError("the server stopped before it listened")
             }
-            let server = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL))
-            group.addTask { try await body(server) }
+            let testServer = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL))
+            group.addTask { try await body(testServer) }
             defer { group.cancelAll() }
             while let next = try await group.next() {
                 if let result = next { return result }
             }
             throw TestSetupError("the test ended without a result")
         }
+        server.cancel()
+        let deadline = ContinuousClock.now + stopPatience
+        while !ended.withLock({ $0 }) && ContinuousClock.now < deadline {
+            try? await Task.sleep(for: .milliseconds(20))
+        }
+        if !ended.withLock({ $0 }) {
+            let lines = recorder.lines.suffix(150).joined(separator: "\n")
+            Issue.record("the server did not stop within \(stopPatience) of being cancelled; its last log lines:\n\(lines)")
+        }
+        return result
     }
+
+    /// How long a cancelled server may take to stop: its fan-outs finish the sends in flight and
+    /// its APNs clients wait up to 10 s for them.
+    static let stopPatience: Duration = .seconds(60)
 }
 
 extension TestServer {
-    /// Tests read answers, not logs: none, unless `MARQUEE_TEST_LOG_LEVEL` (trace … critical) asks
-    /// for the servers' logs on standard error, to see why a test hangs or fails.
-    static var defaultLogger: Logger {
+    /// Tests read answers, not logs: the servers' logs go to `recorder` (shown when a server does
+    /// not stop), unless `MARQUEE_TEST_LOG_LEVEL` (trace … critical) asks for them on standard
+    /// error, to see why a test hangs or fails.
+    static func defaultLogger(_ recorder: FlightRecorder) -> Logger {
         guard let level = ProcessInfo.processInfo.environment["MARQUEE_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) else {
-            return Logger(label: "marquee.test", factory: { _ in SwiftLogNoOpLogHandler() })
+            return recorder.logger()
         }
         var logger = Logger(label: "marquee.test", factory: { label in StreamLogHandler.standardError(label: label) })
         logger.logLevel = level

@@ -1,0 +1,64 @@
+import Foundation
+import Logging
+import Synchronization
+
+/// Keeps a server's last log lines in memory, so that a test that sees the server misbehave (it
+/// does not stop) can show what the server was doing, without writing every test's logs anywhere.
+final class FlightRecorder: Sendable {
+    private struct State {
+        var lines: [String] = []
+        var next = 0
+    }
+
+    let capacity: Int
+    private let state = Mutex(State())
+
+    init(capacity: Int = 400) {
+        self.capacity = capacity
+    }
+
+    func record(_ line: String) {
+        state.withLock { state in
+            if state.lines.count < capacity {
+                state.lines.append(line)
+            } else {
+                state.lines[state.next] = line
+            }
+            state.next = (state.next + 1) % capacity
+        }
+    }
+
+    /// The lines kept, oldest first.
+    var lines: [String] {
+        state.withLock { state in
+            state.lines.count < capacity ? state.lines : Array(state.lines[state.next...] + state.lines[..<state.next])
+        }
+    }
+
+    /// A logger whose lines, at `level` and above, go to this recorder.
+    func logger(label: String = "marquee.test", level: Logger.Level = .debug) -> Logger {
+        var logger = Logger(label: label) { label in Handler(label: label, recorder: self) }
+        logger.logLevel = level
+        return logger
+    }
+
+    private struct Handler: LogHandler {
+        let label: String
+        let recorder: FlightRecorder
+        var metadata: Logger.Metadata = [:]
+        var logLevel: Logger.Level = .debug
+
+        subscript(metadataKey key: String) -> Logger.Metadata.Value? {
+            get { metadata[key] }
+            set { metadata[key] = newValue }
+        }
+
+        func log(event: LogEvent) {
+            var merged = metadata
+            if let extra = event.metadata { merged.merge(extra) { _, new in new } }
+            let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")
+            let time = Date().formatted(.iso8601.time(includingFractionalSeconds: true))
+            recorder.record("\(time) \(event.level) \(event.message) \(fields)")
+        }
+    }
+}
