@@ -16,6 +16,9 @@ public struct EngineConfiguration: Sendable {
     public var metricsFactory: any MetricsFactory
     /// The defaults of events' timelines.
     public var timeline: TimelinePolicy
+    /// How long an authenticated API key and its app are remembered (`CredentialCache`); zero
+    /// reads them from the store on every request.
+    public var credentialLifetime: Duration
 
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
@@ -24,6 +27,7 @@ public struct EngineConfiguration: Sendable {
         broadcasts: BroadcastPolicy = BroadcastPolicy(),
         jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
         timeline: TimelinePolicy = TimelinePolicy(),
+        credentialLifetime: Duration = .seconds(5),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.channels = channels
@@ -33,5 +37,6 @@ public struct EngineConfiguration: Sendable {
         self.jobs = jobs
         self.metricsFactory = metricsFactory
         self.timeline = timeline
+        self.credentialLifetime = credentialLifetime
     }
 }

@@ -43,7 +43,13 @@ public struct MarqueeEngine: Sendable {
             logger: logger,
             metricsFactory: configuration.metricsFactory
         )
-        apps = AppAdministration(store: store, provisioner: provisioner, clock: clock, logger: logger)
+        apps = AppAdministration(
+            store: store,
+            provisioner: provisioner,
+            credentialLifetime: configuration.credentialLifetime,
+            clock: clock,
+            logger: logger
+        )
         channels = ChannelLifecycle(
             store: store,
             clients: clients,

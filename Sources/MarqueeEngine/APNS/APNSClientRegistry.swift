@@ -52,15 +52,19 @@ public actor APNSClientRegistry: Service {
     public func client(for app: App, environment: APNSEnvironment) async throws -> APNSClient {
         guard !isShutDown else { throw EngineError.apnsUnavailable("the service is shutting down") }
         guard app.environments.contains(environment) else { throw EngineError.environmentNotEnabled(environment) }
-        guard let signingKeyID = app.signingKeyID else {
+        let slot = Slot(appID: app.id, environment: environment)
+        if let entry = entries[slot], entry.signingKeyID == app.signingKeyID { return entry.client }
+        // The caller's app may be a few seconds old (`CredentialCache`): which key is current is the
+        // store's to say, so that a stale copy never brings back a rotated key's client.
+        let current = try await store.app(app.id) ?? app
+        guard let signingKeyID = current.signingKeyID else {
             throw EngineError.appNotConfigured(
                 "the app has no APNs signing key: upload its .p8 with PUT /v1/apps/{appID}/signing-key"
             )
         }
-        let slot = Slot(appID: app.id, environment: environment)
         if let entry = entries[slot], entry.signingKeyID == signingKeyID { return entry.client }
 
-        let client = try await makeClient(app: app, signingKeyID: signingKeyID, environment: environment)
+        let client = try await makeClient(app: current, signingKeyID: signingKeyID, environment: environment)
         // Another caller may have installed a client for the same key while this one was made.
         if let entry = entries[slot], entry.signingKeyID == signingKeyID {
             await client.shutdown()

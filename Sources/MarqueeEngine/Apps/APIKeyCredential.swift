@@ -52,12 +52,14 @@ public struct APIKeyCredential: Sendable {
     }
 
     /// Finds and checks the key in the store; `nil` for an unknown, wrong or revoked key.
-    public static func authenticate(_ presented: String, in store: some AppStore) async throws -> APIKey? {
-        guard let credential = APIKeyCredential(presented: presented),
-            let record = try await store.apiKey(prefix: credential.prefix),
-            credential.matches(record)
-        else { return nil }
+    public func authenticate(in store: some AppStore) async throws -> APIKey? {
+        guard let record = try await store.apiKey(prefix: prefix), matches(record) else { return nil }
         return record
+    }
+
+    /// The same for a key as presented; `nil` also when it is not shaped like a key.
+    public static func authenticate(_ presented: String, in store: some AppStore) async throws -> APIKey? {
+        try await APIKeyCredential(presented: presented)?.authenticate(in: store)
     }
 }
 

@@ -9,12 +9,21 @@ public struct AppAdministration: Sendable {
     let provisioner: any APNSAccountProvisioner
     let clock: any WallClock
     let logger: Logger
+    /// What authenticating keys found lately; this replica's changes to keys and apps reach it at once.
+    let credentials: CredentialCache
 
-    public init(store: any MarqueeStore, provisioner: any APNSAccountProvisioner, clock: any WallClock, logger: Logger) {
+    public init(
+        store: any MarqueeStore,
+        provisioner: any APNSAccountProvisioner,
+        credentialLifetime: Duration = .zero,
+        clock: any WallClock,
+        logger: Logger
+    ) {
         self.store = store
         self.provisioner = provisioner
         self.clock = clock
         self.logger = logger
+        credentials = CredentialCache(lifetime: credentialLifetime, clock: clock)
     }
 
     // MARK: Apps
@@ -79,6 +88,7 @@ public struct AppAdministration: Sendable {
         if let name { app.name = name }
         if let environments { app.environments = Set(environments) }
         do {
+            defer { credentials.forget(appID: id) }
             return try await store.updateApp(app)
         } catch StoreError.notFound {
             throw EngineError.notFound(resource: "app", id: "\(id)")
@@ -132,6 +142,7 @@ public struct AppAdministration: Sendable {
             createdAt: clock.now
         )
         try await store.storeSigningKey(key, privateKeyPEM: upload.privateKeyPEM)
+        credentials.forget(appID: appID)
         try await provisioner.provision(signingKey: key, privateKeyPEM: upload.privateKeyPEM, of: app)
         logger.debug("signing key installed", metadata: ["app.id": "\(appID)", "apns.key_id": "\(key.keyID)"])
         return key
@@ -165,6 +176,7 @@ public struct AppAdministration: Sendable {
     }
 
     public func revokeAPIKey(appID: AppID?, id: APIKeyID) async throws {
+        defer { credentials.forget(keyID: id) }
         guard try await store.revokeAPIKey(appID: appID, id: id, at: clock.now) else {
             throw EngineError.notFound(resource: "API key", id: "\(id)")
         }
@@ -177,9 +189,17 @@ public struct AppAdministration: Sendable {
         return try await createAPIKey(appID: nil, role: .admin, label: "created on first start").presented
     }
 
-    /// The stored key a presented key stands for; `nil` for an unknown, malformed or revoked key.
-    public func authenticate(_ presented: String) async throws -> APIKey? {
-        try await APIKeyCredential.authenticate(presented, in: store)
+    /// The stored key a presented key stands for, with its app; `nil` for an unknown, malformed or
+    /// revoked key. A key that authenticated within `auth.cacheSeconds` is answered from memory.
+    public func authenticate(_ presented: String) async throws -> AuthenticatedCaller? {
+        guard let credential = APIKeyCredential(presented: presented) else { return nil }
+        let hash = credential.hash
+        if let caller = credentials.caller(forKeyHash: hash) { return caller }
+        guard let key = try await credential.authenticate(in: store) else { return nil }
+        var caller = AuthenticatedCaller(key: key, app: nil)
+        if let appID = key.appID { caller.app = try await store.app(appID) }
+        credentials.remember(caller, forKeyHash: hash)
+        return caller
     }
 
     // MARK: Rules

@@ -34,7 +34,9 @@ struct APIHandler: APIProtocol {
         guard key.role.allows(role) else {
             throw Problem(.forbidden, detail: "this operation needs the \(role.rawValue) role; the key has \(key.role.rawValue)")
         }
-        return try await engine.apps.app(appID)
+        // Authentication read the app with the key (or remembered both, auth.cacheSeconds).
+        guard let app = try scope.app, app.id == appID else { return try await engine.apps.app(appID) }
+        return app
     }
 
     /// The app a `/v1/apps/{appID}` route names, if the key may manage it: a deployment key every

@@ -20,11 +20,13 @@ struct AuthenticationMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Problem(.unauthorized, detail: "send the API key as Authorization: Bearer mq_…")
         }
         let presented = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
-        guard let key = try await apps.authenticate(presented) else {
+        guard let caller = try await apps.authenticate(presented) else {
             throw Problem(.unauthorized, detail: "the API key is unknown or revoked")
         }
         var scope = RequestScope.current ?? RequestScope(requestID: RequestIDMiddleware<Context>.makeID(), logger: .init(label: "marquee"), apiKey: nil)
+        let key = caller.key
         scope.apiKey = key
+        scope.app = caller.app
         scope.logger[metadataKey: "api_key.prefix"] = "\(key.prefix)"
         if let appID = key.appID { scope.logger[metadataKey: "app.id"] = "\(appID)" }
         return try await RequestScope.$current.withValue(scope) { try await next(request, context) }
