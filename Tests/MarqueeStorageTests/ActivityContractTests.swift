@@ -44,4 +44,35 @@ struct ActivityContractTests {
             #expect(try await fixture.store.nextActivityTimestamp(appID: app.id, id: activity.id, now: 50) == 102)
         }
     }
+
+    @Test("a broadcast's read of the event says where it has activities on update tokens: not on a channel, not ended, with a current token", arguments: Backend.allCases)
+    func broadcastTarget(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let store = fixture.store
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            #expect(try await store.broadcastTarget(appID: app.id, externalKey: event.externalKey) == BroadcastTarget(event: event, updateTokenEnvironments: []))
+
+            // On the channel: the broadcast reaches it there.
+            let onChannel = Activity(appID: app.id, eventID: event.id, environment: .sandbox, channelID: channel.id, createdAt: fixture.now)
+            try await store.recordActivity(onChannel)
+            _ = try await store.recordUpdateToken(appID: app.id, id: onChannel.id, activityID: "A-1", token: "aa01", frequentPushesEnabled: false, at: fixture.now)
+            // Without an update token yet: nothing to push to.
+            let unreported = Activity(appID: app.id, eventID: event.id, environment: .sandbox, createdAt: fixture.now)
+            try await store.recordActivity(unreported)
+            #expect(try await store.broadcastTarget(appID: app.id, externalKey: event.externalKey)?.updateTokenEnvironments == [])
+
+            let onToken = Activity(appID: app.id, eventID: event.id, environment: .production, createdAt: fixture.now)
+            try await store.recordActivity(onToken)
+            _ = try await store.recordUpdateToken(appID: app.id, id: onToken.id, activityID: "A-2", token: "bb02", frequentPushesEnabled: false, at: fixture.now)
+            #expect(try await store.broadcastTarget(appID: app.id, externalKey: event.externalKey)?.updateTokenEnvironments == [.production])
+
+            #expect(try await store.setActivityState(appID: app.id, id: onToken.id, state: .ended, at: fixture.now))
+            #expect(try await store.broadcastTarget(appID: app.id, externalKey: event.externalKey)?.updateTokenEnvironments == [])
+
+            let other = try await fixture.makeApp("Other")
+            #expect(try await store.broadcastTarget(appID: other.id, externalKey: event.externalKey) == nil)
+        }
+    }
 }

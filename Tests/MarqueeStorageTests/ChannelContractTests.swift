@@ -109,6 +109,32 @@ struct ChannelContractTests {
         }
     }
 
+    @Test("taking a timestamp by event finds its active channel and continues the same sequence; another app or environment finds none", arguments: Backend.allCases)
+    func takeTimestampByEvent(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let other = try await fixture.makeApp("Other")
+            let event = try await fixture.makeEvent(for: app)
+            let store = fixture.store
+            let now: Int64 = 1_767_225_600
+            // Only `creating`: no active channel yet.
+            let reservation = try await fixture.reserve(event, .sandbox)
+            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now) == nil)
+            let channel = try await store.activateChannel(appID: app.id, id: reservation.channel.id, apnsChannelID: "Y2hhbm5lbA==", at: fixture.now)
+
+            let taken = try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now)
+            #expect(taken?.id == channel.id)
+            #expect(taken?.apnsChannelID == "Y2hhbm5lbA==")
+            #expect(taken?.lastBroadcastTimestamp == now)
+            #expect(try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now) == now + 1)
+            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now)?.lastBroadcastTimestamp == now + 2)
+
+            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .production, now: now) == nil)
+            #expect(try await store.takeBroadcastTimestamp(appID: other.id, eventID: event.id, environment: .sandbox, now: now) == nil)
+            #expect(try await store.channel(appID: app.id, id: channel.id)?.lastBroadcastTimestamp == now + 2)
+        }
+    }
+
     @Test("an orphan found at APNs is recorded once", arguments: Backend.allCases)
     func orphans(backend: Backend) async throws {
         try await withStore(backend) { fixture in

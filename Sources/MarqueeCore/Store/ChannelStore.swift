@@ -44,4 +44,8 @@ public protocol ChannelStore: Sendable {
     /// Takes the next `aps.timestamp` for a broadcast on the channel, `MonotonicTimestamp.next`,
     /// atomically: concurrent callers get distinct, strictly increasing values.
     func nextBroadcastTimestamp(appID: AppID, channelID: ChannelID, now: Int64) async throws -> Int64
+    /// The event's `active` channel in the environment with the next timestamp taken on it as
+    /// `nextBroadcastTimestamp` does, in one step: the channel comes back with the new value in
+    /// `lastBroadcastTimestamp`. `nil` when the event has no active channel there.
+    func takeBroadcastTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> BroadcastChannel?
 }

@@ -7,6 +7,8 @@ public protocol EventStore: Sendable {
     func createEvent(_ event: Event) async throws -> (event: Event, created: Bool)
     func event(appID: AppID, id: EventID) async throws -> Event?
     func event(appID: AppID, externalKey: String) async throws -> Event?
+    /// The event by its key with where it has activities on update tokens, in one read.
+    func broadcastTarget(appID: AppID, externalKey: String) async throws -> BroadcastTarget?
     /// Returns false if the app has no such event.
     func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool
     /// Replaces the event's mutable fields (`title`, `environments`, `priorityPolicy`, `plannedStart`,

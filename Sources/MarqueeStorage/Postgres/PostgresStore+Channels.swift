@@ -188,4 +188,16 @@ extension PostgresStore {
         if let updated { return try updated.decode(Int64.self) }
         throw try await broadcastRefusal(appID: appID, id: channelID)
     }
+
+    public func takeBroadcastTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> BroadcastChannel? {
+        // One live channel per event and environment (the unique index), so at most one row.
+        try await firstRow(
+            """
+            UPDATE channels
+            SET last_broadcast_timestamp = GREATEST(\(now), COALESCE(last_broadcast_timestamp + 1, \(now)))
+            WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND environment = \(environment.rawValue) AND state = 'active'
+            RETURNING \(unescaped: RowMapping.channelColumns)
+            """
+        ).mapped(RowMapping.channel)
+    }
 }

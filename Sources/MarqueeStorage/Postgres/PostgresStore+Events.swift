@@ -40,6 +40,19 @@ extension PostgresStore {
         ).mapped(RowMapping.event)
     }
 
+    public func broadcastTarget(appID: AppID, externalKey: String) async throws -> BroadcastTarget? {
+        // Each EXISTS is one probe of the partial index activities_update_audience.
+        try await firstRow(
+            """
+            SELECT \(unescaped: RowMapping.eventColumns),
+                   \(unescaped: RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
+                   \(unescaped: RowMapping.hasUpdateAudience(.production)) AS production_update_audience
+            FROM events
+            WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)
+            """
+        ).mapped(RowMapping.broadcastTarget)
+    }
+
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
         try await !rows(
             """

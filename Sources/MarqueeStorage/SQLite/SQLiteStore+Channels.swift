@@ -180,4 +180,15 @@ extension SQLiteStore {
         if let row = updated.first { return try SQLiteColumns(row, entity: "channel").int64("last_broadcast_timestamp") }
         throw try await broadcastRefusal(appID: appID, id: channelID)
     }
+
+    public func takeBroadcastTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> BroadcastChannel? {
+        try await query(
+            """
+            UPDATE channels SET last_broadcast_timestamp = MAX(?1, COALESCE(last_broadcast_timestamp + 1, ?1))
+            WHERE app_id = ?2 AND event_id = ?3 AND environment = ?4 AND state = 'active'
+            RETURNING \(RowMapping.channelColumns)
+            """,
+            [.int(now), .id(appID), .id(eventID), .text(environment.rawValue)]
+        ).first.mapped(RowMapping.channel)
+    }
 }

@@ -39,6 +39,18 @@ extension SQLiteStore {
         ).first.mapped(RowMapping.event)
     }
 
+    public func broadcastTarget(appID: AppID, externalKey: String) async throws -> BroadcastTarget? {
+        try await query(
+            """
+            SELECT \(RowMapping.eventColumns),
+                   \(RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
+                   \(RowMapping.hasUpdateAudience(.production)) AS production_update_audience
+            FROM events WHERE app_id = ? AND external_key = ?
+            """,
+            [.id(appID), .text(externalKey)]
+        ).first.mapped(RowMapping.broadcastTarget)
+    }
+
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
         try await !query(
             "UPDATE events SET state = ?, updated_at = ? WHERE app_id = ? AND id = ? RETURNING id",

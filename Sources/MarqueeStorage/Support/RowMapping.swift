@@ -60,6 +60,26 @@ enum RowMapping {
         planned_end, timeline, state, created_at, updated_at
         """
 
+    /// Whether the `events` row has activities on update tokens in `environment` (the audience of
+    /// `updateAudience`), as a column of a query on `events`; on PostgreSQL one probe of the partial
+    /// index activities_update_audience.
+    static func hasUpdateAudience(_ environment: APNSEnvironment) -> String {
+        """
+        EXISTS (SELECT 1 FROM activities a
+                JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL
+                WHERE a.app_id = events.app_id AND a.event_id = events.id AND a.environment = '\(environment.rawValue)'
+                  AND a.state <> 'ended' AND a.channel_id IS NULL)
+        """
+    }
+
+    /// An event row with the `sandbox_update_audience` and `production_update_audience` flags.
+    static func broadcastTarget(_ row: some ColumnReader) throws -> BroadcastTarget {
+        var environments: Set<APNSEnvironment> = []
+        if try row.bool("sandbox_update_audience") { environments.insert(.sandbox) }
+        if try row.bool("production_update_audience") { environments.insert(.production) }
+        return BroadcastTarget(event: try event(row), updateTokenEnvironments: environments)
+    }
+
     static func event(_ row: some ColumnReader) throws -> Event {
         Event(
             id: try row.id("id"),
