@@ -18,26 +18,21 @@ public struct ActivityUpdateService: Sendable {
     }
 
     /// Refuses a body too large for a device push (4096 bytes, less than a broadcast's 5120) when
-    /// the event has activities that need one, before anything is sent. The audience is looked at
-    /// only for a body that is too large: most fit, and `enqueue` counts the audience anyway.
-    func checkSize(of draft: BroadcastDraft, app: App, event: Event, environments: [APNSEnvironment]) async throws {
-        let size: Int
-        let limit: Int
+    /// the event has activities that need one in any of `environments`, before anything is sent.
+    func checkSize(of draft: BroadcastDraft, reaching environments: [APNSEnvironment]) throws {
+        guard !environments.isEmpty else { return }
         do {
             _ = try draft.payload(timestamp: clock.unixSeconds).encodedForDevice()
-            return
         } catch {
             switch error {
-            case .tooLarge(let tooLarge, let deviceLimit): (size, limit) = (tooLarge, deviceLimit)
+            case .tooLarge(let size, let limit):
+                throw EngineError.invalidInput([
+                    FieldError(
+                        "/contentState",
+                        "the push to activities on update tokens would be \(size) bytes; APNs takes at most \(limit) for a device"
+                    )
+                ])
             }
-        }
-        for environment in environments where try await audience(app: app, event: event, environment: environment).count > 0 {
-            throw EngineError.invalidInput([
-                FieldError(
-                    "/contentState",
-                    "the push to activities on update tokens would be \(size) bytes; APNs takes at most \(limit) for a device"
-                )
-            ])
         }
     }
 
@@ -47,7 +42,8 @@ public struct ActivityUpdateService: Sendable {
     /// past the newest any of its activities was sent (a start, or an update when the event's
     /// channel came or went): a device drops a push no newer than the last it applied.
     /// With `jobID` (a scheduled broadcast's) the job is enqueued once: when it exists, an earlier
-    /// run of the schedule enqueued it, and it is answered instead.
+    /// run of the schedule enqueued it, and it is answered instead. Without
+    /// `hasUpdateTokenActivities` (the event's read found none) nothing is read.
     func enqueue(
         app: App,
         event: Event,
@@ -55,11 +51,13 @@ public struct ActivityUpdateService: Sendable {
         draft: BroadcastDraft,
         channelTimestamp: Int64?,
         priority: APNSPriority,
+        hasUpdateTokenActivities: Bool,
         jobID: JobID? = nil
     ) async throws -> ActivityUpdateEnqueued? {
         if let jobID, let existing = try await store.job(appID: app.id, id: jobID) {
             return ActivityUpdateEnqueued(jobID: existing.id, total: existing.progress.total ?? 0)
         }
+        guard hasUpdateTokenActivities else { return nil }
         let audience = try await audience(app: app, event: event, environment: environment)
         guard audience.count > 0 else { return nil }
         let total = audience.count

@@ -63,10 +63,21 @@ public struct BroadcastService: Sendable {
     /// is reported failed with status 0 and not sent again: at most once, never twice.
     func broadcast(app: App, key: String, draft: BroadcastDraft, scheduleID: ScheduleID?) async throws -> BroadcastReport {
         let started = ContinuousClock.now
-        let (event, environments) = try await validate(app: app, key: key, draft: draft)
+        let (target, environments) = try await validate(app: app, key: key, draft: draft)
+        let event = target.event
         let results = try await withThrowingTaskGroup(of: EnvironmentBroadcast.self) { group in
             for environment in environments {
-                group.addTask { try await send(draft, app: app, event: event, environment: environment, scheduleID: scheduleID) }
+                let hasUpdateTokenActivities = target.updateTokenEnvironments.contains(environment)
+                group.addTask {
+                    try await send(
+                        draft,
+                        app: app,
+                        event: event,
+                        environment: environment,
+                        hasUpdateTokenActivities: hasUpdateTokenActivities,
+                        scheduleID: scheduleID
+                    )
+                }
             }
             return try await group.reduce(into: [EnvironmentBroadcast]()) { $0.append($1) }
         }
@@ -91,8 +102,9 @@ public struct BroadcastService: Sendable {
     /// Checks a broadcast as `broadcast` would, sending nothing: the event (open), the draft, its
     /// environments, the payload's size, and that the app can reach APNs in each environment.
     /// What a broadcast scheduled for later is checked against when it is scheduled.
-    func validate(app: App, key: String, draft: BroadcastDraft) async throws -> (Event, [APNSEnvironment]) {
-        let event = try await events.event(app: app, key: key)
+    func validate(app: App, key: String, draft: BroadcastDraft) async throws -> (BroadcastTarget, [APNSEnvironment]) {
+        let target = try await events.broadcastTarget(app: app, key: key)
+        let event = target.event
         guard event.state == .scheduled || event.state == .live else {
             throw EngineError.conflict("event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only")
         }
@@ -110,10 +122,10 @@ public struct BroadcastService: Sendable {
                 ])
             }
         }
-        try await activityUpdates.checkSize(of: draft, app: app, event: event, environments: environments)
+        try activityUpdates.checkSize(of: draft, reaching: environments.filter(target.updateTokenEnvironments.contains))
         // Every environment the app cannot reach is refused before any is sent to.
         for environment in environments { _ = try await clients.client(for: app, environment: environment) }
-        return (event, environments)
+        return (target, environments)
     }
 
     /// The broadcast log of the event's channel in `environment` (its newest channel there, even
@@ -138,11 +150,14 @@ public struct BroadcastService: Sendable {
     /// The channel's broadcast, then the same update for the activities on update tokens (with the
     /// channel's timestamp, so that both kinds of activity see one sequence). For a schedule, the
     /// activities' job has an ID derived from the schedule's, so a second run enqueues it once.
+    /// `hasUpdateTokenActivities` is what the event's read found: an activity registered since
+    /// then gets the next broadcast.
     private func send(
         _ draft: BroadcastDraft,
         app: App,
         event: Event,
         environment: APNSEnvironment,
+        hasUpdateTokenActivities: Bool,
         scheduleID: ScheduleID?
     ) async throws -> EnvironmentBroadcast {
         let requested = (event.priorityPolicy ?? policy.priorityPolicy).requestedPriority(
@@ -158,6 +173,7 @@ public struct BroadcastService: Sendable {
             draft: draft,
             channelTimestamp: result.timestamp,
             priority: result.decision?.priority ?? requested,
+            hasUpdateTokenActivities: hasUpdateTokenActivities,
             jobID: scheduleID.map { JobID(derivedFrom: $0, purpose: "activity-update", environment: environment) }
         )
         return result
@@ -171,8 +187,15 @@ public struct BroadcastService: Sendable {
         requested: APNSPriority,
         scheduleID: ScheduleID?
     ) async throws -> EnvironmentBroadcast {
-        guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
-            channel.state == .active, let apnsChannelID = channel.apnsChannelID
+        // The channel and its timestamp in one step: a round trip fewer on the producer's wait.
+        guard
+            let channel = try await store.takeBroadcastTimestamp(
+                appID: app.id,
+                eventID: event.id,
+                environment: environment,
+                now: clock.unixSeconds
+            ),
+            let apnsChannelID = channel.apnsChannelID, let timestamp = channel.lastBroadcastTimestamp
         else {
             return EnvironmentBroadcast(
                 environment: environment,
@@ -192,7 +215,6 @@ public struct BroadcastService: Sendable {
                 since: now.addingTimeInterval(-PriorityBudget.window.timeInterval)
             ) : 0
         let decision = policy.budget.decide(requested: requested, sentAtImmediateInWindow: used)
-        let timestamp = try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: clock.unixSeconds)
         let expiration = BroadcastExpiration.expiration(
             for: channel.storagePolicy,
             now: now,

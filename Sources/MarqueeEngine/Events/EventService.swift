@@ -184,6 +184,15 @@ public struct EventService: Sendable {
         return event
     }
 
+    /// The event by its key as a broadcast reads it (`BroadcastTarget`).
+    func broadcastTarget(app: App, key: String) async throws -> BroadcastTarget {
+        if let error = EventKeyRule.check(key) { throw EngineError.invalidInput([error]) }
+        guard let target = try await store.broadcastTarget(appID: app.id, externalKey: key) else {
+            throw EngineError.notFound(resource: "event", id: key)
+        }
+        return target
+    }
+
     private func update(_ existing: Event, app: App, draft: EventDraft) async throws -> EventView {
         guard existing.state == .scheduled || existing.state == .live else {
             throw EngineError.conflict("event \(existing.externalKey) is \(existing.state.rawValue); use a new event key")

@@ -27,7 +27,8 @@ public struct ScheduleService: Sendable {
     /// Schedules a broadcast (an update, or the end) at `at`.
     public func scheduleBroadcast(app: App, eventKey: String, draft: BroadcastDraft, at: Date) async throws -> ScheduleView {
         try Self.checkTime(at, now: clock.now)
-        let (event, _) = try await broadcasts.validate(app: app, key: eventKey, draft: draft)
+        let (target, _) = try await broadcasts.validate(app: app, key: eventKey, draft: draft)
+        let event = target.event
         return try await create(.broadcast(draft), app: app, event: event, at: at)
     }
 
