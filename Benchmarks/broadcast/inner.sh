@@ -19,6 +19,20 @@ commits() {
     "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
 }
 
+# Means of the server's own timers over the measured calls: the engine's part of a broadcast
+# (store reads and writes plus the APNs request) and the APNs request alone.
+timers() {
+  curl -sf "$BASE/metrics" | awk '
+    /^marquee_broadcast_latency_seconds_(sum|count)/ { split($1, n, "_seconds_"); v["engine_" n[2]] = $2 }
+    /^marquee_apns_request_duration_seconds_(sum|count)\{kind="broadcast"\}/ { split($1, n, "_seconds_"); sub(/\{.*/, "", n[2]); v["apns_" n[2]] = $2 }
+    END { printf "%s %s %s %s\n", v["engine_sum"], v["engine_count"], v["apns_sum"], v["apns_count"] }'
+}
+timer_means() {
+  awk -v a="$1" -v b="$2" 'BEGIN {
+    split(a, x, " "); split(b, y, " ")
+    printf "engine mean %.2f ms, of which the APNs request %.2f ms", (y[1] - x[1]) / (y[2] - x[2]) * 1000, (y[3] - x[3]) / (y[4] - x[4]) * 1000 }'
+}
+
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores; $BROADCASTS broadcasts per run, one connection, one at a time"
 port=18490
 for backend in $BACKENDS; do
@@ -58,13 +72,14 @@ for backend in $BACKENDS; do
     rm -f "$D/ref.log" "$D/mq.log"  # h2load appends to a log file
     h2load -n "$BROADCASTS" -c 1 -m 1 -t 1 -d "$D/apns-body.json" "${REF[@]}" --log-file="$D/ref.log" \
       $PUSH_URL/4/broadcasts/apps/com.example.bench > "$D/ref.out"
-    commits_before=$(commits)
+    commits_before=$(commits); timers_before=$(timers)
     h2load -n "$BROADCASTS" -c 1 -m 1 -t 1 --h1 -d "$WORK/marquee-body.json" "${MQ[@]}" --log-file="$D/mq.log" \
       $BASE/v1/events/$key/broadcasts > "$D/mq.out"
-    commits_after=$(commits)
+    commits_after=$(commits); timers_after=$(timers)
     echo "$backend run $run (load $l0 → $(cut -d' ' -f1 /proc/loadavg)):"
     echo "  emulator direct:   $(python3 "$PCT" "$D/ref.log")  $(sed -n 's/^finished in \([^,]*\), \([0-9.]*\) req\/s.*/\2 req\/s/p' "$D/ref.out")"
     echo "  marquee broadcast: $(python3 "$PCT" "$D/mq.log")  $(sed -n 's/^finished in \([^,]*\), \([0-9.]*\) req\/s.*/\2 req\/s/p' "$D/mq.out")"
+    echo "  inside marquee: $(timer_means "$timers_before" "$timers_after")"
     [ "$backend" = postgres ] && echo "  PostgreSQL transactions per broadcast: $(awk -v a="$commits_before" -v b="$commits_after" -v n="$BROADCASTS" 'BEGIN { printf "%.1f", (b - a) / n }')"
     [ "$run" = 1 ] && curl -sf -XPOST $BASE/v1/events/$key/broadcasts "${MQ[@]}" -d @"$WORK/marquee-body.json" | jq -c '.results[0] | {status, priority, downgraded}'
   done
