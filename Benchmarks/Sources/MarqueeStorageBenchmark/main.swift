@@ -125,6 +125,21 @@ func run(_ options: Options, store: some MarqueeStore) async throws {
             "stream         \(label) page=\(options.page)  \(fixed(seconds, 2)) s  \(fixed(Double(seen) / seconds, 0)) tokens/s  "
                 + "rss-before=\(before) KiB  peak-during=\(peak) KiB  growth=\(peak - before) KiB  (checksum \(checksum))"
         )
+    case "roundtrip":
+        // One read by primary key at a time, as a request's path makes them: what one round trip
+        // to the store costs its caller.
+        for _ in 0..<200 { _ = try await store.app(app.id) }
+        var latencies: [Double] = []
+        latencies.reserveCapacity(options.tokens)
+        for _ in 0..<options.tokens {
+            let start = ContinuousClock.now
+            _ = try await store.app(app.id)
+            let elapsed = ContinuousClock.now - start
+            latencies.append(Double(elapsed.components.attoseconds) / 1e15 + Double(elapsed.components.seconds) * 1000)
+        }
+        latencies.sort()
+        func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
+        print("roundtrip      \(label)  p50=\(fixed(percentile(0.5), 3)) ms  p90=\(fixed(percentile(0.9), 3)) ms  p99=\(fixed(percentile(0.99), 3)) ms")
     default:
         throw BenchmarkError("unknown mode \(options.mode)")
     }
