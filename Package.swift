@@ -99,6 +99,8 @@ let package = Package(
             dependencies: [
                 "MarqueeCore",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                // ConnectionPoolError: a start waits out the pool's circuit breaker too.
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
@@ -262,6 +264,7 @@ let package = Package(
                 "MarqueeEngine",
                 "MarqueeStorage",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
+                .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),
                 .product(name: "Logging", package: "swift-log"),
             ],

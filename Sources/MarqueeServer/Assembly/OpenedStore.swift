@@ -40,8 +40,12 @@ struct OpenedStore: Sendable {
     ) async throws -> OpenedStore {
         let store = PostgresStore(client: client, configuration: storeConfiguration)
         do {
-            try await target.waitForConnection(patience: startupWait, logger: storeConfiguration.logger)
-            try await store.migrate()
+            // One patience for both: the direct check names an unreachable server at once, and the
+            // pool's first connections may still fail a while under load (its circuit breaker).
+            try await target.retryingWhileUnavailable(patience: startupWait, logger: storeConfiguration.logger) {
+                try await target.checkConnection(logger: storeConfiguration.logger)
+                try await store.migrate()
+            }
         } catch let error as MigrationError {
             throw error
         } catch {

@@ -3,6 +3,7 @@ import Logging
 import NIOPosix
 import NIOSSL
 import PostgresNIO
+import _ConnectionPoolModule
 
 /// A `postgres://user:password@host:port/database?sslmode=...` URL as a client configuration.
 /// `sslmode` is `disable`, `prefer` or `require` (the default, except on loopback hosts where it is
@@ -94,13 +95,26 @@ extension PostgresConnectionURL {
     /// with growing pauses. A refusal that waiting cannot mend (a wrong password, no such
     /// database) fails at once.
     public func waitForConnection(patience: Duration, logger: Logger) async throws {
+        try await retryingWhileUnavailable(patience: patience, logger: logger) {
+            try await checkConnection(logger: logger)
+        }
+    }
+
+    /// Runs `operation` (a start's first uses of PostgreSQL: the connection check, the migrations
+    /// through the pool), again while its failure is one that waiting may mend, until `patience`
+    /// has passed. The operation must be safe to run again.
+    public func retryingWhileUnavailable<Result>(
+        patience: Duration,
+        logger: Logger,
+        _ operation: () async throws -> Result
+    ) async throws -> Result {
         let clock = ContinuousClock()
         let deadline = clock.now + patience
         var pause = Duration.milliseconds(250)
         while true {
             do {
-                return try await checkConnection(logger: logger)
-            } catch let error as PSQLError where Self.isTransient(error) && clock.now + pause < deadline {
+                return try await operation()
+            } catch where Self.isTransient(error) && clock.now + pause < deadline {
                 logger.warning(
                     "PostgreSQL is not reachable yet; trying again",
                     metadata: ["database": "\(displayName)", "error": "\(String(reflecting: error))", "retry_in": "\(pause)"]
@@ -112,8 +126,11 @@ extension PostgresConnectionURL {
     }
 
     /// Whether waiting may help: the server unreachable or slow to answer, starting up, shutting
-    /// down or out of connections.
-    static func isTransient(_ error: PSQLError) -> Bool {
+    /// down or out of connections, or the pool's circuit breaker open after its connection
+    /// attempts failed for a while (it keeps trying behind it).
+    static func isTransient(_ error: any Error) -> Bool {
+        if let error = error as? ConnectionPoolError { return error == .connectionCreationCircuitBreakerTripped }
+        guard let error = error as? PSQLError else { return false }
         if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection {
             return true
         }
