@@ -90,19 +90,11 @@ public enum PostgresConnectionURLError: Error, Sendable, Hashable, CustomStringC
 }
 
 extension PostgresConnectionURL {
-    /// `checkConnection`, tried again while PostgreSQL is not there yet: a replica that starts
-    /// beside its database (Compose, a rolling restart) or while it is busy waits up to `patience`
-    /// with growing pauses. A refusal that waiting cannot mend (a wrong password, no such
-    /// database) fails at once.
-    public func waitForConnection(patience: Duration, logger: Logger) async throws {
-        try await retryingWhileUnavailable(patience: patience, logger: logger) {
-            try await checkConnection(logger: logger)
-        }
-    }
-
     /// Runs `operation` (a start's first uses of PostgreSQL: the connection check, the migrations
-    /// through the pool), again while its failure is one that waiting may mend, until `patience`
-    /// has passed. The operation must be safe to run again.
+    /// through the pool), again while its failure is one that waiting may mend: a replica that
+    /// starts beside its database (Compose, a rolling restart) or while it is busy waits up to
+    /// `patience` with growing pauses. A refusal that waiting cannot mend (a wrong password, no
+    /// such database) fails at once. The operation must be safe to run again.
     public func retryingWhileUnavailable<Result>(
         patience: Duration,
         logger: Logger,
