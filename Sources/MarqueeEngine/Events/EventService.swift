@@ -177,20 +177,19 @@ public struct EventService: Sendable {
     // MARK: Steps
 
     func event(app: App, key: String) async throws -> Event {
-        if let error = EventKeyRule.check(key) { throw EngineError.invalidInput([error]) }
-        guard let event = try await store.event(appID: app.id, externalKey: key) else {
-            throw EngineError.notFound(resource: "event", id: key)
-        }
-        return event
+        try await lookUp(key) { try await store.event(appID: app.id, externalKey: $0) }
     }
 
     /// The event by its key as a broadcast reads it (`BroadcastTarget`).
     func broadcastTarget(app: App, key: String) async throws -> BroadcastTarget {
+        try await lookUp(key) { try await store.broadcastTarget(appID: app.id, externalKey: $0) }
+    }
+
+    /// A read of the event by its key: a malformed key is invalid input, an unknown one not found.
+    private func lookUp<Found>(_ key: String, _ read: (String) async throws -> Found?) async throws -> Found {
         if let error = EventKeyRule.check(key) { throw EngineError.invalidInput([error]) }
-        guard let target = try await store.broadcastTarget(appID: app.id, externalKey: key) else {
-            throw EngineError.notFound(resource: "event", id: key)
-        }
-        return target
+        guard let found = try await read(key) else { throw EngineError.notFound(resource: "event", id: key) }
+        return found
     }
 
     private func update(_ existing: Event, app: App, draft: EventDraft) async throws -> EventView {
