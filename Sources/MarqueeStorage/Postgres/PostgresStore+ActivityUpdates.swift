@@ -82,10 +82,9 @@ extension PostgresStore {
     static func updateAudience(_ query: ActivityUpdateQuery, select: String, after cursor: Int64, tail: String) -> PostgresQuery {
         """
         \(unescaped: select)
-        FROM activities a
-        JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL
+        FROM \(unescaped: RowMapping.updateAudienceSource)
         WHERE a.app_id = \(query.appID.uuid) AND a.event_id = \(query.eventID.uuid) AND a.environment = \(query.environment.rawValue)
-          AND a.state <> 'ended' AND a.channel_id IS NULL AND a.seq > \(cursor)
+          AND \(unescaped: RowMapping.updateAudienceCondition) AND a.seq > \(cursor)
           AND (\(query.sentBefore)::bigint IS NULL OR a.last_timestamp_sent IS NULL OR a.last_timestamp_sent < \(query.sentBefore))
         \(unescaped: tail)
         """

@@ -43,7 +43,7 @@ extension SQLiteStore {
             """
             SELECT a.rowid AS seq, a.id, u.token, a.last_timestamp_sent, a.frequent_pushes_enabled,
                    a.priority10_window_start, a.priority10_sent
-            FROM activities a JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL
+            FROM \(RowMapping.updateAudienceSource)
             WHERE \(filter) ORDER BY a.rowid LIMIT ?\(binds.count + 1)
             """,
             binds + [.int(max(1, limit))]
@@ -68,7 +68,7 @@ extension SQLiteStore {
         let rows = try await self.query(
             """
             SELECT count(*) AS count, max(a.last_timestamp_sent) AS latest
-            FROM activities a JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL
+            FROM \(RowMapping.updateAudienceSource)
             WHERE \(filter)
             """,
             binds
@@ -82,7 +82,7 @@ extension SQLiteStore {
     static func updateAudienceFilter(_ query: ActivityUpdateQuery, after cursor: Int64) -> (String, [SQLiteData]) {
         (
             """
-            a.app_id = ?1 AND a.event_id = ?2 AND a.environment = ?3 AND a.state <> 'ended' AND a.channel_id IS NULL
+            a.app_id = ?1 AND a.event_id = ?2 AND a.environment = ?3 AND \(RowMapping.updateAudienceCondition)
               AND a.rowid > ?4 AND (?5 IS NULL OR a.last_timestamp_sent IS NULL OR a.last_timestamp_sent < ?5)
             """,
             [.id(query.appID), .id(query.eventID), .text(query.environment.rawValue), .int(cursor), .int(query.sentBefore)]

@@ -60,15 +60,20 @@ enum RowMapping {
         planned_end, timeline, state, created_at, updated_at
         """
 
+    /// The activities that take device pushes, `a` with its current update token `u`: the source
+    /// of the activity-update audience (both stores) and of the check whether an event has one.
+    static let updateAudienceSource = "activities a JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL"
+    /// What keeps such an activity in the audience: not ended, on no channel.
+    static let updateAudienceCondition = "a.state <> 'ended' AND a.channel_id IS NULL"
+
     /// Whether the `events` row has activities on update tokens in `environment` (the audience of
     /// `updateAudience`), as a column of a query on `events`; on PostgreSQL one probe of the partial
     /// index activities_update_audience.
     static func hasUpdateAudience(_ environment: APNSEnvironment) -> String {
         """
-        EXISTS (SELECT 1 FROM activities a
-                JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL
+        EXISTS (SELECT 1 FROM \(updateAudienceSource)
                 WHERE a.app_id = events.app_id AND a.event_id = events.id AND a.environment = '\(environment.rawValue)'
-                  AND a.state <> 'ended' AND a.channel_id IS NULL)
+                  AND \(updateAudienceCondition))
         """
     }
 
