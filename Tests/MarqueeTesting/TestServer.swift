@@ -136,11 +136,38 @@ public struct TestServer: Sendable {
                 endedContinuation.yield(.failure(error))
             }
         }
-        defer { server.cancel() }
-        let result = try await withThrowingTaskGroup(of: Result?.self) { group -> Result in
+        // The test's outcome, kept while the server stops: a failed test waits for it too.
+        let outcome: Swift.Result<Result, any Error>
+        do {
+            outcome = .success(try await runBeside(started: startedStream, ended: endedStream, backend: backend, body))
+        } catch {
+            outcome = .failure(error)
+        }
+        server.cancel()
+        let deadline = ContinuousClock.now + stopPatience
+        while !ended.withLock({ $0 }) && ContinuousClock.now < deadline {
+            // Not a sleep of this task's, which returns at once if the test was cancelled.
+            await Task { try? await Task.sleep(for: .milliseconds(20)) }.value
+        }
+        if !ended.withLock({ $0 }) {
+            let lines = recorder.lines.suffix(150).joined(separator: "\n")
+            Issue.record("the server did not stop within \(stopPatience) of being cancelled; its last log lines:\n\(lines)")
+        }
+        return try outcome.get()
+    }
+
+    /// `body` against the server once it listens, beside a watch on its end: a server that stops
+    /// first fails the test with its reason.
+    private static func runBeside<Result: Sendable>(
+        started: AsyncStream<MarqueeServer.Started>,
+        ended: AsyncStream<Swift.Result<Void, any Error>>,
+        backend: TestBackend,
+        _ body: @escaping @Sendable (TestServer) async throws -> Result
+    ) async throws -> Result {
+        try await withThrowingTaskGroup(of: Result?.self) { group -> Result in
             group.addTask {
                 // Iterating ends at once when the group is cancelled, whatever the server does.
-                for await end in endedStream where !Task.isCancelled {
+                for await end in ended where !Task.isCancelled {
                     if case .failure(let error as PSQLError) = end {
                         // PostgresNIO's errors describe themselves generically on purpose; a
                         // failing test needs the whole story.
@@ -151,7 +178,7 @@ public struct TestServer: Sendable {
                 }
                 return nil
             }
-            var iterator = startedStream.makeAsyncIterator()
+            var iterator = started.makeAsyncIterator()
             guard let started = await iterator.next() else {
                 // The server stopped before it started: its error is the group's.
                 try await group.waitForAll()
@@ -165,16 +192,6 @@ public struct TestServer: Sendable {
             }
             throw TestSetupError("the test ended without a result")
         }
-        server.cancel()
-        let deadline = ContinuousClock.now + stopPatience
-        while !ended.withLock({ $0 }) && ContinuousClock.now < deadline {
-            try? await Task.sleep(for: .milliseconds(20))
-        }
-        if !ended.withLock({ $0 }) {
-            let lines = recorder.lines.suffix(150).joined(separator: "\n")
-            Issue.record("the server did not stop within \(stopPatience) of being cancelled; its last log lines:\n\(lines)")
-        }
-        return result
     }
 
     /// How long a cancelled server may take to stop: its fan-outs finish the sends in flight and
