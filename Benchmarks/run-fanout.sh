@@ -10,7 +10,8 @@
 # when the event is put) goes to a `marquee emulator` over h2c, so the starts are the iOS 18 kind
 # (`input-push-channel`); the device pushes go to the sink. Loading the tokens (batches of 10,000
 # through the API) is not timed. MARQUEE_JOBS_* / MARQUEE_APNS_CONNECTIONS in the environment tune
-# the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4.
+# the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4. MARQUEE_BENCH_PG_STATEMENTS=1
+# prints, after each fan-out, the statements PostgreSQL spent the most time on (pg_stat_statements).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -20,4 +21,7 @@ BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/marquee"
 
 source "$HERE/lib.sh"
 export BIN ROOT HERE SHARED SINK_DIR TOKENS RUNS SMALL
+if [ "${MARQUEE_BENCH_PG_STATEMENTS:-0}" = 1 ]; then
+  export MARQUEE_PG_OPTIONS="${MARQUEE_PG_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
+fi
 "$ROOT/scripts/with-postgres" bash "$HERE/fanout/inner.sh"

@@ -34,6 +34,22 @@ start_serve() {
   echo "marquee serve did not get ready" >&2; cat "$WORK/serve.log" >&2; exit 1
 }
 stop_serve() { kill "$SERVER"; wait "$SERVER" 2>/dev/null || true; SERVER=""; }
+# MARQUEE_BENCH_PG_STATEMENTS=1 (run-fanout.sh starts PostgreSQL with pg_stat_statements then): after
+# each fan-out, the statements PostgreSQL spent the most time executing during it, to stderr.
+psql_bench() { PGPASSWORD="$POSTGRES_PASSWORD" psql -X -q -h "$POSTGRES_HOST" -p "$POSTGRES_PORT" -U "$POSTGRES_USER" -d "$POSTGRES_DATABASE" "$@"; }
+statements_reset() {
+  [ "${MARQUEE_BENCH_PG_STATEMENTS:-0}" = 1 ] || return 0
+  psql_bench -c "CREATE EXTENSION IF NOT EXISTS pg_stat_statements" -c "SELECT pg_stat_statements_reset()" >/dev/null
+}
+statements_report() {
+  [ "${MARQUEE_BENCH_PG_STATEMENTS:-0}" = 1 ] || return 0
+  psql_bench -P pager=off -c "
+    SELECT round(total_exec_time)::bigint AS total_ms, calls, round((total_exec_time / calls)::numeric, 3) AS mean_ms,
+           rows, round((100 * total_exec_time / sum(total_exec_time) OVER ())::numeric, 1) AS pct,
+           left(regexp_replace(query, '\\s+', ' ', 'g'), 110) AS statement
+    FROM pg_stat_statements WHERE dbid = (SELECT oid FROM pg_database WHERE datname = current_database())
+    ORDER BY total_exec_time DESC LIMIT 12" >&2
+}
 H=(-H "Content-Type: application/json")
 
 start_serve
@@ -60,7 +76,9 @@ for run in $(seq "$RUNS"); do
     curl -sf -XPUT $BASE/v1/events/$key -H "Authorization: Bearer $PUB" "${H[@]}" \
       -d "{\"title\":\"Bench $run\",\"attributesType\":\"$type\",\"environments\":[\"sandbox\"],\"plannedStart\":\"2026-11-28T15:00:00Z\",\"plannedEnd\":\"2026-11-28T17:00:00Z\"}" >/dev/null
     load1=$(cut -d' ' -f1 /proc/loadavg)
+    statements_reset
     result=$(python3 "$PY" start $BASE "$PUB" "$key" "$SERVER")
+    statements_report
     stop_serve
     echo "$result" | jq -c --arg run "$run" --arg ceiling "$ceiling" --arg load "$load1" --arg n "$n" \
       '{run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
