@@ -67,8 +67,12 @@ struct DeliveryContractTests {
             let first = Self.batch(scene, scene.tokens[0..<3], at: fixture.now)
             try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
 
+            // An accepted start is recorded once, in the ledger, with what APNs answered; the other
+            // outcomes as deliveries.
             let deliveries = try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id)
-            #expect(deliveries == first.deliveries)
+            #expect(deliveries == first.deliveries.filter { $0.outcome != .accepted })
+            let records = try await fixture.store.startRecords(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID))
+            #expect(records == first.deliveries.filter { $0.outcome == .accepted }.map(Self.startRecord))
             let started = try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID))
             #expect(started == [scene.tokens[0].rowID, scene.tokens[2].rowID])
             let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
@@ -86,8 +90,21 @@ struct DeliveryContractTests {
 
             // Committing the same window again (a resumed worker) adds nothing twice.
             try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
-            #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id).count == 3)
+            #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id) == deliveries)
+            #expect(try await fixture.store.startRecords(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID)) == records)
         }
+    }
+
+    /// The ledger entry an accepted start of the scene's job makes.
+    static func startRecord(_ delivery: Delivery) -> StartRecord {
+        StartRecord(
+            tokenRowID: delivery.tokenRowID,
+            jobID: delivery.jobID,
+            attempt: delivery.attempt,
+            apnsID: delivery.apnsID,
+            sentAt: delivery.sentAt,
+            startedAt: delivery.completedAt
+        )
     }
 
     @Test("a batch from a worker that lost its lease leaves nothing behind", arguments: Backend.allCases)

@@ -167,9 +167,11 @@ struct TokenContractTests {
                 try await fixture.store.pushToStartToken(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes", token: target.token)
                     == nil
             )
+            // The refused second token's delivery and the third's ledger entry stay.
             let deliveries = try await fixture.store.deliveries(appID: app.id, jobID: scene.job.id)
-            #expect(deliveries.map(\.tokenRowID) == scene.tokens[1..<3].map(\.rowID))
-            #expect(try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: [target.rowID]).isEmpty)
+            #expect(deliveries.map(\.tokenRowID) == [scene.tokens[1].rowID])
+            let rowIDs = scene.tokens.map(\.rowID)
+            #expect(try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: rowIDs) == [scene.tokens[2].rowID])
             // The activity outlives the token that started it.
             #expect(try await fixture.store.activity(appID: app.id, id: activity.id)?.pushToStartTokenRowID == nil)
             #expect(

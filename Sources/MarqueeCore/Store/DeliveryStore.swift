@@ -2,15 +2,25 @@ import Foundation
 
 /// Delivery outcomes and the start ledger (one start per event and token).
 public protocol DeliveryStore: Sendable {
-    /// Commits the batch in one transaction: outcomes, ledger entries for accepted starts, token
-    /// retirements, the job's progress and checkpoint. Nothing is written if any part fails, and
-    /// `StoreError.leaseLost` if the worker no longer holds the job.
+    /// Commits the batch in one transaction: accepted starts in the event's ledger, the other
+    /// outcomes as deliveries, token retirements, the job's progress and checkpoint. Nothing is
+    /// written if any part fails (a token of another app included), and `StoreError.leaseLost` if
+    /// the worker no longer holds the job. Committing the same batch again writes nothing twice.
     func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws
 
+    /// The job's recorded outcomes other than accepted starts (those are in the start ledger:
+    /// `startRecords`), by token and attempt.
     func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery]
-    /// The job's final outcomes counted by outcome and reason (`failed` rows waiting for a retry
-    /// included): what a job's progress reports as "failed by reason".
+    /// The job's final outcomes other than accepted starts, counted by outcome and reason (`failed`
+    /// rows waiting for a retry included): what a job's progress reports as "failed by reason".
     func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount]
+    /// The event's start-ledger entries for the tokens among `tokenRowIDs`, by token.
+    func startRecords(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> [StartRecord]
+}
+
+extension DeliveryStore {
     /// The tokens among `tokenRowIDs` that the event's start ledger already holds.
-    func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64>
+    public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+        Set(try await startRecords(appID: appID, eventID: eventID, among: tokenRowIDs).map(\.tokenRowID))
+    }
 }

@@ -7,53 +7,68 @@ extension PostgresStore {
         try await transaction { connection in
             try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
 
-            // One statement may not touch a row twice: a (token, attempt) repeated in the batch keeps its first outcome.
-            var seen: Set<DeliveryKey> = []
-            let deliveries = batch.deliveries.filter { seen.insert(DeliveryKey(token: $0.tokenRowID, attempt: $0.attempt)).inserted }
-            let tokenIDs = deliveries.map(\.tokenRowID)
-            if !tokenIDs.isEmpty {
-                // Joined with the app's tokens, so a row of another app (or a deleted token) is not
-                // written; the count tells, and the transaction is rolled back. A conflicting row
-                // (the same window committed again) is touched, not duplicated, so it still counts.
-                // Arrays cannot hold NULL through PostgresNIO's encoders: -1 and '' stand for none.
+            // Each token is looked up by its key with the app alongside (a LATERAL subquery with a
+            // LIMIT, which PostgreSQL does not flatten into a join): a token of another app, or one
+            // deleted meanwhile, is not written, the count tells, and the transaction is rolled
+            // back. A plain join let the planner hash the app's whole token table when its
+            // statistics were stale (right after a bulk load), which cost more than the rest of the
+            // fan-out.
+            let recorded = batch.recordedDeliveries
+            if !recorded.isEmpty {
+                // A conflicting row (the same window committed again) is touched, not duplicated, so
+                // it still counts. Arrays cannot hold NULL through PostgresNIO's encoders: -1 and ''
+                // stand for none.
                 let written = try await connection.query(
                     """
                     INSERT INTO deliveries AS d (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason,
                                                  sent_at, completed_at)
                     SELECT t.app_id, \(batch.jobID.uuid), t.id, u.attempt, u.outcome, NULLIF(u.status, -1),
                            NULLIF(u.apns_id, '')::uuid, NULLIF(u.reason, ''), u.sent_at, u.completed_at
-                    FROM UNNEST(\(tokenIDs)::bigint[], \(deliveries.map(\.attempt))::bigint[],
-                                \(deliveries.map(\.outcome.rawValue))::text[],
-                                \(deliveries.map { $0.status ?? -1 })::bigint[],
-                                \(deliveries.map { $0.apnsID?.uuidString ?? "" })::text[],
-                                \(deliveries.map { $0.reason?.reasonString ?? "" })::text[],
-                                \(deliveries.map(\.sentAt))::timestamptz[],
-                                \(deliveries.map(\.completedAt))::timestamptz[])
+                    FROM UNNEST(\(recorded.map(\.tokenRowID))::bigint[], \(recorded.map(\.attempt))::bigint[],
+                                \(recorded.map(\.outcome.rawValue))::text[],
+                                \(recorded.map { $0.status ?? -1 })::bigint[],
+                                \(recorded.map { $0.apnsID?.uuidString ?? "" })::text[],
+                                \(recorded.map { $0.reason?.reasonString ?? "" })::text[],
+                                \(recorded.map(\.sentAt))::timestamptz[],
+                                \(recorded.map(\.completedAt))::timestamptz[])
                          AS u(token_id, attempt, outcome, status, apns_id, reason, sent_at, completed_at)
-                    JOIN push_to_start_tokens t ON t.id = u.token_id AND t.app_id = \(batch.appID.uuid)
+                    CROSS JOIN LATERAL (SELECT t.app_id, t.id FROM push_to_start_tokens t
+                                        WHERE t.id = u.token_id AND t.app_id = \(batch.appID.uuid) LIMIT 1) t
                     ON CONFLICT (job_id, token_id, attempt) DO UPDATE SET outcome = d.outcome
                     RETURNING d.id
                     """,
                     logger: logger
                 ).collect()
-                if written.count != deliveries.count {
-                    throw StoreError.notFound(entity: "push-to-start token", id: "\(tokenIDs.count - written.count) of the batch")
+                if written.count != recorded.count {
+                    throw StoreError.notFound(entity: "push-to-start token", id: "\(recorded.count - written.count) of the batch")
                 }
             }
 
-            if let eventID = batch.startedEventID {
-                let started = batch.deliveries.filter { $0.outcome == .accepted }.map(\.tokenRowID)
-                if !started.isEmpty {
-                    try await connection.query(
-                        """
-                        INSERT INTO start_ledger (event_id, token_id, app_id, job_id, started_at)
-                        SELECT e.id, u.token_id, e.app_id, \(batch.jobID.uuid), \(at)
-                        FROM events e, UNNEST(\(started)::bigint[]) AS u(token_id)
-                        WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
-                        ON CONFLICT (event_id, token_id) DO NOTHING
-                        """,
-                        logger: logger
-                    )
+            let started = batch.ledgerEntries
+            if let eventID = batch.startedEventID, !started.isEmpty {
+                // The ledger keeps the first start: a conflicting entry (the same window committed
+                // again) is left as it was, but touched so that it counts.
+                let written = try await connection.query(
+                    """
+                    INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
+                    SELECT e.id, t.id, e.app_id, \(batch.jobID.uuid), u.attempt, NULLIF(u.apns_id, '')::uuid, u.sent_at,
+                           u.completed_at
+                    FROM events e
+                    CROSS JOIN UNNEST(\(started.map(\.tokenRowID))::bigint[], \(started.map(\.attempt))::bigint[],
+                                      \(started.map { $0.apnsID?.uuidString ?? "" })::text[],
+                                      \(started.map(\.sentAt))::timestamptz[],
+                                      \(started.map(\.completedAt))::timestamptz[])
+                         AS u(token_id, attempt, apns_id, sent_at, completed_at)
+                    CROSS JOIN LATERAL (SELECT t.id FROM push_to_start_tokens t
+                                        WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1) t
+                    WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
+                    ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
+                    RETURNING s.token_id
+                    """,
+                    logger: logger
+                ).collect()
+                if written.count != started.count {
+                    throw StoreError.notFound(entity: "push-to-start token or event", id: "\(started.count - written.count) of the batch")
                 }
             }
 
@@ -65,9 +80,10 @@ extension PostgresStore {
                                             last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
                     SELECT u.id, e.app_id, e.id, \(starting.environment.rawValue), t.id, \(ActivityState.starting.rawValue),
                            \(starting.lastTimestampSent), t.frequent_pushes_enabled, \(at), \(at)
-                    FROM events e,
-                         UNNEST(\(rowIDs.map { _ in UUID() })::uuid[], \(rowIDs)::bigint[]) AS u(id, token_id)
-                         JOIN push_to_start_tokens t ON t.id = u.token_id AND t.app_id = \(batch.appID.uuid)
+                    FROM events e
+                    CROSS JOIN UNNEST(\(rowIDs.map { _ in UUID() })::uuid[], \(rowIDs)::bigint[]) AS u(id, token_id)
+                    CROSS JOIN LATERAL (SELECT t.id, t.frequent_pushes_enabled FROM push_to_start_tokens t
+                                        WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1) t
                     WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
                     """,
                     logger: logger
@@ -91,7 +107,7 @@ extension PostgresStore {
         try await rows(
             """
             SELECT \(unescaped: RowMapping.deliveryColumns) FROM deliveries
-            WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid) ORDER BY id
+            WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid) ORDER BY token_id, attempt
             """
         ).mapped(RowMapping.delivery)
     }
@@ -115,23 +131,14 @@ extension PostgresStore {
         return counts
     }
 
-    public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+    public func startRecords(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> [StartRecord] {
         guard !tokenRowIDs.isEmpty else { return [] }
-        var started: Set<Int64> = []
-        let result = try await client.query(
+        return try await rows(
             """
-            SELECT token_id FROM start_ledger
+            SELECT \(unescaped: RowMapping.startRecordColumns) FROM start_ledger
             WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND token_id = ANY(\(tokenRowIDs))
-            """,
-            logger: logger
-        )
-        for try await tokenID in result.decode(Int64.self) { started.insert(tokenID) }
-        return started
+            ORDER BY token_id
+            """
+        ).mapped(RowMapping.startRecord)
     }
-}
-
-/// A delivery's unique key within a job.
-private struct DeliveryKey: Hashable {
-    var token: Int64
-    var attempt: Int
 }

@@ -7,7 +7,7 @@ extension SQLiteStore {
         try await write { connection in
             try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
 
-            for delivery in batch.deliveries {
+            for delivery in batch.recordedDeliveries {
                 // The token must be this app's: a row of another app is refused, not written.
                 let inserted = try await connection.query(
                     """
@@ -26,15 +26,29 @@ extension SQLiteStore {
                 guard !inserted.isEmpty else {
                     throw StoreError.notFound(entity: "push-to-start token", id: String(delivery.tokenRowID))
                 }
-                if let eventID = batch.startedEventID, delivery.outcome == .accepted {
-                    _ = try await connection.query(
+            }
+
+            if let eventID = batch.startedEventID {
+                for start in batch.ledgerEntries {
+                    // The ledger keeps the first start: a conflicting entry (the same window committed
+                    // again) is left as it was, but touched so that it counts.
+                    let inserted = try await connection.query(
                         """
-                        INSERT INTO start_ledger (event_id, token_id, app_id, job_id, started_at)
-                        SELECT e.id, ?, e.app_id, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
-                        ON CONFLICT (event_id, token_id) DO NOTHING
+                        INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
+                        SELECT e.id, t.id, e.app_id, ?, ?, ?, ?, ?
+                        FROM events e JOIN push_to_start_tokens t ON t.app_id = e.app_id AND t.id = ?
+                        WHERE e.app_id = ? AND e.id = ?
+                        ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
+                        RETURNING token_id
                         """,
-                        [.int(delivery.tokenRowID), .id(batch.jobID), .date(at), .id(batch.appID), .id(eventID)]
+                        [
+                            .id(batch.jobID), .int(start.attempt), .uuid(start.apnsID), .date(start.sentAt), .date(start.completedAt),
+                            .int(start.tokenRowID), .id(batch.appID), .id(eventID),
+                        ]
                     )
+                    guard !inserted.isEmpty else {
+                        throw StoreError.notFound(entity: "push-to-start token or event", id: String(start.tokenRowID))
+                    }
                 }
             }
 
@@ -67,7 +81,7 @@ extension SQLiteStore {
 
     public func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
         try await query(
-            "SELECT \(RowMapping.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY id",
+            "SELECT \(RowMapping.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY token_id, attempt",
             [.id(appID), .id(jobID)]
         ).mapped(RowMapping.delivery)
     }
@@ -93,18 +107,16 @@ extension SQLiteStore {
         }
     }
 
-    public func startedTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+    public func startRecords(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> [StartRecord] {
         guard !tokenRowIDs.isEmpty else { return [] }
-        var started: Set<Int64> = []
         // json_each takes the whole list as one parameter, whatever its length.
-        let rows = try await query(
+        return try await query(
             """
-            SELECT token_id FROM start_ledger
+            SELECT \(RowMapping.startRecordColumns) FROM start_ledger
             WHERE app_id = ? AND event_id = ? AND token_id IN (SELECT value FROM json_each(?))
+            ORDER BY token_id
             """,
             [.id(appID), .id(eventID), .text(ColumnCoding.json(.array(tokenRowIDs.map { .integer($0) })))]
-        )
-        for row in rows { started.insert(try SQLiteColumns(row, entity: "start ledger").int64("token_id")) }
-        return started
+        ).mapped(RowMapping.startRecord)
     }
 }

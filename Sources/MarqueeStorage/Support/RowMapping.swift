@@ -248,6 +248,19 @@ enum RowMapping {
         )
     }
 
+    static let startRecordColumns = "token_id, job_id, attempt, apns_id, sent_at, started_at"
+
+    static func startRecord(_ row: some ColumnReader) throws -> StartRecord {
+        StartRecord(
+            tokenRowID: try row.int64("token_id"),
+            jobID: try row.optionalID("job_id"),
+            attempt: try row.optionalInt("attempt"),
+            apnsID: try row.optionalUUID("apns_id"),
+            sentAt: try row.optionalDate("sent_at"),
+            startedAt: try row.date("started_at")
+        )
+    }
+
     static let broadcastLogColumns = """
         id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, \
         event, downgraded, content_state, schedule_id
