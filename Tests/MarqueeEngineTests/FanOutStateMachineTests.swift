@@ -20,14 +20,8 @@ struct FanOutStateMachineTests {
         )
     }
 
-    func tokens(_ rows: ClosedRange<Int64>, version: String? = "18.0") -> [PushToStartToken] {
-        rows.map { row in
-            PushToStartToken(
-                rowID: row, appID: AppID(), environment: .sandbox, attributesType: "MatchAttributes",
-                token: String(format: "%064llx", row), deviceID: nil, userID: nil, tags: [], iosVersion: version,
-                frequentPushesEnabled: false, firstRegisteredAt: now, lastRegisteredAt: now, invalidatedAt: nil, invalidationReason: nil
-            )
-        }
+    func tokens(_ rows: ClosedRange<Int64>, version: String? = "18.0") -> [AudienceRecipient] {
+        rows.map { AudienceRecipient(rowID: $0, token: String(format: "%064llx", $0), iosVersion: version) }
     }
 
     func rejection(_ status: Int, _ reason: APNSErrorReason, timestamp: Int64? = nil) -> FanOutStateMachine.SendResult {

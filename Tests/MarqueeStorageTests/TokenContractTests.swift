@@ -124,6 +124,9 @@ struct TokenContractTests {
             #expect(tokens.map(\.rowID) == tokens.map(\.rowID).sorted())
             #expect(Set(tokens.map(\.token)).count == 95)
             #expect(tokens.allSatisfy { $0.appID == app.id && $0.environment == .sandbox })
+            // What a fan-out reads: the same rows, with only what a push needs.
+            let recipients = try await fixture.store.audienceRecipients(query, after: tokens[19].rowID, limit: 30)
+            #expect(recipients == tokens[20..<50].map(AudienceRecipient.init))
 
             let invalidation = TokenInvalidation(
                 reason: .expiredToken,

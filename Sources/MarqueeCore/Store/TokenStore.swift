@@ -76,6 +76,9 @@ public protocol TokenStore: Sendable {
     /// keyset pagination, so memory and query cost do not depend on the audience's size.
     func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken]
 
+    /// The same rows as `audiencePage`, with only what a push to each needs: what a fan-out reads.
+    func audienceRecipients(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [AudienceRecipient]
+
     /// How many tokens `audiencePage` would yield from the start, and the row IDs of the first and
     /// the last, in one read: what a fan-out is counted and split by.
     func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent

@@ -122,8 +122,8 @@ struct FanOutStateMachine {
     }
 
     /// An audience page is about to be sent; returns the sends, in the page's order.
-    mutating func pageRead(_ tokens: [PushToStartToken]) -> [Send] {
-        readSends(tokens.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion), priority: nil) })
+    mutating func pageRead(_ recipients: [AudienceRecipient]) -> [Send] {
+        readSends(recipients.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion), priority: nil) })
     }
 
     /// A page of update tokens (one per activity, keyed by the activity's row) is about to be

@@ -51,9 +51,9 @@ struct StartFanOutWork: FanOutWork {
 
     func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
         let query = arguments.audienceQuery(appID: job.appID, jobID: job.id)
-        let tokens = try await store.audiencePage(query, after: cursor, limit: limit)
-        guard let last = tokens.last else { return nil }
-        return FanOutPage(sends: machine.withLock { $0.pageRead(tokens) }, lastRow: last.rowID, isLast: tokens.count < limit)
+        let recipients = try await store.audienceRecipients(query, after: cursor, limit: limit)
+        guard let last = recipients.last else { return nil }
+        return FanOutPage(sends: machine.withLock { $0.pageRead(recipients) }, lastRow: last.rowID, isLast: recipients.count < limit)
     }
 
     func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush {

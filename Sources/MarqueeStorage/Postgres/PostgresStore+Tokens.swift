@@ -126,6 +126,24 @@ extension PostgresStore {
         ).mapped(RowMapping.token)
     }
 
+    public func audienceRecipients(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [AudienceRecipient] {
+        var recipients: [AudienceRecipient] = []
+        recipients.reserveCapacity(max(1, limit))
+        let result = try await client.query(
+            Self.audience(
+                query,
+                select: "SELECT t.id, t.token, t.ios_version FROM push_to_start_tokens t",
+                after: cursor,
+                tail: "ORDER BY t.id LIMIT \(max(1, limit))"
+            ),
+            logger: logger
+        )
+        for try await (rowID, token, iosVersion) in result.decode((Int64, String, String?).self) {
+            recipients.append(AudienceRecipient(rowID: rowID, token: token, iosVersion: iosVersion))
+        }
+        return recipients
+    }
+
     public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
         let result = try await client.query(
             Self.audience(query, select: "SELECT count(*), min(t.id), max(t.id) FROM push_to_start_tokens t", after: 0, tail: ""),

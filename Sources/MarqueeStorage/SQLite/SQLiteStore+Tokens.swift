@@ -128,6 +128,16 @@ extension SQLiteStore {
         ).mapped(RowMapping.token)
     }
 
+    public func audienceRecipients(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [AudienceRecipient] {
+        let (filter, binds) = Self.audienceFilter(query, after: cursor)
+        return try await self.query(
+            "SELECT t.id, t.token, t.ios_version FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?\(binds.count + 1)",
+            binds + [.int(max(1, limit))]
+        ).mapped { row in
+            AudienceRecipient(rowID: try row.int64("id"), token: try row.string("token"), iosVersion: try row.optionalString("ios_version"))
+        }
+    }
+
     public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
         let (filter, binds) = Self.audienceFilter(query, after: 0)
         let rows = try await self.query(
