@@ -12,6 +12,10 @@
 # through the API) is not timed. MARQUEE_JOBS_* / MARQUEE_APNS_CONNECTIONS in the environment tune
 # the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4. MARQUEE_BENCH_PG_STATEMENTS=1
 # prints, after each fan-out, the statements PostgreSQL spent the most time on (pg_stat_statements).
+# The server keeps the ceiling's concurrency: 100 streams in flight, as 2 connections of 50
+# (MARQUEE_APNS_STREAMS_PER_CONNECTION, default here 50; the service's own default is 1000, what a
+# link to Apple with its round trips needs). On loopback more streams only cost: NIOHTTP2's
+# bookkeeping per open stream grows with their number.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -24,4 +28,5 @@ export BIN ROOT HERE SHARED SINK_DIR TOKENS RUNS SMALL
 if [ "${MARQUEE_BENCH_PG_STATEMENTS:-0}" = 1 ]; then
   export MARQUEE_PG_OPTIONS="${MARQUEE_PG_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 fi
+export MARQUEE_APNS_STREAMS_PER_CONNECTION=${MARQUEE_APNS_STREAMS_PER_CONNECTION:-50}
 "$ROOT/scripts/with-postgres" bash "$HERE/fanout/inner.sh"

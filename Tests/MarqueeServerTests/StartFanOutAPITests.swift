@@ -1,7 +1,9 @@
 import Crypto
 import Foundation
+import MarqueeAPNS
 import MarqueeCore
 import MarqueeEmulator
+import MarqueeServer
 import MarqueeTesting
 import Testing
 
@@ -120,6 +122,36 @@ struct StartFanOutAPITests {
             let second = try await Self.waitForJob(server, app, try #require(again.header("Location")))
             #expect(second["state"] as? String == "succeeded")
             #expect(emulator.activities(in: .sandbox).count == 1000)
+        }
+    }
+
+    @Test("a fan-out through one connection of two streams still starts every device once", arguments: TestBackend.allCases)
+    func narrowConnection(backend: TestBackend) async throws {
+        try await TestServer.run(backend, settings: ["apns.connections": "1", "apns.streamsPerConnection": "2"]) { server in
+            let emulator = try server.emulator
+            let app = try await server.makeApp()
+            #expect(try await server.putEvent(app, key: "match").status == 201)
+            let devices = try await Self.devices(150, emulator: emulator, server: server, app: app)
+            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let job = try await Self.waitForJob(server, app, try #require(started.header("Location")))
+            #expect(job["state"] as? String == "succeeded")
+            #expect(Self.progress(job, "accepted") == devices.count)
+            let activities = emulator.activities(in: .sandbox)
+            #expect(Set(activities.map(\.deviceID)) == Set(devices.map(\.id)))
+            #expect(activities.count == devices.count)
+        }
+    }
+
+    @Test("the APNs connections and their streams are set by apns.connections and apns.streamsPerConnection, within bounds")
+    func transportSettings() throws {
+        let configuration = try ServerConfiguration.reading(["apns.connections": "3", "apns.streamsPerConnection": "50"], environment: false)
+        #expect(configuration.apnsTransport.connectionsPerEndpoint == 3)
+        #expect(configuration.apnsTransport.maximumStreamsPerConnection == 50)
+        #expect(try ServerConfiguration.reading([:], environment: false).apnsTransport.maximumStreamsPerConnection == 1_000)
+        #expect {
+            try ServerConfiguration.reading(["apns.streamsPerConnection": "0"], environment: false)
+        } throws: { error in
+            (error as? ConfigurationError)?.key == "apns.streamsPerConnection"
         }
     }
 

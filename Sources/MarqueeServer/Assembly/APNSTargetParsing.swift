@@ -5,7 +5,7 @@ import MarqueeEngine
 
 /// Reads the `custom` APNs target's endpoint URLs.
 enum APNSTargetParsing {
-    static func custom(endpoints: [String: String], caFile: String?, connections: Int) throws -> APNSTarget {
+    static func custom(endpoints: [String: String], caFile: String?) throws -> APNSTarget {
         var push: [APNSEnvironment: APNSEndpoint] = [:]
         var management: [APNSEnvironment: APNSEndpoint] = [:]
         for environment in APNSEnvironment.allCases {
@@ -14,7 +14,7 @@ enum APNSTargetParsing {
             push[environment] = try endpoint(endpoints[pushKey] ?? "", key: pushKey, caFile: caFile)
             management[environment] = try endpoint(endpoints[managementKey] ?? "", key: managementKey, caFile: caFile)
         }
-        return APNSTarget(pushEndpoints: push, channelManagementEndpoints: management, transport: .init(connectionsPerEndpoint: connections))
+        return APNSTarget(pushEndpoints: push, channelManagementEndpoints: management)
     }
 
     static func endpoint(_ text: String, key: String, caFile: String?) throws -> APNSEndpoint {

@@ -30,7 +30,7 @@ struct InProcessEmulator: Service {
     }
 
     /// Where Marquee's clients connect: the emulator's TLS listeners, trusting its CA.
-    func target(connections: Int) throws -> APNSTarget {
+    func target() throws -> APNSTarget {
         guard let ca = emulator.caCertificatePEM else { throw ConfigurationError(key: "apns.target", "the emulator has no CA") }
         var push: [APNSEnvironment: APNSEndpoint] = [:]
         var management: [APNSEnvironment: APNSEndpoint] = [:]
@@ -43,11 +43,7 @@ struct InProcessEmulator: Service {
                 management[environment] = APNSEndpoint(host: "127.0.0.1", port: port, security: security)
             }
         }
-        return APNSTarget(
-            pushEndpoints: push,
-            channelManagementEndpoints: management,
-            transport: .init(connectionsPerEndpoint: connections)
-        )
+        return APNSTarget(pushEndpoints: push, channelManagementEndpoints: management)
     }
 
     func run() async throws {

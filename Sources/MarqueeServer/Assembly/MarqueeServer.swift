@@ -113,14 +113,14 @@ public enum MarqueeServer {
         // Before anything unseals a signing key (the in-process emulator's provisioning does).
         try await resealSigningKeys(in: opened.store, logger: logger)
         var services: [any Service] = []
-        let target: APNSTarget
+        var target: APNSTarget
         var provisioner: any APNSAccountProvisioner = AppleAPNSAccount()
         var emulator: InProcessEmulator?
         switch configuration.apns {
         case .apple:
             target = .apple
         case .custom(let endpoints, let caFile):
-            target = try APNSTargetParsing.custom(endpoints: endpoints, caFile: caFile, connections: configuration.apnsConnections)
+            target = try APNSTargetParsing.custom(endpoints: endpoints, caFile: caFile)
         case .emulator:
             let started = try await InProcessEmulator.start(
                 stateDirectory: (configuration.dataDirectory as NSString).appendingPathComponent("emulator"),
@@ -129,11 +129,12 @@ public enum MarqueeServer {
             )
             emulator = started
             services.append(started)
-            target = try started.target(connections: configuration.apnsConnections)
+            target = try started.target()
             let emulatorProvisioner = EmulatorAccountProvisioner(emulator: started.emulator)
             try await emulatorProvisioner.provisionEverything(in: opened.store)
             provisioner = emulatorProvisioner
         }
+        target.transport = configuration.apnsTransport
 
         var engineConfiguration = configuration.engine
         engineConfiguration.metricsFactory = PrometheusMetricsFactory(registry: metrics)

@@ -1,6 +1,7 @@
 import Configuration
 import Foundation
 import Logging
+import MarqueeAPNS
 import MarqueeCore
 import MarqueeEngine
 import SystemPackage
@@ -20,7 +21,8 @@ import SystemPackage
 /// - `apns.target`: `emulator` (default: in-process), `apple`, or `custom` with
 ///   `apns.sandbox.pushURL`, `apns.sandbox.managementURL`, `apns.production.pushURL`,
 ///   `apns.production.managementURL` (`https://host:port` or `http://` for h2c) and `apns.caFile`
-/// - `apns.connections` (2)
+/// - `apns.connections` (2), `apns.streamsPerConnection` (1000): HTTP/2 connections per app key and
+///   environment, and a ceiling on each one's concurrent streams below what APNs allows
 /// - `channels.limit` (10000), `channels.warningFraction` (0.9), `channels.creationTimeoutSeconds`
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
@@ -69,7 +71,8 @@ public struct ServerConfiguration: Sendable {
     /// The keyring text; a secret.
     public var masterKeys: String?
     public var apns: APNSTargetChoice
-    public var apnsConnections: Int
+    /// Connections and streams of every APNs client, whatever the target.
+    public var apnsTransport: APNSClientConfiguration.Transport
     public var engine: EngineConfiguration
     public var channelCacheSeconds: Int
     public var metricsEnabled: Bool
@@ -128,7 +131,10 @@ public struct ServerConfiguration: Sendable {
         case let other:
             throw ConfigurationError(key: "apns.target", "'\(other)' is not emulator, apple or custom")
         }
-        apnsConnections = try reader.integer("apns.connections", default: 2, range: 1...64)
+        apnsTransport = APNSClientConfiguration.Transport(
+            connectionsPerEndpoint: try reader.integer("apns.connections", default: 2, range: 1...64),
+            maximumStreamsPerConnection: try reader.integer("apns.streamsPerConnection", default: 1_000, range: 1...1_000)
+        )
         let policy = ChannelPolicy(
             limit: try reader.integer("channels.limit", default: APNSPayloadLimit.channelsPerApp, range: 1...1_000_000),
             warningFraction: try reader.parsed("channels.warningFraction", default: 0.9, expected: "a fraction from 0 to 1") {
