@@ -6,7 +6,8 @@
 
 `start` posts /v1/events/{key}/starts and polls /v1/jobs/{id} every 100 ms until the job is
 `succeeded` (or failed/cancelled); the time is from just before the POST to the poll that saw it
-finished. Meanwhile it samples VmRSS of the serve process; VmHWM is read at the end."""
+finished. Meanwhile it samples VmRSS of the serve process (its maximum, and a series of one sample a
+second); VmHWM is read at the end."""
 import http.client, json, sys, time, urllib.parse
 
 def connect(base):
@@ -64,9 +65,13 @@ def start(base, key, event_key, pid):
         sys.exit(f"start: HTTP {s} {job}")
     job_id = job["id"]
     samples = 0
+    series = []  # VmRSS every second, MiB: a steady growth tells something kept per token from a step
     while True:
         time.sleep(0.1)
-        rss_max = max(rss_max, status_kib(pid, "VmRSS"))
+        rss = status_kib(pid, "VmRSS")
+        rss_max = max(rss_max, rss)
+        if samples % 10 == 0:
+            series.append(round(rss / 1024, 1))
         samples += 1
         s, job = call(conn, "GET", f"/v1/jobs/{job_id}", key)
         if s != 200:
@@ -80,7 +85,7 @@ def start(base, key, event_key, pid):
         "total": p.get("total"), "sent": p["sent"], "accepted": p["accepted"], "failed": p["failed"],
         "rate": round(p["accepted"] / seconds, 1),
         "rss_before_kib": rss_before, "rss_max_sampled_kib": rss_max, "hwm_kib": status_kib(pid, "VmHWM"),
-        "rss_samples": samples,
+        "rss_samples": samples, "rss_series_mib": series,
     }))
 
 if __name__ == "__main__":
