@@ -50,7 +50,8 @@ struct StartFanOutWork: FanOutWork {
     let clock: any WallClock
 
     func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
-        let query = arguments.audienceQuery(appID: job.appID, jobID: job.id)
+        // Leasing counts the job's runs: past the first, an earlier run may have finished tokens.
+        let query = arguments.audienceQuery(appID: job.appID, jobID: job.id, afterEarlierRuns: job.attempts > 1)
         let recipients = try await store.audienceRecipients(query, after: cursor, limit: limit)
         guard let last = recipients.last else { return nil }
         return FanOutPage(sends: machine.withLock { $0.pageRead(recipients) }, lastRow: last.rowID, isLast: recipients.count < limit)

@@ -130,7 +130,10 @@ struct StartJobArguments: Sendable, Hashable {
         )
     }
 
-    func audienceQuery(appID: AppID, jobID: JobID) -> AudienceQuery {
+    /// The audience of the job's start. A run that follows an earlier one of the same job (its
+    /// lease was taken before) leaves out the tokens that run gave a final outcome; a first run has
+    /// none to leave out, and skipping that check spares the store a lookup per audience row.
+    func audienceQuery(appID: AppID, jobID: JobID, afterEarlierRuns: Bool) -> AudienceQuery {
         AudienceQuery(
             appID: appID,
             environment: environment,
@@ -139,7 +142,7 @@ struct StartJobArguments: Sendable, Hashable {
             anyTags: audience.tags,
             userIDs: audience.userIDs,
             tokens: audience.tokens,
-            excludingFinalOutcomesOf: jobID,
+            excludingFinalOutcomesOf: afterEarlierRuns ? jobID : nil,
             partition: partition
         )
     }

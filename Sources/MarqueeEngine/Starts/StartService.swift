@@ -40,7 +40,7 @@ public struct StartService: Sendable {
             timestamp: try await startTimestamp(app: app, event: event, environment: request.environment, channel: active)
         )
         try Self.checkSize(arguments)
-        let extent = try await store.audienceExtent(arguments.audienceQuery(appID: app.id, jobID: jobID))
+        let extent = try await store.audienceExtent(arguments.audienceQuery(appID: app.id, jobID: jobID, afterEarlierRuns: false))
         let total = extent.count
         let job = Job(
             id: jobID,
