@@ -9,7 +9,7 @@
 # The nginx sink answers only POST /3/device/*: channel management (the event's channel, created
 # when the event is put) goes to a `marquee emulator` over h2c, so the starts are the iOS 18 kind
 # (`input-push-channel`); the device pushes go to the sink. Loading the tokens (batches of 10,000
-# through the API) is not timed. MARQUEE_JOBS_* / MARQUEE_APNS_CONNECTIONS in the environment tune
+# through the API) is not timed, nor the `VACUUM ANALYZE` before each fan-out. MARQUEE_JOBS_* / MARQUEE_APNS_CONNECTIONS in the environment tune
 # the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4. MARQUEE_BENCH_PG_STATEMENTS=1
 # prints, after each fan-out, the statements PostgreSQL spent the most time on (pg_stat_statements).
 # The server keeps the ceiling's concurrency: 100 streams in flight, as 2 connections of 50
