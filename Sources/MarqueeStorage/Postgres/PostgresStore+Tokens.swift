@@ -157,7 +157,10 @@ extension PostgresStore {
 
     /// The audience's rows after `cursor`. Optional filters are written as `param IS NULL OR ...`
     /// (or a flag for lists): PostgresNIO plans each execution with its values, so an absent filter
-    /// costs nothing.
+    /// costs nothing. The `OFFSET 0` in each `NOT EXISTS` keeps it a probe of one index entry per
+    /// row: as an anti-join, with statistics that had seen the ledger, PostgreSQL hashed every
+    /// ledger entry of the event for each page, which grew with the fan-out (220 ms a page at
+    /// 300,000 tokens instead of 8).
     static func audience(_ query: AudienceQuery, select: String, after cursor: Int64, tail: String) -> PostgresQuery {
         """
         \(unescaped: select)
@@ -168,10 +171,10 @@ extension PostgresStore {
           AND (\(query.userIDs.isEmpty) OR t.user_id = ANY(\(query.userIDs)::text[]))
           AND (\(query.tokens.isEmpty) OR t.token = ANY(\(query.tokens)::text[]))
           AND (\(query.excludingStartsOf?.uuid)::uuid IS NULL OR NOT EXISTS (
-                SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id = t.id))
+                SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id = t.id OFFSET 0))
           AND (\(query.excludingFinalOutcomesOf?.uuid)::uuid IS NULL OR NOT EXISTS (
                 SELECT 1 FROM deliveries d
-                WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> 'failed'))
+                WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> 'failed' OFFSET 0))
           AND (\(query.partition?.afterRowID)::bigint IS NULL OR t.id > \(query.partition?.afterRowID))
           AND (\(query.partition?.throughRowID)::bigint IS NULL OR t.id <= \(query.partition?.throughRowID))
         \(unescaped: tail)
