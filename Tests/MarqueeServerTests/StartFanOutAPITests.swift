@@ -1,9 +1,7 @@
 import Crypto
 import Foundation
-import MarqueeAPNS
 import MarqueeCore
 import MarqueeEmulator
-import MarqueeServer
 import MarqueeTesting
 import Testing
 
@@ -139,19 +137,6 @@ struct StartFanOutAPITests {
             let activities = emulator.activities(in: .sandbox)
             #expect(Set(activities.map(\.deviceID)) == Set(devices.map(\.id)))
             #expect(activities.count == devices.count)
-        }
-    }
-
-    @Test("the APNs connections and their streams are set by apns.connections and apns.streamsPerConnection, within bounds")
-    func transportSettings() throws {
-        let configuration = try ServerConfiguration.reading(["apns.connections": "3", "apns.streamsPerConnection": "50"], environment: false)
-        #expect(configuration.apnsTransport.connectionsPerEndpoint == 3)
-        #expect(configuration.apnsTransport.maximumStreamsPerConnection == 50)
-        #expect(try ServerConfiguration.reading([:], environment: false).apnsTransport.maximumStreamsPerConnection == 1_000)
-        #expect {
-            try ServerConfiguration.reading(["apns.streamsPerConnection": "0"], environment: false)
-        } throws: { error in
-            (error as? ConfigurationError)?.key == "apns.streamsPerConnection"
         }
     }
 

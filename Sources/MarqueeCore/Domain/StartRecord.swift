@@ -5,7 +5,7 @@ import Foundation
 /// instead of two is what lets a fan-out commit at the transport's pace).
 public struct StartRecord: Sendable, Hashable {
     public var tokenRowID: Int64
-    /// The job that sent it; `nil` once that job is deleted.
+    /// The job that sent it (the column is nullable: before migration 0008 a deleted job cleared it).
     public var jobID: JobID?
     /// The send that APNs accepted (1 for the first try); `nil` for entries written before the
     /// ledger recorded it.

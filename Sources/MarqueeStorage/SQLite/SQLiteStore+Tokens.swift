@@ -131,7 +131,7 @@ extension SQLiteStore {
     public func audienceRecipients(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [AudienceRecipient] {
         let (filter, binds) = Self.audienceFilter(query, after: cursor)
         return try await self.query(
-            "SELECT t.id, t.token, t.ios_version FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?\(binds.count + 1)",
+            "SELECT \(RowMapping.audienceRecipientColumns) FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?\(binds.count + 1)",
             binds + [.int(max(1, limit))]
         ).mapped { row in
             AudienceRecipient(rowID: try row.int64("id"), token: try row.string("token"), iosVersion: try row.optionalString("ios_version"))

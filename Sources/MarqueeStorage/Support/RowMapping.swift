@@ -248,6 +248,9 @@ enum RowMapping {
         )
     }
 
+    /// What a fan-out reads of each audience row (`AudienceRecipient`), in this order.
+    static let audienceRecipientColumns = "t.id, t.token, t.ios_version"
+
     static let startRecordColumns = "token_id, job_id, attempt, apns_id, sent_at, started_at"
 
     static func startRecord(_ row: some ColumnReader) throws -> StartRecord {

@@ -1,0 +1,21 @@
+import MarqueeAPNS
+import MarqueeServer
+import Testing
+
+/// `apns.connections` and `apns.streamsPerConnection`: the transport every APNs client gets,
+/// whatever the target (the in-process emulator, Apple, or custom endpoints).
+@Suite("APNs transport settings")
+struct APNSTransportSettingsTests {
+    @Test("the APNs connections and their streams are set by apns.connections and apns.streamsPerConnection, within bounds")
+    func transportSettings() throws {
+        let configuration = try ServerConfiguration.reading(["apns.connections": "3", "apns.streamsPerConnection": "50"], environment: false)
+        #expect(configuration.apnsTransport.connectionsPerEndpoint == 3)
+        #expect(configuration.apnsTransport.maximumStreamsPerConnection == 50)
+        #expect(try ServerConfiguration.reading([:], environment: false).apnsTransport.maximumStreamsPerConnection == 1_000)
+        #expect {
+            try ServerConfiguration.reading(["apns.streamsPerConnection": "0"], environment: false)
+        } throws: { error in
+            (error as? ConfigurationError)?.key == "apns.streamsPerConnection"
+        }
+    }
+}
