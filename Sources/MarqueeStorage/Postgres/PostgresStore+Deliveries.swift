@@ -47,7 +47,11 @@ extension PostgresStore {
             let started = batch.ledgerEntries
             if let eventID = batch.startedEventID, !started.isEmpty {
                 // The ledger keeps the first start: a conflicting entry (the same window committed
-                // again) is left as it was, but touched so that it counts.
+                // again) is left as it was, but touched so that it counts. The ledger has no foreign
+                // keys (migration 0009: their per-row triggers were two fifths of a fan-out's
+                // PostgreSQL time); this statement takes the locks they took, FOR KEY SHARE on the
+                // event and on each token, so that a deletion waits for this transaction and then
+                // removes what it wrote (deleteEvent, deletePushToStartToken).
                 let written = try await connection.query(
                     """
                     INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
@@ -60,8 +64,10 @@ extension PostgresStore {
                                       \(started.map(\.completedAt))::timestamptz[])
                          AS u(token_id, attempt, apns_id, sent_at, completed_at)
                     CROSS JOIN LATERAL (SELECT t.id FROM push_to_start_tokens t
-                                        WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1) t
+                                        WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1
+                                        FOR KEY SHARE) t
                     WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
+                    FOR KEY SHARE OF e
                     ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
                     RETURNING s.token_id
                     """,

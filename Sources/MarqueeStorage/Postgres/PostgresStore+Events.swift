@@ -98,8 +98,18 @@ extension PostgresStore {
     }
 
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
-        // Channels, activities (with their update tokens) and start-ledger rows go with the event
-        // through their ON DELETE CASCADE foreign keys, in this one statement.
-        try await !rows("DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id").isEmpty
+        // Channels and activities (with their update tokens) go with the event through their
+        // ON DELETE CASCADE foreign keys. The start ledger has none (migration 0009): its entries
+        // are deleted by the next statement, whose snapshot is taken after the event's delete has
+        // waited for every batch holding the event (FOR KEY SHARE), so it sees all they wrote.
+        try await transaction { connection in
+            let deleted = try await connection.query(
+                "DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id",
+                logger: logger
+            ).collect()
+            guard !deleted.isEmpty else { return false }
+            try await connection.query("DELETE FROM start_ledger WHERE event_id = \(id.uuid)", logger: logger)
+            return true
+        }
     }
 }

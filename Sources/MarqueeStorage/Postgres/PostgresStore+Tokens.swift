@@ -84,16 +84,25 @@ extension PostgresStore {
         attributesType: String,
         token: String
     ) async throws -> Bool {
-        // Deliveries and start-ledger rows go with it (ON DELETE CASCADE); activities keep their
-        // row and lose the reference (ON DELETE SET NULL).
-        try await !rows(
-            """
-            DELETE FROM push_to_start_tokens
-            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue)
-              AND attributes_type = \(attributesType) AND token = \(token)
-            RETURNING id
-            """
-        ).isEmpty
+        // Deliveries go with it (ON DELETE CASCADE); activities keep their row and lose the
+        // reference (ON DELETE SET NULL). Its start-ledger entries are deleted by the next
+        // statement (the ledger has no foreign keys, migration 0009), after the token's delete has
+        // waited for any batch holding the token (FOR KEY SHARE), as deleteEvent does.
+        try await transaction { connection in
+            let deleted = try await connection.query(
+                """
+                DELETE FROM push_to_start_tokens
+                WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue)
+                  AND attributes_type = \(attributesType) AND token = \(token)
+                RETURNING id
+                """,
+                logger: logger
+            ).collect()
+            guard let row = deleted.first else { return false }
+            let rowID = try row.decode(Int64.self)
+            try await connection.query("DELETE FROM start_ledger WHERE token_id = \(rowID)", logger: logger)
+            return true
+        }
     }
 
     public func invalidatePushToStartToken(
