@@ -290,6 +290,7 @@ let package = Package(
                 "MarqueeStorage",
                 "MarqueeTesting",
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "PostgresNIO", package: "postgres-nio"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -56,8 +56,7 @@ public enum MarqueeServer {
             } catch {
                 throw ConfigurationError(key: "database.url", "\(error)")
             }
-            var clientConfiguration = target.configuration
-            clientConfiguration.options.maximumConnections = configuration.databaseMaxConnections
+            let clientConfiguration = configuration.postgresClientConfiguration(for: target)
             let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: storeLogger)
             // The pool runs for as long as the services do, and stops after them: not in a child
             // task, which the caller's cancellation would stop at once, while the job worker still

@@ -12,7 +12,9 @@ import SystemPackage
 /// Keys:
 /// - `http.host` (127.0.0.1), `http.port` (8080), `http.maxBodyBytes` (4 MiB), `http.maxJSONDepth` (32)
 /// - `database.url`: `postgres://…`; absent, the embedded SQLite at `sqlite.path` (./data/marquee.sqlite)
-/// - `database.maxConnections` (20): this replica's PostgreSQL pool; N replicas open N times as many
+/// - `database.maxConnections` (20): this replica's PostgreSQL pool, opened whole and kept; N replicas
+///   open N times as many
+/// - `database.keepAliveSeconds` (10): an idle pooled connection runs `SELECT 1` after this long; 0 never
 /// - `database.startupWaitSeconds` (60): how long a start waits for an unreachable PostgreSQL
 /// - `sql.dir`: the folder with `postgres/` and `sqlite/` migrations
 /// - `secrets.masterKeys` (secret): `id:base64[,id:base64…]`, current first; seals signing keys.
@@ -63,6 +65,8 @@ public struct ServerConfiguration: Sendable {
     public var databaseURL: String?
     /// Connections this replica opens to PostgreSQL at most (its pool; one of them listens for jobs).
     public var databaseMaxConnections: Int
+    /// How long a pooled connection may sit idle before it runs a keep-alive query; 0: never.
+    public var databaseKeepAliveSeconds: Double
     /// How long a start waits for PostgreSQL to become reachable before it gives up.
     public var databaseStartupWaitSeconds: Double
     public var sqlitePath: String
@@ -100,6 +104,7 @@ public struct ServerConfiguration: Sendable {
         maxJSONDepth = try reader.integer("http.maxJSONDepth", default: 32, range: 2...512)
         databaseURL = reader.raw("database.url", isSecret: true)
         databaseMaxConnections = try reader.integer("database.maxConnections", default: 20, range: 2...1000)
+        databaseKeepAliveSeconds = try reader.seconds("database.keepAliveSeconds", default: 10)
         databaseStartupWaitSeconds = try reader.seconds("database.startupWaitSeconds", default: 60)
         if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
             throw ConfigurationError(key: "database.url", "must be a postgres:// URL (leave it out for the embedded SQLite)")
