@@ -46,35 +46,11 @@ extension PostgresStore {
 
             let started = batch.ledgerEntries
             if let eventID = batch.startedEventID, !started.isEmpty {
-                // The ledger keeps the first start: a conflicting entry (the same window committed
-                // again) is left as it was, but touched so that it counts. The ledger has no foreign
-                // keys (migration 0009: their per-row triggers were two fifths of a fan-out's
-                // PostgreSQL time); this statement takes the locks they took, FOR KEY SHARE on the
-                // event and on each token, so that a deletion waits for this transaction and then
-                // removes what it wrote (deleteEvent, deletePushToStartToken).
-                let written = try await connection.query(
-                    """
-                    INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
-                    SELECT e.id, t.id, e.app_id, \(batch.jobID.uuid), u.attempt, NULLIF(u.apns_id, '')::uuid, u.sent_at,
-                           u.completed_at
-                    FROM events e
-                    CROSS JOIN UNNEST(\(started.map(\.tokenRowID))::bigint[], \(started.map(\.attempt))::bigint[],
-                                      \(started.map { $0.apnsID?.uuidString ?? "" })::text[],
-                                      \(started.map(\.sentAt))::timestamptz[],
-                                      \(started.map(\.completedAt))::timestamptz[])
-                         AS u(token_id, attempt, apns_id, sent_at, completed_at)
-                    CROSS JOIN LATERAL (SELECT t.id FROM push_to_start_tokens t
-                                        WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1
-                                        FOR KEY SHARE) t
-                    WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
-                    FOR KEY SHARE OF e
-                    ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
-                    RETURNING s.token_id
-                    """,
-                    logger: logger
-                ).collect()
-                if written.count != started.count {
-                    throw StoreError.notFound(entity: "push-to-start token or event", id: "\(started.count - written.count) of the batch")
+                let insert = StartLedgerInsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
+                var written = 0
+                for try await _ in try await connection.execute(insert, logger: logger) { written += 1 }
+                if written != started.count {
+                    throw StoreError.notFound(entity: "push-to-start token or event", id: "\(started.count - written) of the batch")
                 }
             }
 

@@ -1,0 +1,58 @@
+import Foundation
+import MarqueeCore
+import PostgresNIO
+
+/// A batch's accepted starts written to the start ledger: the statement a fan-out runs most, so it
+/// is a named prepared statement (parsed and planned once per connection, not once per batch).
+///
+/// The ledger keeps the first start: a conflicting entry (the same window committed again) is left
+/// as it was, but touched so that it counts. The ledger has no foreign keys (migration 0009: their
+/// per-row triggers were two fifths of a fan-out's PostgreSQL time); this statement takes the locks
+/// they took, FOR KEY SHARE on the event and on each token, so that a deletion waits for the
+/// batch's transaction and then removes what it wrote (deleteEvent, deletePushToStartToken). Each
+/// token is looked up by key with the app alongside (a LATERAL subquery with a LIMIT, which
+/// PostgreSQL does not flatten into a join), so the plan stays an index probe per row whatever the
+/// statistics say. Arrays cannot hold NULL through PostgresNIO's encoders: '' stands for no apns-id.
+struct StartLedgerInsert: PostgresPreparedStatement {
+    /// The token row of each entry written or touched: their count says whether every token and
+    /// the event were found (PostgresNIO fails on a prepared statement's command tag read too early).
+    typealias Row = Int64
+
+    static let name = "marquee_start_ledger_insert"
+    static let sql = """
+        INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
+        SELECT e.id, t.id, e.app_id, $3, u.attempt, NULLIF(u.apns_id, '')::uuid, u.sent_at, u.completed_at
+        FROM events e
+        CROSS JOIN UNNEST($4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::timestamptz[])
+             AS u(token_id, attempt, apns_id, sent_at, completed_at)
+        CROSS JOIN LATERAL (SELECT t.id FROM push_to_start_tokens t
+                            WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1
+                            FOR KEY SHARE) t
+        WHERE e.app_id = $1 AND e.id = $2
+        FOR KEY SHARE OF e
+        ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
+        RETURNING s.token_id
+        """
+
+    var appID: AppID
+    var eventID: EventID
+    var jobID: JobID
+    var entries: [Delivery]
+
+    func makeBindings() throws -> PostgresBindings {
+        var bindings = PostgresBindings(capacity: 8)
+        bindings.append(appID.uuid)
+        bindings.append(eventID.uuid)
+        bindings.append(jobID.uuid)
+        bindings.append(entries.map(\.tokenRowID))
+        bindings.append(entries.map { Int64($0.attempt) })
+        bindings.append(entries.map { $0.apnsID?.uuidString ?? "" })
+        bindings.append(entries.map(\.sentAt))
+        bindings.append(entries.map(\.completedAt))
+        return bindings
+    }
+
+    func decodeRow(_ row: PostgresRow) throws -> Row {
+        try row.decode(Int64.self)
+    }
+}
