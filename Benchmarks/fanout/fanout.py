@@ -66,6 +66,7 @@ def start(base, key, event_key, pid):
     job_id = job["id"]
     samples = 0
     series = []  # VmRSS every second, MiB: a steady growth tells something kept per token from a step
+    sent_series = []  # the job's pushes sent, every second: a stall shows as a flat step
     while True:
         time.sleep(0.1)
         rss = status_kib(pid, "VmRSS")
@@ -76,6 +77,8 @@ def start(base, key, event_key, pid):
         s, job = call(conn, "GET", f"/v1/jobs/{job_id}", key)
         if s != 200:
             sys.exit(f"job: HTTP {s} {job}")
+        if samples % 10 == 1:
+            sent_series.append(job["progress"]["sent"])
         if job["state"] in ("succeeded", "failed", "cancelled"):
             break
     seconds = time.monotonic() - t0
@@ -85,7 +88,7 @@ def start(base, key, event_key, pid):
         "total": p.get("total"), "sent": p["sent"], "accepted": p["accepted"], "failed": p["failed"],
         "rate": round(p["accepted"] / seconds, 1),
         "rss_before_kib": rss_before, "rss_max_sampled_kib": rss_max, "hwm_kib": status_kib(pid, "VmHWM"),
-        "rss_samples": samples, "rss_series_mib": series,
+        "rss_samples": samples, "rss_series_mib": series, "sent_series": sent_series,
     }))
 
 if __name__ == "__main__":

@@ -87,7 +87,7 @@ for run in $(seq "$RUNS"); do
       '{run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
         ratio: ((.rate / ($ceiling|tonumber)) * 1000 | round / 1000), total, accepted, failed,
         hwm_mib: ((.hwm_kib / 1024) * 10 | round / 10), rss_max_sampled_mib: ((.rss_max_sampled_kib / 1024) * 10 | round / 10),
-        rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, load_before: ($load|tonumber), load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
+        rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, load_before: ($load|tonumber), load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
