@@ -64,6 +64,7 @@ def start(base, key, event_key, pid):
     if s != 202:
         sys.exit(f"start: HTTP {s} {job}")
     job_id = job["id"]
+    next_mark = t0 + 1
     samples = 0
     series = []  # VmRSS every second, MiB: a steady growth tells something kept per token from a step
     sent_series = []  # the job's pushes sent, every second: a stall shows as a flat step
@@ -71,14 +72,15 @@ def start(base, key, event_key, pid):
         time.sleep(0.1)
         rss = status_kib(pid, "VmRSS")
         rss_max = max(rss_max, rss)
-        if samples % 10 == 0:
-            series.append(round(rss / 1024, 1))
         samples += 1
         s, job = call(conn, "GET", f"/v1/jobs/{job_id}", key)
         if s != 200:
             sys.exit(f"job: HTTP {s} {job}")
-        if samples % 10 == 1:
+        # Once a second by the clock (a poll takes longer than its 0.1 s pause).
+        if time.monotonic() >= next_mark:
+            series.append(round(rss / 1024, 1))
             sent_series.append(job["progress"]["sent"])
+            next_mark += 1
         if job["state"] in ("succeeded", "failed", "cancelled"):
             break
     seconds = time.monotonic() - t0
