@@ -3,8 +3,9 @@ import Logging
 import Synchronization
 
 /// Keeps a server's last log lines in memory, so that a test that sees the server misbehave (it
-/// does not stop) can show what the server was doing, without writing every test's logs anywhere.
-final class FlightRecorder: Sendable {
+/// does not stop, or repeats a send) can show what the server was doing, without writing every
+/// test's logs anywhere.
+public final class FlightRecorder: Sendable {
     private struct State {
         var lines: [String] = []
         var next = 0
@@ -13,7 +14,7 @@ final class FlightRecorder: Sendable {
     let capacity: Int
     private let state = Mutex(State())
 
-    init(capacity: Int = 400) {
+    public init(capacity: Int = 400) {
         self.capacity = capacity
     }
 
@@ -29,14 +30,14 @@ final class FlightRecorder: Sendable {
     }
 
     /// The lines kept, oldest first.
-    var lines: [String] {
+    public var lines: [String] {
         state.withLock { state in
             state.lines.count < capacity ? state.lines : Array(state.lines[state.next...] + state.lines[..<state.next])
         }
     }
 
     /// A logger whose lines, at `level` and above, go to this recorder.
-    func logger(label: String = "marquee.test", level: Logger.Level = .debug) -> Logger {
+    public func logger(label: String = "marquee.test", level: Logger.Level = .debug) -> Logger {
         var logger = Logger(label: label) { label in Handler(label: label, recorder: self) }
         logger.logLevel = level
         return logger
