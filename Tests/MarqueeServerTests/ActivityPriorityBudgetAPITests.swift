@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MarqueeCore
 import MarqueeEmulator
 import MarqueeTesting
@@ -14,7 +15,9 @@ struct ActivityPriorityBudgetAPITests {
     )
     func budgetPerActivity(backend: TestBackend) async throws {
         let settings = ["broadcasts.activityPriorityBudgetPerHour": "2", "broadcasts.frequentActivityPriorityBudgetPerHour": "10"]
-        try await TestServer.run(backend, settings: settings) { server in
+        // The server's warnings (a failed commit, a lost lease), shown if an update goes out twice.
+        let warnings = FlightRecorder(capacity: 200)
+        try await TestServer.run(backend, settings: settings, logger: warnings.logger(level: .warning)) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
@@ -50,7 +53,7 @@ struct ActivityPriorityBudgetAPITests {
             }
             #expect(downgraded == [0, 0, 1])
             let updates = { (token: String) in emulator.pushes(to: token, in: .sandbox).map(\.priority) }
-            #expect(updates(plain.token) == [10, 10, 5])
+            #expect(updates(plain.token) == [10, 10, 5], "warnings:\n\(warnings.lines.joined(separator: "\n"))")
             #expect(updates(frequent.token) == [10, 10, 10])
         }
     }

@@ -14,7 +14,7 @@ import SystemPackage
 /// - `database.url`: `postgres://…`; absent, the embedded SQLite at `sqlite.path` (./data/marquee.sqlite)
 /// - `database.maxConnections` (20): this replica's PostgreSQL pool, opened whole and kept; N replicas
 ///   open N times as many
-/// - `database.keepAliveSeconds` (10): an idle pooled connection runs `SELECT 1` after this long; 0 never
+/// - `database.keepAliveSeconds` (0: never): an idle pooled connection runs `SELECT 1` after this long
 /// - `database.startupWaitSeconds` (60): how long a start waits for an unreachable PostgreSQL
 /// - `sql.dir`: the folder with `postgres/` and `sqlite/` migrations
 /// - `secrets.masterKeys` (secret): `id:base64[,id:base64…]`, current first; seals signing keys.
@@ -104,7 +104,7 @@ public struct ServerConfiguration: Sendable {
         maxJSONDepth = try reader.integer("http.maxJSONDepth", default: 32, range: 2...512)
         databaseURL = reader.raw("database.url", isSecret: true)
         databaseMaxConnections = try reader.integer("database.maxConnections", default: 20, range: 2...1000)
-        databaseKeepAliveSeconds = try reader.seconds("database.keepAliveSeconds", default: 10)
+        databaseKeepAliveSeconds = try reader.seconds("database.keepAliveSeconds", default: 0)
         databaseStartupWaitSeconds = try reader.seconds("database.startupWaitSeconds", default: 60)
         if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
             throw ConfigurationError(key: "database.url", "must be a postgres:// URL (leave it out for the embedded SQLite)")
