@@ -190,7 +190,7 @@ struct StartFanOutAPITests {
                 return "\(job)"
             }
             let activities = emulator.activities(in: .sandbox)
-            // The job as the API showed it (its parts' attempts and errors) tells a repeated send's cause.
+            // The job's progress as the API showed it and the servers' warnings tell a repeated send's cause.
             #expect(activities.count == 600, "job: \(finished)\nwarnings:\n\(warnings.lines.joined(separator: "\n"))")
             let repeated = Dictionary(grouping: activities, by: \.deviceID).filter { $0.value.count > 1 }.keys.sorted()
             #expect(repeated.isEmpty, "started more than once: \(repeated)")
