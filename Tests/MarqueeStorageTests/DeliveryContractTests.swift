@@ -123,25 +123,44 @@ struct DeliveryContractTests {
     func failsHalfway(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let scene = try await Self.scene(fixture)
-            // Three good deliveries, then one to a token of another app: the batch is refused after
-            // the first rows were written, and they must be gone.
+            // The second token's 410 is written before the starts, whose event is another app's:
+            // the batch is refused there, and the delivery already written must be gone.
             let other = try await fixture.makeApp("Other")
-            _ = try await fixture.store.upsertPushToStartTokens(appID: other.id, [TokenContractTests.registration(99)], at: fixture.now)
-            let foreign = try #require(
-                try await fixture.store.audiencePage(
-                    AudienceQuery(appID: other.id, environment: .sandbox, attributesType: "MatchAttributes"),
-                    after: 0,
-                    limit: 1
-                ).first
-            )
+            let foreignEvent = try await fixture.makeEvent(for: other)
             var batch = Self.batch(scene, scene.tokens[0..<3], at: fixture.now)
-            batch.deliveries.append(
-                Delivery(jobID: scene.job.id, tokenRowID: foreign.rowID, outcome: .accepted, sentAt: fixture.now, completedAt: fixture.now)
-            )
-            await #expect(throws: StoreError.self) {
+            batch.startedEventID = foreignEvent.id
+            await #expect(throws: StoreError.notFound(entity: "event", id: "\(foreignEvent.id)")) {
                 try await fixture.store.commitDeliveryBatch(batch, at: fixture.now)
             }
             try await Self.expectNothingWritten(fixture, scene)
+            #expect(try await fixture.store.startedTokens(appID: other.id, eventID: foreignEvent.id, among: scene.tokens.map(\.rowID)).isEmpty)
+        }
+    }
+
+    @Test("a token deleted since the audience was read does not hold its batch up", arguments: Backend.allCases)
+    func tokenDeletedMeanwhile(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture)
+            // The first token (started) and the second (410) are unregistered while their pushes
+            // are out; a refused batch would make the job send the whole window again.
+            for token in scene.tokens[0..<2] {
+                #expect(try await fixture.store.deletePushToStartToken(appID: scene.app.id, environment: .sandbox, attributesType: "MatchAttributes", token: token.token))
+            }
+            let batch = Self.batch(scene, scene.tokens[0..<3], at: fixture.now)
+            try await fixture.store.commitDeliveryBatch(batch, at: fixture.now)
+
+            let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
+            // Every push counts as sent; nothing was left to retire.
+            #expect(job.progress == JobProgress(attempted: 3, succeeded: 2, failed: 1, retired: 0))
+            #expect(job.checkpoint == String(scene.tokens[2].rowID))
+            #expect(try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: [scene.tokens[2].rowID]) == [scene.tokens[2].rowID])
+            #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id).isEmpty)
+            let audience = try await fixture.store.audiencePage(
+                AudienceQuery(appID: scene.app.id, environment: .sandbox, attributesType: "MatchAttributes", excludingStartsOf: scene.event.id),
+                after: 0,
+                limit: 100
+            )
+            #expect(audience.map(\.rowID) == scene.tokens[3...].map(\.rowID))
         }
     }
 

@@ -4,8 +4,14 @@ import Foundation
 public protocol DeliveryStore: Sendable {
     /// Commits the batch in one transaction: accepted starts in the event's ledger, the other
     /// outcomes as deliveries, token retirements, the job's progress and checkpoint. Nothing is
-    /// written if any part fails (a token of another app included), and `StoreError.leaseLost` if
+    /// written if any part fails (the event not the app's included), and `StoreError.leaseLost` if
     /// the worker no longer holds the job. Committing the same batch again writes nothing twice.
+    ///
+    /// The batch's token row IDs come from the job's audience, read within the app. A token deleted
+    /// since then (or not the app's) does not hold the batch up: the pushes were sent, so the rest
+    /// commits and the job does not send its window again. Such a token gets no delivery row; its
+    /// ledger entry, if the store writes one, is never read (every reader starts from a token row,
+    /// and token row IDs are never reused) and goes with the event.
     func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws
 
     /// The job's recorded outcomes other than accepted starts (those are in the start ledger:

@@ -9,16 +9,16 @@ extension PostgresStore {
 
             // Each token is looked up by its key with the app alongside (a LATERAL subquery with a
             // LIMIT, which PostgreSQL does not flatten into a join): a token of another app, or one
-            // deleted meanwhile, is not written, the count tells, and the transaction is rolled
-            // back. A plain join let the planner hash the app's whole token table when its
+            // deleted since the audience was read (its rows would have gone with it), is not
+            // written, and the rest of the batch commits, so the job does not send its window
+            // again. A plain join let the planner hash the app's whole token table when its
             // statistics were stale (right after a bulk load), which cost more than the rest of the
             // fan-out.
             let recorded = batch.recordedDeliveries
             if !recorded.isEmpty {
-                // A conflicting row (the same window committed again) is touched, not duplicated, so
-                // it still counts. Arrays cannot hold NULL through PostgresNIO's encoders: -1 and ''
-                // stand for none.
-                let written = try await connection.query(
+                // A conflicting row (the same window committed again) is kept as it was. Arrays
+                // cannot hold NULL through PostgresNIO's encoders: -1 and '' stand for none.
+                try await connection.query(
                     """
                     INSERT INTO deliveries AS d (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason,
                                                  sent_at, completed_at)
@@ -34,14 +34,10 @@ extension PostgresStore {
                          AS u(token_id, attempt, outcome, status, apns_id, reason, sent_at, completed_at)
                     CROSS JOIN LATERAL (SELECT t.app_id, t.id FROM push_to_start_tokens t
                                         WHERE t.id = u.token_id AND t.app_id = \(batch.appID.uuid) LIMIT 1) t
-                    ON CONFLICT (job_id, token_id, attempt) DO UPDATE SET outcome = d.outcome
-                    RETURNING d.id
+                    ON CONFLICT (job_id, token_id, attempt) DO NOTHING
                     """,
                     logger: logger
-                ).collect()
-                if written.count != recorded.count {
-                    throw StoreError.notFound(entity: "push-to-start token", id: "\(recorded.count - written.count) of the batch")
-                }
+                )
             }
 
             let started = batch.ledgerEntries
@@ -50,7 +46,7 @@ extension PostgresStore {
                 var written = 0
                 for try await _ in try await connection.execute(insert, logger: logger) { written += 1 }
                 if written != started.count {
-                    throw StoreError.notFound(entity: "push-to-start token or event", id: "\(started.count - written) of the batch")
+                    throw StoreError.notFound(entity: "event", id: "\(eventID)")
                 }
             }
 

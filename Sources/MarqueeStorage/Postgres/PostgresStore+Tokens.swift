@@ -86,8 +86,9 @@ extension PostgresStore {
     ) async throws -> Bool {
         // Deliveries go with it (ON DELETE CASCADE); activities keep their row and lose the
         // reference (ON DELETE SET NULL). Its start-ledger entries are deleted by the next
-        // statement (the ledger has no foreign keys, migration 0009), after the token's delete has
-        // waited for any batch holding the token (FOR KEY SHARE), as deleteEvent does.
+        // statement (the ledger has no foreign keys, migration 0009). A fan-out batch committing
+        // at the same moment may still write one (StartLedgerInsert does not hold the token):
+        // nothing reads it, and it goes with its event.
         try await transaction { connection in
             let deleted = try await connection.query(
                 """

@@ -6,28 +6,26 @@ import PostgresNIO
 /// is a named prepared statement (parsed and planned once per connection, not once per batch).
 ///
 /// The ledger keeps the first start: a conflicting entry (the same window committed again) is left
-/// as it was, but touched so that it counts. The ledger has no foreign keys (migration 0009: their
-/// per-row triggers were two fifths of a fan-out's PostgreSQL time); this statement takes the locks
-/// they took, FOR KEY SHARE on the event and on each token, so that a deletion waits for the
-/// batch's transaction and then removes what it wrote (deleteEvent, deletePushToStartToken). Each
-/// token is looked up by key with the app alongside (a LATERAL subquery with a LIMIT, which
-/// PostgreSQL does not flatten into a join), so the plan stays an index probe per row whatever the
-/// statistics say. Arrays cannot hold NULL through PostgresNIO's encoders: '' stands for no apns-id.
+/// as it was, but touched so that it counts. The event is found by key with the app alongside and
+/// held FOR KEY SHARE, so that its deletion waits for the batch's transaction and then removes what
+/// it wrote (deleteEvent). The token row IDs are written as the batch gives them, without a lookup:
+/// they come from the job's audience, read within the app, and a token deleted since then leaves an
+/// entry nothing reads (token IDs are never reused; every reader of the ledger starts from a token
+/// row) that goes with its event. A lookup and lock per token was over a third of the statement's time
+/// and held up the batch of a token deleted meanwhile (issue 9). Arrays cannot hold NULL through
+/// PostgresNIO's encoders: '' stands for no apns-id.
 struct StartLedgerInsert: PostgresPreparedStatement {
-    /// The token row of each entry written or touched: their count says whether every token and
-    /// the event were found (PostgresNIO fails on a prepared statement's command tag read too early).
+    /// The token row of each entry written or touched: their count says whether the event was found
+    /// (PostgresNIO fails on a prepared statement's command tag read too early).
     typealias Row = Int64
 
     static let name = "marquee_start_ledger_insert"
     static let sql = """
         INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
-        SELECT e.id, t.id, e.app_id, $3, u.attempt, NULLIF(u.apns_id, '')::uuid, u.sent_at, u.completed_at
+        SELECT e.id, u.token_id, e.app_id, $3, u.attempt, NULLIF(u.apns_id, '')::uuid, u.sent_at, u.completed_at
         FROM events e
         CROSS JOIN UNNEST($4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::timestamptz[])
              AS u(token_id, attempt, apns_id, sent_at, completed_at)
-        CROSS JOIN LATERAL (SELECT t.id FROM push_to_start_tokens t
-                            WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1
-                            FOR KEY SHARE) t
         WHERE e.app_id = $1 AND e.id = $2
         FOR KEY SHARE OF e
         ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at

@@ -7,15 +7,16 @@ extension SQLiteStore {
         try await write { connection in
             try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
 
+            // A token of another app, or one deleted since the audience was read (its rows would
+            // have gone with it), is not written, and the rest of the batch commits, so the job does
+            // not send its window again.
             for delivery in batch.recordedDeliveries {
-                // The token must be this app's: a row of another app is refused, not written.
-                let inserted = try await connection.query(
+                _ = try await connection.query(
                     """
                     INSERT INTO deliveries (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason, sent_at,
                                             completed_at)
                     SELECT t.app_id, ?, t.id, ?, ?, ?, ?, ?, ?, ? FROM push_to_start_tokens t WHERE t.app_id = ? AND t.id = ?
-                    ON CONFLICT (job_id, token_id, attempt) DO UPDATE SET outcome = outcome
-                    RETURNING id
+                    ON CONFLICT (job_id, token_id, attempt) DO NOTHING
                     """,
                     [
                         .id(batch.jobID), .int(delivery.attempt), .text(delivery.outcome.rawValue), .int(delivery.status),
@@ -23,32 +24,26 @@ extension SQLiteStore {
                         .date(delivery.completedAt), .id(batch.appID), .int(delivery.tokenRowID),
                     ]
                 )
-                guard !inserted.isEmpty else {
-                    throw StoreError.notFound(entity: "push-to-start token", id: String(delivery.tokenRowID))
-                }
             }
 
-            if let eventID = batch.startedEventID {
+            if let eventID = batch.startedEventID, !batch.ledgerEntries.isEmpty {
+                // The event must be the app's: a batch for another app's event is refused whole.
+                let event = try await connection.query("SELECT 1 FROM events WHERE app_id = ? AND id = ?", [.id(batch.appID), .id(eventID)])
+                guard !event.isEmpty else { throw StoreError.notFound(entity: "event", id: "\(eventID)") }
                 for start in batch.ledgerEntries {
                     // The ledger keeps the first start: a conflicting entry (the same window committed
-                    // again) is left as it was, but touched so that it counts.
-                    let inserted = try await connection.query(
+                    // again) is left as it was. Tokens are as above: the app's, still there.
+                    _ = try await connection.query(
                         """
-                        INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
-                        SELECT e.id, t.id, e.app_id, ?, ?, ?, ?, ?
-                        FROM events e JOIN push_to_start_tokens t ON t.app_id = e.app_id AND t.id = ?
-                        WHERE e.app_id = ? AND e.id = ?
-                        ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
-                        RETURNING token_id
+                        INSERT INTO start_ledger (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
+                        SELECT ?, t.id, t.app_id, ?, ?, ?, ?, ? FROM push_to_start_tokens t WHERE t.app_id = ? AND t.id = ?
+                        ON CONFLICT (event_id, token_id) DO NOTHING
                         """,
                         [
-                            .id(batch.jobID), .int(start.attempt), .uuid(start.apnsID), .date(start.sentAt), .date(start.completedAt),
-                            .int(start.tokenRowID), .id(batch.appID), .id(eventID),
+                            .id(eventID), .id(batch.jobID), .int(start.attempt), .uuid(start.apnsID), .date(start.sentAt),
+                            .date(start.completedAt), .id(batch.appID), .int(start.tokenRowID),
                         ]
                     )
-                    guard !inserted.isEmpty else {
-                        throw StoreError.notFound(entity: "push-to-start token or event", id: String(start.tokenRowID))
-                    }
                 }
             }
 
