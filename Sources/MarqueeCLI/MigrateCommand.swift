@@ -31,6 +31,19 @@ struct MigrateCommand: AsyncParsableCommand {
     @Flag(name: .customLong("status"), help: "Only print applied and pending migrations; change nothing.")
     var statusOnly = false
 
+    @Option(
+        name: .customLong("wait"),
+        help: ArgumentHelp(
+            "Seconds to keep trying while PostgreSQL is unreachable or starting up, with growing pauses; 0 fails at once.",
+            discussion: "As marquee serve's database.startupWaitSeconds: a deployment may run migrate beside a database that is still starting."
+        )
+    )
+    var waitSeconds: Int = 60
+
+    func validate() throws {
+        guard waitSeconds >= 0 else { throw ValidationError("--wait takes seconds, 0 or more") }
+    }
+
     func run() async throws {
         let migrations = sqlDirectory.map { MigrationDirectory(root: URL(fileURLWithPath: $0, isDirectory: true)) }
             ?? .resolved()
@@ -52,7 +65,9 @@ struct MigrateCommand: AsyncParsableCommand {
     private func migratePostgres(url: String, configuration: StoreConfiguration) async throws {
         let target = try PostgresConnectionURL(url)
         do {
-            try await target.checkConnection(logger: configuration.logger)
+            try await target.retryingWhileUnavailable(patience: .seconds(waitSeconds), logger: configuration.logger) {
+                try await target.checkConnection(logger: configuration.logger)
+            }
             try await migratePostgres(target.configuration, configuration: configuration)
         } catch let error as MigrationError {
             throw error
