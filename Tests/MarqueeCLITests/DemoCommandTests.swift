@@ -1,4 +1,6 @@
 import Foundation
+import MarqueeTesting
+import Synchronization
 import Testing
 
 /// `marquee demo`: a whole match told in one command, on a service and emulator of its own.
@@ -59,6 +61,53 @@ struct DemoCommandTests {
         #expect(byVersion.map { $0["iosVersion"] as? String } == ["17.2", "17.4", "18.0"])
         #expect(byVersion.allSatisfy { $0["devices"] as? Int == 3 && $0["showingFinalState"] as? Int == 3 })
         #expect((object["lockScreens"] as? [Any])?.count == 4)
+    }
+
+    @Test("Ctrl-C stops the demo where it is: exit 130, its service shut down and its folder removed")
+    func interrupted() async throws {
+        // The built executable in a process of its own: only a real process gets the signal. Its
+        // TMPDIR is private, so that the demo's folder can be looked for afterwards.
+        let temporary = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-demo-signal-\(UUID().uuidString.prefix(8))")
+        try FileManager.default.createDirectory(at: temporary, withIntermediateDirectories: true)
+        defer { try? FileManager.default.removeItem(at: temporary) }
+        let process = Process()
+        process.executableURL = try ServeProcess.executable
+        process.arguments = ["demo", "--devices", "60"]
+        var environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MARQUEE_") }
+        environment["TMPDIR"] = temporary.path
+        process.environment = environment
+        let output = Pipe()
+        let errors = Pipe()
+        process.standardOutput = output
+        process.standardError = errors
+        let printed = Mutex("")
+        let logged = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            printed.withLock { $0 += text }
+        }
+        errors.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            logged.withLock { $0 += text }
+        }
+        try process.run()
+
+        // Interrupted once the service is up and the match has begun.
+        let begun = ContinuousClock.now
+        while !printed.withLock({ $0.contains("Create an app ") }) && process.isRunning && ContinuousClock.now - begun < .seconds(60) {
+            try await Task.sleep(for: .milliseconds(20))
+        }
+        process.interrupt()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        output.fileHandleForReading.readabilityHandler = nil
+        errors.fileHandleForReading.readabilityHandler = nil
+
+        let transcript = "--- stdout\n\(printed.withLock { $0 })--- stderr\n\(logged.withLock { $0 })"
+        #expect(process.terminationReason == .exit && process.terminationStatus == 130, "\(transcript)")
+        #expect(logged.withLock { $0 }.contains("interrupted: the demo stopped where it was"), "\(transcript)")
+        #expect(!printed.withLock { $0 }.contains("All 60 devices ended"), "\(transcript)")
+        let left = try FileManager.default.contentsOfDirectory(atPath: temporary.path).filter { $0.hasPrefix("marquee-demo-") }
+        #expect(left.isEmpty, "the demo's folder is still there: \(left)")
     }
 
     @Test("--devices must be positive")

@@ -67,7 +67,7 @@ struct ExitCodeTests {
     func help() async throws {
         let run = await CLI(server: nil)("--help")
         #expect(run.code == 0)
-        for line in ["3  authentication", "4  not found", "5  conflict or rejected input", "6  server unreachable", "7  partial success"] {
+        for line in ["3  authentication", "4  not found", "5  conflict or rejected input", "6  server unreachable", "7  partial success", "130  interrupted"] {
             #expect(run.standardOutput.contains(line), "\(line)")
         }
     }

@@ -22,6 +22,8 @@ enum CLIExitCode: Int32, CaseIterable, Sendable {
     /// Partial success: a 207, an import where some rows were rejected, a start job where some
     /// deliveries failed.
     case partial = 7
+    /// Stopped by Ctrl-C (SIGINT) or SIGTERM before it finished: 128 + SIGINT, as shells report it.
+    case interrupted = 130
 
     init(_ error: MarqueeClientError) {
         switch error.kind {
@@ -41,13 +43,14 @@ enum CLIExitCode: Int32, CaseIterable, Sendable {
     /// One line per code, for `marquee --help` and the README.
     static let table = """
         Exit codes:
-          0  success
-          1  unexpected error
-          2  usage or configuration error (bad option, no API key, unreadable file)
-          3  authentication or authorization refused (401, 403)
-          4  not found (404)
-          5  conflict or rejected input (400, 409, 412, 413, 422)
-          6  server unreachable or unavailable (no answer, 429, 5xx): retry later
-          7  partial success (207, import with rejected rows, job with failed sends)
+            0  success
+            1  unexpected error
+            2  usage or configuration error (bad option, no API key, unreadable file)
+            3  authentication or authorization refused (401, 403)
+            4  not found (404)
+            5  conflict or rejected input (400, 409, 412, 413, 422)
+            6  server unreachable or unavailable (no answer, 429, 5xx): retry later
+            7  partial success (207, import with rejected rows, job with failed sends)
+          130  interrupted by Ctrl-C or SIGTERM before it finished
         """
 }

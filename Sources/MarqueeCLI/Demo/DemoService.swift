@@ -58,14 +58,44 @@ enum DemoService {
                     .init(service: demo, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
                 ],
                 gracefulShutdownSignals: [],
-                cancellationSignals: cancellationSignals,
+                cancellationSignals: [],
                 logger: logger
             )
         )
-        try await group.run()
+        // The signals are watched here rather than by the group, so that a Ctrl-C is told apart
+        // from a service that stopped by itself: it cancels the group just as the group would.
+        let interrupted = InterruptionFlag()
+        do {
+            try await withThrowingTaskGroup(of: Void.self) { tasks in
+                tasks.addTask { try await group.run() }
+                if !cancellationSignals.isEmpty {
+                    tasks.addTask {
+                        for await _ in await UnixSignalsSequence(trapping: cancellationSignals) {
+                            interrupted.raise()
+                            return
+                        }
+                    }
+                }
+                _ = try await tasks.next()
+                tasks.cancelAll()
+            }
+        } catch where interrupted.isRaised {
+            // What the cancellation made the demo throw; the interruption is the story.
+        }
+        if interrupted.isRaised {
+            throw CLIFailure(.interrupted, "interrupted: the demo stopped where it was; its service is shut down and its folder removed")
+        }
         guard let result = outcome.withLock({ $0 }) else {
             throw CLIFailure(.unexpected, "the demo's service stopped before it listened")
         }
         return result
     }
+}
+
+/// Whether a cancellation signal came, set by the task that watches for them.
+private final class InterruptionFlag: Sendable {
+    private let raised = Mutex(false)
+
+    func raise() { raised.withLock { $0 = true } }
+    var isRaised: Bool { raised.withLock { $0 } }
 }
