@@ -276,6 +276,9 @@ let package = Package(
                 "MarqueeCore",
                 "MarqueeAPNS",
                 "MarqueeEngine",
+                "MarqueeStorage",
+                "MarqueeTesting",
+                .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
         ),

@@ -81,7 +81,41 @@ public struct JobWorker: Service {
             stop.raise()
             wakeup.signal()
         }
-        for task in running.all { await task.value }
+        await drain(running)
+    }
+
+    /// Waits for the runs to hand their jobs back, which they do once their in-flight sends are
+    /// answered and committed: normally within moments. A run still going after a lease's length is
+    /// named and cancelled (its lease renewal stops, so the lease lapses and another replica resumes
+    /// the job from its checkpoint, as after a crash), so that a stuck send never keeps the replica
+    /// from stopping.
+    private func drain(_ running: RunningJobs) async {
+        let clock = ContinuousClock()
+        let begun = clock.now
+        var lastWarning = begun
+        while true {
+            let left = running.byJob
+            if left.isEmpty { return }
+            let waited = clock.now - begun
+            if waited >= configuration.leaseDuration {
+                logger.warning(
+                    "job runs did not hand their jobs back within a lease's length of the stop; cancelled, their leases lapse and the jobs resume elsewhere from their checkpoints",
+                    metadata: ["job.ids": "\(left.keys.map(\.description).sorted())"]
+                )
+                for task in left.values { task.cancel() }
+                return
+            }
+            if clock.now - lastWarning >= .seconds(5) {
+                lastWarning = clock.now
+                logger.warning(
+                    "stopping: still waiting for job runs to hand their jobs back",
+                    metadata: ["job.ids": "\(left.keys.map(\.description).sorted())", "waited": "\(waited)"]
+                )
+            }
+            // Not a sleep of this task's: the worker may be stopping because it was cancelled, and
+            // a cancelled sleep returns at once.
+            await Task { try? await Task.sleep(for: .milliseconds(50)) }.value
+        }
     }
 
     private func runJob(_ job: Job, stop: RunStop, running: RunningJobs) async {
@@ -134,7 +168,7 @@ final class RunningJobs: Sendable {
     private let state = Mutex(State())
 
     var count: Int { state.withLock { $0.tasks.count } }
-    var all: [Task<Void, Never>] { state.withLock { Array($0.tasks.values) } }
+    var byJob: [JobID: Task<Void, Never>] { state.withLock { $0.tasks } }
 
     func add(_ id: JobID, _ task: Task<Void, Never>) {
         state.withLock { state in
