@@ -53,7 +53,7 @@ struct StartCommandTests {
             #expect(run.standardOutput.contains("succeeded: 40 sent, 40 accepted, 0 failed"), "\(run)")
 
             let activities = try server.emulator.activities(in: .sandbox)
-            #expect(activities.count == 40)
+            #expect(activities.count == 40, "warnings:\n\(server.warnings.lines.joined(separator: "\n"))")
             #expect(Set(activities.map(\.deviceID)).count == 40)
         }
     }

@@ -43,9 +43,16 @@ public final class FlightRecorder: Sendable {
         return logger
     }
 
+    /// A handler that keeps only lines at `floor` and above, whatever level its logger is set to
+    /// later (a server lowers or raises its own loggers' levels).
+    func handler(keepingFrom floor: Logger.Level) -> any LogHandler {
+        Handler(label: "marquee.test", recorder: self, floor: floor)
+    }
+
     private struct Handler: LogHandler {
         let label: String
         let recorder: FlightRecorder
+        var floor: Logger.Level = .trace
         var metadata: Logger.Metadata = [:]
         var logLevel: Logger.Level = .debug
 
@@ -55,6 +62,7 @@ public final class FlightRecorder: Sendable {
         }
 
         func log(event: LogEvent) {
+            guard event.level >= floor else { return }
             var merged = metadata
             if let extra = event.metadata { merged.merge(extra) { _, new in new } }
             let fields = merged.sorted { $0.key < $1.key }.map { "\($0.key)=\($0.value)" }.joined(separator: " ")

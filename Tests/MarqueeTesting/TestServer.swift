@@ -16,6 +16,9 @@ public struct TestServer: Sendable {
     public let started: MarqueeServer.Started
     public let backend: TestBackend
     public let client: TestHTTPClient
+    /// The server's warnings and errors, whatever else its logger keeps: a test that sees it
+    /// misbehave (a device started twice) shows them in its failure.
+    public let warnings: FlightRecorder
 
     public var engine: MarqueeEngine { started.engine }
     public var store: any MarqueeStore { started.store }
@@ -110,6 +113,7 @@ public struct TestServer: Sendable {
         _ body: @escaping @Sendable (TestServer) async throws -> Result
     ) async throws -> Result {
         let recorder = FlightRecorder()
+        let warnings = FlightRecorder(capacity: 200)
         let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
         let (endedStream, endedContinuation) = AsyncStream<Swift.Result<Void, any Error>>.makeStream()
         let ended = Mutex(false)
@@ -125,7 +129,7 @@ public struct TestServer: Sendable {
             do {
                 try await MarqueeServer.run(
                     configuration: configuration,
-                    logger: logger ?? Self.defaultLogger(recorder),
+                    logger: Self.alsoRecordingWarnings(logger ?? Self.defaultLogger(recorder), in: warnings),
                     clock: clock,
                     signals: []
                 ) { started in
@@ -139,7 +143,7 @@ public struct TestServer: Sendable {
         // The test's outcome, kept while the server stops: a failed test waits for it too.
         let outcome: Swift.Result<Result, any Error>
         do {
-            outcome = .success(try await runBeside(started: startedStream, ended: endedStream, backend: backend, body))
+            outcome = .success(try await runBeside(started: startedStream, ended: endedStream, backend: backend, warnings: warnings, body))
         } catch {
             outcome = .failure(error)
         }
@@ -162,6 +166,7 @@ public struct TestServer: Sendable {
         started: AsyncStream<MarqueeServer.Started>,
         ended: AsyncStream<Swift.Result<Void, any Error>>,
         backend: TestBackend,
+        warnings: FlightRecorder,
         _ body: @escaping @Sendable (TestServer) async throws -> Result
     ) async throws -> Result {
         try await withThrowingTaskGroup(of: Result?.self) { group -> Result in
@@ -184,7 +189,7 @@ public struct TestServer: Sendable {
                 try await group.waitForAll()
                 throw TestSetupError("the server stopped before it listened")
             }
-            let testServer = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL))
+            let testServer = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL), warnings: warnings)
             group.addTask { try await body(testServer) }
             defer { group.cancelAll() }
             while let next = try await group.next() {
@@ -203,6 +208,15 @@ extension TestServer {
     /// Tests read answers, not logs: the servers' logs go to `recorder` (shown when a server does
     /// not stop), unless `MARQUEE_TEST_LOG_LEVEL` (trace … critical) asks for them on standard
     /// error, to see why a test hangs or fails.
+    /// `logger`, with its warnings and errors also kept in `warnings`.
+    static func alsoRecordingWarnings(_ logger: Logger, in warnings: FlightRecorder) -> Logger {
+        let handler = logger.handler
+        var kept = warnings.handler(keepingFrom: .warning)
+        kept.logLevel = .warning
+        // Each handler keeps its own level: the multiplexer passes a message to those it is for.
+        return Logger(label: logger.label) { _ in MultiplexLogHandler([handler, kept]) }
+    }
+
     static func defaultLogger(_ recorder: FlightRecorder) -> Logger {
         guard let level = ProcessInfo.processInfo.environment["MARQUEE_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) else {
             return recorder.logger()
