@@ -156,7 +156,23 @@ struct FanOutRunner: Sendable {
     }
 
     private func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
-        try await work.commit(batch, owner: context.owner)
+        let policy = CommitRetryPolicy(patience: configuration.leaseDuration)
+        let started = ContinuousClock.now
+        var failures = 0
+        while true {
+            do {
+                try await work.commit(batch, owner: context.owner)
+                break
+            } catch {
+                failures += 1
+                guard let delay = policy.delay(afterFailures: failures, error: error, elapsed: .now - started) else { throw error }
+                logger.warning(
+                    "committing a batch of outcomes failed; committing it again rather than sending it again",
+                    metadata: ["job.id": "\(context.job.id)", "error": "\(String(reflecting: error))", "retry_in": "\(delay)"]
+                )
+                try await Task.sleep(for: delay)
+            }
+        }
         metrics.committed(kind: context.job.kind, batch.deliveries)
         await refreshRemaining(of: context.job)
     }
