@@ -40,8 +40,6 @@ public struct APNSRetryPolicy: Sendable, Hashable {
 
     /// The upper bound of the jittered delay before retry number `retry`.
     public func ceilingDelay(beforeRetry retry: Int) -> Duration {
-        let exponent = min(max(retry - 1, 0), 30)
-        let scaled = initialDelay * (1 << exponent)
-        return min(scaled, maximumDelay)
+        .backoff(initial: initialDelay, maximum: maximumDelay, step: retry)
     }
 }

@@ -21,8 +21,7 @@ struct CommitRetryPolicy: Sendable, Hashable {
     /// `error`), `elapsed` after the first; nil when the error is final or patience is spent.
     func delay(afterFailures failures: Int, error: any Error, elapsed: Duration) -> Duration? {
         if error is StoreError || error is CancellationError { return nil }
-        let doublings = max(0, min(failures - 1, 20))
-        let delay = min(firstDelay * (1 << doublings), maximumDelay)
+        let delay = Duration.backoff(initial: firstDelay, maximum: maximumDelay, step: failures)
         guard elapsed + delay <= patience else { return nil }
         return delay
     }

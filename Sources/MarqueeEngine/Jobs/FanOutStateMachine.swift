@@ -247,9 +247,7 @@ struct FanOutStateMachine {
     }
 
     func retryDelay(afterAttempt attempt: Int) -> TimeInterval {
-        let base = configuration.retryBaseDelay.timeInterval
-        let delay = base * pow(2, Double(max(0, attempt - 1)))
-        return min(delay, configuration.retryMaximumDelay.timeInterval)
+        Duration.backoff(initial: configuration.retryBaseDelay, maximum: configuration.retryMaximumDelay, step: attempt).timeInterval
     }
 
 

@@ -96,11 +96,12 @@ public struct JobWorker: Service {
         while true {
             let left = running.byJob
             if left.isEmpty { return }
+            let ids = "\(left.keys.map(\.description).sorted())"
             let waited = clock.now - begun
             if waited >= configuration.leaseDuration {
                 logger.warning(
                     "job runs did not hand their jobs back within a lease's length of the stop; cancelled, their leases lapse and the jobs resume elsewhere from their checkpoints",
-                    metadata: ["job.ids": "\(left.keys.map(\.description).sorted())"]
+                    metadata: ["job.ids": "\(ids)"]
                 )
                 for task in left.values { task.cancel() }
                 return
@@ -109,7 +110,7 @@ public struct JobWorker: Service {
                 lastWarning = clock.now
                 logger.warning(
                     "stopping: still waiting for job runs to hand their jobs back",
-                    metadata: ["job.ids": "\(left.keys.map(\.description).sorted())", "waited": "\(waited)"]
+                    metadata: ["job.ids": "\(ids)", "waited": "\(waited)"]
                 )
             }
             // Not a sleep of this task's: the worker may be stopping because it was cancelled, and

@@ -1,5 +1,6 @@
 import Foundation
 import Logging
+import MarqueeCore
 import NIOPosix
 import NIOSSL
 import PostgresNIO
@@ -102,8 +103,9 @@ extension PostgresConnectionURL {
     ) async throws -> Result {
         let clock = ContinuousClock()
         let deadline = clock.now + patience
-        var pause = Duration.milliseconds(250)
+        var failures = 0
         while true {
+            let pause = Duration.backoff(initial: .milliseconds(250), maximum: .seconds(5), step: failures + 1)
             do {
                 return try await operation()
             } catch where Self.isTransient(error) && clock.now + pause < deadline {
@@ -112,7 +114,7 @@ extension PostgresConnectionURL {
                     metadata: ["database": "\(displayName)", "error": "\(String(reflecting: error))", "retry_in": "\(pause)"]
                 )
                 try await Task.sleep(for: pause)
-                pause = min(pause * 2, .seconds(5))
+                failures += 1
             }
         }
     }
