@@ -8,8 +8,12 @@ import NIOPosix
 /// broadcasts and channel management over pooled, long-lived HTTP/2 connections.
 ///
 /// The surface is async/await; the hot path runs on event loops (see `APNSConnectionPool`). Retries
-/// (`retryLater` with back-off, one token renewal on `ExpiredProviderToken`, requests a GOAWAY left
-/// unprocessed) happen inside; what reaches the caller is final. Call `shutdown()` when done.
+/// (`retryLater` with back-off, one token renewal on `ExpiredProviderToken`, requests APNs provably
+/// did not process: never written, above a GOAWAY's last-stream-id, `REFUSED_STREAM`) happen
+/// inside; what reaches the caller is final. A request written and never answered is
+/// `APNSError.uncertain`: APNs may have delivered it, so a start or a channel creation is never
+/// sent again by the client (updates, ends, broadcasts and channel reads, lists and deletes are,
+/// within the retry policy). Call `shutdown()` when done.
 public final class APNSClient: Sendable {
     public let configuration: APNSClientConfiguration
     let tokenCache: APNSProviderTokenCache

@@ -21,6 +21,12 @@ public enum APNSFailureClass: Sendable, Hashable, CaseIterable {
     /// that app instead of failing request after request (build pipelines have been seen to strip
     /// the capability silently).
     case appMisconfigured
+    /// The request was written and no answer came: APNs may have processed it. Sending it again may
+    /// deliver it twice (a second Live Activity for a start). The client resends on its own only
+    /// what a device drops as a repeat (updates and ends carry a timestamp, broadcasts likewise)
+    /// and idempotent channel reads, lists and deletes; a start or a channel creation reaches the
+    /// caller with this class at once.
+    case uncertain
     /// Any other 4xx, or a request the client refused to send (too large, malformed): never retried.
     case requestRejected
 }

@@ -5,8 +5,9 @@ import Synchronization
 /// What an `APNSClient` reports through swift-metrics, to the factory of its configuration:
 ///
 /// - `marquee_apns_pushes_total{kind,outcome,reason}`: every push's final outcome (after the
-///   client's own retries): `accepted`, `rejected` (APNs answered with `reason`) or `failed` (no
-///   answer: connection lost, no connection, shut down; `reason` "none")
+///   client's own retries): `accepted`, `rejected` (APNs answered with `reason`), `uncertain`
+///   (written and never answered: APNs may have delivered it; `reason` "none") or `failed` (never
+///   written: no connection, shut down; `reason` "none")
 /// - `marquee_apns_request_duration_seconds{kind}`: each attempt, from its write to APNs' answer
 /// - `marquee_apns_connections{environment}`: connections whose handshake completed, not yet closed
 /// - `marquee_apns_streams_in_flight{environment}`: requests written and not yet answered
@@ -27,6 +28,7 @@ final class APNSClientMetrics: Sendable {
     private let factory: any MetricsFactory
     private let accepted: [Counter]
     private let failed: [Counter]
+    private let uncertain: [Counter]
     private let durations: [CoreMetrics.Timer]
     private let rejected = Mutex<[RejectionKey: Counter]>([:])
     let connections: Meter
@@ -41,6 +43,7 @@ final class APNSClientMetrics: Sendable {
         self.factory = factory
         accepted = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "accepted", reason: "none") }
         failed = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "failed", reason: "none") }
+        uncertain = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "uncertain", reason: "none") }
         durations = APNSPushKind.allCases.map {
             CoreMetrics.Timer(label: Self.requestDuration, dimensions: [("kind", $0.description)], factory: factory)
         }
@@ -64,6 +67,8 @@ final class APNSClientMetrics: Sendable {
             recordRejection(kind, reason: rejection.reason)
         case .failure(.cancelled):
             break
+        case .failure(.uncertain):
+            uncertain[kind.rawValue].increment()
         case .failure:
             failed[kind.rawValue].increment()
         }

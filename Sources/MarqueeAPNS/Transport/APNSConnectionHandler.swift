@@ -6,72 +6,68 @@ import NIOHPACK
 import NIOHTTP2
 
 /// Speaks HTTP/2 frames for one connection, behind `NIOHTTP2Handler` without a stream multiplexer:
-/// no child channel, pipeline or task per request. It allocates stream IDs itself, writes HEADERS
-/// (+ DATA with END_STREAM) per request, keeps requests in flight in a table keyed by stream ID and
-/// completes them from the response frames. The pool decides what to write; this handler reports
-/// capacity, outcomes and the connection's fate back to it. Event-loop confined, like every handler.
+/// no child channel, pipeline or task per request. It writes HEADERS (+ DATA with END_STREAM) per
+/// request and reads the response frames; every decision (stream limits, which token, what became
+/// of each request when a stream or the connection ends) is `APNSConnectionStateMachine`'s. It is
+/// given what it needs at init and reports to its `APNSConnectionDelegate`; the pool decides what to
+/// write and what to do with each outcome. Event-loop confined, like every handler.
 final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame
+    typealias State = APNSConnectionStateMachine<APNSQueuedRequest>.State
 
-    enum State {
-        /// TCP/TLS up or coming up; the server's first SETTINGS not seen yet.
-        case connecting
-        case ready
-        /// GOAWAY received, token can no longer be used, or stream IDs ran out: finish what is in
-        /// flight, open nothing new.
-        case draining
-        case closed
-    }
-
-    private struct InFlight {
-        var request: APNSQueuedRequest
-        var tokenGeneration: Int
-        var response: APNSResponse?
-        /// When it was written, for the latency metric.
-        var sentAt: NIODeadline
-    }
-
-    let pool: APNSConnectionPool
     let connectionID: Int
-    private(set) var state = State.connecting
-    /// Whether the server ever completed the handshake; a connection that closes before is a failed
-    /// connection attempt.
-    private(set) var becameReady = false
+    private let delegate: any APNSConnectionDelegate
+    private let scheme: String
+    private let authority: String
+    private let tokenCache: APNSProviderTokenCache
+    private let pingInterval: TimeAmount
+    private let drainTimeout: TimeAmount
+    private let metrics: APNSClientMetrics
+    private let logger: Logger
+    private var machine: APNSConnectionStateMachine<APNSQueuedRequest>
     private var context: ChannelHandlerContext?
-    private var nextStreamID: Int32 = 1
-    private var inFlight: APNSStreamTable<InFlight>
-    /// SETTINGS_MAX_CONCURRENT_STREAMS; HTTP/2 says unlimited until the server names a number.
-    private var serverMaxConcurrentStreams = Int.max
-    /// APNs allows one stream on a token connection until a request with a valid token was accepted.
-    private(set) var tokenAccepted = false
-    private var tokenState = APNSConnectionTokenState()
+    /// The owner asked to close before the channel was active.
+    private var closeRequested = false
     private var unacknowledgedInboundBytes = 0
     private var lastReadAt = NIODeadline.now()
-    private var pingOutstanding = false
     private var pingTask: RepeatedTask?
 
-    init(pool: APNSConnectionPool, connectionID: Int) {
-        self.pool = pool
+    init(
+        connectionID: Int,
+        transport: APNSClientConfiguration.Transport,
+        scheme: String,
+        authority: String,
+        tokenCache: APNSProviderTokenCache,
+        metrics: APNSClientMetrics,
+        logger: Logger,
+        delegate: any APNSConnectionDelegate
+    ) {
         self.connectionID = connectionID
-        self.inFlight = APNSStreamTable(minimumCapacity: 4 * pool.configuration.maximumStreamsPerConnection)
+        self.delegate = delegate
+        self.scheme = scheme
+        self.authority = authority
+        self.tokenCache = tokenCache
+        self.pingInterval = transport.pingInterval
+        self.drainTimeout = transport.drainTimeout
+        self.metrics = metrics
+        var logger = logger
+        logger[metadataKey: "apns.connection"] = "\(connectionID)"
+        self.logger = logger
+        machine = APNSConnectionStateMachine(maximumStreams: transport.maximumStreamsPerConnection)
     }
+
+    var state: State { machine.state }
+    var becameReady: Bool { machine.becameReady }
+    var tokenAccepted: Bool { machine.tokenAccepted }
+    var effectiveStreamLimit: Int { machine.effectiveStreamLimit }
+    var inFlightCount: Int { machine.inFlightCount }
 
     /// How many more streams the pool may open here now.
     var availableStreams: Int {
-        guard state == .ready, context != nil, inFlight.canInsert(HTTP2StreamID(nextStreamID)) else {
-            return 0
-        }
-        return max(0, effectiveStreamLimit - inFlight.count)
+        context == nil ? 0 : machine.availableStreams
     }
-
-    /// The stream limit in force: 1 until a token was accepted, then the server's.
-    var effectiveStreamLimit: Int {
-        tokenAccepted ? min(serverMaxConcurrentStreams, pool.configuration.maximumStreamsPerConnection) : 1
-    }
-
-    var inFlightCount: Int { inFlight.count }
 
     // MARK: Writing
 
@@ -79,37 +75,30 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     /// current token: then it has already begun draining, so it reports no free streams and dispatch
     /// cannot choose it again (see `APNSConnectionTokenState` for the rules).
     func authorizationForWrites(now: Date) throws(APNSError) -> String? {
-        switch tokenState.decide(current: try pool.tokenCache.currentToken(), now: now) {
+        switch machine.authorization(current: try tokenCache.currentToken(), now: now) {
         case .write(let authorization):
             return authorization
-        case .retire:
-            beginDraining()
+        case .retired(let closeConnection):
+            delegate.connectionStartedDraining(self)
+            if closeConnection { context?.close(promise: nil) }
             return nil
         }
     }
 
     /// APNs called this connection's token `generation` expired.
     func tokenWasRejected(generation: Int) {
-        tokenState.tokenWasRejected(generation: generation)
+        machine.tokenWasRejected(generation: generation)
     }
 
     /// Writes one request on a new stream; `flush()` sends a batch of them.
     func write(_ request: APNSQueuedRequest, authorization: String, now: Date, sentAt: NIODeadline) {
-        guard let context, let generation = tokenState.generation else {
+        guard let context, let (streamID, startedDraining) = machine.open(request, sentAt: sentAt) else {
             // Unreachable while `availableStreams` is checked first; never drop a request regardless.
-            pool.requeueUnprocessed([request])
+            delegate.connection(self, didNotProcess: [request])
             return
         }
-        let streamID = HTTP2StreamID(nextStreamID)
-        nextStreamID += 2
         let body = request.operation.body
-        let headers = request.operation.headers(
-            scheme: pool.scheme,
-            authority: pool.authority,
-            authorization: authorization,
-            now: now
-        )
-        inFlight.insert(InFlight(request: request, tokenGeneration: generation, response: nil, sentAt: sentAt), for: streamID)
+        let headers = request.operation.headers(scheme: scheme, authority: authority, authorization: authorization, now: now)
         context.write(
             wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))),
             promise: nil
@@ -120,34 +109,23 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
                 promise: nil
             )
         }
-        // Client stream IDs are odd 31-bit numbers; a long-lived connection eventually runs out.
-        if nextStreamID >= Int32.max - 2 { beginDraining() }
+        if startedDraining { delegate.connectionStartedDraining(self) }
     }
 
     func flush() {
         context?.flush()
     }
 
-    /// Stops new streams; closes once the streams in flight finish.
-    func beginDraining() {
-        guard state == .ready || state == .connecting else { return }
-        state = .draining
-        pool.connectionStartedDraining(self)
-        closeIfDrained()
-    }
-
-    /// Closes at once (client shutdown); requests in flight fail with `clientShutDown`.
+    /// Closes at once (client shutdown); requests in flight become uncertain.
     func closeForShutdown(promise: EventLoopPromise<Void>) {
+        machine.closingForShutdown()
         guard let context, state != .closed else {
+            closeRequested = true
             promise.succeed()
             return
         }
         context.channel.closeFuture.cascade(to: promise)
         context.close(promise: nil)
-    }
-
-    private func closeIfDrained() {
-        if state == .draining && inFlight.isEmpty { context?.close(promise: nil) }
     }
 
     // MARK: Channel events
@@ -158,34 +136,34 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
 
     func channelActive(context: ChannelHandlerContext) {
         // A connection attempt that completes after shutdown has nobody to serve.
-        if pool.isShutDown {
+        if closeRequested {
             context.close(promise: nil)
             return
         }
         lastReadAt = .now()
-        let interval = pool.configuration.pingInterval
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        pingTask = context.eventLoop.scheduleRepeatedTask(initialDelay: interval, delay: interval) { _ in
-            loopBoundSelf.value.pingIfIdle()
+        pingTask = context.eventLoop.scheduleRepeatedTask(initialDelay: pingInterval, delay: pingInterval) { _ in
+            loopBoundSelf.value.pingTimerFired()
         }
         context.fireChannelActive()
     }
 
     /// HTTP/2 PING keep-alive: ping an idle connection; a ping unanswered for a whole interval means
     /// the connection is dead even if TCP has not noticed.
-    private func pingIfIdle() {
-        guard let context, state != .closed else { return }
-        if pingOutstanding {
-            pool.logger.debug("APNs connection did not answer a PING; closing it", metadata: ["apns.connection": "\(connectionID)"])
+    private func pingTimerFired() {
+        guard let context else { return }
+        switch machine.pingTimerFired(idle: NIODeadline.now() - lastReadAt, interval: pingInterval) {
+        case .none:
+            break
+        case .sendPing:
+            context.writeAndFlush(
+                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: 0x4D61_7271), ack: false))),
+                promise: nil
+            )
+        case .close:
+            logger.debug("APNs connection did not answer a PING; closing it")
             context.close(promise: nil)
-            return
         }
-        guard NIODeadline.now() - lastReadAt >= pool.configuration.pingInterval else { return }
-        pingOutstanding = true
-        context.writeAndFlush(
-            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: 0x4D61_7271), ack: false))),
-            promise: nil
-        )
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
@@ -193,70 +171,49 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
         lastReadAt = .now()
         switch frame.payload {
         case .headers(let headers):
-            guard var entry = inFlight[frame.streamID] else { return }
-            if entry.response == nil {
-                let response = APNSResponse(headers: headers.headers)
-                if (100..<200).contains(response.status) { return }
-                entry.response = response
-            }
-            if headers.endStream {
-                complete(frame.streamID, entry: entry)
-            } else {
-                inFlight[frame.streamID] = entry
+            if let end = machine.receivedHeaders(headers.headers, endStream: headers.endStream, on: frame.streamID) {
+                report(end)
             }
         case .data(let data):
             unacknowledgedInboundBytes += data.data.readableBytes
-            guard var entry = inFlight[frame.streamID], case .byteBuffer(var chunk) = data.data else { return }
-            if entry.response?.body == nil {
-                entry.response?.body = chunk
-            } else {
-                entry.response?.body?.writeBuffer(&chunk)
-            }
-            if data.endStream {
-                complete(frame.streamID, entry: entry)
-            } else {
-                inFlight[frame.streamID] = entry
+            guard case .byteBuffer(let chunk) = data.data else { return }
+            if let end = machine.receivedData(chunk, endStream: data.endStream, on: frame.streamID) {
+                report(end)
             }
         case .settings(.settings(let settings)):
+            var maxConcurrentStreams: Int?
             for setting in settings where setting.parameter == .maxConcurrentStreams {
-                serverMaxConcurrentStreams = setting.value
+                maxConcurrentStreams = setting.value
             }
-            if state == .connecting {
-                state = .ready
-                becameReady = true
-                pool.connectionBecameReady(self)
+            if machine.settingsReceived(maxConcurrentStreams: maxConcurrentStreams) {
+                delegate.connectionBecameReady(self)
             }
         case .goAway(let lastStreamID, let errorCode, let opaqueData):
             receivedGoAway(lastStreamID: lastStreamID, errorCode: errorCode, debugData: opaqueData)
         case .rstStream(let errorCode):
-            guard let entry = inFlight.remove(frame.streamID) else { return }
-            if errorCode == .refusedStream {
-                // RFC 9113: a refused stream was not processed, so it is safe to send again.
-                pool.requeueUnprocessed([entry.request])
-            } else {
-                pool.requestFailed(entry.request, error: .connectionFailed("stream reset by the server (\(errorCode))"))
-            }
-            closeIfDrained()
+            if let end = machine.receivedReset(errorCode, on: frame.streamID) { report(end) }
         case .ping(_, ack: true):
-            pingOutstanding = false
+            machine.pingAnswered()
         default:
             break
         }
     }
 
-    private func complete(_ streamID: HTTP2StreamID, entry: InFlight) {
-        inFlight.remove(streamID)
-        guard let response = entry.response else { return }
-        if let kind = entry.request.operation.pushKind {
-            // `lastReadAt` was read when this frame arrived: no second clock read per answer.
-            pool.metrics.recordDuration(kind, nanoseconds: (lastReadAt - entry.sentAt).nanoseconds)
+    /// Hands a request that left the connection to the delegate, by its fate.
+    private func report(_ end: APNSConnectionStateMachine<APNSQueuedRequest>.StreamEnd) {
+        switch end.fate {
+        case .answered(let response, let tokenGeneration, let sentAt):
+            if let kind = end.request.operation.pushKind {
+                // `lastReadAt` was read when this frame arrived: no second clock read per answer.
+                metrics.recordDuration(kind, nanoseconds: (lastReadAt - sentAt).nanoseconds)
+            }
+            delegate.connection(self, answered: end.request, response: response, tokenGeneration: tokenGeneration)
+        case .unprocessed:
+            delegate.connection(self, didNotProcess: [end.request])
+        case .uncertain(let reason):
+            delegate.connection(self, leftUncertain: end.request, reason: reason)
         }
-        if !tokenAccepted && response.status != 403 {
-            // Any answer other than an authentication failure means APNs took the token.
-            tokenAccepted = true
-        }
-        pool.requestFinished(entry.request, response: response, tokenGeneration: entry.tokenGeneration, connection: self)
-        closeIfDrained()
+        if end.closeConnection { context?.close(promise: nil) }
     }
 
     private func receivedGoAway(lastStreamID: HTTP2StreamID, errorCode: HTTP2ErrorCode, debugData: ByteBuffer?) {
@@ -264,30 +221,29 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
         if let debugData, let object = try? JSONSerialization.jsonObject(with: Data(debugData.readableBytesView)) as? [String: Any] {
             reason = object["reason"] as? String ?? ""
         }
-        pool.logger.debug(
+        logger.debug(
             "APNs sent GOAWAY",
-            metadata: ["apns.connection": "\(connectionID)", "apns.last_stream_id": "\(lastStreamID)", "apns.reason": "\(reason)", "http2.error": "\(errorCode)"]
+            metadata: ["apns.last_stream_id": "\(lastStreamID)", "apns.reason": "\(reason)", "http2.error": "\(errorCode)"]
         )
-        // Streams above last-stream-id were never processed: send them again elsewhere, in order.
-        let requests = inFlight.removeAll { $0 > lastStreamID }.map(\.request)
-        if state != .closed { state = .draining }
-        pool.connectionStartedDraining(self)
-        if !requests.isEmpty { pool.requeueUnprocessed(requests) }
-        closeIfDrained()
-        scheduleDrainDeadline()
+        let effects = machine.receivedGoAway(lastStreamID: lastStreamID)
+        delegate.connectionStartedDraining(self)
+        // Streams above last-stream-id were never processed: they go again elsewhere, in order.
+        if !effects.unprocessed.isEmpty { delegate.connection(self, didNotProcess: effects.unprocessed) }
+        if effects.closeConnection { context?.close(promise: nil) }
+        if effects.scheduleDrainDeadline { scheduleDrainDeadline() }
     }
 
     /// A server that promised to answer the streams below its GOAWAY may still fail to: after the
-    /// drain timeout the connection closes and what is left counts as a lost-connection attempt.
+    /// drain timeout the connection closes and what is left is uncertain.
     private func scheduleDrainDeadline() {
-        guard let context, state == .draining else { return }
+        guard let context else { return }
         let loopBoundSelf = NIOLoopBound(self, eventLoop: context.eventLoop)
-        context.eventLoop.scheduleTask(in: pool.configuration.drainTimeout) {
+        context.eventLoop.scheduleTask(in: drainTimeout) {
             let handler = loopBoundSelf.value
-            guard handler.state == .draining, !handler.inFlight.isEmpty else { return }
-            handler.pool.logger.debug(
+            guard handler.machine.drainDeadlinePassed() else { return }
+            handler.logger.debug(
                 "APNs connection did not finish its streams after GOAWAY; closing it",
-                metadata: ["apns.connection": "\(handler.connectionID)", "apns.in_flight": "\(handler.inFlight.count)"]
+                metadata: ["apns.in_flight": "\(handler.machine.inFlightCount)"]
             )
             handler.context?.close(promise: nil)
         }
@@ -303,31 +259,33 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
             unacknowledgedInboundBytes = 0
             context.flush()
         }
-        pool.readCycleEnded()
+        delegate.connectionReadCycleEnded(self)
         context.fireChannelReadComplete()
     }
 
     func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent, let entry = inFlight.remove(closed.streamID) {
-            // Closed without a complete response: the stream was reset locally or the connection is
-            // going away. Whether APNs processed it is unknown, so it counts as a failed attempt.
-            pool.requestFailed(entry.request, error: .connectionFailed("stream closed without a response"))
-            closeIfDrained()
+        if let closed = event as? StreamClosedEvent, let end = machine.streamClosed(closed.streamID, reason: closed.reason) {
+            report(end)
         }
         context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        pool.logger.debug("APNs connection error", metadata: ["apns.connection": "\(connectionID)", "error": "\(error)"])
+        logger.debug("APNs connection error", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
 
     func channelInactive(context: ChannelHandlerContext) {
-        state = .closed
         pingTask?.cancel()
         pingTask = nil
-        let orphans = inFlight.removeAll { _ in true }.map(\.request)
-        pool.connectionClosed(self, orphans: orphans)
+        let closed = machine.connectionClosed()
+        delegate.connectionClosed(
+            self,
+            wasReady: closed.wasReady,
+            unprocessed: closed.unprocessed,
+            uncertain: closed.uncertain,
+            reason: closed.reason
+        )
         context.fireChannelInactive()
     }
 

@@ -14,7 +14,13 @@ import NIOSSL
 /// completion bookkeeping. No lock and no task per request; callers reach it through
 /// `eventLoop.execute`. Requests go to the connection with the most free streams, in batches, with
 /// one flush per connection per batch.
-final class APNSConnectionPool: @unchecked Sendable {
+///
+/// Connections report each request that left them by its fate (`APNSConnectionDelegate`); what
+/// happens next is decided here, in one place: answered requests complete or are retried by their
+/// APNs reason, unprocessed ones go to the front of the queue without counting an attempt, and
+/// uncertain ones (written, never answered) are retried only if sending them twice is harmless
+/// (`APNSOperation.mayResendWhenUncertain`): never a start or a channel creation.
+final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
     // @unchecked: all mutable state below is touched only on `eventLoop` (every entry point hops
     // there or asserts it); the `let`s are Sendable.
 
@@ -189,7 +195,16 @@ final class APNSConnectionPool: @unchecked Sendable {
     }
 
     private func connect() {
-        let handler = APNSConnectionHandler(pool: self, connectionID: nextConnectionID)
+        let handler = APNSConnectionHandler(
+            connectionID: nextConnectionID,
+            transport: configuration,
+            scheme: scheme,
+            authority: authority,
+            tokenCache: tokenCache,
+            metrics: metrics,
+            logger: logger,
+            delegate: self
+        )
         nextConnectionID += 1
         connections.append(handler)
         let sslContext = self.sslContext
@@ -249,7 +264,7 @@ final class APNSConnectionPool: @unchecked Sendable {
         }
     }
 
-    // MARK: Connection events
+    // MARK: Connection events (APNSConnectionDelegate)
 
     func connectionBecameReady(_ connection: APNSConnectionHandler) {
         consecutiveConnectFailures = 0
@@ -262,31 +277,53 @@ final class APNSConnectionPool: @unchecked Sendable {
         if !queue.isEmpty { eventLoop.execute { [self] in dispatch() } }
     }
 
-    func connectionClosed(_ connection: APNSConnectionHandler, orphans: [APNSQueuedRequest]) {
+    func connectionReadCycleEnded(_ connection: APNSConnectionHandler) {
+        // Send what freed streams allow and deliver outcomes.
+        dispatch()
+        flushSinks()
+    }
+
+    func connectionClosed(
+        _ connection: APNSConnectionHandler,
+        wasReady: Bool,
+        unprocessed: [APNSQueuedRequest],
+        uncertain: [APNSQueuedRequest],
+        reason: String
+    ) {
         connections.removeAll { $0 === connection }
-        logger.debug("APNs connection closed", metadata: ["apns.connection": "\(connection.connectionID)", "apns.orphans": "\(orphans.count)"])
-        if !connection.becameReady && !isShutDown {
+        logger.debug(
+            "APNs connection closed",
+            metadata: [
+                "apns.connection": "\(connection.connectionID)", "apns.unprocessed": "\(unprocessed.count)",
+                "apns.uncertain": "\(uncertain.count)",
+            ]
+        )
+        if !wasReady && !isShutDown {
             connectAttemptFailed(reason: "the connection closed during the handshake")
         }
-        for request in orphans {
-            requestFailed(request, error: .connectionFailed("the connection closed before APNs answered"))
+        requeueUnprocessed(unprocessed)
+        for request in uncertain {
+            requestLeftUncertain(request, reason: reason)
         }
         dispatch()
+        // Dispatch delivers nothing once the pool is shut down; the outcomes of this close must
+        // still reach their callers.
+        flushSinks()
     }
 
-    // MARK: Outcomes
-
-    /// Streams the server did not process (above a GOAWAY's last-stream-id, or refused): back to the
-    /// front of the queue, in their order, without counting an attempt.
-    func requeueUnprocessed(_ requests: [APNSQueuedRequest]) {
-        for request in requests.reversed() { queue.prepend(request) }
+    func connection(_ connection: APNSConnectionHandler, didNotProcess requests: [APNSQueuedRequest]) {
+        requeueUnprocessed(requests)
     }
 
-    func requestFinished(
-        _ request: APNSQueuedRequest,
+    func connection(_ connection: APNSConnectionHandler, leftUncertain request: APNSQueuedRequest, reason: String) {
+        requestLeftUncertain(request, reason: reason)
+    }
+
+    func connection(
+        _ connection: APNSConnectionHandler,
+        answered request: APNSQueuedRequest,
         response: APNSResponse,
-        tokenGeneration: Int,
-        connection: APNSConnectionHandler
+        tokenGeneration: Int
     ) {
         if response.isSuccess {
             finish(request, result: .success(response))
@@ -310,14 +347,35 @@ final class APNSConnectionPool: @unchecked Sendable {
             retryLater(request, error: .rejected(rejection))
         // Spelled out rather than `default` so that a new class has to be placed here on purpose:
         // everything else is final, the second ExpiredProviderToken of a request included.
-        case .renewTokenAndRetry, .tokenDead, .channelGone, .appMisconfigured, .requestRejected:
+        // (`uncertain` is never an answer's class.)
+        case .renewTokenAndRetry, .tokenDead, .channelGone, .appMisconfigured, .requestRejected, .uncertain:
             finish(request, result: .failure(.rejected(rejection)))
         }
     }
 
-    /// A failure that may be temporary: retried after a jittered back-off while attempts remain.
-    func requestFailed(_ request: APNSQueuedRequest, error: APNSError) {
-        retryLater(request, error: error)
+    // MARK: Outcomes
+
+    /// Requests APNs provably did not process (never written, above a GOAWAY's last-stream-id, or
+    /// refused): back to the front of the queue, in their order, without counting an attempt.
+    private func requeueUnprocessed(_ requests: [APNSQueuedRequest]) {
+        guard !isShutDown else {
+            for request in requests { finish(request, result: .failure(.clientShutDown)) }
+            return
+        }
+        for request in requests.reversed() { queue.prepend(request) }
+    }
+
+    /// The one decision about a request that was written and never answered: APNs may have
+    /// delivered it. What a device would show twice (a start) and what APNs would do twice (a
+    /// channel creation) ends here as `uncertain`; the rest is retried like a transient failure.
+    private func requestLeftUncertain(_ request: APNSQueuedRequest, reason: String) {
+        var request = request
+        if request.uncertainty == nil { request.uncertainty = reason }
+        if request.operation.mayResendWhenUncertain {
+            retryLater(request, error: .uncertain(reason))
+        } else {
+            finish(request, result: .failure(.uncertain(reason)))
+        }
     }
 
     private func retryLater(_ request: APNSQueuedRequest, error: APNSError) {
@@ -340,6 +398,12 @@ final class APNSConnectionPool: @unchecked Sendable {
     }
 
     private func finish(_ request: APNSQueuedRequest, result: Result<APNSResponse, APNSError>) {
+        var result = result
+        // A request that may already have been delivered by an earlier attempt never ends as "not
+        // sent": when the later attempts failed without a verdict, it ends uncertain.
+        if let reason = request.uncertainty, case .failure(let error) = result, Self.isInconclusive(error) {
+            result = .failure(.uncertain(reason))
+        }
         outstanding -= 1
         if let kind = request.operation.pushKind { metrics.recordOutcome(kind, result) }
         request.sink.requestCompleted(tag: request.tag, operation: request.operation, result: result)
@@ -349,10 +413,13 @@ final class APNSConnectionPool: @unchecked Sendable {
         }
     }
 
-    /// One read cycle of a connection ended: send what freed streams allow and deliver outcomes.
-    func readCycleEnded() {
-        dispatch()
-        flushSinks()
+    /// Failures that say nothing about whether an earlier attempt reached APNs.
+    private static func isInconclusive(_ error: APNSError) -> Bool {
+        switch error {
+        case .connectionFailed, .clientShutDown, .uncertain: true
+        case .rejected(let rejection): rejection.failureClass == .retryLater || rejection.failureClass == .renewTokenAndRetry
+        case .payloadTooLarge, .invalidRequest, .invalidResponse, .tokenSigningFailed, .cancelled, .invalidConfiguration: false
+        }
     }
 
     private func flushSinks() {

@@ -20,6 +20,18 @@ enum APNSOperation: Sendable {
         }
     }
 
+    /// Whether sending it again after an uncertain attempt (written, never answered) is harmless.
+    /// A start would show a second Live Activity and a channel creation would create a second
+    /// channel, so neither; updates and ends carry a timestamp the device drops repeats by, a
+    /// broadcast likewise, and channel reads, lists and deletes are idempotent.
+    var mayResendWhenUncertain: Bool {
+        switch self {
+        case .device(let push): push.kind != .start
+        case .broadcast: true
+        case .manageChannels(let request): request.method != .post
+        }
+    }
+
     var body: ByteBuffer? {
         switch self {
         case .device(let push): push.payload

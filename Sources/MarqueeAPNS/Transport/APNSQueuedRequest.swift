@@ -9,6 +9,9 @@ struct APNSQueuedRequest {
     var attempt = 1
     /// Set once the provider token was renewed for this request, which happens at most once.
     var renewedToken = false
+    /// Why an earlier attempt was left uncertain (written, never answered), if one was: then the
+    /// request may already have been delivered, and it never ends as merely "not sent".
+    var uncertainty: String?
 }
 
 /// Receives outcomes on the pool's event loop. Sinks buffer and deliver in `flushOutcomes`, which the

@@ -62,4 +62,18 @@ struct APNSStreamTable<Entry> {
         }
         return removed.sorted { $0.id < $1.id }.map(\.entry)
     }
+
+    /// Removes and returns every entry with its stream ID, in stream-ID order.
+    mutating func removeAllWithIDs() -> [(id: HTTP2StreamID, entry: Entry)] {
+        var removed: [(id: Int32, entry: Entry)] = []
+        removed.reserveCapacity(count)
+        for index in slots.indices {
+            if let stored = slots[index] {
+                removed.append(stored)
+                slots[index] = nil
+            }
+        }
+        count = 0
+        return removed.sorted { $0.id < $1.id }.map { (HTTP2StreamID($0.id), $0.entry) }
+    }
 }

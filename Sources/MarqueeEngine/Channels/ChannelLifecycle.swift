@@ -109,7 +109,7 @@ public struct ChannelLifecycle: Sendable {
             switch error.failureClass {
             case .channelGone:
                 break  // already gone at APNs: what deletion wanted
-            case .retryLater, .renewTokenAndRetry:
+            case .retryLater, .renewTokenAndRetry, .uncertain:
                 logger.debug(
                     "channel deletion deferred",
                     metadata: ["channel.id": "\(channel.id)", "error": "\(error)"]

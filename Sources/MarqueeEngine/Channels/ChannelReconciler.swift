@@ -111,7 +111,7 @@ public struct ChannelReconciler: Sendable {
         } catch {
             switch error.failureClass {
             case .channelGone: return true
-            case .retryLater, .renewTokenAndRetry: return false
+            case .retryLater, .renewTokenAndRetry, .uncertain: return false
             default: throw EngineError(apns: error, bundleID: app.bundleID)
             }
         }

@@ -20,7 +20,7 @@ extension EngineError {
                     self = .apnsRejected(status: rejection.status, reason: rejection.reason)
                 }
             }
-        case .connectionFailed, .clientShutDown, .cancelled:
+        case .connectionFailed, .uncertain, .clientShutDown, .cancelled:
             self = .apnsUnavailable(error.description)
         case .payloadTooLarge, .invalidRequest, .invalidResponse, .tokenSigningFailed, .invalidConfiguration:
             self = .apnsUnavailable(error.description)

@@ -206,7 +206,7 @@ struct FanOutStateMachine {
                         apnsTimestampMilliseconds: milliseconds
                     )
                 }
-            case .channelGone, .appMisconfigured, .requestRejected:
+            case .channelGone, .appMisconfigured, .requestRejected, .uncertain:
                 finish(send, outcome: .rejected, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
             }
         }
