@@ -8,6 +8,11 @@ import ServiceLifecycle
 /// One APNs client per app signing key and environment, created when first needed and replaced when
 /// the app's key is rotated. Clients hold long-lived HTTP/2 connections, so they are shared by every
 /// request of the app and shut down with the service.
+///
+/// A run (a fan-out) holds its client for as long as it sends (`holdClient`, `release`). When the
+/// key is rotated meanwhile, new work gets a client for the new key and the old one is retired: it
+/// keeps its connections and in-flight requests until its last holder releases it, and only then
+/// shuts down, so a rotation neither fails nor duplicates what the run had in flight.
 public actor APNSClientRegistry: Service {
     private struct Slot: Hashable {
         var appID: AppID
@@ -29,6 +34,12 @@ public actor APNSClientRegistry: Service {
     private var isShutDown = false
     /// Runs (fan-outs) using clients now: shutdown waits for them to finish their in-flight sends.
     private var holds = 0
+    /// Holds per client, so that a replaced client closes when its last run is done with it.
+    private var holdsByClient: [ObjectIdentifier: Int] = [:]
+    /// Clients a key rotation replaced while runs still held them.
+    private var retired: [ObjectIdentifier: APNSClient] = [:]
+    /// Shutdowns of replaced clients under way (awaited by `shutdown()`).
+    private var closing: [ObjectIdentifier: Task<Void, Never>] = [:]
     /// Shutdowns waiting for `holds` to reach zero.
     private var holdWaiters: [CheckedContinuation<Void, Never>] = []
 
@@ -65,37 +76,82 @@ public actor APNSClientRegistry: Service {
         if let entry = entries[slot], entry.signingKeyID == signingKeyID { return entry.client }
 
         let client = try await makeClient(app: current, signingKeyID: signingKeyID, environment: environment)
+        // No suspension from here to the return: a caller that holds the client it gets holds it
+        // before anything else can retire it.
+        guard !isShutDown else {
+            retire(client)
+            throw EngineError.apnsUnavailable("the service is shutting down")
+        }
         // Another caller may have installed a client for the same key while this one was made.
         if let entry = entries[slot], entry.signingKeyID == signingKeyID {
-            await client.shutdown()
+            retire(client)
             return entry.client
         }
         let replaced = entries.updateValue(Entry(signingKeyID: signingKeyID, client: client), forKey: slot)
         if let replaced {
             logger.debug(
-                "APNs client replaced after a key rotation",
-                metadata: ["app.id": "\(app.id)", "apns.environment": "\(environment)"]
+                "APNs client replaced after a key rotation; the old one closes when its runs are done",
+                metadata: [
+                    "app.id": "\(app.id)", "apns.environment": "\(environment)",
+                    "apns.holds": "\(holdsByClient[ObjectIdentifier(replaced.client)] ?? 0)",
+                ]
             )
-            await replaced.client.shutdown()
+            retire(replaced.client)
         }
         return client
+    }
+
+    /// The client for the app's current signing key, held by the caller until `release(_:)`:
+    /// a key rotation meanwhile does not close it.
+    func holdClient(for app: App, environment: APNSEnvironment) async throws -> APNSClient {
+        let client = try await client(for: app, environment: environment)
+        guard !isShutDown else { throw EngineError.apnsUnavailable("the service is shutting down") }
+        holdsByClient[ObjectIdentifier(client), default: 0] += 1
+        holds += 1
+        return client
+    }
+
+    /// Ends a hold from `holdClient`; a retired client's last release shuts it down.
+    func release(_ client: APNSClient) {
+        let id = ObjectIdentifier(client)
+        let remaining = (holdsByClient[id] ?? 1) - 1
+        if remaining > 0 {
+            holdsByClient[id] = remaining
+        } else {
+            holdsByClient[id] = nil
+            if let retiredClient = retired.removeValue(forKey: id) { shutDownInBackground(retiredClient) }
+        }
+        holds = max(0, holds - 1)
+        if holds == 0 { endWaitForHolds() }
+    }
+
+    /// A client no new work gets: closed now if nobody holds it, else by its last `release`.
+    private func retire(_ client: APNSClient) {
+        let id = ObjectIdentifier(client)
+        if holdsByClient[id, default: 0] > 0 {
+            retired[id] = client
+        } else {
+            shutDownInBackground(client)
+        }
+    }
+
+    /// Closes `client` without making the caller wait (callers may be mid-way through handing out
+    /// a client); `shutdown()` waits for it.
+    private func shutDownInBackground(_ client: APNSClient) {
+        let id = ObjectIdentifier(client)
+        closing[id] = Task {
+            await client.shutdown()
+            self.closed(id)
+        }
+    }
+
+    private func closed(_ id: ObjectIdentifier) {
+        closing[id] = nil
     }
 
     public func run() async throws {
         try? await gracefulShutdown()
         await shutdown()
-    }
-
-    /// Marks a run that uses clients; `false` once shutting down. Balance with `release()`.
-    func hold() -> Bool {
-        guard !isShutDown else { return false }
-        holds += 1
-        return true
-    }
-
-    func release() {
-        holds = max(0, holds - 1)
-        if holds == 0 { endWaitForHolds() }
     }
 
     /// Closes every client's connections, after the runs holding them finished (10 s at most).
@@ -112,9 +168,11 @@ public actor APNSClientRegistry: Service {
             await withCheckedContinuation { holdWaiters.append($0) }
             deadline.cancel()
         }
-        let clients = entries.values.map(\.client)
+        let clients = entries.values.map(\.client) + retired.values
         entries.removeAll()
+        retired.removeAll()
         for client in clients { await client.shutdown() }
+        for task in closing.values { await task.value }
     }
 
     private func endWaitForHolds() {

@@ -18,9 +18,9 @@ struct ActivityUpdateHandler: JobHandler {
     func run(_ job: Job, owner: String, stop: RunStop) async throws -> FanOutRunner.Ending {
         let arguments = try ActivityUpdateJobArguments(job.arguments)
         guard let app = try await store.app(job.appID) else { throw EngineError.notFound(resource: "app", id: "\(job.appID)") }
-        let client = try await clients.client(for: app, environment: arguments.environment)
-        guard await clients.hold() else { throw EngineError.apnsUnavailable("the service is shutting down") }
-        defer { Task { await clients.release() } }
+        // Held for the whole run: a key rotated meanwhile retires this client without closing it.
+        let client = try await clients.holdClient(for: app, environment: arguments.environment)
+        defer { Task { await clients.release(client) } }
         let work = try ActivityUpdateWork(
             store: store,
             job: job,

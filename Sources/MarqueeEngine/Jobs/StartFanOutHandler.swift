@@ -20,9 +20,9 @@ struct StartFanOutHandler: JobHandler {
             throw JobFailure(description: "\(error)")
         }
         guard let app = try await store.app(job.appID) else { throw EngineError.notFound(resource: "app", id: "\(job.appID)") }
-        let client = try await clients.client(for: app, environment: arguments.environment)
-        guard await clients.hold() else { throw EngineError.apnsUnavailable("the service is shutting down") }
-        defer { Task { await clients.release() } }
+        // Held for the whole run: a key rotated meanwhile retires this client without closing it.
+        let client = try await clients.holdClient(for: app, environment: arguments.environment)
+        defer { Task { await clients.release(client) } }
         let work = StartFanOutWork(
             store: store,
             job: job,
