@@ -1,6 +1,7 @@
 import Foundation
 import MarqueeAPNS
 import MarqueeCore
+import MetricsTestKit
 import NIOCore
 import NIOHTTP2
 import Testing
@@ -46,11 +47,12 @@ struct APNSClientFrameTests {
     /// token was accepted.
     static func withServer(
         retryPolicy: APNSRetryPolicy = testRetryPolicy,
+        metrics: TestMetrics = TestMetrics(),
         script: @escaping ScriptedAPNSServer.Script,
         _ body: (ScriptedAPNSServer, APNSClient) async throws -> Void
     ) async throws {
         let server = try await ScriptedAPNSServer.start(script: script)
-        let client = try server.makeClient(retryPolicy: retryPolicy)
+        let client = try server.makeClient(retryPolicy: retryPolicy, metricsFactory: metrics)
         do {
             try await body(server, client)
         } catch {
@@ -66,7 +68,8 @@ struct APNSClientFrameTests {
     func connectionClosedInFlight() async throws {
         let warmUp = try Self.push(.update)
         let warmUpID = warmUp.apnsID
-        try await Self.withServer(script: { connection, request in
+        let metrics = TestMetrics()
+        try await Self.withServer(metrics: metrics, script: { connection, request in
             guard connection.index == 1, request.apnsID != warmUpID else { return connection.answer(request) }
             // Two starts, an update and an end in flight, then the connection drops.
             connection.hold(request)
@@ -94,6 +97,16 @@ struct APNSClientFrameTests {
             if case .failure(let error) = await ended { Issue.record("the end failed: \(error)") }
             #expect(server.count(update.id) == 2)
             #expect(server.count(end.id) == 2)
+
+            // Counted as their own outcome, neither accepted nor failed.
+            func pushes(_ kind: String, _ outcome: String) -> Int64 {
+                metrics.counters(label: "marquee_apns_pushes_total", dimensions: [("kind", kind), ("outcome", outcome), ("reason", "none")])
+                    .reduce(0) { $0 + $1.totalValue }
+            }
+            #expect(pushes("start", "uncertain") == 2)
+            #expect(pushes("start", "failed") == 0)
+            #expect(pushes("update", "accepted") == 2)
+            #expect(pushes("end", "accepted") == 1)
         }
     }
 

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Crypto
 import Foundation
 import Logging
@@ -89,7 +90,7 @@ final class ScriptedAPNSServer: Sendable {
     }
 
     /// A client for this server, one connection per endpoint, with the tests' fast retries.
-    func makeClient(retryPolicy: APNSRetryPolicy = testRetryPolicy) throws -> APNSClient {
+    func makeClient(retryPolicy: APNSRetryPolicy = testRetryPolicy, metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance) throws -> APNSClient {
         let endpoint = APNSEndpoint(host: "127.0.0.1", port: port, security: .tls(trustRoots: .pem(caCertificatePEM)))
         return try APNSClient(
             configuration: APNSClientConfiguration(
@@ -98,7 +99,8 @@ final class ScriptedAPNSServer: Sendable {
                 pushEndpoint: endpoint,
                 channelManagementEndpoint: endpoint,
                 retryPolicy: retryPolicy,
-                transport: APNSClientConfiguration.Transport(connectionsPerEndpoint: 1)
+                transport: APNSClientConfiguration.Transport(connectionsPerEndpoint: 1),
+                metricsFactory: metricsFactory
             ),
             logger: testLogger
         )
