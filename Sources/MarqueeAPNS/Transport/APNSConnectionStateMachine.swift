@@ -235,22 +235,20 @@ struct APNSConnectionStateMachine<Request> {
     /// §8.7), as does a stream above a GOAWAY's last-stream-id; any other code (`INTERNAL_ERROR`,
     /// `CANCEL`, …) leaves it uncertain.
     mutating func receivedReset(_ code: HTTP2ErrorCode, on streamID: HTTP2StreamID) -> StreamEnd? {
-        guard let entry = inFlight.remove(streamID) else { return nil }
-        let fate: Fate =
-            code == .refusedStream || isAboveGoAway(streamID)
-            ? .unprocessed
-            : .uncertain(reason: "APNs reset the stream (\(code)) before answering")
-        return StreamEnd(request: entry.request, fate: fate, closeConnection: shouldCloseNow)
+        endUnanswered(streamID, refused: code == .refusedStream, reason: "APNs reset the stream (\(code)) before answering")
     }
 
     /// NIOHTTP2 closed `streamID` without a complete response (it delivers the frames that close a
     /// stream, RST_STREAM and GOAWAY, before this event, so those streams are already gone).
     mutating func streamClosed(_ streamID: HTTP2StreamID, reason: HTTP2ErrorCode?) -> StreamEnd? {
+        endUnanswered(streamID, refused: reason == .refusedStream, reason: "the stream closed without a response")
+    }
+
+    /// A stream that ended without an answer: unprocessed if refused or above a GOAWAY's
+    /// last-stream-id, uncertain otherwise.
+    private mutating func endUnanswered(_ streamID: HTTP2StreamID, refused: Bool, reason: String) -> StreamEnd? {
         guard let entry = inFlight.remove(streamID) else { return nil }
-        let fate: Fate =
-            reason == .refusedStream || isAboveGoAway(streamID)
-            ? .unprocessed
-            : .uncertain(reason: "the stream closed without a response")
+        let fate: Fate = refused || isAboveGoAway(streamID) ? .unprocessed : .uncertain(reason: reason)
         return StreamEnd(request: entry.request, fate: fate, closeConnection: shouldCloseNow)
     }
 
