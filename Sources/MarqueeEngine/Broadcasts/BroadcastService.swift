@@ -232,7 +232,9 @@ public struct BroadcastService: Sendable {
             decision: decision
         )
 
-        let client = try await clients.client(for: app, environment: environment)
+        // Held until it is answered: a key rotated meanwhile retires this client without closing it.
+        let client = try await clients.holdClient(for: app, environment: environment)
+        defer { Task { await clients.release(client) } }
         let sentAt = clock.now
         var entry = BroadcastLogEntry(
             appID: app.id,
