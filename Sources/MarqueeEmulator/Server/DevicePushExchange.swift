@@ -119,6 +119,7 @@ struct DevicePushExchange {
                     if verdict.overBudget, configuration.budgetExceededResponse == .tooManyRequests {
                         return .rejected(.tooManyRequests, timestamp: nil)
                     }
+                    if case .pushToStart(let deviceID, _) = target { env.devices[deviceID]?.startsAccepted += 1 }
                     env.record(
                         ReceivedPush(
                             receivedAt: now,
