@@ -126,6 +126,8 @@ extension EmulatorTests {
                     }
                 )
                 #expect(byDevice == [ids[0]: [2, 2], ids[1]: [1, 1], ids[2]: [1, 0]])
+                #expect(fixture.emulator.counters.devicesStarted == 3)
+                #expect(fixture.emulator.counters.devicePushesAccepted == 4)
                 let (_, production) = try await request(fixture, "GET", "/v1/production/start-counts")
                 #expect((production as? [Any])?.isEmpty == true)
 
