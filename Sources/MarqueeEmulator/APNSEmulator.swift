@@ -290,6 +290,33 @@ public final class APNSEmulator: Sendable {
         }
     }
 
+    /// Registers `count` devices alike (see ``registerDevice(environment:bundleID:iOSVersion:pushToStartAttributesTypes:)``)
+    /// under one lock: a fan-out's audience of thousands in one call.
+    public func registerDevices(
+        count: Int,
+        environment: APNSEnvironment,
+        bundleID: String,
+        iOSVersion: IOSVersion = IOSVersion(18, 0),
+        pushToStartAttributesTypes: [String] = []
+    ) throws(EmulatorError) -> [EmulatedDevice] {
+        if !pushToStartAttributesTypes.isEmpty, iOSVersion < IOSVersion.pushToStart {
+            throw .pushToStartNeedsIOS17_2(iOSVersion)
+        }
+        return try state.world.withLock { world throws(EmulatorError) in
+            guard world.apps[bundleID] != nil else { throw .unknownApp(bundleID: bundleID) }
+            return world.withEnvironment(environment) { env in
+                (0..<max(0, count)).map { _ in
+                    env.registerDevice(
+                        environment: environment,
+                        bundleID: bundleID,
+                        iOSVersion: iOSVersion,
+                        pushToStartAttributesTypes: pushToStartAttributesTypes
+                    )
+                }
+            }
+        }
+    }
+
     /// Gives the device a new push-to-start token for `attributesType`; the old one answers 410.
     public func rotatePushToStartToken(environment: APNSEnvironment, deviceID: String, attributesType: String) throws(EmulatorError) -> String {
         let now = state.now
@@ -331,6 +358,24 @@ public final class APNSEmulator: Sendable {
         state.world.withLock { world in
             (world.environments[environment]?.devices.values.map(\.device) ?? []).sorted { $0.id < $1.id }
         }
+    }
+
+    /// Every device of one environment with the starts APNs accepted for it and the activities it
+    /// has had, sorted by device ID: a fan-out counted at the devices.
+    public func startCounts(in environment: APNSEnvironment) -> [DeviceStartCount] {
+        state.world.withLock { world -> [DeviceStartCount] in
+            guard let env = world.environments[environment] else { return [] }
+            return env.devices.values.map { state in
+                DeviceStartCount(
+                    deviceID: state.device.id,
+                    iOSVersion: state.device.iOSVersion,
+                    pushToStartTokens: state.device.pushToStartTokens,
+                    startsAccepted: state.startsAccepted,
+                    activities: state.device.activityIDs.count
+                )
+            }
+        }
+        .sorted { $0.deviceID < $1.deviceID }
     }
 
     public func device(id: String, in environment: APNSEnvironment) -> EmulatedDevice? {

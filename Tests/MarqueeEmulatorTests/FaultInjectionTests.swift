@@ -132,6 +132,33 @@ extension EmulatorTests {
             }
         }
 
+        @Test("A reset after processing delivers the start, then drops the connection without its answer")
+        func resetAfterProcessing() async throws {
+            try await EmulatorFixture.with { fixture in
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID,
+                    pushToStartAttributesTypes: ["MatchAttributes"]
+                )
+                let token = try #require(device.pushToStartTokens["MatchAttributes"])
+                let request = try #require(
+                    try JSONDecoder().decode(
+                        InspectionFaultRequest.self,
+                        from: Data(#"{"action": "resetAfterProcessing", "first": 1, "endpoints": ["devicePush"]}"#.utf8)
+                    ).fault
+                )
+                #expect(request == APNSEmulatorFault(.resetConnectionAfterProcessing, rate: .first(1), endpoints: [.devicePush]))
+                fixture.emulator.injectFault(request)
+                let start = Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true)
+                await #expect(throws: (any Error).self) { try await fixture.pushLiveActivity(to: token, body: start) }
+                // The device has the activity although the client got no answer: a second send would be a second one.
+                #expect(fixture.emulator.activities(in: .sandbox).count == 1)
+                #expect(fixture.emulator.startCounts(in: .sandbox).map(\.startsAccepted) == [1])
+                #expect(try await fixture.pushLiveActivity(to: token, body: start).status == 200)
+                #expect(fixture.emulator.startCounts(in: .sandbox).map(\.activities) == [2])
+            }
+        }
+
         @Test("Added latency delays the answer")
         func latency() async throws {
             try await EmulatorFixture.with { fixture in

@@ -90,6 +90,67 @@ extension EmulatorTests {
             }
         }
 
+        @Test("A batch of devices registers in one call; start-counts tells each device's accepted starts and activities")
+        func startCounts() async throws {
+            try await EmulatorFixture.with { fixture in
+                let (status, registered) = try await request(
+                    fixture,
+                    "POST",
+                    "/v1/sandbox/devices/batch",
+                    body: #"{"bundleID": "com.example.marquee", "iOSVersion": "17.4", "pushToStartAttributesTypes": ["MatchAttributes"], "count": 3}"#
+                )
+                #expect(status == 200)
+                let devices = try #require(registered as? [[String: Any]])
+                #expect(devices.count == 3)
+                #expect(devices.allSatisfy { $0["iOSVersion"] as? String == "17.4" })
+                let ids = devices.compactMap { $0["id"] as? String }
+                let tokens = devices.compactMap { ($0["pushToStartTokens"] as? [String: String])?["MatchAttributes"] }
+                #expect(Set(ids).count == 3 && Set(tokens).count == 3)
+
+                // Two starts to the first device, one to the second, and one the third ignores (no alert).
+                let start = Payloads.start(timestamp: fixture.nowSeconds)
+                #expect(try await fixture.pushLiveActivity(to: tokens[0], body: start).status == 200)
+                #expect(try await fixture.pushLiveActivity(to: tokens[0], body: start).status == 200)
+                #expect(try await fixture.pushLiveActivity(to: tokens[1], body: start).status == 200)
+                let withoutAlert = #"{"aps":{"timestamp":1,"event":"start","attributes-type":"MatchAttributes","attributes":{},"content-state":{}}}"#
+                #expect(try await fixture.pushLiveActivity(to: tokens[2], body: withoutAlert).status == 200)
+
+                let (countsStatus, counts) = try await request(fixture, "GET", "/v1/sandbox/start-counts")
+                #expect(countsStatus == 200)
+                let byDevice = Dictionary(
+                    uniqueKeysWithValues: (counts as? [[String: Any]] ?? []).compactMap { entry -> (String, [Int])? in
+                        guard let id = entry["deviceID"] as? String, let accepted = entry["startsAccepted"] as? Int,
+                            let activities = entry["activities"] as? Int
+                        else { return nil }
+                        return (id, [accepted, activities])
+                    }
+                )
+                #expect(byDevice == [ids[0]: [2, 2], ids[1]: [1, 1], ids[2]: [1, 0]])
+                #expect(fixture.emulator.counters.devicesStarted == 3)
+                #expect(fixture.emulator.counters.devicePushesAccepted == 4)
+                let (_, production) = try await request(fixture, "GET", "/v1/production/start-counts")
+                #expect((production as? [Any])?.isEmpty == true)
+
+                for count in [0, 10_001] {
+                    let (refused, _) = try await request(
+                        fixture,
+                        "POST",
+                        "/v1/sandbox/devices/batch",
+                        body: #"{"bundleID": "com.example.marquee", "count": \#(count)}"#
+                    )
+                    #expect(refused == 400)
+                }
+                let (tooOld, _) = try await request(
+                    fixture,
+                    "POST",
+                    "/v1/sandbox/devices/batch",
+                    body: #"{"bundleID": "com.example.marquee", "iOSVersion": "17.0", "pushToStartAttributesTypes": ["MatchAttributes"], "count": 2}"#
+                )
+                #expect(tooOld == 400)
+                #expect(fixture.emulator.devices(in: .sandbox).count == 3)
+            }
+        }
+
         @Test("Unknown paths answer 404 with a JSON error")
         func unknownPath() async throws {
             try await EmulatorFixture.with { fixture in

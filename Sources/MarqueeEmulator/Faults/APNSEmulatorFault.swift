@@ -20,6 +20,10 @@ public struct APNSEmulatorFault: Sendable, Hashable {
         case goAway(afterStreams: Int, reason: APNSErrorReason)
         /// Close the TCP connection abruptly (RST) instead of answering.
         case resetConnection
+        /// Process the request as usual (a start reaches its device), then close the TCP connection
+        /// abruptly instead of answering: what a client sees when APNs handled a request and the
+        /// connection died before the answer, the case it can tell apart from nothing.
+        case resetConnectionAfterProcessing
         /// Answer after this added latency (plus a random jitter up to `jitter`).
         case delay(Duration, jitter: Duration)
     }
@@ -119,6 +123,7 @@ extension APNSEmulatorFault: CustomStringConvertible {
         case .respond(let reason): what = "answer \(reason.reasonString) (\(reason.status ?? 400))"
         case .goAway(let streams, let reason): what = "GOAWAY \(reason.reasonString) after \(streams) streams per connection"
         case .resetConnection: what = "reset the connection"
+        case .resetConnectionAfterProcessing: what = "process the request, then reset the connection unanswered"
         case .delay(let fixed, let jitter): what = "delay answers by \(fixed)" + (jitter > .zero ? " + up to \(jitter)" : "")
         }
         let environmentNames = environments.isEmpty ? "both environments" : environments.map(\.rawValue).sorted().joined(separator: ", ")

@@ -7,6 +7,7 @@ import MarqueeCore
 /// {"action": "respond", "reason": "ServiceUnavailable", "probability": 0.1}
 /// {"action": "goAway", "afterStreams": 100, "reason": "Shutdown"}
 /// {"action": "reset", "first": 1}
+/// {"action": "resetAfterProcessing", "probability": 0.001}
 /// {"action": "respond", "reason": "TooManyRequests", "afterFirst": 100}
 /// {"action": "delay", "milliseconds": 250, "jitterMilliseconds": 50}
 /// ```
@@ -34,6 +35,8 @@ public struct InspectionFaultRequest: Sendable, Codable, Hashable {
             parsedAction = .goAway(afterStreams: afterStreams, reason: APNSErrorReason(reasonString: reason ?? "Shutdown"))
         case "reset":
             parsedAction = .resetConnection
+        case "resetAfterProcessing":
+            parsedAction = .resetConnectionAfterProcessing
         case "delay":
             parsedAction = .delay(.milliseconds(milliseconds ?? 0), jitter: .milliseconds(jitterMilliseconds ?? 0))
         default:

@@ -10,6 +10,8 @@ import NIOPosix
 /// |---|---|---|
 /// | GET | `/v1/summary` | profile, listeners, CA path, counters |
 /// | GET, POST | `/v1/{env}/devices` | devices; POST `{"bundleID", "iOSVersion", "pushToStartAttributesTypes"}` registers one |
+/// | POST | `/v1/{env}/devices/batch` | registers `count` (at most 10,000) alike: `{"bundleID", "iOSVersion", "pushToStartAttributesTypes", "count"}` |
+/// | GET | `/v1/{env}/start-counts` | per device: starts APNs accepted and activities it has had (``DeviceStartCount``) |
 /// | GET | `/v1/{env}/devices/{id}` | one device |
 /// | POST | `/v1/{env}/devices/{id}/uninstall` | removes the app (its tokens answer 410) |
 /// | POST | `/v1/{env}/devices/{id}/offline`, `.../online` | takes the device offline (APNs holds its pushes) or back |
@@ -115,7 +117,12 @@ final class InspectionHandler: ChannelInboundHandler {
         var bundleID: String
         var iOSVersion: IOSVersion?
         var pushToStartAttributesTypes: [String]?
+        /// For `devices/batch`: how many devices alike.
+        var count: Int?
     }
+
+    /// Most devices one `devices/batch` request registers.
+    static let maximumDeviceBatch = 10_000
 
     private struct Summary: Encodable {
         /// Which answers the emulator gives where Apple's servers and documentation differ.
@@ -182,6 +189,30 @@ final class InspectionHandler: ChannelInboundHandler {
             } catch {
                 return problem(.badRequest, error.description)
             }
+        case (.POST, "devices", 2) where rest[1] == "batch":
+            guard let registration = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body)),
+                let count = registration.count, (1...Self.maximumDeviceBatch).contains(count)
+            else {
+                return problem(
+                    .badRequest,
+                    "expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...], \"count\": 1...\(Self.maximumDeviceBatch)}"
+                )
+            }
+            do {
+                return encode(
+                    try emulator.registerDevices(
+                        count: count,
+                        environment: environment,
+                        bundleID: registration.bundleID,
+                        iOSVersion: registration.iOSVersion ?? IOSVersion(18, 0),
+                        pushToStartAttributesTypes: registration.pushToStartAttributesTypes ?? []
+                    )
+                )
+            } catch {
+                return problem(.badRequest, error.description)
+            }
+        case (.GET, "start-counts", 1):
+            return encode(emulator.startCounts(in: environment))
         case (.GET, "devices", 2):
             guard let id, let device = emulator.device(id: id, in: environment) else { return problem(.notFound, "no such device") }
             return encode(device)

@@ -54,6 +54,8 @@ struct APNSRequestProcessor: Sendable {
         if let response = fault.response { return response }
         var response = admit(request, requested: requested, id: id, idHeader: idHeader, authenticator: &authenticator, precheck: precheck, answer: answer)
         response.delay = fault.delay
+        // Processed (delivered, if it was accepted), and the answer is lost with the connection.
+        if fault.resetAfterProcessing { response.resetsConnection = true }
         return response
     }
 
@@ -132,36 +134,46 @@ struct APNSRequestProcessor: Sendable {
         return token.count > PushTokenRedaction.visibleCharacters ? prefix + PushTokenRedaction.redacted(token) : path
     }
 
+    /// What the injected faults do to one request: answer it in place of the endpoint (a response,
+    /// or a reset before processing), delay its answer, or drop the connection once it is processed.
+    private struct InjectedFault {
+        var response: EmulatorResponse?
+        var delay: Duration?
+        var resetAfterProcessing = false
+    }
+
     /// Applies the injected faults for this request: a response, a reset or a delay.
     private func injectedFault(
         for endpoint: APNSEmulatorFault.Endpoint,
         request: EmulatorRequest,
         idHeader: APNSRequestHeader,
         id: String
-    ) -> (response: EmulatorResponse?, delay: Duration?) {
+    ) -> InjectedFault {
         let actions = state.faultActions(for: endpoint, in: environment)
-        guard !actions.isEmpty else { return (nil, nil) }
+        guard !actions.isEmpty else { return InjectedFault() }
         state.world.withLock { $0.counters.injectedFaults += actions.count }
-        var delay: Duration?
+        var fault = InjectedFault()
         for action in actions {
             switch action {
             case .respond(let reason):
                 var response = reject(reason, request: request, idHeader: idHeader, id: id)
-                response.delay = delay
-                return (response, nil)
+                response.delay = fault.delay
+                return InjectedFault(response: response)
             case .resetConnection:
                 var response = EmulatorResponse(status: 0, headers: [])
                 response.resetsConnection = true
-                return (response, nil)
+                return InjectedFault(response: response)
+            case .resetConnectionAfterProcessing:
+                fault.resetAfterProcessing = true
             case .delay(let fixed, let jitter):
                 let jitterNanoseconds = max(0, jitter.wholeNanoseconds)
                 let extra = jitterNanoseconds > 0 ? Duration.nanoseconds(Int64.random(in: 0...jitterNanoseconds)) : .zero
-                delay = (delay ?? .zero) + fixed + extra
+                fault.delay = (fault.delay ?? .zero) + fixed + extra
             case .goAway:
                 continue
             }
         }
-        return (nil, delay)
+        return fault
     }
 
     /// Parses `apns-expiration`: `nil` when absent, `.failure` when not a non-negative integer.

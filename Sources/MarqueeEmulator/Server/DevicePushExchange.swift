@@ -89,7 +89,8 @@ struct DevicePushExchange {
         guard let token = RandomIdentifiers.normalizedHexToken(tokenText) else { return reject(.badDeviceToken, apnsID, now: now) }
 
         enum Verdict {
-            case accepted(uniqueID: String?)
+            /// `firstStart`: the first start APNs accepted for the device.
+            case accepted(uniqueID: String?, firstStart: Bool)
             case rejected(APNSErrorReason, timestamp: Int64?)
         }
         let uniqueID = environment == .sandbox ? RandomIdentifiers.uuid() : nil
@@ -119,6 +120,11 @@ struct DevicePushExchange {
                     if verdict.overBudget, configuration.budgetExceededResponse == .tooManyRequests {
                         return .rejected(.tooManyRequests, timestamp: nil)
                     }
+                    var firstStart = false
+                    if case .pushToStart(let deviceID, _) = target, let before = env.devices[deviceID]?.startsAccepted {
+                        env.devices[deviceID]?.startsAccepted = before + 1
+                        firstStart = before == 0
+                    }
                     env.record(
                         ReceivedPush(
                             receivedAt: now,
@@ -136,16 +142,19 @@ struct DevicePushExchange {
                         ),
                         capacity: capacity
                     )
-                    return .accepted(uniqueID: uniqueID)
+                    return .accepted(uniqueID: uniqueID, firstStart: firstStart)
                 }
             }
-            if case .accepted = verdict { world.counters.devicePushesAccepted += 1 }
+            if case .accepted(_, let firstStart) = verdict {
+                world.counters.devicePushesAccepted += 1
+                if firstStart { world.counters.devicesStarted += 1 }
+            }
             return verdict
         }
         switch verdict {
         case .rejected(let reason, let timestamp):
             return reject(reason, apnsID, timestamp: timestamp, now: now)
-        case .accepted(let uniqueID):
+        case .accepted(let uniqueID, _):
             var headers = [("apns-id", apnsID)]
             if let uniqueID { headers.append(("apns-unique-id", uniqueID)) }
             return EmulatorResponse(status: 200, headers: headers)

@@ -27,6 +27,9 @@ struct DeviceState: Sendable {
     var device: EmulatedDevice
     /// Starts accepted, for the device-side push-to-start budget.
     var starts = SlidingWindowBudget()
+    /// Start pushes APNs accepted for the device's push-to-start tokens, ever (whatever the device
+    /// then did with them): what a fan-out is counted by afterwards.
+    var startsAccepted = 0
     /// The push APNs holds while the device is offline: one per device (the emulator's devices
     /// each run one app), a newer one replacing it.
     var heldPush: HeldPush?

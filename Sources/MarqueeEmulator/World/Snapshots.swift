@@ -273,6 +273,9 @@ public struct RejectedRequest: Sendable, Hashable, Codable {
 /// Counters kept for every request, whatever the history limits.
 public struct EmulatorCounters: Sendable, Hashable, Codable {
     public var devicePushesAccepted = 0
+    /// Devices with at least one start APNs accepted: a fan-out's progress at the devices, each
+    /// device once however many starts it got.
+    public var devicesStarted = 0
     public var broadcastsAccepted = 0
     public var channelRequestsAccepted = 0
     public var rejected = 0
