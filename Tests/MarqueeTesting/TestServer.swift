@@ -52,7 +52,7 @@ public struct TestServer: Sendable {
         _ backend: TestBackend,
         _ body: (TestDatabase) async throws -> Result
     ) async throws -> Result {
-        try await backend.withDatabase { databaseURL in
+        try await backend.withDatabase { databaseURL, passwordURL in
             let dataDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("marquee-test-\(UUID().uuidString.prefix(8))").path
             defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
@@ -60,6 +60,7 @@ public struct TestServer: Sendable {
                 TestDatabase(
                     backend: backend,
                     url: databaseURL,
+                    passwordURL: passwordURL,
                     dataDirectory: dataDirectory,
                     masterKeys: "test-1:\(MasterKey.generateBase64())"
                 )
@@ -232,6 +233,9 @@ public struct TestDatabase: Sendable {
     public var backend: TestBackend
     /// `database.url`; `nil` for SQLite, whose file lives in `dataDirectory`.
     public var url: String?
+    /// `url` for the user that authenticates with a password (SCRAM-SHA-256) as production does;
+    /// `url`'s user is trusted on the test cluster. `nil` for SQLite.
+    public var passwordURL: String?
     public var dataDirectory: String
     public var masterKeys: String
 }
