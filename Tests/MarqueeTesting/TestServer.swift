@@ -149,14 +149,15 @@ public struct TestServer: Sendable {
             outcome = .failure(error)
         }
         server.cancel()
-        let deadline = ContinuousClock.now + stopPatience
+        let patience = stopPatience(configuration)
+        let deadline = ContinuousClock.now + patience
         while !ended.withLock({ $0 }) && ContinuousClock.now < deadline {
             // Not a sleep of this task's, which returns at once if the test was cancelled.
             await Task { try? await Task.sleep(for: .milliseconds(20)) }.value
         }
         if !ended.withLock({ $0 }) {
             let lines = recorder.lines.suffix(150).joined(separator: "\n")
-            Issue.record("the server did not stop within \(stopPatience) of being cancelled; its last log lines:\n\(lines)")
+            Issue.record("the server did not stop within \(patience) of being cancelled; its last log lines:\n\(lines)")
         }
         return try outcome.get()
     }
@@ -200,9 +201,14 @@ public struct TestServer: Sendable {
         }
     }
 
-    /// How long a cancelled server may take to stop: its fan-outs finish the sends in flight and
-    /// its APNs clients wait up to 10 s for them.
-    static let stopPatience: Duration = .seconds(60)
+    /// How long a cancelled server may take to stop before the test fails, naming it: a bound on a
+    /// hang, not a time the server is expected to take. Its job worker waits up to a lease's length
+    /// for its runs to answer and commit their sends in flight (then cancels them), and its APNs
+    /// clients up to 10 s more for the runs holding them; twice that and a minute, for a loaded
+    /// machine (it was 60 s, barely more than the 40 s a stop may legitimately take by default).
+    static func stopPatience(_ configuration: ServerConfiguration) -> Duration {
+        (configuration.engine.jobs.leaseDuration + .seconds(10)) * 2 + .seconds(60)
+    }
 }
 
 extension TestServer {
