@@ -88,9 +88,10 @@ public struct TestServer: Sendable {
                 "secrets.masterKeys": database.masterKeys,
                 "channels.janitorIntervalSeconds": "3600",
                 // Many servers run at once in the suite, all on one PostgreSQL: a small pool each
-                // keeps them under its connection limit (a pool waiting for connections PostgreSQL
-                // refuses stalls its tests).
-                "database.maxConnections": "4",
+                // (the production default is 20) keeps them under its connection limit and spares
+                // the 2 cores the logins (a pool waiting for connections PostgreSQL refuses stalls
+                // its tests).
+                "database.maxConnections": "\(PostgresTestCluster.testPoolSize)",
             ]
             values["database.url"] = databaseURL
             values.merge(settings) { _, new in new }
