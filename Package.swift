@@ -267,6 +267,7 @@ let package = Package(
                 "MarqueeCore",
                 "MarqueeEngine",
                 "MarqueeStorage",
+                "MarqueeTesting",
                 .product(name: "PostgresNIO", package: "postgres-nio"),
                 .product(name: "_ConnectionPoolModule", package: "postgres-nio"),
                 .product(name: "SQLiteNIO", package: "sqlite-nio"),

@@ -92,13 +92,23 @@ struct DemoCommandTests {
         }
         try process.run()
 
-        // Interrupted once the service is up and the match has begun.
+        // Interrupted once the service is up and the match has begun (a bound on a hang only: a
+        // loaded machine may take long to get there, and an interrupt before it tests nothing).
         let begun = ContinuousClock.now
-        while !printed.withLock({ $0.contains("Create an app ") }) && process.isRunning && ContinuousClock.now - begun < .seconds(60) {
+        while !printed.withLock({ $0.contains("Create an app ") }) && process.isRunning && ContinuousClock.now - begun < .seconds(300) {
             try await Task.sleep(for: .milliseconds(20))
         }
+        if process.isRunning && !printed.withLock({ $0.contains("Create an app ") }) {
+            Issue.record("the demo did not begin within 300 s; interrupting it anyway")
+        }
         process.interrupt()
-        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        let interrupted = ContinuousClock.now
+        while process.isRunning && ContinuousClock.now - interrupted < .seconds(140) { try await Task.sleep(for: .milliseconds(20)) }
+        if process.isRunning {
+            Issue.record("the demo did not stop within 140 s of SIGINT; killed")
+            kill(process.processIdentifier, SIGKILL)
+            process.waitUntilExit()
+        }
         output.fileHandleForReading.readabilityHandler = nil
         errors.fileHandleForReading.readabilityHandler = nil
 

@@ -47,9 +47,9 @@ struct MetricsAPITests {
             // The run's series goes once the run has returned, a moment after the job's last
             // commit: wait for it (this is not a time limit on the server).
             var metrics = try await server.scrapeMetrics()
-            for _ in 0..<500 where metrics.value("marquee_job_remaining_tokens", ["job": jobID]) != nil {
-                try await Task.sleep(for: .milliseconds(20))
+            try await waitUntil("the finished run's remaining-tokens series going") {
                 metrics = try await server.scrapeMetrics()
+                return metrics.value("marquee_job_remaining_tokens", ["job": jobID]) == nil
             }
             #expect(metrics.value("marquee_job_remaining_tokens", ["job": jobID]) == nil)
             #expect(metrics.value("marquee_jobs_running") == 0)

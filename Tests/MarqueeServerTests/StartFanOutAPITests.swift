@@ -214,17 +214,14 @@ struct StartFanOutAPITests {
             let cancelled = try await server.client.send("POST", location + "/cancel", key: app.publisherKey)
             #expect(cancelled.status == 200)
             #expect(cancelled.json["state"] as? String == "cancelled")
-            // Each partition notices before its next retry round, and its "try later" answers stop
-            // coming; left running, they would go on for minutes (1,000 attempts each).
-            var refused = emulator.counters.injectedFaults
-            var quietSeconds = 0
-            for _ in 0..<60 where quietSeconds < 3 {
-                try await Task.sleep(for: .seconds(1))
-                let now = emulator.counters.injectedFaults
-                quietSeconds = now == refused ? quietSeconds + 1 : 0
-                refused = now
+            // Each partition notices before its next retry round and its run returns (its series of
+            // remaining tokens goes with the last one), so its "try later" answers stop coming;
+            // left running, they would go on for minutes (1,000 attempts each).
+            let jobID = try #require(location.split(separator: "/").last.map(String.init))
+            try await waitUntil("every part of the cancelled job to stop running") {
+                try await server.scrapeMetrics().value("marquee_job_remaining_tokens", ["job": jobID]) == nil
             }
-            #expect(quietSeconds == 3)
+            let refused = emulator.counters.injectedFaults
             #expect(emulator.activities(in: .sandbox).count == 50)
             let job = try await server.client.send("GET", location, key: app.publisherKey).json
             #expect(job["state"] as? String == "cancelled")
@@ -233,6 +230,7 @@ struct StartFanOutAPITests {
             let again = try await server.client.send("POST", location + "/cancel", key: app.publisherKey)
             #expect(again.status == 200)
             #expect(again.json["state"] as? String == "cancelled")
+            #expect(emulator.counters.injectedFaults == refused, "no push was tried after the runs stopped")
         }
     }
 

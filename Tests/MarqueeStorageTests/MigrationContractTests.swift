@@ -1,6 +1,7 @@
 import Foundation
 import MarqueeCore
 import MarqueeStorage
+import MarqueeTesting
 import Testing
 
 @Suite("Migrations")
@@ -157,7 +158,7 @@ func withScratchStore(_ backend: Backend, sqlRoot: URL, _ body: (any MigratingSt
             }
         }
     case .postgres:
-        try await PostgresTestDatabases.shared.withEmptyDatabase { postgres in
+        try await PostgresTestCluster.withDatabase(migrated: false) { postgres in
             try await withRunningClient(postgres) { client in
                 try await body(PostgresStore(client: client, configuration: configuration))
             }

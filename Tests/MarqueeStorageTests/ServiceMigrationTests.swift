@@ -2,6 +2,7 @@ import Foundation
 import MarqueeCore
 import MarqueeEngine
 @testable import MarqueeStorage
+import MarqueeTesting
 import PostgresNIO
 import SQLiteNIO
 import Testing
@@ -98,7 +99,7 @@ private func withScratchMarqueeStore(
             }
         }
     case .postgres:
-        try await PostgresTestDatabases.shared.withEmptyDatabase { postgres in
+        try await PostgresTestCluster.withDatabase(migrated: false) { postgres in
             try await withRunningClient(postgres) { client in
                 try await body(PostgresStore(client: client, configuration: configuration)) { appID, key in
                     try await client.query(

@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+import Testing
 
 /// `marquee serve` as a process of its own, on a test database: what a replica is in production.
 /// Its standard output is read for the address it listens on; its log (standard error) is kept
@@ -132,11 +133,24 @@ public final class ServeProcess: Sendable {
     /// What the process has logged so far.
     public var logText: String { log.text }
 
-    /// Stops it as an orchestrator does (SIGTERM) and waits for it to exit.
+    /// Stops it as an orchestrator does (SIGTERM) and waits for it to exit. One still running
+    /// `stopPatience` later fails the test with its last log lines and is killed, rather than
+    /// hanging the suite.
     public func stop() async {
         process.terminate()
-        await waitForExit()
+        let deadline = ContinuousClock.now + Self.stopPatience
+        while process.isRunning && ContinuousClock.now < deadline {
+            // Not a sleep of this task's, which returns at once if the test was cancelled.
+            await Task { try? await Task.sleep(for: .milliseconds(20)) }.value
+        }
+        guard process.isRunning else { return }
+        let lines = log.text.split(separator: "\n").suffix(150).joined(separator: "\n")
+        Issue.record("marquee serve did not stop within \(Self.stopPatience) of SIGTERM; killed. Its last log lines:\n\(lines)")
+        await kill()
     }
+
+    /// A bound on a hang, as `TestServer`'s: twice the default lease and APNs wait, and a minute.
+    static let stopPatience: Duration = .seconds(140)
 
     /// Kills it as a crash does (SIGKILL): nothing is handed back.
     public func kill() async {

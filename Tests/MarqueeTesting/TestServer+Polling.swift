@@ -1,9 +1,8 @@
 import Foundation
 
 extension TestServer {
-    /// Reads `path` until `done` holds for its JSON, calling `meanwhile` between reads. The wait is
-    /// generous (300 s by default) because the suite runs many servers at once on a small machine;
-    /// a test that passes never waits that long.
+    /// Reads `path` until `done` holds for its JSON, calling `meanwhile` between reads, within
+    /// `waitUntil`'s generous bound.
     @discardableResult
     public func poll(
         _ path: String,
@@ -13,13 +12,13 @@ extension TestServer {
         meanwhile: () -> Void = {},
         until done: ([String: Any]) -> Bool
     ) async throws -> [String: Any] {
-        let deadline = ContinuousClock.now + timeout
-        while ContinuousClock.now < deadline {
-            let json = try await client.send("GET", path, key: key).json
-            if done(json) { return json }
+        var json: [String: Any] = [:]
+        try await waitUntil("\(what) (\(path))", timeout: timeout) {
+            json = try await client.send("GET", path, key: key).json
+            if done(json) { return true }
             meanwhile()
-            try await Task.sleep(for: .milliseconds(20))
+            return false
         }
-        throw TestSetupError("\(what) did not happen in \(timeout) (\(path))")
+        return json
     }
 }

@@ -52,7 +52,7 @@ public struct TestServer: Sendable {
         _ backend: TestBackend,
         _ body: (TestDatabase) async throws -> Result
     ) async throws -> Result {
-        try await backend.withDatabase { databaseURL in
+        try await backend.withDatabase { databaseURL, passwordURL in
             let dataDirectory = FileManager.default.temporaryDirectory
                 .appendingPathComponent("marquee-test-\(UUID().uuidString.prefix(8))").path
             defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
@@ -60,6 +60,7 @@ public struct TestServer: Sendable {
                 TestDatabase(
                     backend: backend,
                     url: databaseURL,
+                    passwordURL: passwordURL,
                     dataDirectory: dataDirectory,
                     masterKeys: "test-1:\(MasterKey.generateBase64())"
                 )
@@ -87,9 +88,10 @@ public struct TestServer: Sendable {
                 "secrets.masterKeys": database.masterKeys,
                 "channels.janitorIntervalSeconds": "3600",
                 // Many servers run at once in the suite, all on one PostgreSQL: a small pool each
-                // keeps them under its connection limit (a pool waiting for connections PostgreSQL
-                // refuses stalls its tests).
-                "database.maxConnections": "4",
+                // (the production default is 20) keeps them under its connection limit and spares
+                // the 2 cores the logins (a pool waiting for connections PostgreSQL refuses stalls
+                // its tests).
+                "database.maxConnections": "\(PostgresTestCluster.testPoolSize)",
             ]
             values["database.url"] = databaseURL
             values.merge(settings) { _, new in new }
@@ -148,14 +150,15 @@ public struct TestServer: Sendable {
             outcome = .failure(error)
         }
         server.cancel()
-        let deadline = ContinuousClock.now + stopPatience
+        let patience = stopPatience(configuration)
+        let deadline = ContinuousClock.now + patience
         while !ended.withLock({ $0 }) && ContinuousClock.now < deadline {
             // Not a sleep of this task's, which returns at once if the test was cancelled.
             await Task { try? await Task.sleep(for: .milliseconds(20)) }.value
         }
         if !ended.withLock({ $0 }) {
             let lines = recorder.lines.suffix(150).joined(separator: "\n")
-            Issue.record("the server did not stop within \(stopPatience) of being cancelled; its last log lines:\n\(lines)")
+            Issue.record("the server did not stop within \(patience) of being cancelled; its last log lines:\n\(lines)")
         }
         return try outcome.get()
     }
@@ -199,9 +202,14 @@ public struct TestServer: Sendable {
         }
     }
 
-    /// How long a cancelled server may take to stop: its fan-outs finish the sends in flight and
-    /// its APNs clients wait up to 10 s for them.
-    static let stopPatience: Duration = .seconds(60)
+    /// How long a cancelled server may take to stop before the test fails, naming it: a bound on a
+    /// hang, not a time the server is expected to take. Its job worker waits up to a lease's length
+    /// for its runs to answer and commit their sends in flight (then cancels them), and its APNs
+    /// clients up to 10 s more for the runs holding them; twice that and a minute, for a loaded
+    /// machine (it was 60 s, barely more than the 40 s a stop may legitimately take by default).
+    static func stopPatience(_ configuration: ServerConfiguration) -> Duration {
+        (configuration.engine.jobs.leaseDuration + .seconds(10)) * 2 + .seconds(60)
+    }
 }
 
 extension TestServer {
@@ -232,6 +240,9 @@ public struct TestDatabase: Sendable {
     public var backend: TestBackend
     /// `database.url`; `nil` for SQLite, whose file lives in `dataDirectory`.
     public var url: String?
+    /// `url` for the user that authenticates with a password (SCRAM-SHA-256) as production does;
+    /// `url`'s user is trusted on the test cluster. `nil` for SQLite.
+    public var passwordURL: String?
     public var dataDirectory: String
     public var masterKeys: String
 }

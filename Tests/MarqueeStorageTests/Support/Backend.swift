@@ -2,6 +2,7 @@ import Foundation
 import Logging
 import MarqueeCore
 import MarqueeStorage
+import MarqueeTesting
 import PostgresNIO
 import Testing
 
@@ -109,7 +110,7 @@ func withStore(
             }
         }
     case .postgres:
-        try await PostgresTestDatabases.shared.withDatabase { configuration in
+        try await PostgresTestCluster.withDatabase { configuration in
             try await withRunningClient(configuration) { client in
                 let open: @Sendable (SecretSealer?) -> PostgresStore = { sealer in
                     PostgresStore(client: client, configuration: StoreConfiguration(sealer: sealer, migrations: .sources, clock: clock))
@@ -144,110 +145,14 @@ func withRunningClient<Result: Sendable>(
     _ configuration: PostgresClient.Configuration,
     _ body: (PostgresClient) async throws -> Result
 ) async throws -> Result {
-    let client = PostgresClient(configuration: configuration)
-    return try await withThrowingTaskGroup(of: Void.self) { group in
-        group.addTask { await client.run() }
-        defer { group.cancelAll() }
-        return try await body(client)
-    }
+    try await PostgresTestCluster.withRunningClient(configuration, body)
 }
 
-/// Test databases on the throwaway PostgreSQL that `scripts/test` starts: migrated once into a
-/// template, then one `CREATE DATABASE ... TEMPLATE` per test (a file copy, milliseconds).
-actor PostgresTestDatabases {
-    static let shared = PostgresTestDatabases()
-
-    private var template: Task<String, any Error>?
-
-    struct MissingEnvironment: Error, CustomStringConvertible {
-        var description: String {
-            "POSTGRES_HOST/PORT/USER/PASSWORD/DATABASE are not set: run the suite with scripts/test, which starts a throwaway PostgreSQL"
-        }
-    }
-
-    static func configuration(database: String? = nil) throws -> PostgresClient.Configuration {
-        let environment = ProcessInfo.processInfo.environment
-        guard let host = environment["POSTGRES_HOST"], let port = environment["POSTGRES_PORT"].flatMap(Int.init),
-            let user = environment["POSTGRES_USER"], let password = environment["POSTGRES_PASSWORD"],
-            let adminDatabase = environment["POSTGRES_DATABASE"]
-        else { throw MissingEnvironment() }
-        var configuration = PostgresClient.Configuration(
-            host: host,
-            port: port,
-            username: user,
-            password: password,
-            database: database ?? adminDatabase,
-            tls: .disable
-        )
-        // Enough for the concurrency tests to contend on several connections, few enough for
-        // every test running at once to stay under the cluster's max_connections.
-        configuration.options.maximumConnections = 4
-        return configuration
-    }
-
-    /// A copy of the migrated template.
-    nonisolated func withDatabase(_ body: (PostgresClient.Configuration) async throws -> Void) async throws {
-        try await withNewDatabase(template: try await templateDatabase(), body)
-    }
-
-    /// A database with nothing in it, for the migration tests.
-    nonisolated func withEmptyDatabase(_ body: (PostgresClient.Configuration) async throws -> Void) async throws {
-        try await withNewDatabase(template: nil, body)
-    }
-
-    private nonisolated func withNewDatabase(
-        template: String?,
-        _ body: (PostgresClient.Configuration) async throws -> Void
-    ) async throws {
-        let admin = try Self.configuration()
-        let name = Self.uniqueName("marquee_t")
-        let create = "CREATE DATABASE \(name)" + (template.map { " TEMPLATE \($0)" } ?? "")
-        try await withRunningClient(admin) { client in
-            // The template's last connection may still be closing: PostgreSQL then answers 55006.
-            for attempt in 1...50 {
-                do {
-                    try await client.query(PostgresQuery(unsafeSQL: create))
-                    return
-                } catch let error as PSQLError where error.serverInfo?[.sqlState] == "55006" && attempt < 50 {
-                    try await Task.sleep(for: .milliseconds(100))
-                }
-            }
-        }
-        do {
-            try await body(try Self.configuration(database: name))
-        } catch {
-            await Self.drop(name, admin: admin)
-            throw error
-        }
-        await Self.drop(name, admin: admin)
-    }
-
-    private static func uniqueName(_ prefix: String) -> String {
-        "\(prefix)_\(UUID().uuidString.replacingOccurrences(of: "-", with: "").lowercased().prefix(16))"
-    }
-
-    private static func drop(_ name: String, admin: PostgresClient.Configuration) async {
-        _ = try? await withRunningClient(admin) { client in
-            try await client.query(PostgresQuery(unsafeSQL: "DROP DATABASE IF EXISTS \(name) WITH (FORCE)"))
-        }
-    }
-
-    /// Creates and migrates the template once per test process.
-    private func templateDatabase() async throws -> String {
-        if let template { return try await template.value }
-        let task = Task<String, any Error> {
-            let admin = try Self.configuration()
-            let name = Self.uniqueName("marquee_template")
-            _ = try await withRunningClient(admin) { client in
-                try await client.query(PostgresQuery(unsafeSQL: "CREATE DATABASE \(name)"))
-            }
-            try await withRunningClient(try Self.configuration(database: name)) { client in
-                try await PostgresStore(client: client, configuration: StoreConfiguration(sealer: nil, migrations: .sources))
-                    .migrate()
-            }
-            return name
-        }
-        template = task
-        return try await task.value
+extension PostgresTestCluster {
+    /// `body` with a client configuration for a copy of the migrated template (see
+    /// `PostgresTestCluster`), or with `migrated: false` for an empty database.
+    static func withDatabase(migrated: Bool = true, _ body: (PostgresClient.Configuration) async throws -> Void) async throws {
+        let cluster = try fromEnvironment()
+        try await cluster.withDatabase(migrated: migrated) { name in try await body(cluster.configuration(database: name)) }
     }
 }
