@@ -113,6 +113,10 @@ public struct Job: Sendable, Hashable {
     public var checkpoint: String?
     /// Why the last attempt failed, for operators. Never holds secrets.
     public var lastError: String?
+    /// The highest token row a run of this fan-out part handed to APNs whose outcome may not be
+    /// committed (`nil`: none past the checkpoint). After a crash the tokens after the checkpoint and
+    /// through it without a committed outcome may have been sent: they are uncertain.
+    public var reservedThrough: Int64?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -129,6 +133,7 @@ public struct Job: Sendable, Hashable {
         progress: JobProgress = JobProgress(),
         checkpoint: String? = nil,
         lastError: String? = nil,
+        reservedThrough: Int64? = nil,
         createdAt: Date,
         updatedAt: Date? = nil
     ) {
@@ -144,6 +149,7 @@ public struct Job: Sendable, Hashable {
         self.progress = progress
         self.checkpoint = checkpoint
         self.lastError = lastError
+        self.reservedThrough = reservedThrough
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt
     }

@@ -61,6 +61,9 @@ struct StartFanOutWork: FanOutWork {
         try templates.push(for: send)
     }
 
+    /// A second start is a second Live Activity.
+    var reservesTokens: Bool { true }
+
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
         try await store.commitDeliveryBatch(
             DeliveryBatch(

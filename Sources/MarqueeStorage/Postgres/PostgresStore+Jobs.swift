@@ -103,10 +103,21 @@ extension PostgresStore {
         try await !rows(
             """
             UPDATE jobs SET lease_expires_at = \(now.adding(leaseDuration)), updated_at = \(now)
-            WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner)
+            WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner) AND lease_expires_at > \(now)
             RETURNING id
             """
         ).isEmpty
+    }
+
+    public func reserveJobTokens(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) async throws {
+        let updated = try await rows(
+            """
+            UPDATE jobs SET reserved_through = \(tokenRowID), updated_at = \(at)
+            WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner) AND lease_expires_at > \(at)
+            RETURNING id
+            """
+        )
+        guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
     }
 
     public func completeJob(id: JobID, owner: String, at: Date) async throws {

@@ -102,11 +102,22 @@ extension SQLiteStore {
     public func renewJobLease(id: JobID, owner: String, now: Date, leaseDuration: Duration) async throws -> Bool {
         try await !query(
             """
-            UPDATE jobs SET lease_expires_at = ?, updated_at = ?
-            WHERE id = ? AND state = 'running' AND lease_owner = ? RETURNING id
+            UPDATE jobs SET lease_expires_at = ?1, updated_at = ?2
+            WHERE id = ?3 AND state = 'running' AND lease_owner = ?4 AND lease_expires_at > ?2 RETURNING id
             """,
             [.date(now.adding(leaseDuration)), .date(now), .id(id), .text(owner)]
         ).isEmpty
+    }
+
+    public func reserveJobTokens(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) async throws {
+        let updated = try await query(
+            """
+            UPDATE jobs SET reserved_through = ?1, updated_at = ?2
+            WHERE id = ?3 AND state = 'running' AND lease_owner = ?4 AND lease_expires_at > ?2 RETURNING id
+            """,
+            [.int(tokenRowID), .date(at), .id(id), .text(owner)]
+        )
+        guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
     }
 
     public func completeJob(id: JobID, owner: String, at: Date) async throws {
