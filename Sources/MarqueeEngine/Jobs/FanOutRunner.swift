@@ -419,11 +419,22 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
         var cursor: Int64
         var finished = false
         var slices: ArraySlice<APNSDevicePush> = []
+        /// The sends behind `slices`, in the same order.
+        var sends: ArraySlice<FanOutStateMachine.Send> = []
 
         mutating func next() async throws -> [APNSDevicePush]? {
             while true {
-                if !pages.mayHandOut() { return nil }
+                if !pages.mayHandOut() {
+                    // What was read but not handed out was never sent: it leaves the round.
+                    if let first = sends.first {
+                        pages.machine.withLock { $0.withdrawUnsent(sends.count, resumeAfter: first.tokenRowID - 1) }
+                        sends = []
+                        slices = []
+                    }
+                    return nil
+                }
                 if !slices.isEmpty {
+                    sends = sends.dropFirst(Swift.min(WorkPushPages.sliceSize, slices.count))
                     let slice = slices.prefix(WorkPushPages.sliceSize)
                     slices = slices.dropFirst(slice.count)
                     return Array(slice)
@@ -439,6 +450,7 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                 if !pushes.isEmpty {
                     try await pages.handingOut(page)
                     slices = pushes[...]
+                    sends = page.sends[...]
                 }
             }
         }

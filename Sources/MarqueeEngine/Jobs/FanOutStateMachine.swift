@@ -158,6 +158,37 @@ struct FanOutStateMachine {
         return sends
     }
 
+    /// Tokens of a page that an earlier run of the job handed to APNs and never committed an
+    /// outcome for (after the checkpoint, through its reservation, neither in the start ledger nor
+    /// final in the job): it may have sent them before it crashed. Under `UncertainStartPolicy.skip`
+    /// they are not sent: their outcome is final as `uncertain` at once, committed with the next batch.
+    mutating func uncertainFromEarlierRun(_ rowIDs: [Int64], now: Date) {
+        for rowID in rowIDs {
+            unsettled[rowID, default: 0] += 1
+            highestRowSeen = max(highestRowSeen ?? rowID, rowID)
+            pending.deliveries.append(
+                Delivery(jobID: jobID, tokenRowID: rowID, attempt: 1, outcome: .uncertain, sentAt: now, completedAt: now)
+            )
+            if pending.deliveries.count == 1 { oldestPendingAt = now }
+            pending.progress.attempted += 1
+            pending.progress.uncertain += 1
+        }
+    }
+
+    /// The last `count` sends registered were never handed to the client (the run stopped sending
+    /// in the middle of a page): they leave the round as if never read, so they hold nothing back
+    /// and count as nothing; `resumeAfter` is the row before the first of them.
+    mutating func withdrawUnsent(_ count: Int, resumeAfter: Int64) {
+        guard count > 0 else { return }
+        for index in (nextIndex - count)..<nextIndex {
+            guard let send = round.removeValue(forKey: index) else { continue }
+            let remaining = (unsettled[send.tokenRowID] ?? 1) - 1
+            unsettled[send.tokenRowID] = remaining > 0 ? remaining : nil
+        }
+        nextIndex -= count
+        highestRowSeen = resumeAfter
+    }
+
     /// The tokens whose retry is due at `now`, as one page of sends.
     mutating func retriesDue(now: Date) -> [Send] {
         var due: [Send] = []
