@@ -231,10 +231,16 @@ struct FanOutRunner: Sendable {
     ) async throws where Pages.Element == [APNSDevicePush] {
         if beginRound { context.machine.withLock { $0.beginRound() } }
         var sourceError: (any Error)?
+        // Commits happen one at a time, in order (each batch's checkpoint is past the last): from
+        // the outcome loop as outcomes arrive, and from the flusher while none arrive, so that an
+        // outcome waits `commitInterval` at most even when APNs answers nothing more.
+        let lane = CommitLane()
+        let roundOver = RunStop()
+        async let flushing: Void = flush(context, work: work, lane: lane, until: roundOver)
         do {
             for try await chunk in client.send(pages: pages, window: configuration.window) {
                 let now = clock.now
-                let batch = context.machine.withLock { machine -> FanOutStateMachine.Batch? in
+                context.machine.withLock { machine in
                     for outcome in chunk {
                         switch outcome.result {
                         case .success(let result):
@@ -243,10 +249,9 @@ struct FanOutRunner: Sendable {
                             machine.outcome(index: outcome.index, .failed(error), now: now)
                         }
                     }
-                    return machine.commitIsDue(now: now) ? machine.takeBatch() : nil
                 }
                 context.keeper.withLock { $0.progressed(at: now) }
-                if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
+                try await commitIfDue(context, work: work, lane: lane)
             }
             // Cancelled (the run was stopped at once): the client dropped what it had not written,
             // and what it wrote has no outcome here. Nothing is committed as if it had ended.
@@ -259,12 +264,36 @@ struct FanOutRunner: Sendable {
             context.stop.raise()
             throw error
         }
+        roundOver.raise()
+        try await flushing
         let last = context.machine.withLock { machine in
             machine.roundEnded(now: clock.now)
             return machine.takeBatch()
         }
         if !last.isEmpty { try await commit(last, context, work: work) }
         if let sourceError { throw sourceError }
+    }
+
+    /// Commits the outcomes waiting if a commit is due (`FanOutStateMachine.commitIsDue`).
+    private func commitIfDue(_ context: Context, work: some FanOutWork, lane: CommitLane) async throws {
+        await lane.enter()
+        do {
+            let batch = context.machine.withLock { machine in machine.commitIsDue(now: clock.now) ? machine.takeBatch() : nil }
+            if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
+        } catch {
+            await lane.leave()
+            throw error
+        }
+        await lane.leave()
+    }
+
+    /// Looks for a due commit every `flushInterval` until the round is over.
+    private func flush(_ context: Context, work: some FanOutWork, lane: CommitLane, until roundOver: RunStop) async throws {
+        while !roundOver.isRaised {
+            try await Task.sleep(for: configuration.flushInterval)
+            if roundOver.isRaised { return }
+            try await commitIfDue(context, work: work, lane: lane)
+        }
     }
 
     private func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
@@ -368,6 +397,24 @@ public final class RunStop: Sendable {
 
     public func raise() { raised.withLock { $0 = true } }
     public var isRaised: Bool { raised.withLock { $0 } || parent?.isRaised == true }
+}
+
+/// One commit at a time, in the order asked: the outcome loop and the flusher both commit.
+actor CommitLane {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
 }
 
 /// The run's lease decisions behind a lock: the watch and the sending run on different tasks.

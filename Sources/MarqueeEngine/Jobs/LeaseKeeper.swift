@@ -146,4 +146,9 @@ extension JobWorkerConfiguration {
     var watchInterval: Duration {
         min(.milliseconds(100), leaseKeeping.safetyMargin / 4)
     }
+
+    /// How often a round looks for a commit that fell due while no outcome arrived.
+    var flushInterval: Duration {
+        max(.milliseconds(5), min(.milliseconds(100), fanOut.commitInterval / 2))
+    }
 }
