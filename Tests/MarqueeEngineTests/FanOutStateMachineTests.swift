@@ -49,9 +49,9 @@ struct FanOutStateMachineTests {
         // Out of order: 2 and 3 first; 1 is still in flight, so the checkpoint cannot pass it.
         machine.outcome(index: 1, .accepted(apnsID: nil), now: now)
         machine.outcome(index: 2, .accepted(apnsID: nil), now: now)
-        #expect(!machine.shouldCommit)
+        #expect(!machine.commitIsDue(now: now))
         machine.outcome(index: 3, .accepted(apnsID: nil), now: now)
-        #expect(machine.shouldCommit)
+        #expect(machine.commitIsDue(now: now))
         let first = machine.takeBatch()
         #expect(first.deliveries.map(\.tokenRowID) == [2, 3, 4])
         #expect(first.startedWithUpdateToken == [2, 3, 4])

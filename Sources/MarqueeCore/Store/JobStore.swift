@@ -25,8 +25,14 @@ public protocol JobStore: Sendable {
         limit: Int
     ) async throws -> [Job]
 
-    /// Extends the lease; false if `owner` lost it.
+    /// Extends the lease to `now + leaseDuration`; false if `owner` lost it: the job was cancelled,
+    /// another worker holds it, or the lease had expired by `now` (a lapsed lease is gone, even if
+    /// nobody has taken the job yet).
     func renewJobLease(id: JobID, owner: String, now: Date, leaseDuration: Duration) async throws -> Bool
+    /// Records that `owner` has handed out the job's tokens through row `tokenRowID` (`Job.reservedThrough`),
+    /// before it hands them to APNs; `nil` clears it (every send the run made has a committed outcome,
+    /// or never left). `StoreError.leaseLost` if `owner` does not hold a lease that lasts past `at`.
+    func reserveJobTokens(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) async throws
     /// Marks the job `succeeded`; `StoreError.leaseLost` if `owner` lost it.
     func completeJob(id: JobID, owner: String, at: Date) async throws
     /// Records the failure; with `retryAt` the job becomes `pending` again, otherwise `failed`.

@@ -105,6 +105,9 @@ struct ActivityUpdateWork: FanOutWork {
         return push
     }
 
+    /// An update sent twice carries the same timestamp: the device drops the second.
+    var reservesTokens: Bool { false }
+
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
         let accepted = batch.deliveries.filter { $0.outcome == .accepted }.map(\.tokenRowID)
         // A dead update token means the activity is over on the device.

@@ -24,6 +24,13 @@ struct FanOutRunner: Sendable {
 
     /// Runs the job until it is done, `stop` is raised (then in-flight sends are answered and
     /// committed before it returns), or its lease is lost (`StoreError.leaseLost`).
+    ///
+    /// Beside the sending, a watch keeps the lease (`LeaseKeeper`): it renews it ahead of expiry; on
+    /// a failed renewal it stops the handing out of new sends and lets the run commit what is in
+    /// flight and hand the job back; on a refused renewal, a lease that could lapse, or a run that
+    /// made no progress for `stallTimeout`, it stops the sending at once (the client drops what it
+    /// has not written) and gives the lease up (`FanOutRunAbandoned`), so a run stuck on a call that
+    /// never returns cannot hold its part from every other replica.
     func run(
         _ job: Job,
         owner: String,
@@ -32,7 +39,22 @@ struct FanOutRunner: Sendable {
         machine: FanOutStateMachine,
         work: some FanOutWork
     ) async throws -> Ending {
-        let context = Context(job: job, owner: owner, machine: MachineBox(machine), stop: stop)
+        let now = clock.now
+        let keeper = KeeperBox(
+            LeaseKeeper(
+                configuration: configuration.leaseKeeping,
+                leaseExpiresAt: job.lease?.expiresAt ?? now.addingTimeInterval(configuration.leaseDuration.timeInterval),
+                now: now
+            )
+        )
+        let context = Context(
+            job: job,
+            owner: owner,
+            machine: MachineBox(machine),
+            stop: stop,
+            keeper: keeper,
+            reservation: ReservationBox(job.reservedThrough)
+        )
         // Metrics speak of the job the API shows: a partition's run counts under its fan-out.
         let reported = job.parentID ?? job.id
         metrics.runStarted(reported)
@@ -40,23 +62,24 @@ struct FanOutRunner: Sendable {
         await refreshRemaining(of: job, force: true)
         return try await withThrowingTaskGroup(of: Ending?.self) { group in
             group.addTask {
-                // Keeps the lease while the job runs; a refused renewal (the job was cancelled or
-                // taken over) stops the run.
-                while true {
-                    try await Task.sleep(for: configuration.leaseDuration / 3)
-                    let held = try await store.renewJobLease(id: job.id, owner: owner, now: clock.now, leaseDuration: configuration.leaseDuration)
-                    if !held {
-                        stop.raise()
-                        return nil
-                    }
-                }
+                try await watch(context)
+                return nil
             }
             group.addTask {
                 try await fanOut(context, client: client, work: work)
             }
             defer { group.cancelAll() }
-            while let ending = try await group.next() {
-                if let ending { return ending }
+            do {
+                while let ending = try await group.next() {
+                    if let ending { return ending }
+                }
+            } catch let abandoned as FanOutRunAbandoned {
+                // Cancelling the sending ends the client's outcome sequence, which drops every push
+                // not yet written; what was written has no outcome here and stays reserved.
+                group.cancelAll()
+                if abandoned.fence == .refused { throw StoreError.leaseLost(job.id) }
+                await giveUp(context, abandoned)
+                throw abandoned
             }
             throw StoreError.leaseLost(job.id)
         }
@@ -67,6 +90,81 @@ struct FanOutRunner: Sendable {
         var owner: String
         var machine: MachineBox
         var stop: RunStop
+        var keeper: KeeperBox
+        var reservation: ReservationBox
+
+        /// Whether new sends may be handed to the client now: not stopped, the lease sure to hold.
+        func mayHandOutSends(now: Date) -> Bool {
+            !stop.isRaised && keeper.withLock { $0.mayHandOutSends(now: now) }
+        }
+    }
+
+    // MARK: The lease
+
+    /// Keeps the lease while the run sends (see `run`): looks every `watchInterval`, on the injected
+    /// clock, and does what the `LeaseKeeper` says. Throws `FanOutRunAbandoned` to stop the run at
+    /// once; otherwise runs until cancelled.
+    private func watch(_ context: Context) async throws {
+        var renewal: Task<Void, Never>?
+        defer { renewal?.cancel() }
+        var stopLogged = false
+        while true {
+            let now = clock.now
+            switch context.keeper.withLock({ $0.verdict(now: now) }) {
+            case .carryOn:
+                break
+            case .renew:
+                context.keeper.withLock { $0.renewalAsked(at: now) }
+                // Apart from the watch: a renewal that never answers must not stop it from seeing the
+                // lease run out.
+                renewal = Task { await renew(context, askedAt: now) }
+            case .stopSending(let fence):
+                if !stopLogged {
+                    stopLogged = true
+                    logger.warning(
+                        "fan-out part stops handing out sends; it commits what is in flight and hands its job back",
+                        metadata: ["job.id": "\(context.job.id)", "reason": "\(fence)"]
+                    )
+                }
+                context.stop.raise()
+            case .abandon(let fence):
+                context.stop.raise()
+                throw FanOutRunAbandoned(fence: fence)
+            }
+            try await Task.sleep(for: configuration.watchInterval)
+        }
+    }
+
+    private func renew(_ context: Context, askedAt: Date) async {
+        do {
+            let held = try await store.renewJobLease(
+                id: context.job.id,
+                owner: context.owner,
+                now: askedAt,
+                leaseDuration: configuration.leaseDuration
+            )
+            context.keeper.withLock { held ? $0.renewalSucceeded(askedAt: askedAt) : $0.renewalRefused() }
+        } catch {
+            context.keeper.withLock { $0.renewalFailed(String(describing: error)) }
+        }
+    }
+
+    /// Gives the lease up after the run stopped at once, saying why in the job's `lastError` and the
+    /// log, so that the job resumes from its checkpoint without waiting for the lease to lapse. The
+    /// store may be what failed: then the lease lapses instead.
+    private func giveUp(_ context: Context, _ abandoned: FanOutRunAbandoned) async {
+        let why = "\(abandoned.fence); the part gave its lease up and resumes from its checkpoint"
+        logger.warning("fan-out part gave its lease up", metadata: ["job.id": "\(context.job.id)", "reason": "\(abandoned.fence)"])
+        let now = clock.now
+        let permanent = context.job.attempts >= configuration.maximumJobAttempts
+        do {
+            try await store.failJob(id: context.job.id, owner: context.owner, error: why, retryAt: permanent ? nil : now, at: now)
+        } catch {
+            logger.warning(
+                "giving the lease up failed; it lapses instead",
+                metadata: ["job.id": "\(context.job.id)", "error": "\(String(reflecting: error))"]
+            )
+        }
     }
 
     private func fanOut(_ context: Context, client: APNSClient, work: some FanOutWork) async throws -> Ending {
@@ -75,11 +173,15 @@ struct FanOutRunner: Sendable {
             cursor: context.job.checkpoint.flatMap(Int64.init) ?? 0,
             pageSize: configuration.pageSize,
             machine: context.machine,
-            stop: context.stop
+            mayHandOut: { context.mayHandOutSends(now: clock.now) },
+            handingOut: { page in try await handingOut(page, context, work: work) }
         )
         try await sendRound(context, client: client, work: work, pages: pages)
         while true {
-            if context.stop.isRaised { return try await handBack(context, at: clock.now, why: "the worker stopped") }
+            if context.stop.isRaised {
+                let why = context.keeper.withLock { $0.fence }.map { "\($0)" } ?? "the worker stopped"
+                return try await handBack(context, at: clock.now, why: why)
+            }
             switch context.machine.withLock({ $0.nextStep(now: clock.now) }) {
             case .complete:
                 try await store.completeJob(id: context.job.id, owner: context.owner, at: clock.now)
@@ -97,18 +199,24 @@ struct FanOutRunner: Sendable {
             case .rescheduleJob(let at):
                 return try await handBack(context, at: at, why: "APNs asked to retry too many sends later")
             case .retry(let at):
-                while clock.now < at && !context.stop.isRaised { try await Task.sleep(for: .milliseconds(50)) }
+                // Idle on purpose until the retry is due: no stall before then.
+                context.keeper.withLock { $0.progressed(at: at) }
+                while clock.now < at && !context.stop.isRaised { try await Task.sleep(for: configuration.watchInterval) }
                 if context.stop.isRaised { continue }
                 // A job cancelled while its sends waited is noticed before the retries go out.
-                guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: clock.now, leaseDuration: configuration.leaseDuration) else {
+                let askedAt = clock.now
+                guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: askedAt, leaseDuration: configuration.leaseDuration) else {
+                    context.keeper.withLock { $0.renewalRefused() }
                     throw StoreError.leaseLost(context.job.id)
                 }
+                context.keeper.withLock { $0.renewalSucceeded(askedAt: askedAt) }
                 let due = context.machine.withLock { machine in
                     machine.beginRound()
                     return machine.retriesDue(now: clock.now)
                 }
                 let pushes = try due.map(work.push)
-                try await sendRound(context, client: client, work: work, pages: FixedPushPages(pages: pushes.isEmpty ? [] : [pushes]), beginRound: false)
+                let pages = FixedPushPages(pages: pushes.isEmpty ? [] : [pushes], mayHandOut: { context.mayHandOutSends(now: clock.now) })
+                try await sendRound(context, client: client, work: work, pages: pages, beginRound: false)
             }
         }
     }
@@ -123,10 +231,16 @@ struct FanOutRunner: Sendable {
     ) async throws where Pages.Element == [APNSDevicePush] {
         if beginRound { context.machine.withLock { $0.beginRound() } }
         var sourceError: (any Error)?
+        // Commits happen one at a time, in order (each batch's checkpoint is past the last): from
+        // the outcome loop as outcomes arrive, and from the flusher while none arrive, so that an
+        // outcome waits `commitInterval` at most even when APNs answers nothing more.
+        let lane = CommitLane()
+        let roundOver = RunStop()
+        async let flushing: Void = flush(context, work: work, lane: lane, until: roundOver)
         do {
             for try await chunk in client.send(pages: pages, window: configuration.window) {
                 let now = clock.now
-                let batch = context.machine.withLock { machine -> FanOutStateMachine.Batch? in
+                context.machine.withLock { machine in
                     for outcome in chunk {
                         switch outcome.result {
                         case .success(let result):
@@ -135,10 +249,13 @@ struct FanOutRunner: Sendable {
                             machine.outcome(index: outcome.index, .failed(error), now: now)
                         }
                     }
-                    return machine.shouldCommit ? machine.takeBatch() : nil
                 }
-                if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
+                context.keeper.withLock { $0.progressed(at: now) }
+                try await commitIfDue(context, work: work, lane: lane)
             }
+            // Cancelled (the run was stopped at once): the client dropped what it had not written,
+            // and what it wrote has no outcome here. Nothing is committed as if it had ended.
+            try Task.checkCancellation()
         } catch let error as APNSPushSourceError<Pages.Failure> {
             sourceError = error.underlying
         } catch {
@@ -147,12 +264,36 @@ struct FanOutRunner: Sendable {
             context.stop.raise()
             throw error
         }
+        roundOver.raise()
+        try await flushing
         let last = context.machine.withLock { machine in
             machine.roundEnded(now: clock.now)
             return machine.takeBatch()
         }
         if !last.isEmpty { try await commit(last, context, work: work) }
         if let sourceError { throw sourceError }
+    }
+
+    /// Commits the outcomes waiting if a commit is due (`FanOutStateMachine.commitIsDue`).
+    private func commitIfDue(_ context: Context, work: some FanOutWork, lane: CommitLane) async throws {
+        await lane.enter()
+        do {
+            let batch = context.machine.withLock { machine in machine.commitIsDue(now: clock.now) ? machine.takeBatch() : nil }
+            if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
+        } catch {
+            await lane.leave()
+            throw error
+        }
+        await lane.leave()
+    }
+
+    /// Looks for a due commit every `flushInterval` until the round is over.
+    private func flush(_ context: Context, work: some FanOutWork, lane: CommitLane, until roundOver: RunStop) async throws {
+        while !roundOver.isRaised {
+            try await Task.sleep(for: configuration.flushInterval)
+            if roundOver.isRaised { return }
+            try await commitIfDue(context, work: work, lane: lane)
+        }
     }
 
     private func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
@@ -173,8 +314,20 @@ struct FanOutRunner: Sendable {
                 try await Task.sleep(for: delay)
             }
         }
+        context.keeper.withLock { $0.progressed(at: clock.now) }
         metrics.committed(kind: context.job.kind, batch.deliveries)
         await refreshRemaining(of: context.job)
+    }
+
+    /// A page of sends is about to be handed to the client: its tokens are reserved first (the
+    /// highest row handed out, recorded with the job), so a later run knows which tokens a crash
+    /// of this one may have left sent without an outcome. Only upwards: a reservation inherited from
+    /// an earlier run stays until this run's own checkpoint passes it.
+    private func handingOut(_ page: FanOutPage, _ context: Context, work: some FanOutWork) async throws {
+        context.keeper.withLock { $0.progressed(at: clock.now) }
+        guard work.reservesTokens, page.lastRow > (context.reservation.current ?? Int64.min) else { return }
+        try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: page.lastRow, at: clock.now)
+        context.reservation.current = page.lastRow
     }
 
     /// Sets the remaining-tokens gauge of the job the API shows from the store: the whole job's,
@@ -195,7 +348,19 @@ struct FanOutRunner: Sendable {
         }
     }
 
+    /// Hands the job back after the round ended and its outcomes were committed: every send the run
+    /// handed out has a committed final outcome or waits for a retry (APNs refused it for now), so
+    /// nothing this run sent is uncertain, and its reservation is lowered to what it inherited (if
+    /// this run's checkpoint has not passed that) before the lease goes.
     private func handBack(_ context: Context, at: Date, why: String) async throws -> Ending {
+        if context.reservation.current != nil {
+            let checkpoint = context.machine.withLock { $0.lastCheckpoint } ?? 0
+            let inherited = context.job.reservedThrough.flatMap { $0 > checkpoint ? $0 : nil }
+            if inherited != context.reservation.current {
+                try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: inherited, at: clock.now)
+                context.reservation.current = inherited
+            }
+        }
         try await store.failJob(
             id: context.job.id,
             owner: context.owner,
@@ -234,25 +399,94 @@ public final class RunStop: Sendable {
     public var isRaised: Bool { raised.withLock { $0 } || parent?.isRaised == true }
 }
 
+/// One commit at a time, in the order asked: the outcome loop and the flusher both commit.
+actor CommitLane {
+    private var busy = false
+    private var waiting: [CheckedContinuation<Void, Never>] = []
+
+    func enter() async {
+        if !busy {
+            busy = true
+            return
+        }
+        await withCheckedContinuation { waiting.append($0) }
+    }
+
+    func leave() {
+        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
+    }
+}
+
+/// The run's lease decisions behind a lock: the watch and the sending run on different tasks.
+final class KeeperBox: Sendable {
+    private let keeper: Mutex<LeaseKeeper>
+
+    init(_ keeper: LeaseKeeper) {
+        self.keeper = Mutex(keeper)
+    }
+
+    func withLock<Result: Sendable>(_ body: (inout LeaseKeeper) throws -> Result) rethrows -> Result {
+        try keeper.withLock { try body(&$0) }
+    }
+}
+
+/// The reservation the job's row holds for this run (`Job.reservedThrough`).
+final class ReservationBox: Sendable {
+    private let value: Mutex<Int64?>
+
+    init(_ value: Int64?) {
+        self.value = Mutex(value)
+    }
+
+    var current: Int64? {
+        get { value.withLock { $0 } }
+        set { value.withLock { $0 = newValue } }
+    }
+}
+
 /// The work's pages as pages of pushes, read one at a time (keyset, from the checkpoint), each
-/// registered with the state machine before it is handed to the client.
+/// registered with the state machine and reserved (`handingOut`) before it is handed to the client.
+///
+/// A page goes to the client in slices of at most `sliceSize` pushes, asking `mayHandOut` before
+/// each: the client holds only a few slices it has not written yet, so a run told to stop sending
+/// (a failed renewal, a lease near its end) hands out nothing more within a slice or two.
 struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
     typealias Element = [APNSDevicePush]
+    static var sliceSize: Int { 100 }
 
     let work: Work
     let cursor: Int64
     let pageSize: Int
     let machine: MachineBox
-    let stop: RunStop
+    let mayHandOut: @Sendable () -> Bool
+    let handingOut: @Sendable (FanOutPage) async throws -> Void
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let pages: WorkPushPages
         var cursor: Int64
         var finished = false
+        var slices: ArraySlice<APNSDevicePush> = []
+        /// The sends behind `slices`, in the same order.
+        var sends: ArraySlice<FanOutStateMachine.Send> = []
 
         mutating func next() async throws -> [APNSDevicePush]? {
-            while !finished {
-                if pages.stop.isRaised || pages.machine.withLock({ $0.retryBacklogIsFull }) { return nil }
+            while true {
+                if !pages.mayHandOut() {
+                    // What was read but not handed out was never sent: it leaves the round.
+                    if let first = sends.first {
+                        pages.machine.withLock { $0.withdrawUnsent(sends.count, resumeAfter: first.tokenRowID - 1) }
+                        sends = []
+                        slices = []
+                    }
+                    return nil
+                }
+                if !slices.isEmpty {
+                    sends = sends.dropFirst(Swift.min(WorkPushPages.sliceSize, slices.count))
+                    let slice = slices.prefix(WorkPushPages.sliceSize)
+                    slices = slices.dropFirst(slice.count)
+                    return Array(slice)
+                }
+                if finished || pages.machine.withLock({ $0.retryBacklogIsFull }) { return nil }
                 guard let page = try await pages.work.page(after: cursor, limit: pages.pageSize, machine: pages.machine) else {
                     finished = true
                     return nil
@@ -260,9 +494,12 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                 cursor = page.lastRow
                 finished = page.isLast
                 let pushes = try page.sends.map(pages.work.push)
-                if !pushes.isEmpty { return pushes }
+                if !pushes.isEmpty {
+                    try await pages.handingOut(page)
+                    slices = pushes[...]
+                    sends = page.sends[...]
+                }
             }
-            return nil
         }
     }
 
@@ -271,15 +508,17 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
     }
 }
 
-/// Pages given up front: a retry round.
+/// Pages given up front: a retry round (its tokens reserved when they were first handed out).
 struct FixedPushPages: AsyncSequence, Sendable {
     typealias Element = [APNSDevicePush]
     let pages: [[APNSDevicePush]]
+    let mayHandOut: @Sendable () -> Bool
 
     struct AsyncIterator: AsyncIteratorProtocol {
         var remaining: IndexingIterator<[[APNSDevicePush]]>
-        mutating func next() async throws -> [APNSDevicePush]? { remaining.next() }
+        let mayHandOut: @Sendable () -> Bool
+        mutating func next() async throws -> [APNSDevicePush]? { mayHandOut() ? remaining.next() : nil }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: pages.makeIterator()) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: pages.makeIterator(), mayHandOut: mayHandOut) }
 }

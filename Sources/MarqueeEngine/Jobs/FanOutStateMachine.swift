@@ -17,6 +17,9 @@ struct FanOutStateMachine {
     struct Configuration: Sendable, Hashable {
         /// Final outcomes per committed batch.
         var batchSize: Int = 500
+        /// How long a final outcome waits for its commit at most, however few wait with it: what a
+        /// crash can leave uncertain is bounded in time as well as in count.
+        var commitInterval: Duration = .milliseconds(250)
         /// Sends per token, the first included, when APNs keeps answering "later".
         var maximumAttempts: Int = 3
         /// Tokens waiting for a retry at most; past it the run stops and the job is retried later
@@ -92,7 +95,10 @@ struct FanOutStateMachine {
     private var waitingForRetry: [(send: Send, readyAt: Date)] = []
     private var highestRowSeen: Int64?
     private var pending = Batch(deliveries: [], invalidations: [:], startedWithUpdateToken: [], progress: JobProgress())
-    private var lastCheckpoint: Int64?
+    /// The checkpoint of the last batch taken (or the job's, before any).
+    private(set) var lastCheckpoint: Int64?
+    /// When the oldest outcome waiting for its commit became final.
+    private var oldestPendingAt: Date?
 
     init(configuration: Configuration, jobID: JobID, hasChannel: Bool, everyoneGetsUpdateToken: Bool, checkpoint: Int64?) {
         self.configuration = configuration
@@ -150,6 +156,37 @@ struct FanOutStateMachine {
             highestRowSeen = max(highestRowSeen ?? row.rowID, row.rowID)
         }
         return sends
+    }
+
+    /// Tokens of a page that an earlier run of the job handed to APNs and never committed an
+    /// outcome for (after the checkpoint, through its reservation, neither in the start ledger nor
+    /// final in the job): it may have sent them before it crashed. Under `UncertainStartPolicy.skip`
+    /// they are not sent: their outcome is final as `uncertain` at once, committed with the next batch.
+    mutating func uncertainFromEarlierRun(_ rowIDs: [Int64], now: Date) {
+        for rowID in rowIDs {
+            unsettled[rowID, default: 0] += 1
+            highestRowSeen = max(highestRowSeen ?? rowID, rowID)
+            pending.deliveries.append(
+                Delivery(jobID: jobID, tokenRowID: rowID, attempt: 1, outcome: .uncertain, sentAt: now, completedAt: now)
+            )
+            if pending.deliveries.count == 1 { oldestPendingAt = now }
+            pending.progress.attempted += 1
+            pending.progress.uncertain += 1
+        }
+    }
+
+    /// The last `count` sends registered were never handed to the client (the run stopped sending
+    /// in the middle of a page): they leave the round as if never read, so they hold nothing back
+    /// and count as nothing; `resumeAfter` is the row before the first of them.
+    mutating func withdrawUnsent(_ count: Int, resumeAfter: Int64) {
+        guard count > 0 else { return }
+        for index in (nextIndex - count)..<nextIndex {
+            guard let send = round.removeValue(forKey: index) else { continue }
+            let remaining = (unsettled[send.tokenRowID] ?? 1) - 1
+            unsettled[send.tokenRowID] = remaining > 0 ? remaining : nil
+        }
+        nextIndex -= count
+        highestRowSeen = resumeAfter
     }
 
     /// The tokens whose retry is due at `now`, as one page of sends.
@@ -241,6 +278,7 @@ struct FanOutStateMachine {
                 completedAt: now
             )
         )
+        if pending.deliveries.count == 1 { oldestPendingAt = now }
         pending.progress.attempted += 1
         if send.downgraded { pending.progress.downgraded += 1 }
         if outcome == .accepted { pending.progress.succeeded += 1 } else { pending.progress.failed += 1 }
@@ -253,8 +291,13 @@ struct FanOutStateMachine {
 
     // MARK: Commits
 
-    /// Whether enough final outcomes wait to be committed.
-    var shouldCommit: Bool { pending.deliveries.count >= configuration.batchSize }
+    /// Whether the outcomes waiting should be committed now: a batch's worth of them, or any that
+    /// has waited `commitInterval`.
+    func commitIsDue(now: Date) -> Bool {
+        guard let oldestPendingAt, !pending.deliveries.isEmpty else { return false }
+        return pending.deliveries.count >= configuration.batchSize
+            || now >= oldestPendingAt.addingTimeInterval(configuration.commitInterval.timeInterval)
+    }
 
     /// The outcomes so far, with the checkpoint they allow; what is returned counts as committed.
     mutating func takeBatch() -> Batch {
@@ -269,6 +312,7 @@ struct FanOutStateMachine {
             lastCheckpoint = checkpoint
         }
         pending = Batch(deliveries: [], invalidations: [:], startedWithUpdateToken: [], progress: JobProgress())
+        oldestPendingAt = nil
         return batch
     }
 

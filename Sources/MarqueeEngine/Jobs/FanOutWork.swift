@@ -13,6 +13,10 @@ protocol FanOutWork: Sendable {
     /// Writes the batch's outcomes, progress and checkpoint in one transaction, if `owner` still
     /// holds the job's lease (`StoreError.leaseLost` otherwise).
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws
+    /// Whether the run records the tokens it hands out (`Job.reservedThrough`) before it sends them:
+    /// for pushes a second copy of which would show twice (starts), not for those the device drops
+    /// as repeats by their timestamp.
+    var reservesTokens: Bool { get }
 }
 
 /// One page of a fan-out's audience, as sends.

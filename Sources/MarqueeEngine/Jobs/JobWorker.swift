@@ -133,17 +133,15 @@ public struct JobWorker: Service {
             finished = try await handler.run(job, owner: owner, stop: RunStop(parent: stop)) == .completed
         } catch StoreError.leaseLost {
             jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
+        } catch let abandoned as FanOutRunAbandoned {
+            // The run gave its lease up itself (or it lapses), with the reason in the job's lastError.
+            jobLogger.warning("job run stopped", metadata: ["reason": "\(abandoned.fence)"])
         } catch {
             // A job that cannot work as given fails for good; anything else is tried again later.
             let permanent = error is EngineError || error is JobFailure || job.attempts >= configuration.maximumJobAttempts
             let retryAt = permanent ? nil : clock.now.addingTimeInterval(min(60, pow(2, Double(job.attempts))))
             jobLogger.warning("job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
-            do {
-                try await store.failJob(id: job.id, owner: owner, error: "\(error)", retryAt: retryAt, at: clock.now)
-                finished = permanent
-            } catch {
-                jobLogger.debug("recording the failure failed", metadata: ["error": "\(String(reflecting: error))"])
-            }
+            finished = await recordFailure(of: job, error: error, retryAt: retryAt, logger: jobLogger) && permanent
         }
         // The last partition to finish, on whichever replica, finishes the fan-out.
         if finished, let parentID = job.parentID {

@@ -5,6 +5,9 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     /// How often the worker looks for due jobs when nothing wakes it (LISTEN/NOTIFY on
     /// PostgreSQL, an enqueue in this process).
     public var pollInterval: Duration
+    /// How long a run may go without progress (an outcome, a page read, a commit) before it gives its
+    /// lease up and the job resumes from its checkpoint, on this replica or another.
+    public var stallTimeout: Duration
     /// Jobs one worker runs at once.
     public var concurrency: Int
     /// Tokens read per audience page.
@@ -18,11 +21,15 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     /// How many times a job that failed (not its pushes: the job, a store or APNs outage) is run
     /// again before it is marked failed.
     public var maximumJobAttempts: Int
+    /// What a start job does with starts that were written to APNs and got no answer.
+    public var uncertainStarts: UncertainStartPolicy
     var fanOut: FanOutStateMachine.Configuration
 
     public init(
         leaseDuration: Duration = .seconds(30),
         pollInterval: Duration = .seconds(2),
+        stallTimeout: Duration = .seconds(60),
+        commitInterval: Duration = .milliseconds(250),
         concurrency: Int = 4,
         pageSize: Int = 1000,
         partitions: Int = 8,
@@ -31,15 +38,18 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         batchSize: Int = 500,
         maximumAttemptsPerToken: Int = 3,
         retryBaseDelay: Duration = .seconds(1),
-        retryMaximumDelay: Duration = .seconds(60)
+        retryMaximumDelay: Duration = .seconds(60),
+        uncertainStarts: UncertainStartPolicy = .skip
     ) {
         self.leaseDuration = leaseDuration
         self.pollInterval = pollInterval
+        self.stallTimeout = max(.milliseconds(1), stallTimeout)
         self.concurrency = max(1, concurrency)
         self.pageSize = max(1, pageSize)
         self.partitions = max(1, partitions)
         self.window = window
         self.maximumJobAttempts = max(1, maximumJobAttempts)
-        fanOut = .init(batchSize: max(1, batchSize), maximumAttempts: max(1, maximumAttemptsPerToken), retryBaseDelay: retryBaseDelay, retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay))
+        self.uncertainStarts = uncertainStarts
+        fanOut = .init(batchSize: max(1, batchSize), commitInterval: max(.zero, commitInterval), maximumAttempts: max(1, maximumAttemptsPerToken), retryBaseDelay: retryBaseDelay, retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay))
     }
 }

@@ -28,7 +28,8 @@ struct StartFanOutHandler: JobHandler {
             job: job,
             arguments: arguments,
             templates: try StartTemplates(arguments: arguments, bundleID: app.bundleID),
-            clock: runner.clock
+            clock: runner.clock,
+            uncertainStarts: runner.configuration.uncertainStarts
         )
         let machine = FanOutStateMachine(
             configuration: runner.configuration.fanOut,
@@ -48,18 +49,32 @@ struct StartFanOutWork: FanOutWork {
     let arguments: StartJobArguments
     let templates: StartTemplates
     let clock: any WallClock
+    let uncertainStarts: UncertainStartPolicy
 
     func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
         // Leasing counts the job's runs: past the first, an earlier run may have finished tokens.
         let query = arguments.audienceQuery(appID: job.appID, jobID: job.id, afterEarlierRuns: job.attempts > 1)
         let recipients = try await store.audienceRecipients(query, after: cursor, limit: limit)
         guard let last = recipients.last else { return nil }
-        return FanOutPage(sends: machine.withLock { $0.pageRead(recipients) }, lastRow: last.rowID, isLast: recipients.count < limit)
+        // The crash window: what an earlier run handed out (through its reservation) and that has
+        // neither a ledger entry nor a final outcome of the job (the audience leaves those out) may
+        // have been sent. Under `skip` it is uncertain and not sent; under `resend` it goes again.
+        let uncertainThrough = uncertainStarts == .skip && job.attempts > 1 ? job.reservedThrough : nil
+        let uncertain = uncertainThrough.map { through in recipients.prefix { $0.rowID <= through } } ?? []
+        let now = clock.now
+        let sends = machine.withLock { machine in
+            if !uncertain.isEmpty { machine.uncertainFromEarlierRun(uncertain.map(\.rowID), now: now) }
+            return machine.pageRead(Array(recipients.dropFirst(uncertain.count)))
+        }
+        return FanOutPage(sends: sends, lastRow: last.rowID, isLast: recipients.count < limit)
     }
 
     func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush {
         try templates.push(for: send)
     }
+
+    /// A second start is a second Live Activity.
+    var reservesTokens: Bool { true }
 
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
         try await store.commitDeliveryBatch(

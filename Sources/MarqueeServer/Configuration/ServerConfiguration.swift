@@ -41,7 +41,10 @@ import SystemPackage
 ///   activity on an update token in a fixed hour that begins with its first accepted one; past it
 ///   the activity's pushes go at 5 and the job counts them as `downgraded`. Apple's numbers are
 ///   unpublished: both are guesses to tune
-/// - `jobs.leaseMilliseconds` (30000): a job's lease; a dead replica's job is taken over after it
+/// - `jobs.leaseMilliseconds` (30000): a job's lease; a dead replica's job is taken over after it.
+///   A run renews it every third of it and stops sending a fifth of it before it could lapse
+/// - `jobs.stallTimeoutMilliseconds` (60000): a run without progress this long gives its lease up
+/// - `jobs.commitIntervalMilliseconds` (250): a final outcome waits this long for its commit at most
 /// - `jobs.pollMilliseconds` (2000), `jobs.concurrency` (4), `jobs.pageSize` (1000), `jobs.batchSize` (500), `jobs.window` (the APNs client's),
 ///   `jobs.retryBaseMilliseconds` (1000), `jobs.retryMaxMilliseconds` (60000), `jobs.maxAttemptsPerToken` (3):
 ///   the job worker
@@ -179,6 +182,8 @@ public struct ServerConfiguration: Sendable {
             jobs: JobWorkerConfiguration(
                 leaseDuration: .milliseconds(Int64(try reader.integer("jobs.leaseMilliseconds", default: 30_000, range: 100...3_600_000))),
                 pollInterval: .milliseconds(Int64(try reader.integer("jobs.pollMilliseconds", default: 2_000, range: 10...600_000))),
+                stallTimeout: .milliseconds(Int64(try reader.integer("jobs.stallTimeoutMilliseconds", default: 60_000, range: 100...3_600_000))),
+                commitInterval: .milliseconds(Int64(try reader.integer("jobs.commitIntervalMilliseconds", default: 250, range: 1...600_000))),
                 concurrency: try reader.integer("jobs.concurrency", default: 4, range: 1...64),
                 pageSize: try reader.integer("jobs.pageSize", default: 1_000, range: 1...100_000),
                 partitions: try reader.integer("jobs.partitions", default: 8, range: 1...1_024),

@@ -92,7 +92,7 @@ extension PostgresStore {
 
     public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
         try await transaction { connection in
-            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
+            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
             if !batch.accepted.isEmpty {
                 // What was sent is max(job's timestamp, last + 1); recording it (or more, when a
                 // newer job got there first) keeps every later push strictly after it.

@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresStore {
     public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         try await transaction { connection in
-            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
+            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
 
             // Each token is looked up by its key with the app alongside (a LATERAL subquery with a
             // LIMIT, which PostgreSQL does not flatten into a join): a token of another app, or one

@@ -5,14 +5,16 @@ import PostgresNIO
 /// What every fan-out batch commit does around its own rows: a start's deliveries and an activity
 /// update's timestamps alike.
 extension PostgresStore {
-    /// Checks that `owner` still holds the job's lease, and holds the job's row until the commit:
+    /// Checks that `owner` still holds the job's lease and that it lasts past `at` (a lapsed lease is
+    /// gone even before another worker takes the job), and holds the job's row until the commit:
     /// the lock keeps the job from being leased away (or cancelled) until the batch commits or
     /// rolls back.
-    func holdLease(appID: AppID, jobID: JobID, owner: String, on connection: PostgresConnection) async throws {
+    func holdLease(appID: AppID, jobID: JobID, owner: String, at: Date, on connection: PostgresConnection) async throws {
         let held = try await connection.query(
             """
             SELECT id FROM jobs
             WHERE app_id = \(appID.uuid) AND id = \(jobID.uuid) AND state = 'running' AND lease_owner = \(owner)
+              AND lease_expires_at > \(at)
             FOR UPDATE
             """,
             logger: logger
@@ -38,6 +40,7 @@ extension PostgresStore {
                 progress_failed = progress_failed + \(progress.failed),
                 progress_retired = progress_retired + \(retired),
                 progress_downgraded = progress_downgraded + \(progress.downgraded),
+                progress_uncertain = progress_uncertain + \(progress.uncertain),
                 checkpoint = COALESCE(\(checkpoint), checkpoint),
                 updated_at = \(at)
             WHERE id = \(jobID.uuid)

@@ -91,7 +91,7 @@ extension SQLiteStore {
 
     public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
         try await write { connection in
-            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
+            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
             for row in batch.accepted {
                 // What was sent is max(job's timestamp, last + 1); see the PostgreSQL store.
                 _ = try await connection.query(

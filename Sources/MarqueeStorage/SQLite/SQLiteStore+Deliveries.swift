@@ -5,7 +5,7 @@ import SQLiteNIO
 extension SQLiteStore {
     public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         try await write { connection in
-            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, on: connection)
+            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
 
             // A token of another app, or one deleted since the audience was read (its rows would
             // have gone with it), is not written, and the rest of the batch commits, so the job does

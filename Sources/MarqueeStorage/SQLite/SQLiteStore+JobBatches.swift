@@ -6,11 +6,12 @@ import SQLiteNIO
 /// update's timestamps alike. SQLite has one writer, so checking the lease inside the write
 /// transaction holds it until the commit.
 extension SQLiteStore {
-    /// Checks that `owner` still holds the job's lease.
-    static func holdLease(appID: AppID, jobID: JobID, owner: String, on connection: SQLiteConnection) async throws {
+    /// Checks that `owner` still holds the job's lease and that it lasts past `at` (a lapsed lease is
+    /// gone even before another worker takes the job).
+    static func holdLease(appID: AppID, jobID: JobID, owner: String, at: Date, on connection: SQLiteConnection) async throws {
         let held = try await connection.query(
-            "SELECT id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ?",
-            [.id(appID), .id(jobID), .text(owner)]
+            "SELECT id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ? AND lease_expires_at > ?",
+            [.id(appID), .id(jobID), .text(owner), .date(at)]
         )
         guard !held.isEmpty else { throw StoreError.leaseLost(jobID) }
     }
@@ -30,12 +31,12 @@ extension SQLiteStore {
             UPDATE jobs
             SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
                 progress_failed = progress_failed + ?, progress_retired = progress_retired + ?,
-                progress_downgraded = progress_downgraded + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
+                progress_downgraded = progress_downgraded + ?, progress_uncertain = progress_uncertain + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
             WHERE id = ?
             """,
             [
                 .int(progress.attempted), .int(progress.succeeded), .int(progress.failed),
-                .int(retired), .int(progress.downgraded), .text(checkpoint), .date(at), .id(jobID),
+                .int(retired), .int(progress.downgraded), .int(progress.uncertain), .text(checkpoint), .date(at), .id(jobID),
             ]
         )
     }

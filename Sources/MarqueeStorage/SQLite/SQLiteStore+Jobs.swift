@@ -14,15 +14,15 @@ extension SQLiteStore {
                     """
                     INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
                                       progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
-                                      checkpoint, last_error, created_at, updated_at)
-                    SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                                      progress_uncertain, checkpoint, last_error, created_at, updated_at)
+                    SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
                     RETURNING id
                     """,
                     [
                         .id(job.id), .text(job.kind.rawValue), .id(job.parentID), .text(ColumnCoding.json(job.arguments)),
                         .date(job.dueAt), .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted),
                         .int(job.progress.succeeded), .int(job.progress.failed), .int(job.progress.total),
-                        .int(job.progress.retired), .int(job.progress.downgraded), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
+                        .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
                         .date(job.updatedAt), .id(job.appID),
                     ]
                 )
@@ -102,11 +102,22 @@ extension SQLiteStore {
     public func renewJobLease(id: JobID, owner: String, now: Date, leaseDuration: Duration) async throws -> Bool {
         try await !query(
             """
-            UPDATE jobs SET lease_expires_at = ?, updated_at = ?
-            WHERE id = ? AND state = 'running' AND lease_owner = ? RETURNING id
+            UPDATE jobs SET lease_expires_at = ?1, updated_at = ?2
+            WHERE id = ?3 AND state = 'running' AND lease_owner = ?4 AND lease_expires_at > ?2 RETURNING id
             """,
             [.date(now.adding(leaseDuration)), .date(now), .id(id), .text(owner)]
         ).isEmpty
+    }
+
+    public func reserveJobTokens(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) async throws {
+        let updated = try await query(
+            """
+            UPDATE jobs SET reserved_through = ?1, updated_at = ?2
+            WHERE id = ?3 AND state = 'running' AND lease_owner = ?4 AND lease_expires_at > ?2 RETURNING id
+            """,
+            [.int(tokenRowID), .date(at), .id(id), .text(owner)]
+        )
+        guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
     }
 
     public func completeJob(id: JobID, owner: String, at: Date) async throws {

@@ -1,0 +1,14 @@
+-- 0011_job_reservations: a fan-out part records, before it hands a page of sends to the APNs client,
+-- the highest token row it has handed out ("reserved through"), so that a later run of the part
+-- knows which tokens a crashed run may have sent without their outcome ever being committed
+-- (issue 20: the crash window, small and named).
+--
+-- Forward-only.   sqlite3 ./data/marquee.sqlite < sql/sqlite/0011_job_reservations.sql   (in one transaction)
+--
+-- A later run of the part treats the tokens after its checkpoint and up to this row that have
+-- neither a start-ledger entry nor a final outcome of the job as uncertain: under
+-- jobs.uncertainStarts=skip they are recorded as uncertain and not sent, under resend they are
+-- sent again. Written only by the lease's owner while its lease lasts; a run that ends with every
+-- outcome it sent settled sets it back to NULL (nothing beyond its checkpoint is uncertain).
+-- NULL: nothing reserved beyond the checkpoint (every job before this migration).
+ALTER TABLE jobs ADD COLUMN reserved_through bigint;
