@@ -41,7 +41,7 @@ extension KeysCommand {
                 Created \(created.apiKey.role.rawValue) key \(created.apiKey.id)\(created.apiKey.label.isEmpty ? "" : " (\(created.apiKey.label))"). \
                 It is shown only now; keep it safe:
 
-                    \(created.key)
+                    \(created.key ?? "(not in this answer: it replays an earlier creation, which alone showed the key)")
                 """
             }
         }

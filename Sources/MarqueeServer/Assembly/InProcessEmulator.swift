@@ -21,7 +21,7 @@ struct InProcessEmulator: Service {
         configuration.logger = logger
         configuration.clock = clock
         if let stateDirectory {
-            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true)
+            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
             configuration.caCertificatePath = (stateDirectory as NSString).appendingPathComponent("ca.pem")
         }
         let emulator = APNSEmulator(configuration: configuration)

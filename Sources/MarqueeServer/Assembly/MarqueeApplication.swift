@@ -6,21 +6,22 @@ import OpenAPIHummingbird
 import Prometheus
 
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
-/// request IDs and problem documents, body limits and authentication.
+/// request IDs and problem documents, authentication, then body limits: a request is authenticated
+/// (and its route matched) on its headers, before any byte of its body is read.
 enum MarqueeApplication {
     static func router(
         engine: MarqueeEngine,
         configuration: ServerConfiguration,
         metrics: PrometheusCollectorRegistry,
         logger: Logger
-    ) throws -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+    ) throws -> Router<MarqueeRequestContext> {
+        let router = Router(context: MarqueeRequestContext.self)
         // Outermost, so that it sees the final status of every request, problem documents included.
         router.add(middleware: HTTPMetricsMiddleware(metrics: HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))))
         router.add(middleware: RequestIDMiddleware(logger: logger))
         router.add(middleware: MetricsAccessMiddleware(enabled: configuration.metricsEnabled, bearerToken: configuration.metricsBearerToken))
+        router.add(middleware: AuthenticationMiddleware(apps: engine.apps, failures: AuthenticationFailures(settings: configuration.authenticationThrottle)))
         router.add(middleware: BodyLimitMiddleware(maximumBytes: configuration.maxBodyBytes, maximumDepth: configuration.maxJSONDepth))
-        router.add(middleware: AuthenticationMiddleware(apps: engine.apps))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
         try APIHandler(engine: engine, configuration: configuration, metrics: metrics).registerHandlers(on: router, middlewares: [VerbatimHeadersMiddleware()])

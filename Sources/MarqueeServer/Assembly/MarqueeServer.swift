@@ -152,6 +152,7 @@ public enum MarqueeServer {
         let storeDescription = opened.description
         let application = Application(
             router: router,
+            server: .guardedHTTP1(limits: configuration.connectionLimits, logger: logger.withLevel(atMost: .info)),
             configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "marquee"),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port

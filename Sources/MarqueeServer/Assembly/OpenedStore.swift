@@ -78,7 +78,8 @@ struct OpenedStore: Sendable {
                 throw ConfigurationError(key: "secrets.masterKeys", "the generated key file \(path) is damaged: \(error)")
             }
         }
-        try files.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true)
+        // Owner-only, as the SQLite files beside it.
+        try files.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
         let keyring = "local-1:\(MasterKey.generateBase64())"
         guard files.createFile(atPath: path, contents: Data(keyring.utf8), attributes: [.posixPermissions: 0o600]) else {
             throw ConfigurationError(key: "data.dir", "cannot write \(path)")

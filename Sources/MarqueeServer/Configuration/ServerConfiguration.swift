@@ -11,6 +11,15 @@ import SystemPackage
 ///
 /// Keys:
 /// - `http.host` (127.0.0.1), `http.port` (8080), `http.maxBodyBytes` (4 MiB), `http.maxJSONDepth` (32)
+/// - `http.idleTimeoutSeconds` (60): a connection with no request under way is closed after this
+///   long; `http.headerTimeoutSeconds` (10): a request's headers must arrive within this of its
+///   first byte; `http.bodyTimeoutSeconds` (60): its body within this of its headers
+/// - `http.maxConnections` (1000): connections this replica keeps open; past them a new one is
+///   answered 503 (`Retry-After: 1`) and closed
+/// - `auth.throttle.failures` (20), `auth.throttle.windowSeconds` (60): a client address whose
+///   authentications failed this many times within the window of its first failure is answered
+///   429 (`Retry-After`) until the window ends; 0 failures: no throttle (behind a proxy, where
+///   every client has the proxy's address)
 /// - `database.url`: `postgres://…`; absent, the embedded SQLite at `sqlite.path` (./data/marquee.sqlite)
 /// - `database.maxConnections` (20): this replica's PostgreSQL pool, opened whole and kept; N replicas
 ///   open N times as many
@@ -65,6 +74,10 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     public var maxBodyBytes: Int
     public var maxJSONDepth: Int
+    /// Connection deadlines and the cap on open connections.
+    public var connectionLimits: ConnectionLimits
+    /// Failed authentications per client address.
+    var authenticationThrottle: AuthenticationThrottle<ContinuousClock.Instant>.Settings
     public var databaseURL: String?
     /// Connections this replica opens to PostgreSQL at most (its pool; one of them listens for jobs).
     public var databaseMaxConnections: Int
@@ -105,6 +118,16 @@ public struct ServerConfiguration: Sendable {
         port = try reader.integer("http.port", default: 8080, range: 0...65535)
         maxBodyBytes = try reader.integer("http.maxBodyBytes", default: 4 << 20, range: 1024...(256 << 20))
         maxJSONDepth = try reader.integer("http.maxJSONDepth", default: 32, range: 2...512)
+        connectionLimits = ConnectionLimits(
+            idleTimeout: .seconds(try reader.integer("http.idleTimeoutSeconds", default: 60, range: 1...86_400)),
+            headerTimeout: .seconds(try reader.integer("http.headerTimeoutSeconds", default: 10, range: 1...3_600)),
+            bodyTimeout: .seconds(try reader.integer("http.bodyTimeoutSeconds", default: 60, range: 1...3_600)),
+            maximumConnections: try reader.integer("http.maxConnections", default: 1_000, range: 1...1_000_000)
+        )
+        authenticationThrottle = .init(
+            limit: try reader.integer("auth.throttle.failures", default: 20, range: 0...1_000_000),
+            window: .seconds(try reader.integer("auth.throttle.windowSeconds", default: 60, range: 1...86_400))
+        )
         databaseURL = reader.raw("database.url", isSecret: true)
         databaseMaxConnections = try reader.integer("database.maxConnections", default: 20, range: 2...1000)
         databaseKeepAliveSeconds = try reader.seconds("database.keepAliveSeconds", default: 0)

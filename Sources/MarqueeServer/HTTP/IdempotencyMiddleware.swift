@@ -10,6 +10,10 @@ import NIOCore
 /// anything; the key with another request is refused (422); a retry while the first still runs
 /// answers 409. Server errors (5xx) and thrown errors release the key, because they changed nothing
 /// a retry should not redo.
+///
+/// Keys are kept per API key (the one authentication found, which runs first): the same
+/// `Idempotency-Key` sent with another API key is that key's own, and its request runs through its
+/// own role check. An answer that holds an API key is stored without it (`ReplayableAnswer`).
 struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
     let keys: IdempotencyKeys
 
@@ -17,7 +21,7 @@ struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
         guard request.method == .post, let key = request.headers[.idempotencyKey] else {
             return try await next(request, context)
         }
-        guard let appID = RequestScope.current?.apiKey?.appID else {
+        guard let apiKey = RequestScope.current?.apiKey, let appID = apiKey.appID else {
             throw Problem(
                 .invalidRequest,
                 detail: "Idempotency-Key is kept per app: send it with one of the app's keys, not a deployment key",
@@ -31,7 +35,8 @@ struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
             path: request.uri.description,
             body: body.readableBytesView
         )
-        switch try await keys.claim(appID: appID, key: key, fingerprint: fingerprint) {
+        let apiKeyID = apiKey.id
+        switch try await keys.claim(appID: appID, apiKeyID: apiKeyID, key: key, fingerprint: fingerprint) {
         case .completed(let stored):
             var headers = HTTPFields()
             if let contentType = stored.contentType { headers[.contentType] = contentType }
@@ -56,11 +61,11 @@ struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await next(request, context)
         } catch {
-            try? await keys.release(appID: appID, key: key)
+            try? await keys.release(appID: appID, apiKeyID: apiKeyID, key: key)
             throw error
         }
         guard response.status.code < 500 else {
-            try? await keys.release(appID: appID, key: key)
+            try? await keys.release(appID: appID, apiKeyID: apiKeyID, key: key)
             return response
         }
         let collected = CollectedBody()
@@ -68,8 +73,13 @@ struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
         let bytes = collected.bytes
         try await keys.complete(
             appID: appID,
+            apiKeyID: apiKeyID,
             key: key,
-            response: StoredResponse(status: response.status.code, contentType: response.headers[.contentType], body: bytes)
+            response: StoredResponse(
+                status: response.status.code,
+                contentType: response.headers[.contentType],
+                body: ReplayableAnswer.storable(bytes) ?? []
+            )
         )
         var replayable = response
         replayable.body = ResponseBody(byteBuffer: ByteBuffer(bytes: bytes))

@@ -17,18 +17,27 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         logger[metadataKey: "request.id"] = "\(requestID)"
         let scope = RequestScope(requestID: requestID, logger: logger, apiKey: nil)
         let started = ContinuousClock.now
+        // Tokens in paths (`/v1/push-to-start-tokens/{token}`) are shortened in every log line.
+        let path = PushTokenRedaction.redactingTokens(inPath: request.uri.path)
         var response: Response
         do {
             response = try await RequestScope.$current.withValue(scope) { try await next(request, context) }
         } catch {
             let problem = Problem(error)
-            if problem.status >= 500 {
+            if problem.type == ProblemKind.requestAbandoned.type {
+                // The client's doing, and nobody reads the answer: not the server's failure.
+                logger.debug("request abandoned by the client", metadata: ["detail": "\(problem.detail ?? "")", "http.path": "\(path)"])
+            } else if problem.status >= 500 {
                 logger.error(
                     "request failed",
-                    metadata: ["error": "\(String(reflecting: error))", "http.path": "\(request.uri.path)"]
+                    metadata: ["error": "\(String(reflecting: error))", "http.path": "\(path)"]
                 )
             }
             response = problem.response(requestID: requestID)
+        }
+        if Self.unmatched(context), Self.announcesBody(request) {
+            // No route read the body: the connection closes rather than read it to its end.
+            response.headers[.connection] = "close"
         }
         response.headers[.requestID] = requestID
         // The OpenAPI runtime percent-encodes string headers (URI "simple" style); `Location` and
@@ -41,12 +50,23 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         logger.debug(
             "request",
             metadata: [
-                "http.method": "\(request.method)", "http.path": "\(request.uri.path)",
+                "http.method": "\(request.method)", "http.path": "\(path)",
                 "http.status": "\(response.status.code)",
                 "duration_ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
             ]
         )
         return response
+    }
+
+    /// Whether no route matched the request (the router answers 404 or 405 itself).
+    static func unmatched(_ context: Context) -> Bool {
+        context.endpointPath == nil || context.endpointPath == "NotFound"
+    }
+
+    /// Whether the request said it has a body.
+    static func announcesBody(_ request: Request) -> Bool {
+        if let length = request.headers[.contentLength].flatMap(Int.init) { return length > 0 }
+        return request.headers[.transferEncoding] != nil
     }
 
     /// IDs a client sends are echoed only if they are short and printable (they go into logs).

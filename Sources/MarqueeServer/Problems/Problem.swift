@@ -45,6 +45,13 @@ struct Problem: Error, Sendable, Encodable {
 
     static let contentType = "application/problem+json"
 
+    /// Refusals answered before the request's body is read (a missing or wrong key, a throttled
+    /// address, a body past the limit): their connection is closed once the answer is written
+    /// (`HTTPExchangeObserver`), so that the body is never read.
+    var closesConnection: Bool {
+        [ProblemKind.unauthorized.type, ProblemKind.authenticationThrottled.type, ProblemKind.bodyTooLarge.type].contains(type)
+    }
+
     /// The answer: the document with its status and headers.
     func response(requestID: String?) -> Response {
         var problem = self
@@ -55,6 +62,8 @@ struct Problem: Error, Sendable, Encodable {
         var headers = HTTPFields()
         headers[.contentType] = Self.contentType
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
+        if status == 401 { headers[.wwwAuthenticate] = "Bearer" }
+        if closesConnection { headers[.connection] = "close" }
         return Response(
             status: HTTPResponse.Status(code: status),
             headers: headers,

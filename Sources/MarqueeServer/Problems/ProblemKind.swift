@@ -3,6 +3,7 @@ import HTTPTypes
 /// Every kind of problem the API answers with: its stable `type`, title and status.
 enum ProblemKind: String, Sendable, CaseIterable {
     case unauthorized
+    case authenticationThrottled = "authentication-throttled"
     case forbidden
     case notFound = "not-found"
     case methodNotAllowed = "method-not-allowed"
@@ -24,6 +25,9 @@ enum ProblemKind: String, Sendable, CaseIterable {
     case idempotencyInProgress = "idempotency-in-progress"
     case channelGone = "channel-gone"
     case scheduleConflict = "schedule-conflict"
+    /// The client went away before its request's body had arrived: nobody reads this answer; it is
+    /// counted (status 499, as nginx names it) and logged at debug, not as the server's failure.
+    case requestAbandoned = "request-abandoned"
     case internalError = "internal"
 
     var type: String { "/problems/\(rawValue)" }
@@ -31,6 +35,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
     var status: HTTPResponse.Status {
         switch self {
         case .unauthorized: .unauthorized
+        case .authenticationThrottled: .tooManyRequests
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
@@ -43,6 +48,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
             .conflict
         case .apnsRejected: .badGateway
         case .apnsUnavailable, .storeUnavailable: .serviceUnavailable
+        case .requestAbandoned: HTTPResponse.Status(code: 499, reasonPhrase: "Client Closed Request")
         case .internalError: .internalServerError
         }
     }
@@ -50,6 +56,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
     var title: String {
         switch self {
         case .unauthorized: "A valid API key is required"
+        case .authenticationThrottled: "Too many failed authentications from this address"
         case .forbidden: "The API key's role does not allow this"
         case .notFound: "Not found"
         case .methodNotAllowed: "Method not allowed"
@@ -71,6 +78,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .idempotencyInProgress: "A request with this idempotency key is in progress"
         case .channelGone: "The event's channel is gone"
         case .scheduleConflict: "The schedule does not allow this change"
+        case .requestAbandoned: "The client closed the request"
         case .internalError: "Internal error"
         }
     }

@@ -5,6 +5,7 @@ import PostgresNIO
 extension PostgresStore {
     public func claimIdempotencyKey(
         appID: AppID,
+        apiKeyID: APIKeyID,
         key: String,
         requestHash: String,
         now: Date,
@@ -15,9 +16,9 @@ extension PostgresStore {
         for _ in 0..<3 {
             let claimed = try await rows(
                 """
-                INSERT INTO idempotency_keys AS k (app_id, key, request_hash, created_at, expires_at)
-                SELECT a.id, \(key), \(requestHash), \(now), \(now.adding(ttl)) FROM apps a WHERE a.id = \(appID.uuid)
-                ON CONFLICT (app_id, key) DO UPDATE SET
+                INSERT INTO idempotency_keys AS k (app_id, api_key_id, key, request_hash, created_at, expires_at)
+                SELECT a.id, \(apiKeyID.uuid), \(key), \(requestHash), \(now), \(now.adding(ttl)) FROM apps a WHERE a.id = \(appID.uuid)
+                ON CONFLICT (app_id, api_key_id, key) DO UPDATE SET
                     request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
                     response_status = NULL, response_content_type = NULL, response_body = NULL
                 WHERE k.expires_at <= EXCLUDED.created_at
@@ -28,7 +29,7 @@ extension PostgresStore {
             let existing = try await firstRow(
                 """
                 SELECT \(unescaped: RowMapping.idempotencyColumns) FROM idempotency_keys
-                WHERE app_id = \(appID.uuid) AND key = \(key)
+                WHERE app_id = \(appID.uuid) AND api_key_id = \(apiKeyID.uuid) AND key = \(key)
                 """
             )
             if let existing {
@@ -44,24 +45,24 @@ extension PostgresStore {
         throw StoreError.notFound(entity: "app", id: appID.description)
     }
 
-    public func completeIdempotencyKey(appID: AppID, key: String, response: StoredResponse) async throws {
+    public func completeIdempotencyKey(appID: AppID, apiKeyID: APIKeyID, key: String, response: StoredResponse) async throws {
         let updated = try await rows(
             """
             UPDATE idempotency_keys
             SET response_status = \(response.status), response_content_type = \(response.contentType),
                 response_body = \(Data(response.body))
-            WHERE app_id = \(appID.uuid) AND key = \(key)
+            WHERE app_id = \(appID.uuid) AND api_key_id = \(apiKeyID.uuid) AND key = \(key)
             RETURNING key
             """
         )
         guard !updated.isEmpty else { throw StoreError.notFound(entity: "idempotency key", id: key) }
     }
 
-    public func releaseIdempotencyKey(appID: AppID, key: String) async throws {
+    public func releaseIdempotencyKey(appID: AppID, apiKeyID: APIKeyID, key: String) async throws {
         try await client.query(
             """
             DELETE FROM idempotency_keys
-            WHERE app_id = \(appID.uuid) AND key = \(key) AND response_status IS NULL
+            WHERE app_id = \(appID.uuid) AND api_key_id = \(apiKeyID.uuid) AND key = \(key) AND response_status IS NULL
             """,
             logger: logger
         )

@@ -5,6 +5,7 @@ import SQLiteNIO
 extension SQLiteStore {
     public func claimIdempotencyKey(
         appID: AppID,
+        apiKeyID: APIKeyID,
         key: String,
         requestHash: String,
         now: Date,
@@ -13,9 +14,9 @@ extension SQLiteStore {
         try await write { connection in
             let existing = try await connection.query(
                 """
-                SELECT \(RowMapping.idempotencyColumns) FROM idempotency_keys WHERE app_id = ? AND key = ?
+                SELECT \(RowMapping.idempotencyColumns) FROM idempotency_keys WHERE app_id = ? AND api_key_id = ? AND key = ?
                 """,
-                [.id(appID), .text(key)]
+                [.id(appID), .id(apiKeyID), .text(key)]
             ).first
             if let existing {
                 let columns = SQLiteColumns(existing, entity: "idempotency key")
@@ -30,36 +31,36 @@ extension SQLiteStore {
             }
             let claimed = try await connection.query(
                 """
-                INSERT INTO idempotency_keys (app_id, key, request_hash, created_at, expires_at)
-                SELECT a.id, ?, ?, ?, ? FROM apps a WHERE a.id = ?
-                ON CONFLICT (app_id, key) DO UPDATE SET
+                INSERT INTO idempotency_keys (app_id, api_key_id, key, request_hash, created_at, expires_at)
+                SELECT a.id, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                ON CONFLICT (app_id, api_key_id, key) DO UPDATE SET
                     request_hash = excluded.request_hash, created_at = excluded.created_at,
                     expires_at = excluded.expires_at, response_status = NULL, response_content_type = NULL,
                     response_body = NULL
                 RETURNING key
                 """,
-                [.text(key), .text(requestHash), .date(now), .date(now.adding(ttl)), .id(appID)]
+                [.id(apiKeyID), .text(key), .text(requestHash), .date(now), .date(now.adding(ttl)), .id(appID)]
             )
             guard !claimed.isEmpty else { throw StoreError.notFound(entity: "app", id: appID.description) }
             return .claimed
         }
     }
 
-    public func completeIdempotencyKey(appID: AppID, key: String, response: StoredResponse) async throws {
+    public func completeIdempotencyKey(appID: AppID, apiKeyID: APIKeyID, key: String, response: StoredResponse) async throws {
         let updated = try await query(
             """
             UPDATE idempotency_keys SET response_status = ?, response_content_type = ?, response_body = ?
-            WHERE app_id = ? AND key = ? RETURNING key
+            WHERE app_id = ? AND api_key_id = ? AND key = ? RETURNING key
             """,
-            [.int(response.status), .text(response.contentType), .bytes(response.body), .id(appID), .text(key)]
+            [.int(response.status), .text(response.contentType), .bytes(response.body), .id(appID), .id(apiKeyID), .text(key)]
         )
         guard !updated.isEmpty else { throw StoreError.notFound(entity: "idempotency key", id: key) }
     }
 
-    public func releaseIdempotencyKey(appID: AppID, key: String) async throws {
+    public func releaseIdempotencyKey(appID: AppID, apiKeyID: APIKeyID, key: String) async throws {
         _ = try await query(
-            "DELETE FROM idempotency_keys WHERE app_id = ? AND key = ? AND response_status IS NULL",
-            [.id(appID), .text(key)]
+            "DELETE FROM idempotency_keys WHERE app_id = ? AND api_key_id = ? AND key = ? AND response_status IS NULL",
+            [.id(appID), .id(apiKeyID), .text(key)]
         )
     }
 

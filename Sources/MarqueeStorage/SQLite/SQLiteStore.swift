@@ -34,8 +34,7 @@ public final class SQLiteStore: MarqueeStore {
         configuration: StoreConfiguration,
         busyTimeout: Duration = .seconds(5)
     ) async throws -> SQLiteStore {
-        let folder = URL(fileURLWithPath: path).deletingLastPathComponent()
-        try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
+        try PrivateFiles.prepare(databaseAt: path)
         let threadPool = NIOThreadPool(numberOfThreads: 1)
         threadPool.start()
         let connection: SQLiteConnection
@@ -57,6 +56,9 @@ public final class SQLiteStore: MarqueeStore {
             _ = try await connection.query("PRAGMA journal_mode = WAL")
             _ = try await connection.query("PRAGMA foreign_keys = ON")
             _ = try await connection.query("PRAGMA synchronous = NORMAL")
+            // Deleted rows (idempotency answers, revoked keys' rows) are overwritten in the file
+            // rather than left in free pages.
+            _ = try await connection.query("PRAGMA secure_delete = ON")
         } catch {
             try? await connection.close()
             try? await threadPool.shutdownGracefully()

@@ -1,0 +1,135 @@
+import Logging
+import MarqueeCore
+import NIOCore
+
+/// The first handler of every API connection, before HTTP is decoded: keeps the connection's
+/// deadline (`ConnectionDeadlines`) and closes it when it passes; a connection past the replica's
+/// cap is answered 503 here, in a few bytes, and closed without reading anything.
+///
+/// Event-loop bound: every call comes on the channel's loop, which is why it needs no lock.
+final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandler {
+    typealias InboundIn = ByteBuffer
+    typealias InboundOut = ByteBuffer
+    typealias OutboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private var deadlines: ConnectionDeadlines<ContinuousClock.Instant>
+    private let admitted: Bool
+    private let logger: Logger
+    private var context: ChannelHandlerContext?
+    private var timer: Scheduled<Void>?
+    private var timerFiresAt: ContinuousClock.Instant?
+    private var refused = false
+
+    init(limits: ConnectionLimits, admitted: Bool, logger: Logger) {
+        self.deadlines = ConnectionDeadlines(limits: limits, now: .now)
+        self.admitted = admitted
+        self.logger = logger
+    }
+
+    func handlerAdded(context: ChannelHandlerContext) {
+        self.context = context
+        if context.channel.isActive { start(context) }
+    }
+
+    func handlerRemoved(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        self.context = nil
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        start(context)
+        context.fireChannelActive()
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        timer?.cancel()
+        timer = nil
+        context.fireChannelInactive()
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {
+        guard !refused else { return }
+        deadlines.bytesRead(now: .now)
+        rearm()
+        context.fireChannelRead(data)
+    }
+
+    // MARK: What the HTTP side reports (`HTTPExchangeObserver`)
+
+    func headRead() {
+        deadlines.headRead(now: .now)
+        rearm()
+    }
+
+    func endRead() {
+        deadlines.endRead(now: .now)
+        rearm()
+    }
+
+    func answerEnded() {
+        deadlines.answerEnded(now: .now)
+        rearm()
+    }
+
+    // MARK: Deadline
+
+    private func start(_ context: ChannelHandlerContext) {
+        guard admitted else {
+            refuse(context)
+            return
+        }
+        deadlines = ConnectionDeadlines(limits: deadlines.limits, now: .now)
+        rearm()
+    }
+
+    /// Schedules the check for the current deadline, unless one is due before it (that one
+    /// re-arms for the deadline it then finds).
+    private func rearm() {
+        guard let context else { return }
+        guard let deadline = deadlines.deadline else {
+            timer?.cancel()
+            timer = nil
+            timerFiresAt = nil
+            return
+        }
+        if let firesAt = timerFiresAt, firesAt <= deadline, timer != nil { return }
+        timer?.cancel()
+        timerFiresAt = deadline
+        let delay = max(deadline - .now, .zero)
+        let loopBound = NIOLoopBound(self, eventLoop: context.eventLoop)
+        timer = context.eventLoop.scheduleTask(in: .nanoseconds(Int64(delay.wholeNanoseconds))) {
+            loopBound.value.deadlineCheck()
+        }
+    }
+
+    private func deadlineCheck() {
+        timer = nil
+        timerFiresAt = nil
+        guard let context else { return }
+        if let expiry = deadlines.expiry(now: .now) {
+            logger.debug(
+                "connection closed: its \(expiry.rawValue) time ran out",
+                metadata: ["connection.timeout": "\(expiry.rawValue)"]
+            )
+            context.close(promise: nil)
+        } else {
+            rearm()
+        }
+    }
+
+    // MARK: Over the cap
+
+    private func refuse(_ context: ChannelHandlerContext) {
+        guard !refused else { return }
+        refused = true
+        logger.warning("connection refused: this replica has its most open connections (http.maxConnections)")
+        let body = #"{"detail":"this replica has as many open connections as it takes (http.maxConnections); retry shortly","status":503,"title":"Too many connections","type":"/problems/too-many-connections"}"#
+        let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+        let buffer = context.channel.allocator.buffer(string: head + body)
+        // Written before the close, which sends it first: a few bytes, taken by the socket at once.
+        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        context.close(promise: nil)
+    }
+}
