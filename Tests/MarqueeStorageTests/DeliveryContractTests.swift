@@ -95,6 +95,42 @@ struct DeliveryContractTests {
         }
     }
 
+    @Test("an uncertain start is a delivery of its own, counted apart, and a resumed run leaves it out", arguments: Backend.allCases)
+    func uncertainStart(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture, count: 3)
+            // The first token's start was written to APNs and got no answer: the device may have it.
+            let uncertain = Delivery(jobID: scene.job.id, tokenRowID: scene.tokens[0].rowID, outcome: .uncertain, sentAt: fixture.now, completedAt: fixture.now)
+            try await fixture.store.commitDeliveryBatch(
+                DeliveryBatch(
+                    appID: scene.app.id,
+                    jobID: scene.job.id,
+                    leaseOwner: "worker",
+                    deliveries: [uncertain],
+                    startedEventID: scene.event.id,
+                    progress: JobProgress(attempted: 1, uncertain: 1),
+                    checkpoint: String(scene.tokens[0].rowID)
+                ),
+                at: fixture.now
+            )
+            #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id) == [uncertain])
+            #expect(try await fixture.store.deliveryCounts(appID: scene.app.id, jobID: scene.job.id) == [DeliveryCount(outcome: .uncertain, reason: nil, count: 1)])
+            let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
+            #expect(job.progress == JobProgress(attempted: 1, uncertain: 1))
+            // It is not in the start ledger (APNs never said it started), but it is final in its
+            // job: a resumed run does not send it again.
+            #expect(try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID)).isEmpty)
+            let resumed = AudienceQuery(
+                appID: scene.app.id,
+                environment: .sandbox,
+                attributesType: "MatchAttributes",
+                excludingStartsOf: scene.event.id,
+                excludingFinalOutcomesOf: scene.job.id
+            )
+            #expect(try await fixture.store.audiencePage(resumed, after: 0, limit: 10).map(\.rowID) == scene.tokens[1...].map(\.rowID))
+        }
+    }
+
     /// The ledger entry an accepted start of the scene's job makes.
     static func startRecord(_ delivery: Delivery) -> StartRecord {
         StartRecord(

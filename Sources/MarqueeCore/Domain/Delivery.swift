@@ -12,6 +12,10 @@ public enum DeliveryOutcome: String, Sendable, Hashable, Codable, CaseIterable {
     case failed
     /// Not sent on purpose (already started, filtered out).
     case skipped
+    /// Written to APNs, then no answer (the connection closed or was reset, a timeout, a GOAWAY that
+    /// covered it): the device may or may not have it. A start that ends so is not sent again unless
+    /// the job's policy says so (`jobs.uncertainStarts`), since a second start is a second activity.
+    case uncertain
 }
 
 /// One push of a job to one token.

@@ -54,7 +54,8 @@ public struct JobLease: Sendable, Hashable {
 
 /// Counters a job keeps while it works through its audience.
 public struct JobProgress: Sendable, Hashable {
-    /// Tokens with a final outcome (accepted, rejected, token gone, failed after the last retry).
+    /// Tokens with a final outcome (accepted, rejected, token gone, failed after the last retry,
+    /// uncertain).
     public var attempted: Int64
     public var succeeded: Int64
     public var failed: Int64
@@ -65,6 +66,9 @@ public struct JobProgress: Sendable, Hashable {
     /// Pushes sent at priority 5 instead of 10 because their activity had used its hourly budget
     /// of priority-10 pushes (activity-update jobs).
     public var downgraded: Int64
+    /// Starts written to APNs that got no answer (`DeliveryOutcome.uncertain`): the device may or
+    /// may not have the activity. Counted in `attempted`, neither in `succeeded` nor in `failed`.
+    public var uncertain: Int64
 
     public init(
         attempted: Int64 = 0,
@@ -72,7 +76,8 @@ public struct JobProgress: Sendable, Hashable {
         failed: Int64 = 0,
         total: Int64? = nil,
         retired: Int64 = 0,
-        downgraded: Int64 = 0
+        downgraded: Int64 = 0,
+        uncertain: Int64 = 0
     ) {
         self.attempted = attempted
         self.succeeded = succeeded
@@ -80,6 +85,7 @@ public struct JobProgress: Sendable, Hashable {
         self.total = total
         self.retired = retired
         self.downgraded = downgraded
+        self.uncertain = uncertain
     }
 
     public static func + (lhs: JobProgress, rhs: JobProgress) -> JobProgress {
@@ -89,7 +95,8 @@ public struct JobProgress: Sendable, Hashable {
             failed: lhs.failed + rhs.failed,
             total: lhs.total ?? rhs.total,
             retired: lhs.retired + rhs.retired,
-            downgraded: lhs.downgraded + rhs.downgraded
+            downgraded: lhs.downgraded + rhs.downgraded,
+            uncertain: lhs.uncertain + rhs.uncertain
         )
     }
 }

@@ -18,6 +18,8 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     /// How many times a job that failed (not its pushes: the job, a store or APNs outage) is run
     /// again before it is marked failed.
     public var maximumJobAttempts: Int
+    /// What a start job does with starts that were written to APNs and got no answer.
+    public var uncertainStarts: UncertainStartPolicy
     var fanOut: FanOutStateMachine.Configuration
 
     public init(
@@ -31,7 +33,8 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         batchSize: Int = 500,
         maximumAttemptsPerToken: Int = 3,
         retryBaseDelay: Duration = .seconds(1),
-        retryMaximumDelay: Duration = .seconds(60)
+        retryMaximumDelay: Duration = .seconds(60),
+        uncertainStarts: UncertainStartPolicy = .skip
     ) {
         self.leaseDuration = leaseDuration
         self.pollInterval = pollInterval
@@ -40,6 +43,7 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         self.partitions = max(1, partitions)
         self.window = window
         self.maximumJobAttempts = max(1, maximumJobAttempts)
+        self.uncertainStarts = uncertainStarts
         fanOut = .init(batchSize: max(1, batchSize), maximumAttempts: max(1, maximumAttemptsPerToken), retryBaseDelay: retryBaseDelay, retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay))
     }
 }

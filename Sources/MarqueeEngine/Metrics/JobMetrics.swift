@@ -7,7 +7,8 @@ import Synchronization
 ///
 /// - `marquee_job_tokens_total{kind,outcome}`: tokens whose final outcome a run committed:
 ///   `accepted`, `failed` (rejected, or failed after the last retry), `retired` (APNs said the
-///   token is gone), `skipped`
+///   token is gone), `skipped`, `uncertain` (a start written to APNs that got no answer: the device
+///   may or may not have it)
 /// - `marquee_jobs_running`: jobs this replica runs a part of now (a fan-out's partitions count
 ///   once, under the fan-out)
 /// - `marquee_job_remaining_tokens{job}`: tokens the whole job has still to send, read from the
@@ -120,16 +121,18 @@ final class JobMetrics: Sendable {
         var failed = 0
         var retired = 0
         var skipped = 0
+        var uncertain = 0
         for delivery in deliveries {
             switch delivery.outcome {
             case .accepted: accepted += 1
             case .rejected, .failed: failed += 1
             case .tokenInvalid: retired += 1
             case .skipped: skipped += 1
+            case .uncertain: uncertain += 1
             }
         }
         let label = Self.kindLabel(kind)
-        for (outcome, count) in [("accepted", accepted), ("failed", failed), ("retired", retired), ("skipped", skipped)] where count > 0 {
+        for (outcome, count) in [("accepted", accepted), ("failed", failed), ("retired", retired), ("skipped", skipped), ("uncertain", uncertain)] where count > 0 {
             tokenCounter(kind: label, outcome: outcome).increment(by: count)
         }
     }

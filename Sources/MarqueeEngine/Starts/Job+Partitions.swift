@@ -12,6 +12,7 @@ extension Job {
             job.progress.succeeded += part.progress.succeeded
             job.progress.failed += part.progress.failed
             job.progress.retired += part.progress.retired
+            job.progress.uncertain += part.progress.uncertain
             job.updatedAt = max(job.updatedAt, part.updatedAt)
             job.attempts = max(job.attempts, part.attempts)
             if job.lastError == nil { job.lastError = part.lastError }

@@ -258,7 +258,7 @@ public struct StartService: Sendable {
         var failures: [DeliveryCount] = []
         if withFailures {
             for id in [job.id] + parts.map(\.id) {
-                failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter { $0.outcome != .accepted }
+                failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter { $0.outcome != .accepted && $0.outcome != .uncertain }
             }
         }
         return JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)

@@ -138,7 +138,8 @@ extension Components.Schemas.JobFailureCount.OutcomePayload {
         switch outcome {
         case .rejected: self = .rejected
         case .tokenInvalid: self = .tokenInvalid
-        case .failed, .accepted: self = .failed
+        // The job's failures leave accepted and uncertain tokens out (`uncertain` has its own count).
+        case .failed, .accepted, .uncertain: self = .failed
         case .skipped: self = .skipped
         }
     }

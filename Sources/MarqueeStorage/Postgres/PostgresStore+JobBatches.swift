@@ -38,6 +38,7 @@ extension PostgresStore {
                 progress_failed = progress_failed + \(progress.failed),
                 progress_retired = progress_retired + \(retired),
                 progress_downgraded = progress_downgraded + \(progress.downgraded),
+                progress_uncertain = progress_uncertain + \(progress.uncertain),
                 checkpoint = COALESCE(\(checkpoint), checkpoint),
                 updated_at = \(at)
             WHERE id = \(jobID.uuid)

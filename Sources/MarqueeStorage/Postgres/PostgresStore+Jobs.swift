@@ -24,10 +24,11 @@ extension PostgresStore {
         """
         INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
                           progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
-                          checkpoint, last_error, created_at, updated_at)
+                          progress_uncertain, checkpoint, last_error, created_at, updated_at)
         SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(job.parentID?.uuid), \(ColumnCoding.json(job.arguments))::json,
                \(job.dueAt), \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \(job.progress.succeeded),
-               \(job.progress.failed), \(job.progress.total), \(job.progress.retired), \(job.progress.downgraded), \(job.checkpoint),
+               \(job.progress.failed), \(job.progress.total), \(job.progress.retired), \(job.progress.downgraded),
+               \(job.progress.uncertain), \(job.checkpoint),
                \(job.lastError), \(job.createdAt), \(job.updatedAt)
         FROM apps a WHERE a.id = \(job.appID.uuid)
         RETURNING id, pg_notify(\(Self.jobsChannel), kind)

@@ -30,12 +30,12 @@ extension SQLiteStore {
             UPDATE jobs
             SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
                 progress_failed = progress_failed + ?, progress_retired = progress_retired + ?,
-                progress_downgraded = progress_downgraded + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
+                progress_downgraded = progress_downgraded + ?, progress_uncertain = progress_uncertain + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
             WHERE id = ?
             """,
             [
                 .int(progress.attempted), .int(progress.succeeded), .int(progress.failed),
-                .int(retired), .int(progress.downgraded), .text(checkpoint), .date(at), .id(jobID),
+                .int(retired), .int(progress.downgraded), .int(progress.uncertain), .text(checkpoint), .date(at), .id(jobID),
             ]
         )
     }

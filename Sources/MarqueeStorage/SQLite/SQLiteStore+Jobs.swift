@@ -14,15 +14,15 @@ extension SQLiteStore {
                     """
                     INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
                                       progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
-                                      checkpoint, last_error, created_at, updated_at)
-                    SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                                      progress_uncertain, checkpoint, last_error, created_at, updated_at)
+                    SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
                     RETURNING id
                     """,
                     [
                         .id(job.id), .text(job.kind.rawValue), .id(job.parentID), .text(ColumnCoding.json(job.arguments)),
                         .date(job.dueAt), .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted),
                         .int(job.progress.succeeded), .int(job.progress.failed), .int(job.progress.total),
-                        .int(job.progress.retired), .int(job.progress.downgraded), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
+                        .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
                         .date(job.updatedAt), .id(job.appID),
                     ]
                 )

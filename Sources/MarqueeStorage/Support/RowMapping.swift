@@ -200,7 +200,7 @@ enum RowMapping {
         return [
             "id", "app_id", "kind", "parent_id", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
             "progress_attempted", "progress_succeeded", "progress_failed", "progress_total", "progress_retired",
-            "progress_downgraded", "checkpoint", "last_error", "created_at", "updated_at",
+            "progress_downgraded", "progress_uncertain", "checkpoint", "last_error", "created_at", "updated_at",
         ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ")
     }
 
@@ -223,7 +223,8 @@ enum RowMapping {
                 failed: try row.int64("progress_failed"),
                 total: try row.optionalInt64("progress_total"),
                 retired: try row.int64("progress_retired"),
-                downgraded: try row.int64("progress_downgraded")
+                downgraded: try row.int64("progress_downgraded"),
+                uncertain: try row.int64("progress_uncertain")
             ),
             checkpoint: try row.optionalString("checkpoint"),
             lastError: try row.optionalString("last_error"),
