@@ -103,9 +103,12 @@ struct FanOutRunner: Sendable {
                 guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: clock.now, leaseDuration: configuration.leaseDuration) else {
                     throw StoreError.leaseLost(context.job.id)
                 }
+                // Retries go through the start ledger: a token another job started meanwhile is not sent.
+                let now = clock.now
+                let started = try await work.alreadyStarted(among: context.machine.withLock { $0.retryRowsDue(now: now) })
                 let due = context.machine.withLock { machine in
                     machine.beginRound()
-                    return machine.retriesDue(now: clock.now)
+                    return machine.retriesDue(now: now, alreadyStarted: started)
                 }
                 let pushes = try due.map(work.push)
                 try await sendRound(context, client: client, work: work, pages: FixedPushPages(pages: pushes.isEmpty ? [] : [pushes]), beginRound: false)

@@ -13,6 +13,14 @@ protocol FanOutWork: Sendable {
     /// Writes the batch's outcomes, progress and checkpoint in one transaction, if `owner` still
     /// holds the job's lease (`StoreError.leaseLost` otherwise).
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws
+    /// Which of these token rows must not be sent again: a start job's answer is those the start
+    /// ledger holds for its event (started by another job meanwhile).
+    func alreadyStarted(among tokenRowIDs: [Int64]) async throws -> Set<Int64>
+}
+
+extension FanOutWork {
+    /// Work whose pushes a device drops when it has them already sends every retry.
+    func alreadyStarted(among tokenRowIDs: [Int64]) async throws -> Set<Int64> { [] }
 }
 
 /// One page of a fan-out's audience, as sends.

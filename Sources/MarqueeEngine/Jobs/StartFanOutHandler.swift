@@ -35,6 +35,7 @@ struct StartFanOutHandler: JobHandler {
             jobID: job.id,
             hasChannel: arguments.apnsChannelID != nil,
             everyoneGetsUpdateToken: arguments.inputPushToken,
+            uncertainStarts: runner.configuration.uncertainStarts,
             checkpoint: job.checkpoint.flatMap(Int64.init)
         )
         return try await runner.run(job, owner: owner, stop: stop, client: client, machine: machine, work: work)
@@ -59,6 +60,11 @@ struct StartFanOutWork: FanOutWork {
 
     func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush {
         try templates.push(for: send)
+    }
+
+    func alreadyStarted(among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+        guard !tokenRowIDs.isEmpty else { return [] }
+        return try await store.startedTokens(appID: job.appID, eventID: arguments.eventID, among: tokenRowIDs)
     }
 
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
