@@ -24,6 +24,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
     case idempotencyInProgress = "idempotency-in-progress"
     case channelGone = "channel-gone"
     case scheduleConflict = "schedule-conflict"
+    case jobConflict = "job-conflict"
     case internalError = "internal"
 
     var type: String { "/problems/\(rawValue)" }
@@ -39,7 +40,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .bodyTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .duplicate, .eventConflict, .channelQuotaExceeded, .appNotConfigured, .broadcastNotEnabled,
-            .idempotencyInProgress, .channelGone, .scheduleConflict:
+            .idempotencyInProgress, .channelGone, .scheduleConflict, .jobConflict:
             .conflict
         case .apnsRejected: .badGateway
         case .apnsUnavailable, .storeUnavailable: .serviceUnavailable
@@ -71,6 +72,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .idempotencyInProgress: "A request with this idempotency key is in progress"
         case .channelGone: "The event's channel is gone"
         case .scheduleConflict: "The schedule does not allow this change"
+        case .jobConflict: "The job does not allow this"
         case .internalError: "Internal error"
         }
     }
