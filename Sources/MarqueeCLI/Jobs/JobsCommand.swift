@@ -116,16 +116,7 @@ extension JobsCommand {
             let response = try await client.send { [jobID, idempotencyKey] in
                 try await $0.resendUncertainStarts(path: .init(jobID: jobID), headers: .init(idempotencyKey: idempotencyKey)).accepted.body.json
             }
-            let job = response.value
-            guard follow ?? context.standardErrorIsTerminal else {
-                output(response, in: context) { job in
-                    let total = job.progress.total.map { " to \(Formatting.count($0)) devices" } ?? ""
-                    return "Resending the uncertain starts in job \(job.id)\(total): follow it with `marquee jobs follow \(job.id)`"
-                }
-                return
-            }
-            if !options.json { context.printError("Resending the uncertain starts in job \(job.id)") }
-            try await JobsCommand.follow(job.id, client: client, options: options, context: context)
+            try await followOrPrint(response, follow: follow, client: client, context: context, saying: "Resending the uncertain starts in job", devices: "to")
         }
     }
 

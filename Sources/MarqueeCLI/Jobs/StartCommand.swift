@@ -96,16 +96,7 @@ struct StartCommand: ClientCommand {
             case let other: throw UnexpectedOutput(other)
             }
         }
-        let job = response.value
-        guard follow ?? context.standardErrorIsTerminal else {
-            output(response, in: context) { job in
-                let total = job.progress.total.map { " for \(Formatting.count($0)) devices" } ?? ""
-                return "Started job \(job.id)\(total): follow it with `marquee jobs follow \(job.id)`"
-            }
-            return
-        }
-        if !options.json { context.printError("Started job \(job.id)") }
-        try await JobsCommand.follow(job.id, client: client, options: options, context: context)
+        try await followOrPrint(response, follow: follow, client: client, context: context, saying: "Started job", devices: "for")
     }
 
     private func alertObject() throws(CLIFailure) -> OpenAPIObjectContainer {
