@@ -58,7 +58,7 @@ struct StartCommandTests {
         }
     }
 
-    @Test("start without --follow prints the job; jobs list, show and follow read it; a token APNs refuses makes follow exit 7; a finished job cannot be cancelled", arguments: TestBackend.allCases)
+    @Test("start without --follow prints the job; jobs list, show and follow read it; a token APNs refuses makes follow exit 7; a finished job cannot be cancelled, nor its uncertain starts resent when it has none", arguments: TestBackend.allCases)
     func jobs(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -83,6 +83,12 @@ struct StartCommandTests {
 
             let listed = await marquee("jobs", "list")
             #expect(listed.code == 0 && listed.standardOutput.contains(jobID), "\(listed)")
+            #expect(listed.standardOutput.contains("UNCERTAIN"), "\(listed)")
+
+            // Every start was answered: nothing to resend, and the problem says so.
+            let resend = await marquee("jobs", "resend-uncertain", jobID)
+            #expect(resend.code == 5, "\(resend)")
+            #expect(resend.standardError.contains("no uncertain tokens"), "\(resend)")
 
             let cancel = await marquee("jobs", "cancel", jobID)
             #expect(cancel.code == 5, "\(cancel)")

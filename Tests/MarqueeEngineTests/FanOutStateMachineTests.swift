@@ -10,12 +10,20 @@ import Testing
 struct FanOutStateMachineTests {
     let now = Date(timeIntervalSince1970: 1_767_225_600)
 
-    func machine(batchSize: Int = 100, attempts: Int = 3, hasChannel: Bool = true, everyoneToken: Bool = false, checkpoint: Int64? = nil) -> FanOutStateMachine {
+    func machine(
+        batchSize: Int = 100,
+        attempts: Int = 3,
+        hasChannel: Bool = true,
+        everyoneToken: Bool = false,
+        uncertainStarts: UncertainStartPolicy? = nil,
+        checkpoint: Int64? = nil
+    ) -> FanOutStateMachine {
         FanOutStateMachine(
             configuration: .init(batchSize: batchSize, maximumAttempts: attempts, retryBacklogLimit: 10, retryBaseDelay: .seconds(1)),
             jobID: JobID(),
             hasChannel: hasChannel,
             everyoneGetsUpdateToken: everyoneToken,
+            uncertainStarts: uncertainStarts,
             checkpoint: checkpoint
         )
     }
@@ -137,5 +145,125 @@ struct FanOutStateMachineTests {
         #expect(machine.takeBatch().checkpoint == nil)
         machine.outcome(index: 0, .accepted(apnsID: nil), now: now)
         #expect(machine.takeBatch().checkpoint == 42)
+    }
+
+    // MARK: Uncertain starts: written to APNs, no answer
+
+    @Test("under skip, an unanswered start is final as uncertain: committed, counted as sent and uncertain, never sent again")
+    func uncertainSkipped() {
+        var machine = machine(uncertainStarts: .skip)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...3))
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: now)
+        machine.outcome(index: 1, .uncertain(why: "connection reset"), now: now)
+        machine.outcome(index: 2, rejection(400, .badPriority), now: now)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.outcome) == [.accepted, .uncertain, .rejected])
+        #expect(batch.deliveries[1].status == nil)
+        #expect(batch.deliveries[1].reason == nil)
+        #expect(batch.progress == JobProgress(attempted: 3, succeeded: 1, failed: 1, uncertain: 1))
+        // Final: the checkpoint passes it, and nothing waits for a retry.
+        #expect(batch.checkpoint == 3)
+        #expect(machine.nextStep(now: now) == .complete)
+        #expect(machine.waitingForRetryCount == 0)
+    }
+
+    @Test("under skip, a start the client gave no outcome for is uncertain too: it may have been written")
+    func roundEndedUncertain() {
+        var machine = machine(uncertainStarts: .skip)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...2))
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: now)
+        machine.roundEnded(now: now)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.outcome) == [.accepted, .uncertain])
+        #expect(batch.progress.uncertain == 1)
+        #expect(machine.nextStep(now: now) == .complete)
+    }
+
+    @Test("under resend, an unanswered start is sent again in a later round, holding the checkpoint; its last unanswered attempt is final as uncertain")
+    func uncertainResent() {
+        var machine = machine(attempts: 2, uncertainStarts: .resend)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...2))
+        machine.outcome(index: 0, .uncertain(why: "connection reset"), now: now)
+        machine.outcome(index: 1, .accepted(apnsID: nil), now: now)
+        let first = machine.takeBatch()
+        #expect(first.deliveries.map(\.tokenRowID) == [2])
+        #expect(first.progress.uncertain == 0)
+        #expect(first.checkpoint == nil)
+        #expect(machine.nextStep(now: now) == .retry(at: now.addingTimeInterval(1)))
+
+        let later = now.addingTimeInterval(1)
+        #expect(machine.retryRowsDue(now: later) == [1])
+        machine.beginRound()
+        let due = machine.retriesDue(now: later)
+        #expect(due.map(\.tokenRowID) == [1])
+        #expect(due.map(\.attempt) == [2])
+        machine.outcome(index: 0, .uncertain(why: "timeout"), now: later)
+        let last = machine.takeBatch()
+        #expect(last.deliveries.map(\.outcome) == [.uncertain])
+        #expect(last.deliveries.map(\.attempt) == [2])
+        #expect(last.progress == JobProgress(attempted: 1, uncertain: 1))
+        #expect(last.checkpoint == 2)
+        #expect(machine.nextStep(now: later) == .complete)
+    }
+
+    @Test("under resend, a start answered on its second send is accepted once, with that attempt")
+    func uncertainThenAccepted() {
+        var machine = machine(uncertainStarts: .resend)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(7...7, version: "17.4"))
+        machine.outcome(index: 0, .uncertain(why: "GOAWAY"), now: now)
+        #expect(machine.takeBatch().deliveries.isEmpty)
+        machine.beginRound()
+        _ = machine.retriesDue(now: now.addingTimeInterval(1))
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: now)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.outcome) == [.accepted])
+        #expect(batch.deliveries.map(\.attempt) == [2])
+        #expect(batch.startedWithUpdateToken == [7])
+        #expect(batch.progress == JobProgress(attempted: 1, succeeded: 1))
+    }
+
+    @Test("a retry goes through the start ledger: a token started meanwhile is not sent again, and counts as sent, not failed")
+    func retryThroughLedger() {
+        var machine = machine(uncertainStarts: .resend)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...3))
+        machine.outcome(index: 0, .uncertain(why: "connection reset"), now: now)
+        machine.outcome(index: 1, rejection(429, .tooManyRequests), now: now)
+        machine.outcome(index: 2, .uncertain(why: "connection reset"), now: now)
+        _ = machine.takeBatch()
+
+        let later = now.addingTimeInterval(1)
+        #expect(machine.retryRowsDue(now: later) == [1, 2, 3])
+        machine.beginRound()
+        // Another job of the event started 1 and 2 meanwhile (the start ledger holds them).
+        let due = machine.retriesDue(now: later, alreadyStarted: [1, 2])
+        #expect(due.map(\.tokenRowID) == [3])
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: later)
+        let batch = machine.takeBatch()
+        #expect(Dictionary(uniqueKeysWithValues: batch.deliveries.map { ($0.tokenRowID, $0.outcome) }) == [1: .skipped, 2: .skipped, 3: .accepted])
+        #expect(batch.progress == JobProgress(attempted: 3, succeeded: 1))
+        #expect(batch.checkpoint == 3)
+        #expect(machine.nextStep(now: later) == .complete)
+    }
+
+    @Test("pushes a device drops as repeats (a job without a start policy) are sent again when uncertain")
+    func uncertainUpdateRetried() {
+        var machine = machine(attempts: 2)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...1))
+        machine.outcome(index: 0, .uncertain(why: "connection reset"), now: now)
+        #expect(machine.takeBatch().deliveries.isEmpty)
+        #expect(machine.nextStep(now: now) == .retry(at: now.addingTimeInterval(1)))
+        machine.beginRound()
+        _ = machine.retriesDue(now: now.addingTimeInterval(1))
+        machine.outcome(index: 0, .uncertain(why: "connection reset"), now: now)
+        // Its last attempt fails it like any "later": it never counts as uncertain.
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.outcome) == [.failed])
+        #expect(batch.progress == JobProgress(attempted: 1, failed: 1))
     }
 }

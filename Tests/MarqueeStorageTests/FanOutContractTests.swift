@@ -70,6 +70,53 @@ struct FanOutContractTests {
         }
     }
 
+    @Test("a job's uncertain tokens, across its parts, are an audience of their own, less those the start ledger holds", arguments: Backend.allCases)
+    func uncertainAudience(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, (0..<5).map { TokenContractTests.registration($0) }, at: fixture.now)
+            let everyone = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
+            let tokens = try await fixture.store.audiencePage(everyone, after: 0, limit: 10).map(\.rowID)
+            let (parent, parts) = PartitionedJobContractTests.fanOut(fixture, app: app, parts: 1)
+            try await fixture.store.enqueueJobs([parent] + parts)
+            _ = try await fixture.store.leaseJobs(owner: "worker", kinds: [.startFanOutPartition], now: fixture.now, leaseDuration: .seconds(60), limit: 1)
+            func batch(_ outcomes: [(Int, DeliveryOutcome, Int)]) -> DeliveryBatch {
+                DeliveryBatch(
+                    appID: app.id,
+                    jobID: parts[0].id,
+                    leaseOwner: "worker",
+                    deliveries: outcomes.map { index, outcome, attempt in
+                        Delivery(jobID: parts[0].id, tokenRowID: tokens[index], attempt: attempt, outcome: outcome, sentAt: fixture.now, completedAt: fixture.now)
+                    },
+                    startedEventID: event.id,
+                    progress: JobProgress(attempted: Int64(outcomes.count)),
+                    checkpoint: nil
+                )
+            }
+            // Tokens 0 and 2 went uncertain, 1 failed, 3 started; 4 was never sent.
+            try await fixture.store.commitDeliveryBatch(batch([(0, .uncertain, 1), (1, .failed, 3), (2, .uncertain, 1), (3, .accepted, 1)]), at: fixture.now)
+
+            var resend = everyone
+            resend.uncertainIn = parent.id
+            #expect(try await fixture.store.audiencePage(resend, after: 0, limit: 10).map(\.rowID) == [tokens[0], tokens[2]])
+            #expect(try await fixture.store.audienceExtent(resend).count == 2)
+            resend.uncertainIn = parts[0].id
+            #expect(try await fixture.store.audienceRecipients(resend, after: tokens[0], limit: 10).map(\.rowID) == [tokens[2]])
+
+            // Token 2 started since (a second send of the same part, under the resend policy): the
+            // start ledger holds it, so a resend through the ledger leaves it out.
+            try await fixture.store.commitDeliveryBatch(batch([(2, .accepted, 2)]), at: fixture.now)
+            resend.uncertainIn = parent.id
+            resend.excludingStartsOf = event.id
+            #expect(try await fixture.store.audiencePage(resend, after: 0, limit: 10).map(\.rowID) == [tokens[0]])
+            #expect(try await fixture.store.audienceExtent(resend).count == 1)
+            // A job without uncertain tokens has an empty one.
+            resend.uncertainIn = JobID()
+            #expect(try await fixture.store.audienceExtent(resend).count == 0)
+        }
+    }
+
     @Test("the activities accepted input-push-token starts began are written with the batch, with their token's frequent-pushes flag", arguments: Backend.allCases)
     func startingActivities(backend: Backend) async throws {
         try await withStore(backend) { fixture in

@@ -6,7 +6,8 @@ import MarqueeClient
 enum JobProgress {
     typealias Job = Components.Schemas.Job
 
-    /// `[#####-----]  45%  sent 4,500 / 10,000  failed 12  1,204/s  ~5s left`
+    /// `[#####-----]  45%  sent 4,500 / 10,000  failed 12  uncertain 3  1,204/s  ~5s left`
+    /// (`uncertain` only when some are)
     static func line(_ job: Job) -> String {
         let progress = job.progress
         var parts: [String] = []
@@ -17,6 +18,7 @@ enum JobProgress {
             parts.append("sent \(Formatting.count(progress.sent))")
         }
         parts.append("failed \(Formatting.count(progress.failed))")
+        if progress.uncertain > 0 { parts.append("uncertain \(Formatting.count(progress.uncertain))") }
         if let rate = progress.ratePerSecond { parts.append("\(Formatting.count(Int(rate.rounded())))/s") }
         if let left = progress.estimatedSecondsLeft, job.state == .running { parts.append("~\(Formatting.duration(left)) left") }
         parts.append(job.state.rawValue)
@@ -28,18 +30,30 @@ enum JobProgress {
         let progress = job.progress
         var text = "Job \(job.id) \(job.state.rawValue): \(Formatting.count(progress.sent)) sent, "
             + "\(Formatting.count(progress.accepted)) accepted, \(Formatting.count(progress.failed)) failed"
+        if progress.uncertain > 0 { text += ", \(Formatting.count(progress.uncertain)) uncertain" }
         if progress.tokensRetired > 0 { text += ", \(Formatting.count(progress.tokensRetired)) tokens retired" }
         let failures = progress.failures.map { "\($0.reason ?? $0.outcome.rawValue) \(Formatting.count($0.count))" }
         if !failures.isEmpty { text += " (" + failures.joined(separator: ", ") + ")" }
         if let error = job.lastError { text += "\nlast error: \(error)" }
+        if let hint = uncertainHint(job) { text += "\n" + hint }
         return text
     }
 
-    /// 0 when every delivery was accepted, 7 when some failed, 5 when the job was cancelled, 6
-    /// when it failed (the server or APNs could not finish it; starting again may succeed).
+    /// What uncertain starts mean and what to do, for a finished start job that has some.
+    static func uncertainHint(_ job: Job) -> String? {
+        let count = job.progress.uncertain
+        guard count > 0, job.state != .pending, job.state != .running else { return nil }
+        let starts = count == 1 ? "1 start" : "\(Formatting.count(count)) starts"
+        return "\(starts) got no answer from APNs: those devices may or may not show the activity. "
+            + "To send them the start again (a device that has it will show it twice): marquee jobs resend-uncertain \(job.id)"
+    }
+
+    /// 0 when every delivery was accepted, 7 when some failed or are uncertain, 5 when the job was
+    /// cancelled, 6 when it failed (the server or APNs could not finish it; starting again may
+    /// succeed).
     static func exitCode(_ job: Job) -> CLIExitCode {
         switch job.state {
-        case .succeeded: job.progress.failed > 0 ? .partial : .ok
+        case .succeeded: job.progress.failed > 0 || job.progress.uncertain > 0 ? .partial : .ok
         case .cancelled: .rejected
         case .failed: .unavailable
         case .pending, .running: .unexpected

@@ -13,8 +13,9 @@ struct StartCommand: ClientCommand {
             Sends a push-to-start to every push-to-start token of the event's attributes type in \
             the environment (or those with --tag, --user-id or --token). Prints the job's ID; with \
             --follow (the default when standard error is a terminal) shows a live progress bar \
-            (sent, failed, rate, time left) and exits by the job's outcome: 0 when every delivery \
-            was accepted, 7 when some failed, 5 when the job was cancelled, 6 when it failed.
+            (sent, failed, uncertain, rate, time left) and exits by the job's outcome: 0 when every \
+            delivery was accepted, 7 when some failed or are uncertain (`marquee jobs \
+            resend-uncertain` sends those again), 5 when the job was cancelled, 6 when it failed.
             """
     )
 
@@ -95,16 +96,7 @@ struct StartCommand: ClientCommand {
             case let other: throw UnexpectedOutput(other)
             }
         }
-        let job = response.value
-        guard follow ?? context.standardErrorIsTerminal else {
-            output(response, in: context) { job in
-                let total = job.progress.total.map { " for \(Formatting.count($0)) devices" } ?? ""
-                return "Started job \(job.id)\(total): follow it with `marquee jobs follow \(job.id)`"
-            }
-            return
-        }
-        if !options.json { context.printError("Started job \(job.id)") }
-        try await JobsCommand.follow(job.id, client: client, options: options, context: context)
+        try await followOrPrint(response, follow: follow, client: client, context: context, saying: "Started job", devices: "for")
     }
 
     private func alertObject() throws(CLIFailure) -> OpenAPIObjectContainer {

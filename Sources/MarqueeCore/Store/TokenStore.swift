@@ -20,6 +20,9 @@ public struct AudienceQuery: Sendable, Hashable {
     public var excludingFinalOutcomesOf: JobID?
     /// Only the tokens of this part of the audience.
     public var partition: AudiencePartition?
+    /// Only tokens whose start ended uncertain (`DeliveryOutcome.uncertain`) in this job or one of
+    /// its parts: the audience of a resend of that job's uncertain tokens.
+    public var uncertainIn: JobID?
 
     public init(
         appID: AppID,
@@ -31,9 +34,11 @@ public struct AudienceQuery: Sendable, Hashable {
         userIDs: [String] = [],
         tokens: [String] = [],
         excludingFinalOutcomesOf: JobID? = nil,
-        partition: AudiencePartition? = nil
+        partition: AudiencePartition? = nil,
+        uncertainIn: JobID? = nil
     ) {
         self.partition = partition
+        self.uncertainIn = uncertainIn
         self.appID = appID
         self.environment = environment
         self.attributesType = attributesType

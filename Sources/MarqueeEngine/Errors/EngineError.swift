@@ -28,6 +28,9 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     case channelGone(environments: [APNSEnvironment], reason: APNSErrorReason?)
     /// The schedule's state does not allow the change (it began, ran, or belongs to a timeline).
     case scheduleConflict(String)
+    /// The job's kind or state does not allow this (a resend of uncertain starts from a job that is
+    /// not a finished start with uncertain tokens).
+    case jobConflict(String)
 
     public var description: String {
         switch self {
@@ -48,6 +51,7 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
                 + (reason.map { ": APNs answered \($0.reasonString) and Marquee marked the channel deleted" } ?? "")
                 + "; put the event again (PUT /v1/events/{eventKey}) to create a new channel"
         case .scheduleConflict(let detail): detail
+        case .jobConflict(let detail): detail
         }
     }
 }

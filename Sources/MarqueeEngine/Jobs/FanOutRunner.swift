@@ -210,9 +210,12 @@ struct FanOutRunner: Sendable {
                     throw StoreError.leaseLost(context.job.id)
                 }
                 context.keeper.withLock { $0.renewalSucceeded(askedAt: askedAt) }
+                // Retries go through the start ledger: a token another job started meanwhile is not sent.
+                let now = clock.now
+                let started = try await work.alreadyStarted(among: context.machine.withLock { $0.retryRowsDue(now: now) })
                 let due = context.machine.withLock { machine in
                     machine.beginRound()
-                    return machine.retriesDue(now: clock.now)
+                    return machine.retriesDue(now: now, alreadyStarted: started)
                 }
                 let pushes = try due.map(work.push)
                 let pages = FixedPushPages(pages: pushes.isEmpty ? [] : [pushes], mayHandOut: { context.mayHandOutSends(now: clock.now) })

@@ -8,8 +8,9 @@ import MarqueeCore
 /// outcome means, when a batch is committed and with which checkpoint, what is retried and when.
 ///
 /// The runner feeds it audience pages (in token-row order) and outcomes (in any order), and does
-/// what it answers. A token's outcome is final when it is accepted, rejected, its token is dead, or
-/// its last retry failed; only final outcomes are committed. The checkpoint is the highest token row
+/// what it answers. A token's outcome is final when it is accepted, rejected, its token is dead, its
+/// last retry failed, or (a start) it is uncertain and the job's `UncertainStartPolicy` does not
+/// send it again; only final outcomes are committed. The checkpoint is the highest token row
 /// below which every token has a committed final outcome, so a resumption from it (which also skips
 /// tokens in the start ledger or with a final outcome of this job) sends again only what was in
 /// flight or waiting for a retry.
@@ -56,6 +57,22 @@ struct FanOutStateMachine {
     enum SendResult: Sendable, Hashable {
         case accepted(apnsID: UUID?)
         case failed(APNSError)
+        /// The send was handed to the client and no answer came back (`why` says what was seen):
+        /// it may have reached APNs. An `APNSError` of class `.uncertain` means the same.
+        case uncertain(why: String)
+    }
+
+    /// What a failed send means for its token, from the APNs error's class
+    /// (`FanOutStateMachine+APNSError.swift`).
+    enum FailureVerdict: Sendable, Hashable {
+        /// Try again later (429, 5xx, no connection, a provider token to renew).
+        case later
+        /// The token is dead (410, or a device token APNs does not know).
+        case tokenDead
+        /// Refused for good.
+        case rejected
+        /// Written to APNs, no answer: the device may or may not have it.
+        case uncertain
     }
 
     /// A batch to commit, all or nothing.
@@ -86,6 +103,10 @@ struct FanOutStateMachine {
     let jobID: JobID
     let hasChannel: Bool
     let everyoneGetsUpdateToken: Bool
+    /// What a start job does with a start that got no answer; `nil` for jobs whose pushes a device
+    /// drops when it has them already (updates and ends carry a timestamp), which are sent again
+    /// like a "later".
+    let uncertainStarts: UncertainStartPolicy?
 
     /// The current round's sends by their outcome index.
     private var round: [Int: Send] = [:]
@@ -100,11 +121,19 @@ struct FanOutStateMachine {
     /// When the oldest outcome waiting for its commit became final.
     private var oldestPendingAt: Date?
 
-    init(configuration: Configuration, jobID: JobID, hasChannel: Bool, everyoneGetsUpdateToken: Bool, checkpoint: Int64?) {
+    init(
+        configuration: Configuration,
+        jobID: JobID,
+        hasChannel: Bool,
+        everyoneGetsUpdateToken: Bool,
+        uncertainStarts: UncertainStartPolicy? = nil,
+        checkpoint: Int64?
+    ) {
         self.configuration = configuration
         self.jobID = jobID
         self.hasChannel = hasChannel
         self.everyoneGetsUpdateToken = everyoneGetsUpdateToken
+        self.uncertainStarts = uncertainStarts
         self.lastCheckpoint = checkpoint
         self.highestRowSeen = checkpoint
     }
@@ -189,12 +218,21 @@ struct FanOutStateMachine {
         highestRowSeen = resumeAfter
     }
 
-    /// The tokens whose retry is due at `now`, as one page of sends.
-    mutating func retriesDue(now: Date) -> [Send] {
+    /// The token rows whose retry is due at `now`: a start job asks the start ledger which of them
+    /// have started since (another job of the event), and passes them to `retriesDue`.
+    func retryRowsDue(now: Date) -> [Int64] {
+        waitingForRetry.filter { $0.readyAt <= now }.map(\.send.tokenRowID)
+    }
+
+    /// The tokens whose retry is due at `now`, as one page of sends. Those in `alreadyStarted` (the
+    /// start ledger holds them) are not sent: their outcome is final as `skipped`.
+    mutating func retriesDue(now: Date, alreadyStarted: Set<Int64> = []) -> [Send] {
         var due: [Send] = []
         var later: [(send: Send, readyAt: Date)] = []
         for entry in waitingForRetry {
-            if entry.readyAt <= now {
+            if alreadyStarted.contains(entry.send.tokenRowID) {
+                finish(entry.send, outcome: .skipped, status: nil, apnsID: nil, reason: nil, now: now)
+            } else if entry.readyAt <= now {
                 var send = entry.send
                 send.attempt += 1
                 due.append(send)
@@ -223,16 +261,16 @@ struct FanOutStateMachine {
             finish(send, outcome: .accepted, status: 200, apnsID: apnsID, reason: nil, now: now)
             if send.kind == .updateToken { pending.startedWithUpdateToken.append(send.tokenRowID) }
             if send.priority == .immediate { pending.acceptedAtImmediate.append(send.tokenRowID) }
+        case .uncertain:
+            uncertain(send, now: now)
         case .failed(let error):
             let rejection: APNSRejection? = if case .rejected(let rejection) = error { rejection } else { nil }
             let apnsID = rejection?.apnsID.flatMap(UUID.init(uuidString:))
-            switch error.failureClass {
-            case .retryLater, .renewTokenAndRetry:
-                if send.attempt < configuration.maximumAttempts {
-                    waitingForRetry.append((send, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
-                } else {
-                    finish(send, outcome: .failed, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
-                }
+            switch Self.verdict(error) {
+            case .later:
+                later(send, rejection: rejection, apnsID: apnsID, now: now)
+            case .uncertain:
+                uncertain(send, now: now)
             case .tokenDead:
                 finish(send, outcome: .tokenInvalid, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
                 // Only a 410 with APNs' timestamp can retire a token, and only if that time is newer
@@ -243,17 +281,41 @@ struct FanOutStateMachine {
                         apnsTimestampMilliseconds: milliseconds
                     )
                 }
-            case .channelGone, .appMisconfigured, .requestRejected, .uncertain:
+            case .rejected:
                 finish(send, outcome: .rejected, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
             }
         }
     }
 
-    /// Every send of the round that has no outcome (the transport gave up on it without one) counts
-    /// as "try again later".
+    /// A "later": sent again after a back-off, until the last attempt fails it.
+    private mutating func later(_ send: Send, rejection: APNSRejection?, apnsID: UUID?, now: Date) {
+        if send.attempt < configuration.maximumAttempts {
+            waitingForRetry.append((send, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
+        } else {
+            finish(send, outcome: .failed, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
+        }
+    }
+
+    /// A send that may have reached the device. A start is final as `uncertain` under `.skip`; under
+    /// `.resend` it is sent again like a "later" (through the start ledger: see `retryRowsDue`), and
+    /// its last attempt, if still unanswered, is final as `uncertain`. Other pushes (timestamped:
+    /// a device drops a repeat) are a plain "later".
+    private mutating func uncertain(_ send: Send, now: Date) {
+        switch uncertainStarts {
+        case nil:
+            later(send, rejection: nil, apnsID: nil, now: now)
+        case .resend? where send.attempt < configuration.maximumAttempts:
+            waitingForRetry.append((send, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
+        case .skip?, .resend?:
+            finish(send, outcome: .uncertain, status: nil, apnsID: nil, reason: nil, now: now)
+        }
+    }
+
+    /// Every send of the round that has no outcome (the transport gave up on it without one): it
+    /// may have been written, so it is uncertain (for a job without a policy, a "later").
     mutating func roundEnded(now: Date) {
         for index in round.keys.sorted() {
-            outcome(index: index, .failed(.connectionFailed("no outcome")), now: now)
+            outcome(index: index, .uncertain(why: "the client gave no outcome"), now: now)
         }
     }
 
@@ -281,7 +343,13 @@ struct FanOutStateMachine {
         if pending.deliveries.count == 1 { oldestPendingAt = now }
         pending.progress.attempted += 1
         if send.downgraded { pending.progress.downgraded += 1 }
-        if outcome == .accepted { pending.progress.succeeded += 1 } else { pending.progress.failed += 1 }
+        switch outcome {
+        case .accepted: pending.progress.succeeded += 1
+        case .uncertain: pending.progress.uncertain += 1
+        // Not sent: the start ledger already holds the token (another job of the event started it).
+        case .skipped: break
+        case .rejected, .tokenInvalid, .failed: pending.progress.failed += 1
+        }
     }
 
     func retryDelay(afterAttempt attempt: Int) -> TimeInterval {

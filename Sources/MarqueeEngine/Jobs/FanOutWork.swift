@@ -17,6 +17,14 @@ protocol FanOutWork: Sendable {
     /// for pushes a second copy of which would show twice (starts), not for those the device drops
     /// as repeats by their timestamp.
     var reservesTokens: Bool { get }
+    /// Which of these token rows must not be sent again: a start job's answer is those the start
+    /// ledger holds for its event (started by another job meanwhile).
+    func alreadyStarted(among tokenRowIDs: [Int64]) async throws -> Set<Int64>
+}
+
+extension FanOutWork {
+    /// Work whose pushes a device drops when it has them already sends every retry.
+    func alreadyStarted(among tokenRowIDs: [Int64]) async throws -> Set<Int64> { [] }
 }
 
 /// One page of a fan-out's audience, as sends.

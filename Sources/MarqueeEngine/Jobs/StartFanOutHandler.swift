@@ -36,6 +36,7 @@ struct StartFanOutHandler: JobHandler {
             jobID: job.id,
             hasChannel: arguments.apnsChannelID != nil,
             everyoneGetsUpdateToken: arguments.inputPushToken,
+            uncertainStarts: runner.configuration.uncertainStarts,
             checkpoint: job.checkpoint.flatMap(Int64.init)
         )
         return try await runner.run(job, owner: owner, stop: stop, client: client, machine: machine, work: work)
@@ -75,6 +76,10 @@ struct StartFanOutWork: FanOutWork {
 
     /// A second start is a second Live Activity.
     var reservesTokens: Bool { true }
+    func alreadyStarted(among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+        guard !tokenRowIDs.isEmpty else { return [] }
+        return try await store.startedTokens(appID: job.appID, eventID: arguments.eventID, among: tokenRowIDs)
+    }
 
     func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
         try await store.commitDeliveryBatch(

@@ -17,6 +17,11 @@ extension JobID {
         hasher.update(data: Array("marquee.schedule.\(purpose):".utf8))
         withUnsafeBytes(of: schedule.uuid.uuid) { hasher.update(bufferPointer: $0) }
         hasher.update(data: Array(":\(environment.rawValue)".utf8))
+        self.init(version8Of: hasher)
+    }
+
+    /// A UUID of version 8 (RFC 9562: made by the application) from the first 16 bytes of a SHA-256.
+    init(version8Of hasher: SHA256) {
         var bytes = Array(hasher.finalize().prefix(16))
         bytes[6] = (bytes[6] & 0x0F) | 0x80
         bytes[8] = (bytes[8] & 0x3F) | 0x80

@@ -17,6 +17,8 @@ public struct JobView: Sendable, Hashable {
     public var sent: Int64 { job.progress.attempted }
     public var accepted: Int64 { job.progress.succeeded }
     public var failed: Int64 { job.progress.failed }
+    /// Starts written to APNs that got no answer: the device may or may not show the activity.
+    public var uncertain: Int64 { job.progress.uncertain }
     public var retired: Int64 { job.progress.retired }
     /// Pushes sent at 5 because their activity had used its budget of priority-10 pushes.
     public var downgraded: Int64 { job.progress.downgraded }

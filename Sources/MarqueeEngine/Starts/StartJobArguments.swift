@@ -20,6 +20,9 @@ struct StartJobArguments: Sendable, Hashable {
     var timestamp: Int64
     /// The part of the audience a partition job sends to; `nil` on the job the API shows.
     var partition: AudiencePartition?
+    /// The job whose uncertain tokens this job sends the start again (`resend-uncertain`): its
+    /// audience is those tokens only.
+    var uncertainOf: JobID?
 
     var jsonValue: JSONValue {
         var object = JSONObject()
@@ -44,6 +47,7 @@ struct StartJobArguments: Sendable, Hashable {
             if let through = partition.throughRowID { range["throughRowID"] = .integer(through) }
             object["partition"] = .object(range)
         }
+        if let uncertainOf { object["uncertainOf"] = .string(uncertainOf.description) }
         return .object(object)
     }
 
@@ -59,9 +63,11 @@ struct StartJobArguments: Sendable, Hashable {
         apnsChannelID: String?,
         channelID: ChannelID?,
         timestamp: Int64,
-        partition: AudiencePartition? = nil
+        partition: AudiencePartition? = nil,
+        uncertainOf: JobID? = nil
     ) {
         self.partition = partition
+        self.uncertainOf = uncertainOf
         self.eventID = eventID
         self.environment = environment
         self.attributesType = attributesType
@@ -110,6 +116,13 @@ struct StartJobArguments: Sendable, Hashable {
         } else if value["partition"] != nil {
             throw Unreadable(description: "start job arguments have a malformed partition")
         }
+        var uncertainOf: JobID?
+        if value["uncertainOf"] != nil {
+            guard let id = JobID(uuidString: try string("uncertainOf")) else {
+                throw Unreadable(description: "start job arguments have a malformed uncertainOf")
+            }
+            uncertainOf = id
+        }
         self.init(
             eventID: eventID,
             environment: environment,
@@ -126,7 +139,8 @@ struct StartJobArguments: Sendable, Hashable {
             apnsChannelID: try? string("apnsChannelID"),
             channelID: (try? string("channelID")).flatMap(ChannelID.init(uuidString:)),
             timestamp: timestamp,
-            partition: partition
+            partition: partition,
+            uncertainOf: uncertainOf
         )
     }
 
@@ -143,7 +157,8 @@ struct StartJobArguments: Sendable, Hashable {
             userIDs: audience.userIDs,
             tokens: audience.tokens,
             excludingFinalOutcomesOf: afterEarlierRuns ? jobID : nil,
-            partition: partition
+            partition: partition,
+            uncertainIn: uncertainOf
         )
     }
 

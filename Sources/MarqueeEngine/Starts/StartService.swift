@@ -24,24 +24,29 @@ public struct StartService: Sendable {
 
     /// Validates the request and enqueues the start as job `jobID`, once: when that job exists (an
     /// earlier attempt of the same schedule enqueued it, then stopped before recording it), it is
-    /// answered and nothing is enqueued again.
-    func start(app: App, eventKey: String, request: StartRequest, jobID: JobID) async throws -> JobView {
+    /// answered and nothing is enqueued again. With `uncertainOf`, the audience is only the tokens
+    /// whose start ended uncertain in that job (`resendUncertain`).
+    func start(app: App, eventKey: String, request: StartRequest, jobID: JobID, uncertainOf: JobID? = nil) async throws -> JobView {
         if let existing = try await store.job(appID: app.id, id: jobID) { return try await view(app: app, job: existing) }
         let event = try await checkedEvent(app: app, eventKey: eventKey, environment: request.environment)
         try Self.check(request)
         let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: request.environment)
         let active = channel.flatMap { $0.state == .active ? $0 : nil }
         let now = clock.now
-        let arguments = Self.arguments(
+        var arguments = Self.arguments(
             eventID: event.id,
             attributesType: event.attributesType,
             request: request,
             channel: active,
             timestamp: try await startTimestamp(app: app, event: event, environment: request.environment, channel: active)
         )
+        arguments.uncertainOf = uncertainOf
         try Self.checkSize(arguments)
         let extent = try await store.audienceExtent(arguments.audienceQuery(appID: app.id, jobID: jobID, afterEarlierRuns: false))
         let total = extent.count
+        if let uncertainOf, total == 0 {
+            throw EngineError.jobConflict("every uncertain token of job \(uncertainOf) has started since (or is gone): there is nothing to resend")
+        }
         let job = Job(
             id: jobID,
             appID: app.id,
@@ -244,7 +249,7 @@ public struct StartService: Sendable {
         }
     }
 
-    private func view(app: App, job: Job, withFailures: Bool = true) async throws -> JobView {
+    func view(app: App, job: Job, withFailures: Bool = true) async throws -> JobView {
         var eventKey: String?
         var environment: APNSEnvironment?
         if job.kind == .startFanOut, let arguments = try? StartJobArguments(job.arguments) {

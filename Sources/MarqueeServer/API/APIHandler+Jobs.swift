@@ -31,6 +31,12 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(view))))
     }
 
+    func resendUncertainStarts(_ input: Operations.ResendUncertainStarts.Input) async throws -> Operations.ResendUncertainStarts.Output {
+        let app = try await authorizedApp(.publisher)
+        let view = try await engine.starts.resendUncertain(app: app, id: try Self.jobID(input.path.jobID))
+        return .accepted(.init(headers: .init(location: "/v1/jobs/\(PublicID.job(view.job.id))"), body: .json(.init(view))))
+    }
+
     func followJob(_ input: Operations.FollowJob.Input) async throws -> Operations.FollowJob.Output {
         let app = try await authorizedApp(.publisher)
         let progress = try await engine.starts.progress(app: app, id: try Self.jobID(input.path.jobID))
@@ -104,6 +110,7 @@ extension Components.Schemas.Job {
                 sent: view.sent,
                 accepted: view.accepted,
                 failed: view.failed,
+                uncertain: view.uncertain,
                 failures: view.failures.map { count in
                     .init(outcome: .init(count.outcome), reason: count.reason?.reasonString, count: count.count)
                 },

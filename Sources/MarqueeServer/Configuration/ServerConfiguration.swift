@@ -59,6 +59,10 @@ import SystemPackage
 ///   the job worker
 /// - `jobs.partitions` (8): parts a start fan-out is split into, each leased on its own, so that
 ///   replicas share one fan-out
+/// - `jobs.uncertainStarts` (`skip`): what a start job does with a start written to APNs that got
+///   no answer (the device may or may not have it): `skip` (final as uncertain, never sent again:
+///   a device may miss the start, none gets two) or `resend` (sent again in a later round, through
+///   the start ledger: none misses it for want of an answer, one that had it gets two)
 /// - `timeline.channelLeadSeconds` (3600): how long before an automatic timeline's planned start
 ///   the event's channels are created; an event's `timeline.channelLeadSeconds` wins
 /// - `timeline.endMarginSeconds` (900): how long before Apple's 8-hour limit an automatic timeline
@@ -214,7 +218,10 @@ public struct ServerConfiguration: Sendable {
                 batchSize: try reader.integer("jobs.batchSize", default: 500, range: 1...100_000),
                 maximumAttemptsPerToken: try reader.integer("jobs.maxAttemptsPerToken", default: 3, range: 1...1_000),
                 retryBaseDelay: .milliseconds(Int64(try reader.integer("jobs.retryBaseMilliseconds", default: 1_000, range: 1...600_000))),
-                retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000)))
+                retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000))),
+                uncertainStarts: try reader.parsed("jobs.uncertainStarts", default: .skip, expected: "skip or resend") {
+                    UncertainStartPolicy(rawValue: $0)
+                }
             ),
             timeline: TimelinePolicy(
                 channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),

@@ -57,6 +57,8 @@ extension Problem {
             self.init(.channelGone, detail: error.description, apnsReason: reason?.reasonString)
         case .scheduleConflict(let detail):
             self.init(.scheduleConflict, detail: detail)
+        case .jobConflict(let detail):
+            self.init(.jobConflict, detail: detail)
         }
     }
 

@@ -28,6 +28,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
     /// The client went away before its request's body had arrived: nobody reads this answer; it is
     /// counted (status 499, as nginx names it) and logged at debug, not as the server's failure.
     case requestAbandoned = "request-abandoned"
+    case jobConflict = "job-conflict"
     case internalError = "internal"
 
     var type: String { "/problems/\(rawValue)" }
@@ -44,7 +45,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .bodyTooLarge: .contentTooLarge
         case .unsupportedMediaType: .unsupportedMediaType
         case .duplicate, .eventConflict, .channelQuotaExceeded, .appNotConfigured, .broadcastNotEnabled,
-            .idempotencyInProgress, .channelGone, .scheduleConflict:
+            .idempotencyInProgress, .channelGone, .scheduleConflict, .jobConflict:
             .conflict
         case .apnsRejected: .badGateway
         case .apnsUnavailable, .storeUnavailable: .serviceUnavailable
@@ -79,6 +80,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .channelGone: "The event's channel is gone"
         case .scheduleConflict: "The schedule does not allow this change"
         case .requestAbandoned: "The client closed the request"
+        case .jobConflict: "The job does not allow this"
         case .internalError: "Internal error"
         }
     }

@@ -196,6 +196,10 @@ extension PostgresStore {
                 WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> 'failed' OFFSET 0))
           AND (\(query.partition?.afterRowID)::bigint IS NULL OR t.id > \(query.partition?.afterRowID))
           AND (\(query.partition?.throughRowID)::bigint IS NULL OR t.id <= \(query.partition?.throughRowID))
+          AND (\(query.uncertainIn?.uuid)::uuid IS NULL OR t.id IN (
+                SELECT d.token_id FROM deliveries d
+                WHERE d.job_id IN (SELECT j.id FROM jobs j WHERE j.id = \(query.uncertainIn?.uuid) OR j.parent_id = \(query.uncertainIn?.uuid))
+                  AND d.outcome = 'uncertain'))
         \(unescaped: tail)
         """
     }

@@ -151,7 +151,7 @@ extension SQLiteStore {
         return AudienceExtent(count: try columns.int64("count"), rowIDs: first.flatMap { first in last.map { first...$0 } })
     }
 
-    /// The audience's conditions on `t`, with binds ?1 to ?12.
+    /// The audience's conditions on `t`, with binds ?1 to ?13.
     static func audienceFilter(_ query: AudienceQuery, after cursor: Int64) -> (String, [SQLiteData]) {
         let list = { (values: [String]) -> SQLiteData in
             values.isEmpty ? .null : .text(ColumnCoding.json(.array(values.map { .string($0) })))
@@ -169,6 +169,9 @@ extension SQLiteStore {
                     SELECT 1 FROM deliveries d WHERE d.job_id = ?10 AND d.token_id = t.id AND d.outcome <> 'failed'))
               AND (?11 IS NULL OR t.id > ?11)
               AND (?12 IS NULL OR t.id <= ?12)
+              AND (?13 IS NULL OR t.id IN (
+                    SELECT d.token_id FROM deliveries d
+                    WHERE d.job_id IN (SELECT j.id FROM jobs j WHERE j.id = ?13 OR j.parent_id = ?13) AND d.outcome = 'uncertain'))
             """
         return (
             filter,
@@ -176,7 +179,7 @@ extension SQLiteStore {
                 .id(query.appID), .text(query.environment.rawValue), .text(query.attributesType), .int(cursor),
                 .text(query.tag), .id(query.excludingStartsOf), list(query.anyTags), list(query.userIDs),
                 list(query.tokens), .id(query.excludingFinalOutcomesOf), .int(query.partition?.afterRowID),
-                .int(query.partition?.throughRowID),
+                .int(query.partition?.throughRowID), .id(query.uncertainIn),
             ]
         )
     }
