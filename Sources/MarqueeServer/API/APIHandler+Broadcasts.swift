@@ -134,7 +134,7 @@ extension LiveActivityAlert {
             errors.append(.init(pointer: "/alert/\(key)", detail: "is not a Live Activity alert field (title, body, sound)"))
         }
         guard errors.isEmpty, let title, let body else {
-            throw Problem(.invalidRequest, detail: errors.first.map { "\($0.pointer): \($0.detail)" } ?? "invalid alert", errors: errors)
+            throw errors.isEmpty ? Problem.invalid([.init(pointer: "/alert", detail: "needs a title and a body")]) : Problem.invalid(errors)
         }
         self.init(title: title, body: body, sound: sound)
     }

@@ -2,11 +2,13 @@ import Hummingbird
 import Logging
 import MarqueeAPI
 import MarqueeEngine
+import OpenAPIRuntime
 import OpenAPIHummingbird
 import Prometheus
 
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
-/// request IDs and problem documents, body limits and authentication.
+/// request IDs and problem documents, body limits, authentication and the OpenAPI document's
+/// contract (methods, roles, parameters, nulls).
 enum MarqueeApplication {
     static func router(
         engine: MarqueeEngine,
@@ -14,16 +16,22 @@ enum MarqueeApplication {
         metrics: PrometheusCollectorRegistry,
         logger: Logger
     ) throws -> Router<BasicRequestContext> {
-        let router = Router(context: BasicRequestContext.self)
+        // HEAD wherever GET is, as the document's `Allow` says (ContractMiddleware).
+        let router = Router(context: BasicRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so that it sees the final status of every request, problem documents included.
         router.add(middleware: HTTPMetricsMiddleware(metrics: HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))))
         router.add(middleware: RequestIDMiddleware(logger: logger))
         router.add(middleware: MetricsAccessMiddleware(enabled: configuration.metricsEnabled, bearerToken: configuration.metricsBearerToken))
         router.add(middleware: BodyLimitMiddleware(maximumBytes: configuration.maxBodyBytes, maximumDepth: configuration.maxJSONDepth))
         router.add(middleware: AuthenticationMiddleware(apps: engine.apps))
+        router.add(middleware: ContractMiddleware(contract: try APIContract.builtIn(), maximumBodyBytes: configuration.maxBodyBytes))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
-        try APIHandler(engine: engine, configuration: configuration, metrics: metrics).registerHandlers(on: router, middlewares: [VerbatimHeadersMiddleware()])
+        try APIHandler(engine: engine, configuration: configuration, metrics: metrics).registerHandlers(
+            on: router,
+            configuration: .init(dateTranscoder: RFC3339DateTranscoder()),
+            middlewares: [VerbatimHeadersMiddleware()]
+        )
         return router
     }
 }
