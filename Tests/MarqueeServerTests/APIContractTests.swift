@@ -138,6 +138,23 @@ struct APIContractTests {
         }
     }
 
+    @Test("a NUL character in a string is refused with the field's pointer, on both stores (PostgreSQL's text takes none)", arguments: TestBackend.allCases)
+    func nulCharacters(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            let token = String(repeating: "ab", count: 32)
+            let put = try await server.client.send(
+                "PUT", "/v1/push-to-start-tokens/\(token)", key: app.appKey,
+                json: ["environment": "sandbox", "attributesType": "MatchAttributes", "tags": ["ok", "a\u{0}b"], "deviceID": "d\u{0}"]
+            )
+            #expect(put.status == 422, "\(put.text)")
+            let pointers = (put.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String }
+            #expect(Set(pointers ?? []) == ["/deviceID", "/tags/1"], "\(put.text)")
+            let event = try await server.client.send("PUT", "/v1/events/nul", key: app.publisherKey, json: Self.event(plannedStart: "2026-12-21T15:00:00Z").merging(["title": "a\u{0}"]) { $1 })
+            #expect(event.status == 422, "\(event.text)")
+        }
+    }
+
     @Test("no problem detail names the server's own types")
     func noInternalNames() async throws {
         try await TestServer.run(.sqlite) { server in

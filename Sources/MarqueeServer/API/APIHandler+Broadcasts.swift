@@ -34,11 +34,7 @@ extension APIHandler {
         let limit = try Cursor.limit(input.query.limit)
         let before = try Cursor.decode(input.query.after).map { text -> Int64 in
             guard let sequence = Int64(text) else {
-                throw Problem(
-                    .invalidRequest,
-                    detail: "after must be the nextCursor of a previous page",
-                    errors: [.init(pointer: "after", detail: "is not a cursor this API issued")]
-                )
+                throw Cursor.notIssued
             }
             return sequence
         }

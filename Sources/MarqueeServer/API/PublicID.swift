@@ -36,13 +36,14 @@ enum Cursor {
     /// `nil` for no cursor; throws a field problem for one that is not Marquee's.
     static func decode(_ cursor: String?) throws -> String? {
         guard let cursor else { return nil }
-        guard let data = Base64URL.decode(cursor) else {
-            throw Problem.invalid([.init(parameter: "after", in: "query", detail: "must be the nextCursor of a previous page")])
-        }
+        guard let data = Base64URL.decode(cursor) else { throw notIssued }
         // Any key is a place in the order; bytes that are not UTF-8 are read as the replacement
         // character rather than refused, so that every cursor of the documented form is taken.
         return String(decoding: data, as: UTF8.self)
     }
+
+    /// A cursor of the documented form that this API did not issue: 422 naming `after`.
+    static let notIssued = Problem.invalid([.init(parameter: "after", in: "query", detail: "must be the nextCursor of a previous page")])
 
     /// `limit` within 1...1000, 100 by default.
     static func limit(_ limit: Int?) throws -> Int {

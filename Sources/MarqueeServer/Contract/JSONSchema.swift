@@ -116,7 +116,10 @@ extension JSONSchema {
             }
         case .string(let string):
             guard types.contains("string") else { return found.append(mismatch) }
-            if let enumValues, !enumValues.contains(string) {
+            if string.unicodeScalars.contains("\u{0}") {
+                // PostgreSQL's text takes no NUL; the document's patterns exclude it too.
+                found.append((pointer, "must not contain the NUL character (U+0000)"))
+            } else if let enumValues, !enumValues.contains(string) {
                 found.append((pointer, "must be \(expectation) (got \(Self.quoted(string)))"))
             } else if format == "date-time", RFC3339.parse(string) == nil {
                 found.append(mismatch)
