@@ -38,7 +38,10 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
         var request = request
         if fields.isEmpty, let schema = operation.body, Self.isJSON(request.headers[.contentType]) {
             let buffer = try await request.collectBody(upTo: maximumBodyBytes)
-            if buffer.readableBytes > 0, let value = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView)) {
+            if buffer.readableBytes > 0 {
+                guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView)) else {
+                    throw Problem(.malformedRequest, detail: "the body is not valid JSON")
+                }
                 var found: [(pointer: String, detail: String)] = []
                 schema.problems(with: value, at: "", into: &found)
                 fields = found.map { Problem.FieldProblem(pointer: $0.pointer, detail: $0.detail) }
