@@ -204,6 +204,32 @@ struct APIContractTests {
         }
     }
 
+    @Test("every operation of the document says which keys it takes and lists the answers the contract check gives")
+    func documentCompleteness() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let document = try await server.client.send("GET", "/openapi.json")
+            let paths = try #require(document.json["paths"] as? [String: [String: Any]])
+            var operations = 0
+            for (path, item) in paths where path.hasPrefix("/v1") {
+                let shared = item["parameters"] as? [Any] ?? []
+                for (method, value) in item where method != "parameters" {
+                    let operation = try #require(value as? [String: Any])
+                    let name = "\(method.uppercased()) \(path)"
+                    operations += 1
+                    let roles = operation["x-marquee-roles"] as? [String]
+                    #expect(roles?.isEmpty == false, "\(name) has no x-marquee-roles")
+                    #expect(Set(roles ?? []).isSubset(of: ["deployment", "admin", "publisher", "app"]), "\(name)")
+                    let responses = Set((operation["responses"] as? [String: Any] ?? [:]).keys)
+                    #expect(responses.isSuperset(of: ["401", "403"]), "\(name) answers 401 and 403: \(responses.sorted())")
+                    let takesInput = !shared.isEmpty || operation["parameters"] != nil || operation["requestBody"] != nil
+                    if takesInput { #expect(responses.contains("422"), "\(name) answers 422 for bad input") }
+                    if operation["requestBody"] != nil { #expect(responses.isSuperset(of: ["400", "413"]), "\(name)") }
+                }
+            }
+            #expect(operations >= 37)
+        }
+    }
+
     @Test("the signing-key example of the document is accepted as it stands")
     func signingKeyExample() async throws {
         try await TestServer.run(.sqlite) { server in
