@@ -176,6 +176,7 @@ let package = Package(
         .target(
             name: "MarqueeClient",
             dependencies: [
+                "MarqueeCore",
                 .product(name: "OpenAPIRuntime", package: "swift-openapi-runtime"),
                 .product(name: "OpenAPIAsyncHTTPClient", package: "swift-openapi-async-http-client"),
                 .product(name: "AsyncHTTPClient", package: "async-http-client"),

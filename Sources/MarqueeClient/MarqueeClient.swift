@@ -41,6 +41,7 @@ public struct MarqueeClient: Sendable {
             )
         self.api = Client(
             serverURL: serverURL,
+            configuration: .init(dateTranscoder: RFC3339DateTranscoder()),
             transport: ReachabilityTransport(upstream: upstream),
             middlewares: [MarqueeClientMiddleware(apiKey: apiKey, maximumJSONBytes: 64 << 20)]
         )

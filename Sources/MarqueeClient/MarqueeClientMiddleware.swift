@@ -65,7 +65,7 @@ struct MarqueeClientMiddleware: ClientMiddleware {
                 problemType: problem.type,
                 title: problem.title ?? "HTTP \(status) \(reasonPhrase)",
                 detail: problem.detail,
-                fieldErrors: (problem.errors ?? []).map { .init(pointer: $0.pointer ?? "", detail: $0.detail ?? "") },
+                fieldErrors: (problem.errors ?? []).map { .init(pointer: $0.pointer ?? $0.name ?? "", detail: $0.detail ?? "") },
                 apnsReason: problem.apnsReason,
                 requestID: problem.instance ?? requestID
             )
@@ -86,6 +86,8 @@ struct MarqueeClientMiddleware: ClientMiddleware {
 private struct ProblemDocument: Decodable {
     struct FieldError: Decodable {
         var pointer: String?
+        /// A parameter's name (with `in`), when the field is no body member.
+        var name: String?
         var detail: String?
     }
 

@@ -58,7 +58,7 @@ struct AccessTests {
                 #expect(response.status == 404, "\(route.method) \(route.path) answered \(response.status): \(response.text)")
             }
             // Nothing of the owner's changed.
-            let event = try await server.client.send("GET", "/v1/events/shared-key", key: owner.appKey)
+            let event = try await server.client.send("GET", "/v1/events/shared-key", key: owner.publisherKey)
             #expect(event.json["state"] as? String == "scheduled")
             let app = try await server.client.send("GET", "/v1/apps/\(owner.id)", key: owner.adminKey)
             #expect(app.json["name"] as? String == "Owner")

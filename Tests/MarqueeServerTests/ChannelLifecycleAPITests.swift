@@ -49,7 +49,7 @@ struct ChannelLifecycleAPITests {
             #expect(deleted.status == 204)
             #expect(emulator.channels(in: .sandbox).filter { !$0.isDeleted }.isEmpty)
             #expect(emulator.channels(in: .production).filter { !$0.isDeleted }.isEmpty)
-            #expect(try await server.client.send("GET", "/v1/events/ars-che", key: app.appKey).status == 404)
+            #expect(try await server.client.send("GET", "/v1/events/ars-che", key: app.publisherKey).status == 404)
         }
     }
 
@@ -84,7 +84,7 @@ struct ChannelLifecycleAPITests {
             // The sandbox channel made before the failure was deleted again; nothing is unknown.
             #expect(emulator.channels(in: .sandbox).filter { !$0.isDeleted }.isEmpty)
             #expect(emulator.channels(in: .production).isEmpty)
-            #expect(try await server.client.send("GET", "/v1/events/cup-final", key: app.appKey).status == 404)
+            #expect(try await server.client.send("GET", "/v1/events/cup-final", key: app.publisherKey).status == 404)
 
             emulator.removeAllFaults()
             let retried = try await server.putEvent(app, key: "cup-final", environments: ["sandbox", "production"])
@@ -129,7 +129,7 @@ struct ChannelLifecycleAPITests {
             let refused = try await server.putEvent(app, key: "three")
             #expect(refused.status == 409)
             #expect(refused.json["type"] as? String == "/problems/channel-quota-exceeded")
-            #expect(try await server.client.send("GET", "/v1/events/three", key: app.appKey).status == 404)
+            #expect(try await server.client.send("GET", "/v1/events/three", key: app.publisherKey).status == 404)
             let quota = try await server.client.send("GET", "/v1/channels/quota", key: app.publisherKey)
             let sandbox = (quota.json["quotas"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
             #expect(sandbox?["used"] as? Int == 2)

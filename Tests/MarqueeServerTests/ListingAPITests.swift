@@ -11,12 +11,12 @@ struct ListingAPITests {
             let app = try await server.makeApp()
             for key in ["a-match", "b-match", "c-match"] { #expect(try await server.putEvent(app, key: key).status == 201) }
 
-            let first = try await server.client.send("GET", "/v1/events?limit=2", key: app.appKey)
+            let first = try await server.client.send("GET", "/v1/events?limit=2", key: app.publisherKey)
             #expect((first.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == ["a-match", "b-match"])
             let link = try #require(first.header("Link"))
             #expect(link.hasSuffix(#"; rel="next""#))
             let next = String(link.dropFirst().prefix { $0 != ">" })
-            let second = try await server.client.send("GET", next, key: app.appKey)
+            let second = try await server.client.send("GET", next, key: app.publisherKey)
             #expect((second.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == ["c-match"])
             #expect(second.json["nextCursor"] == nil || second.json["nextCursor"] is NSNull)
             #expect(second.header("Link") == nil)
@@ -30,7 +30,7 @@ struct ListingAPITests {
             }
             #expect(seen == ["a-match", "b-match", "c-match"])
 
-            let badCursor = try await server.client.send("GET", "/v1/events?after=%%%", key: app.appKey)
+            let badCursor = try await server.client.send("GET", "/v1/events?after=%%%", key: app.publisherKey)
             #expect(badCursor.status == 422 || badCursor.status == 400)
         }
     }

@@ -20,7 +20,14 @@ struct ProblemDocumentTests {
             func put(_ json: Any? = nil, body: Data? = nil) async throws -> TestHTTPClient.Response {
                 try await server.client.send("PUT", "/v1/events/e1", key: app.publisherKey, json: json, body: body)
             }
-            func expectProblem(_ response: TestHTTPClient.Response, _ status: Int, _ type: String, pointer: String? = nil, sourceLocation: SourceLocation = #_sourceLocation) {
+            func expectProblem(
+                _ response: TestHTTPClient.Response,
+                _ status: Int,
+                _ type: String,
+                pointer: String? = nil,
+                parameter: String? = nil,
+                sourceLocation: SourceLocation = #_sourceLocation
+            ) {
                 #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
                 #expect(response.header("Content-Type") == "application/problem+json", sourceLocation: sourceLocation)
                 #expect(response.json["type"] as? String == type, "\(response.text)", sourceLocation: sourceLocation)
@@ -29,6 +36,10 @@ struct ProblemDocumentTests {
                 if let pointer {
                     let pointers = (response.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String } ?? []
                     #expect(pointers.contains(pointer), "\(response.text)", sourceLocation: sourceLocation)
+                }
+                if let parameter {
+                    let names = (response.json["errors"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
+                    #expect(names.contains(parameter), "\(response.text)", sourceLocation: sourceLocation)
                 }
             }
 
@@ -41,7 +52,7 @@ struct ProblemDocumentTests {
             expectProblem(try await put(body: Data(String(repeating: "[", count: 40).utf8)), 422, "/problems/json-too-deep")
             expectProblem(try await put(body: Data(repeating: UInt8(ascii: " "), count: 5000)), 413, "/problems/body-too-large")
             let badKey = try await server.client.send("PUT", "/v1/events/has%20space", key: app.publisherKey, json: event)
-            expectProblem(badKey, 422, "/problems/invalid-request", pointer: "eventKey")
+            expectProblem(badKey, 422, "/problems/invalid-request", parameter: "eventKey")
             let tooMany = try await server.client.send(
                 "POST",
                 "/v1/push-to-start-tokens/batch",
@@ -52,7 +63,7 @@ struct ProblemDocumentTests {
             let unknownRoute = try await server.client.send("GET", "/v1/nothing-here", key: app.appKey)
             expectProblem(unknownRoute, 404, "/problems/not-found")
             // Nothing was written by any of them.
-            #expect(try await server.client.send("GET", "/v1/events/e1", key: app.appKey).status == 404)
+            #expect(try await server.client.send("GET", "/v1/events/e1", key: app.publisherKey).status == 404)
             #expect(try server.emulator.channels(in: .sandbox).isEmpty)
         }
     }

@@ -144,7 +144,7 @@ struct ScheduleAPITests {
             let ran = try await server.client.send("DELETE", laterOne, key: app.publisherKey)
             #expect(ran.status == 409)
             #expect(ran.json["type"] as? String == "/problems/schedule-conflict")
-            #expect(try await server.client.send("DELETE", "/v1/schedules/sch_00", key: app.publisherKey).status == 404)
+            #expect(try await server.client.send("DELETE", "/v1/schedules/sch_\(String(repeating: "0", count: 32))", key: app.publisherKey).status == 404)
             // A schedule's job is not one of the jobs API's.
             let listed = try await server.client.send("GET", "/v1/jobs", key: app.publisherKey).json["jobs"] as? [[String: Any]] ?? []
             #expect(listed.isEmpty)

@@ -61,13 +61,32 @@ extension ChannelsCommand {
                     return table.text
                 }
             } else {
-                let response = try await client.send { [eventKey] in try await $0.getEvent(path: .init(eventKey: eventKey)).ok.body.json }
-                output(response, in: context) { event in
-                    var table = Table("environment", "channel id", "state", "storage policy")
-                    for channel in event.channels {
-                        table.append(channel.environment.rawValue, channel.channelID ?? "-", channel.state.rawValue, channel.storagePolicy.rawValue)
+                // One channel read per environment, as an app reads them (an app key may not read
+                // the event itself); an environment without a live channel answers 404 and is left out.
+                var channels: [Components.Schemas.EventChannel] = []
+                var documents: [String] = []
+                for environment in Components.Schemas.Environment.allCases {
+                    do {
+                        let response = try await client.send { [eventKey] in
+                            try await $0.getEventChannel(path: .init(eventKey: eventKey, environment: environment)).ok.body.json
+                        }
+                        channels.append(response.value)
+                        documents.append(response.json.map { String(decoding: $0, as: UTF8.self) } ?? "{}")
+                    } catch {
+                        let status = error.status
+                        guard status == 404 else { throw error }
                     }
-                    return event.channels.isEmpty ? "Event \(event.eventKey) has no live channel (state: \(event.state.rawValue))" : table.text
+                }
+                if options.json {
+                    context.print("{\"channels\":[" + documents.joined(separator: ",") + "]}")
+                } else if channels.isEmpty {
+                    context.print("Event \(eventKey) has no live channel")
+                } else {
+                    var table = Table("environment", "channel id", "state", "storage policy")
+                    for channel in channels {
+                        table.append(channel.environment.rawValue, channel.channelID, channel.state.rawValue, channel.storagePolicy.rawValue)
+                    }
+                    context.print(table.text)
                 }
             }
         }

@@ -1,5 +1,6 @@
 import ArgumentParser
 import Foundation
+import MarqueeCore
 
 /// A time on the command line as the API speaks it: RFC 3339 with a zone
 /// (`2026-11-28T15:00:00Z`, `2026-11-28T16:00:00+01:00`, fractional seconds allowed).
@@ -12,9 +13,7 @@ struct RFC3339Date: ExpressibleByArgument, Sendable {
     }
 
     static func parse(_ text: String) -> Date? {
-        if let date = try? Date(text, strategy: .iso8601) { return date }
-        let fractional = Date.ISO8601FormatStyle(includingFractionalSeconds: true)
-        return try? fractional.parse(text)
+        RFC3339.parse(text)
     }
 
     static var defaultCompletionKind: CompletionKind { .default }

@@ -12,12 +12,15 @@ struct InputValidation {
         errors.append(error)
     }
 
-    /// Checks a free-text field's length in characters.
+    /// Checks a free-text field's length in characters, counted as JSON Schema's `maxLength`
+    /// counts them (Unicode code points), and that it is not blank, as the document's `\S`
+    /// pattern says.
     mutating func text(_ value: String, _ pointer: String, maximum: Int, allowEmpty: Bool = false) {
-        if !allowEmpty && value.trimmingCharacters(in: .whitespaces).isEmpty {
-            errors.append(FieldError(pointer, "must not be empty"))
-        } else if value.count > maximum {
-            errors.append(FieldError(pointer, "must be at most \(maximum) characters (got \(value.count))"))
+        let length = value.unicodeScalars.count
+        if !allowEmpty && value.unicodeScalars.allSatisfy(\.properties.isWhitespace) {
+            errors.append(FieldError(pointer, "must not be blank"))
+        } else if length > maximum {
+            errors.append(FieldError(pointer, "must be at most \(maximum) characters (got \(length))"))
         }
     }
 

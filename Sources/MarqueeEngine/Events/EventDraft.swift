@@ -109,15 +109,21 @@ public enum EventKeyRule {
 
     /// A field error for the `eventKey` path parameter, or `nil` if the key is valid.
     public static func check(_ key: String) -> FieldError? {
+        guard isKeyLike(key) else {
+            return FieldError("eventKey", "must be 1–\(maximumLength) characters of letters, digits, '.', '_', '-' and ':'")
+        }
+        return nil
+    }
+
+    /// 1–200 letters, digits, `.`, `_`, `-` and `:` (`^[A-Za-z0-9._:-]{1,200}$`): event keys, and
+    /// ActivityKit's activity IDs (UUID strings).
+    static func isKeyLike(_ key: String) -> Bool {
         let allowed = key.utf8.allSatisfy {
             ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
                 || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
                 || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ":")
         }
-        guard !key.isEmpty, key.utf8.count <= maximumLength, allowed else {
-            return FieldError("eventKey", "must be 1–\(maximumLength) characters of letters, digits, '.', '_', '-' and ':'")
-        }
-        return nil
+        return !key.isEmpty && key.utf8.count <= maximumLength && allowed
     }
 }
 

@@ -94,9 +94,9 @@ public struct TokenRegistry: Sendable {
     ) async throws -> Activity {
         var validation = InputValidation()
         validation.require(
-            !activityID.isEmpty && activityID.utf8.count <= 200,
+            EventKeyRule.isKeyLike(activityID),
             "activityID",
-            "must be ActivityKit's Activity.id (1–200 characters)"
+            "must be ActivityKit's Activity.id (1–200 letters, digits, '.', '_', '-' and ':')"
         )
         validation.require(app.environments.contains(environment), "/environment", "the app does not use the \(environment) environment")
         validation.require(event.environments.contains(environment), "/environment", "event \(event.externalKey) has no \(environment) channel")

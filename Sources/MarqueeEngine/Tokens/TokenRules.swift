@@ -27,14 +27,22 @@ enum TokenRules {
             "must be a Swift type name of up to 128 characters (letters, digits, _ and .)"
         )
         if let deviceID = registration.deviceID {
-            validation.require(deviceID.utf8.count <= maximumIdentifierLength, "\(pointer)/deviceID", "must be at most \(maximumIdentifierLength) bytes")
+            validation.require(
+                deviceID.unicodeScalars.count <= maximumIdentifierLength,
+                "\(pointer)/deviceID",
+                "must be at most \(maximumIdentifierLength) characters"
+            )
         }
         if let userID = registration.userID {
-            validation.require(userID.utf8.count <= maximumIdentifierLength, "\(pointer)/userID", "must be at most \(maximumIdentifierLength) bytes")
+            validation.require(
+                userID.unicodeScalars.count <= maximumIdentifierLength,
+                "\(pointer)/userID",
+                "must be at most \(maximumIdentifierLength) characters"
+            )
         }
         validation.require(registration.tags.count <= maximumTags, "\(pointer)/tags", "at most \(maximumTags) tags")
-        for (index, tag) in registration.tags.enumerated() where tag.isEmpty || tag.utf8.count > maximumTagLength {
-            validation.add(FieldError("\(pointer)/tags/\(index)", "must be 1–\(maximumTagLength) bytes"))
+        for (index, tag) in registration.tags.enumerated() where tag.isEmpty || tag.unicodeScalars.count > maximumTagLength {
+            validation.add(FieldError("\(pointer)/tags/\(index)", "must be 1–\(maximumTagLength) characters"))
         }
         if let version = registration.iosVersion, !isIOSVersion(version) {
             validation.add(FieldError("\(pointer)/iosVersion", "must be a version such as 17.2 or 18.0.1"))

@@ -34,11 +34,7 @@ extension APIHandler {
         let limit = try Cursor.limit(input.query.limit)
         let before = try Cursor.decode(input.query.after).map { text -> Int64 in
             guard let sequence = Int64(text) else {
-                throw Problem(
-                    .invalidRequest,
-                    detail: "after must be the nextCursor of a previous page",
-                    errors: [.init(pointer: "after", detail: "is not a cursor this API issued")]
-                )
+                throw Cursor.notIssued
             }
             return sequence
         }
@@ -134,7 +130,7 @@ extension LiveActivityAlert {
             errors.append(.init(pointer: "/alert/\(key)", detail: "is not a Live Activity alert field (title, body, sound)"))
         }
         guard errors.isEmpty, let title, let body else {
-            throw Problem(.invalidRequest, detail: errors.first.map { "\($0.pointer): \($0.detail)" } ?? "invalid alert", errors: errors)
+            throw errors.isEmpty ? Problem.invalid([.init(pointer: "/alert", detail: "needs a title and a body")]) : Problem.invalid(errors)
         }
         self.init(title: title, body: body, sound: sound)
     }

@@ -25,12 +25,12 @@ extension APIHandler {
     }
 
     func getEvent(_ input: Operations.GetEvent.Input) async throws -> Operations.GetEvent.Output {
-        let app = try await authorizedApp(.app)
+        let app = try await authorizedApp(.publisher)
         return .ok(.init(body: .json(.init(try await engine.events.view(app: app, key: input.path.eventKey)))))
     }
 
     func listEvents(_ input: Operations.ListEvents.Input) async throws -> Operations.ListEvents.Output {
-        let app = try await authorizedApp(.app)
+        let app = try await authorizedApp(.publisher)
         let limit = try Cursor.limit(input.query.limit)
         let views = try await engine.events.list(
             app: app,

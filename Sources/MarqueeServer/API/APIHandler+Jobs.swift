@@ -58,7 +58,7 @@ extension APIHandler {
     static func jobPosition(_ key: String) throws -> JobListPosition {
         let parts = key.split(separator: "|", maxSplits: 1)
         guard parts.count == 2, let micros = Int64(parts[0]), let id = JobID(uuidString: String(parts[1])) else {
-            throw Problem(.invalidRequest, detail: "after must be the nextCursor of a previous page", errors: [.init(pointer: "after", detail: "is not a cursor this API issued")])
+            throw Cursor.notIssued
         }
         return JobListPosition(createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
     }

@@ -46,11 +46,7 @@ extension APIHandler {
     static func schedulePosition(_ key: String) throws -> ScheduleListPosition {
         let parts = key.split(separator: "|", maxSplits: 1)
         guard parts.count == 2, let micros = Int64(parts[0]), let id = ScheduleID(uuidString: String(parts[1])) else {
-            throw Problem(
-                .invalidRequest,
-                detail: "after must be the nextCursor of a previous page",
-                errors: [.init(pointer: "after", detail: "is not a cursor this API issued")]
-            )
+            throw Cursor.notIssued
         }
         return ScheduleListPosition(dueAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
     }

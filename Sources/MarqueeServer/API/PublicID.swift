@@ -36,21 +36,20 @@ enum Cursor {
     /// `nil` for no cursor; throws a field problem for one that is not Marquee's.
     static func decode(_ cursor: String?) throws -> String? {
         guard let cursor else { return nil }
-        guard let data = Base64URL.decode(cursor), let key = String(data: data, encoding: .utf8) else {
-            throw Problem(
-                .invalidRequest,
-                detail: "after must be the nextCursor of a previous page",
-                errors: [.init(pointer: "after", detail: "is not a cursor this API issued")]
-            )
-        }
-        return key
+        guard let data = Base64URL.decode(cursor) else { throw notIssued }
+        // Any key is a place in the order; bytes that are not UTF-8 are read as the replacement
+        // character rather than refused, so that every cursor of the documented form is taken.
+        return String(decoding: data, as: UTF8.self)
     }
+
+    /// A cursor of the documented form that this API did not issue: 422 naming `after`.
+    static let notIssued = Problem.invalid([.init(parameter: "after", in: "query", detail: "must be the nextCursor of a previous page")])
 
     /// `limit` within 1...1000, 100 by default.
     static func limit(_ limit: Int?) throws -> Int {
         guard let limit else { return 100 }
         guard (1...1000).contains(limit) else {
-            throw Problem(.invalidRequest, detail: "limit must be 1–1000", errors: [.init(pointer: "limit", detail: "must be 1–1000")])
+            throw Problem.invalid([.init(parameter: "limit", in: "query", detail: "must be an integer from 1 to 1000")])
         }
         return limit
     }

@@ -2,12 +2,14 @@ import Hummingbird
 import Logging
 import MarqueeAPI
 import MarqueeEngine
+import OpenAPIRuntime
 import OpenAPIHummingbird
 import Prometheus
 
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
-/// request IDs and problem documents, authentication, then body limits: a request is authenticated
-/// (and its route matched) on its headers, before any byte of its body is read.
+/// request IDs and problem documents, authentication, body limits, then the OpenAPI document's
+/// contract (methods, roles, parameters, nulls): a request is authenticated (and its route matched)
+/// on its headers, before any byte of its body is read.
 enum MarqueeApplication {
     static func router(
         engine: MarqueeEngine,
@@ -15,16 +17,22 @@ enum MarqueeApplication {
         metrics: PrometheusCollectorRegistry,
         logger: Logger
     ) throws -> Router<MarqueeRequestContext> {
-        let router = Router(context: MarqueeRequestContext.self)
+        // HEAD wherever GET is, as the document's `Allow` says (ContractMiddleware).
+        let router = Router(context: MarqueeRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so that it sees the final status of every request, problem documents included.
         router.add(middleware: HTTPMetricsMiddleware(metrics: HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))))
         router.add(middleware: RequestIDMiddleware(logger: logger))
         router.add(middleware: MetricsAccessMiddleware(enabled: configuration.metricsEnabled, bearerToken: configuration.metricsBearerToken))
         router.add(middleware: AuthenticationMiddleware(apps: engine.apps, failures: AuthenticationFailures(settings: configuration.authenticationThrottle)))
         router.add(middleware: BodyLimitMiddleware(maximumBytes: configuration.maxBodyBytes, maximumDepth: configuration.maxJSONDepth))
+        router.add(middleware: ContractMiddleware(contract: try APIContract.builtIn(), maximumBodyBytes: configuration.maxBodyBytes))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
-        try APIHandler(engine: engine, configuration: configuration, metrics: metrics).registerHandlers(on: router, middlewares: [VerbatimHeadersMiddleware()])
+        try APIHandler(engine: engine, configuration: configuration, metrics: metrics).registerHandlers(
+            on: router,
+            configuration: .init(dateTranscoder: RFC3339DateTranscoder()),
+            middlewares: [VerbatimHeadersMiddleware()]
+        )
         return router
     }
 }

@@ -32,11 +32,7 @@ extension Problem {
         case .notFound(let resource, let id):
             self.init(.notFound, detail: "\(resource) \(id) not found")
         case .invalidInput(let fields):
-            self.init(
-                .invalidRequest,
-                detail: fields.count == 1 ? "\(fields[0].pointer): \(fields[0].detail)" : "\(fields.count) fields are invalid",
-                errors: fields.map { FieldProblem(pointer: $0.pointer, detail: $0.detail) }
-            )
+            self = .invalid(fields.map(FieldProblem.init))
         case .conflict(let detail):
             self.init(.eventConflict, detail: detail)
         case .channelQuotaExceeded:
@@ -72,7 +68,9 @@ extension Problem {
     }
 
     /// What the generated server code throws: the handler's own error wrapped, or a request that
-    /// does not match the document (a runtime error of the generated code).
+    /// does not match the document (a runtime error of the generated code). `ContractMiddleware`
+    /// holds parameters and bodies to the document first, so these are the rare rest; their texts
+    /// name the runtime's types and are not shown.
     init(openAPI error: ServerError) {
         let underlying = error.underlyingError
         if let decoding = underlying as? DecodingError {
@@ -87,10 +85,24 @@ extension Problem {
         if text.localizedCaseInsensitiveContains("content type") {
             self.init(.unsupportedMediaType, detail: "send the body as application/json")
         } else if text.localizedCaseInsensitiveContains("body") {
-            self.init(.malformedRequest, detail: "the request needs a JSON body matching the operation's schema: \(text)")
+            self.init(.malformedRequest, detail: "the request needs a JSON body matching the operation's schema (see /openapi.json)")
+        } else if let name = Self.quotedName(in: text), text.contains("header") {
+            self = .invalid([FieldProblem(parameter: name, in: "header", detail: "is required")])
+        } else if let name = Self.namedParameter(in: text, after: "query parameter named: ") {
+            self = .invalid([FieldProblem(parameter: name, in: "query", detail: "is required")])
         } else {
-            self.init(.invalidRequest, detail: text)
+            self.init(.malformedRequest, detail: "the request does not match the operation in /openapi.json")
         }
+    }
+
+    private static func quotedName(in text: String) -> String? {
+        guard let open = text.firstIndex(of: "'"), let close = text[text.index(after: open)...].firstIndex(of: "'") else { return nil }
+        return String(text[text.index(after: open)..<close])
+    }
+
+    private static func namedParameter(in text: String, after marker: String) -> String? {
+        guard let range = text.range(of: marker) else { return nil }
+        return String(text[range.upperBound...]).trimmingCharacters(in: .whitespaces)
     }
 
     init(decoding error: DecodingError) {
@@ -98,14 +110,12 @@ extension Problem {
             path.isEmpty ? "" : "/" + path.map { $0.intValue.map(String.init) ?? $0.stringValue }.joined(separator: "/")
         }
         switch error {
-        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+        case .dataCorrupted(let context) where context.codingPath.isEmpty && context.underlyingError != nil:
             self.init(.malformedRequest, detail: "the body is not valid JSON")
+        case .dataCorrupted(let context) where context.codingPath.isEmpty:
+            self.init(.invalidRequest, detail: Self.fieldText(context.debugDescription))
         case .dataCorrupted(let context):
-            self.init(
-                .invalidRequest,
-                detail: context.debugDescription,
-                errors: [FieldProblem(pointer: pointer(context.codingPath), detail: Self.fieldText(context.debugDescription))]
-            )
+            self = .invalid([FieldProblem(pointer: pointer(context.codingPath), detail: Self.fieldText(context.debugDescription))])
         case .keyNotFound(let key, let context):
             let path = pointer(context.codingPath + [key])
             self.init(.invalidRequest, detail: "\(path) is required", errors: [FieldProblem(pointer: path, detail: "is required")])
@@ -149,11 +159,33 @@ extension Problem {
         }
     }
 
-    /// The generated decoders' messages, phrased for the field they are about.
-    private static func fieldText(_ debugDescription: String) -> String {
+    /// The generated decoders' messages, phrased for the field they are about, without the
+    /// names of the server's own types (`OpenAPIValueContainer`, `Components.Schemas.…`).
+    static func fieldText(_ debugDescription: String) -> String {
         if debugDescription.contains("additional properties") || debugDescription.contains("Unexpected") {
-            return "unknown field(s): \(debugDescription)"
+            let names = debugDescription.components(separatedBy: "\"").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
+            return names.isEmpty ? "carries fields the schema does not have" : "unknown field(s): " + names.joined(separator: ", ")
+        }
+        if debugDescription.contains("invalid String value") || debugDescription.contains("Cannot initialize") {
+            return "is not one of the values the schema lists (see /openapi.json)"
+        }
+        if debugDescription.contains("OpenAPI") || debugDescription.contains("Components.") || debugDescription.contains("Operations.")
+            || debugDescription.contains("Container") || debugDescription.contains("Swift.")
+        {
+            return "does not have the form the schema gives it (see /openapi.json)"
         }
         return debugDescription
+    }
+}
+
+extension Problem.FieldProblem {
+    /// An engine's field error: a JSON Pointer into the body (`/plannedStart`), or the bare name
+    /// of a parameter (`eventKey`, `token` in the path; `Idempotency-Key`, a header).
+    init(_ field: FieldError) {
+        if field.pointer.isEmpty || field.pointer.hasPrefix("/") {
+            self.init(pointer: field.pointer, detail: field.detail)
+        } else {
+            self.init(parameter: field.pointer, in: field.pointer.contains("-") ? "header" : "path", detail: field.detail)
+        }
     }
 }

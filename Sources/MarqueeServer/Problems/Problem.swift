@@ -18,10 +18,49 @@ struct Problem: Error, Sendable, Encodable {
     /// Seconds to wait before retrying (a `Retry-After` header), for 429 and 503.
     var retryAfter: Int?
 
+    /// One invalid input: a body field by its JSON Pointer, or a parameter by where it is
+    /// (`in`: `path`, `query`, `header`) and its `name`.
     struct FieldProblem: Sendable, Encodable, Hashable {
-        var pointer: String
+        var pointer: String?
+        var location: String?
+        var name: String?
         var detail: String
+
+        init(pointer: String, detail: String) {
+            self.pointer = pointer
+            self.detail = detail
+        }
+
+        init(parameter name: String, in location: String, detail: String) {
+            self.location = location
+            self.name = name
+            self.detail = detail
+        }
+
+        enum CodingKeys: String, CodingKey {
+            case pointer
+            case location = "in"
+            case name, detail
+        }
+
+        /// How a detail names it: `/plannedStart`, `query parameter limit`.
+        var subject: String {
+            if let name, let location { return "\(location) parameter \(name)" }
+            return pointer ?? ""
+        }
     }
+
+    /// 422 for invalid input, its detail naming the one field or counting them.
+    static func invalid(_ fields: [FieldProblem]) -> Problem {
+        Problem(
+            .invalidRequest,
+            detail: fields.count == 1 ? "\(fields[0].subject) \(fields[0].detail)" : "\(fields.count) inputs are invalid: see errors",
+            errors: fields
+        )
+    }
+
+    /// Extra headers of the answer (`Allow` on 405).
+    var headers: [(HTTPField.Name, String)] = []
 
     enum CodingKeys: String, CodingKey {
         case type, title, status, detail, instance, apnsReason, errors
@@ -64,6 +103,7 @@ struct Problem: Error, Sendable, Encodable {
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }
         if status == 401 { headers[.wwwAuthenticate] = "Bearer" }
         if closesConnection { headers[.connection] = "close" }
+        for (name, value) in self.headers { headers[name] = value }
         return Response(
             status: HTTPResponse.Status(code: status),
             headers: headers,
