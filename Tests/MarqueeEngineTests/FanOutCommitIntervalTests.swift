@@ -10,19 +10,8 @@ import Testing
 struct FanOutCommitIntervalTests {
     let now = Date(timeIntervalSince1970: 1_767_225_600)
 
-    func machine(batchSize: Int = 100) -> FanOutStateMachine {
-        FanOutStateMachine(
-            configuration: .init(batchSize: batchSize, commitInterval: .milliseconds(250)),
-            jobID: JobID(),
-            hasChannel: false,
-            everyoneGetsUpdateToken: true,
-            checkpoint: nil
-        )
-    }
-
-    func tokens(_ rows: ClosedRange<Int64>) -> [AudienceRecipient] {
-        rows.map { AudienceRecipient(rowID: $0, token: String(format: "%064llx", $0), iosVersion: "17.4") }
-    }
+    func machine(batchSize: Int = 100) -> FanOutStateMachine { .forTesting(batchSize: batchSize) }
+    func tokens(_ rows: ClosedRange<Int64>) -> [AudienceRecipient] { FanOutStateMachine.recipients(rows) }
 
     @Test("nothing is due while no final outcome waits, however long it has been")
     func nothingWaiting() {

@@ -10,19 +10,8 @@ import Testing
 struct FanOutCrashWindowTests {
     let now = Date(timeIntervalSince1970: 1_767_225_600)
 
-    func machine(checkpoint: Int64? = nil) -> FanOutStateMachine {
-        FanOutStateMachine(
-            configuration: .init(batchSize: 100),
-            jobID: JobID(),
-            hasChannel: false,
-            everyoneGetsUpdateToken: true,
-            checkpoint: checkpoint
-        )
-    }
-
-    func tokens(_ rows: ClosedRange<Int64>) -> [AudienceRecipient] {
-        rows.map { AudienceRecipient(rowID: $0, token: String(format: "%064llx", $0), iosVersion: "17.4") }
-    }
+    func machine(checkpoint: Int64? = nil) -> FanOutStateMachine { .forTesting(checkpoint: checkpoint) }
+    func tokens(_ rows: ClosedRange<Int64>) -> [AudienceRecipient] { FanOutStateMachine.recipients(rows) }
 
     @Test("tokens an earlier run may have sent are final as uncertain, unsent, and the checkpoint passes them")
     func uncertainFromEarlierRun() {

@@ -376,15 +376,18 @@ struct FanOutRunner: Sendable {
 }
 
 /// The state machine behind a lock: the page source and the outcome loop run on different tasks.
-final class MachineBox: Sendable {
-    private let machine: Mutex<FanOutStateMachine>
+typealias MachineBox = LockedBox<FanOutStateMachine>
 
-    init(_ machine: FanOutStateMachine) {
-        self.machine = Mutex(machine)
+/// A run's decisions behind a lock, shared by the tasks of one run.
+final class LockedBox<Value>: Sendable {
+    private let value: Mutex<Value>
+
+    init(_ value: sending Value) {
+        self.value = Mutex(value)
     }
 
-    func withLock<Result: Sendable>(_ body: (inout FanOutStateMachine) throws -> Result) rethrows -> Result {
-        try machine.withLock { try body(&$0) }
+    func withLock<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
+        try value.withLock { try body(&$0) }
     }
 }
 
@@ -421,17 +424,7 @@ actor CommitLane {
 }
 
 /// The run's lease decisions behind a lock: the watch and the sending run on different tasks.
-final class KeeperBox: Sendable {
-    private let keeper: Mutex<LeaseKeeper>
-
-    init(_ keeper: LeaseKeeper) {
-        self.keeper = Mutex(keeper)
-    }
-
-    func withLock<Result: Sendable>(_ body: (inout LeaseKeeper) throws -> Result) rethrows -> Result {
-        try keeper.withLock { try body(&$0) }
-    }
-}
+typealias KeeperBox = LockedBox<LeaseKeeper>
 
 /// The reservation the job's row holds for this run (`Job.reservedThrough`).
 final class ReservationBox: Sendable {
