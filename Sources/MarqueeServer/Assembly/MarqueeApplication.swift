@@ -6,12 +6,13 @@ import OpenAPIHummingbird
 import Prometheus
 
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
-/// request IDs and problem documents, body limits and authentication.
+/// request IDs and problem documents, body limits and authentication; and the web console.
 enum MarqueeApplication {
     static func router(
         engine: MarqueeEngine,
         configuration: ServerConfiguration,
         metrics: PrometheusCollectorRegistry,
+        emulator: (any EmulatorInspection)? = nil,
         logger: Logger
     ) throws -> Router<BasicRequestContext> {
         let router = Router(context: BasicRequestContext.self)
@@ -23,7 +24,8 @@ enum MarqueeApplication {
         router.add(middleware: AuthenticationMiddleware(apps: engine.apps))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
-        try APIHandler(engine: engine, configuration: configuration, metrics: metrics).registerHandlers(on: router, middlewares: [VerbatimHeadersMiddleware()])
+        ConsoleRoute.register(on: router)
+        try APIHandler(engine: engine, configuration: configuration, metrics: metrics, emulator: emulator).registerHandlers(on: router, middlewares: [VerbatimHeadersMiddleware()])
         return router
     }
 }
