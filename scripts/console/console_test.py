@@ -117,9 +117,9 @@ def keyboard_order(page, view, limit=40):
 def review(page, view, screenshots, name):
     """The checks every view gets, and its screenshot."""
     accessible(page, view)
-    keyboard_order(page, view)
     if screenshots:
         page.screenshot(path=str(Path(screenshots) / f"{name}.png"), full_page=True)
+    keyboard_order(page, view)
 
 
 def no_sideways_scroll(page, view):

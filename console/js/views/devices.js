@@ -6,7 +6,7 @@ import { call } from "../api.js";
 import { h, clear, field, input, select, problemBox, count, announce, notice } from "../dom.js";
 import { can, session } from "../app.js";
 
-const SHOWN = 48;
+const SHOWN = 24;
 
 export async function devicesView(main, { signal }) {
   const environments = session.me.app?.environments ?? ["sandbox", "production"];

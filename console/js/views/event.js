@@ -103,8 +103,8 @@ function startSection(event, path, signal) {
   const environment = select("environment", event.environments.map((env) => [env, env]), event.environments[0]);
   const who = select("audienceKind", [["everyone", "Everyone"], ["tags", "Tokens with any of these tags"], ["userIDs", "These users"]], "everyone");
   const list = input("audienceList", { placeholder: "arsenal, chelsea", disabled: true });
-  const attributes = h("textarea", { name: "attributes", rows: 3 }, JSON.stringify({ competition: "Premier League", ...teams(event.title) }, null, 1));
-  const contentState = h("textarea", { name: "contentState", rows: 4 }, JSON.stringify({ homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", lastEvent: "Kick-off" }, null, 1));
+  const attributes = h("textarea", { name: "attributes", rows: 6 }, JSON.stringify({ competition: "Premier League", ...teams(event.title) }, null, 1));
+  const contentState = h("textarea", { name: "contentState", rows: 7 }, JSON.stringify({ homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", lastEvent: "Kick-off" }, null, 1));
   const audience = () => {
     const values = list.value.split(",").map((value) => value.trim()).filter(Boolean);
     return who.value === "everyone" || values.length === 0 ? undefined : { [who.value]: values };
@@ -171,7 +171,7 @@ function composerSection(event, path, logs) {
   const budget = logs.find((entry) => entry.log?.priorityBudget)?.log.priorityBudget;
   const initial = lastShape ?? { homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", lastEvent: "" };
   const kind = select("event", [["update", "Update"], ["end", "End (the final state)"]], "update");
-  const contentState = h("textarea", { name: "contentState", rows: 6 }, JSON.stringify(initial, null, 1));
+  const contentState = h("textarea", { name: "contentState", rows: 8 }, JSON.stringify(initial, null, 1));
   const alertTitle = input("alertTitle", { placeholder: "Goal!" });
   const alertBody = input("alertBody", { placeholder: "Saka scores" });
   const priority = select("priority", [["", "The event's policy"], ["10", "10: immediate (uses the budget)"], ["5", "5: normal"], ["1", "1: low"]], "");
