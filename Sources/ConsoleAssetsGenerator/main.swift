@@ -1,12 +1,12 @@
 import Foundation
 
-/// `ConsoleAssetsGenerator ROOT OUTPUT FILE...`: writes OUTPUT, a Swift source that extends
-/// `ConsoleAssets` with `files`, each FILE's path below ROOT, content type and bytes (as base64,
+/// `ConsoleAssetsGenerator ROOT OUTPUT`: writes OUTPUT, a Swift source that extends
+/// `ConsoleAssets` with `files`: every file below ROOT with its path there, content type and bytes (as base64,
 /// which the compiler reads as fast as any string literal, where an array literal of bytes would
 /// take it minutes). Run by ConsoleAssetsPlugin at build time.
 let arguments = CommandLine.arguments
-guard arguments.count >= 3 else {
-    FileHandle.standardError.write(Data("usage: ConsoleAssetsGenerator ROOT OUTPUT FILE...\n".utf8))
+guard arguments.count == 3 else {
+    FileHandle.standardError.write(Data("usage: ConsoleAssetsGenerator ROOT OUTPUT\n".utf8))
     exit(64)
 }
 let root = URL(fileURLWithPath: arguments[1]).standardizedFileURL.path
@@ -30,7 +30,16 @@ var source = """
         static let files: [ConsoleAssets.File] = [
 
     """
-for path in arguments.dropFirst(3) {
+var paths: [String] = []
+if let walker = FileManager.default.enumerator(atPath: root) {
+    for case let relative as String in walker {
+        var isDirectory: ObjCBool = false
+        if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+            paths.append(root + "/" + relative)
+        }
+    }
+}
+for path in paths.sorted() {
     let url = URL(fileURLWithPath: path).standardizedFileURL
     guard url.path.hasPrefix(root + "/") else { continue }
     let relative = String(url.path.dropFirst(root.count + 1))

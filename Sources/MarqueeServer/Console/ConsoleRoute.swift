@@ -14,7 +14,6 @@ enum ConsoleRoute {
 
     static func register<Context: RequestContext>(on router: Router<Context>) {
         router.get("/console") { request, _ in answer(request, path: "index.html") }
-        router.get("/console/") { request, _ in answer(request, path: "index.html") }
         router.get("/console/**") { request, _ in
             answer(request, path: String(request.uri.path.dropFirst("/console/".count)))
         }
