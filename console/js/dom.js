@@ -122,3 +122,9 @@ export function table(headers, rows, caption) {
       h("thead", {}, h("tr", {}, headers.map((header) => h("th", { scope: "col", class: header.endsWith("#") ? "num" : null }, header.replace(/#$/, ""))))),
       h("tbody", {}, rows)));
 }
+
+/** One figure of a `<dl class="stats">`: its label and value (numbers formatted). */
+export function stat(label, value, attributes = {}) {
+  return h("div", { class: "stat", title: attributes.title }, h("dt", {}, label),
+    h("dd", { "data-testid": attributes.testid }, typeof value === "number" ? count(value) : value ?? "—"));
+}

@@ -1,7 +1,7 @@
 // Apps and their keys: create an app (deployment key), install its .p8 by file picker, create
 // and revoke API keys (deployment key or the app's admin key).
 import { call } from "../api.js";
-import { h, clear, field, input, select, checkbox, problemBox, notice, when, table, announce } from "../dom.js";
+import { h, clear, field, input, select, checkbox, problemBox, notice, when, table, announce, stat } from "../dom.js";
 import { can, session, navigate, switchKey } from "../app.js";
 
 const ENVIRONMENTS = [["sandbox", "Sandbox"], ["production", "Production"]];
@@ -77,9 +77,6 @@ export async function appView(main, appID, { signal }) {
       createKeyForm(app)));
 }
 
-function stat(label, value) {
-  return h("div", { class: "stat" }, h("dt", {}, label), h("dd", {}, value));
-}
 
 function signingKeyForm(app) {
   const status = h("div");

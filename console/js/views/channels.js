@@ -1,7 +1,7 @@
 // Channels at APNs: the quota per environment, the app's channels, and reconciliation with
 // APNs' own list and what it found.
 import { call } from "../api.js";
-import { h, clear, field, select, checkbox, problemBox, badge, when, table, count, announce } from "../dom.js";
+import { h, clear, field, select, checkbox, problemBox, badge, when, table, count, announce, stat } from "../dom.js";
 
 export async function channelsView(main, { signal }) {
   const quotas = (await call("GET", "/v1/channels/quota", undefined, { signal })).quotas;
@@ -41,6 +41,3 @@ export async function channelsView(main, { signal }) {
     h("section", { class: "panel", "aria-labelledby": "reconcile" }, h("h2", { id: "reconcile" }, "Reconcile with APNs"), status, form, report));
 }
 
-function stat(label, value) {
-  return h("div", { class: "stat" }, h("dt", {}, label), h("dd", {}, typeof value === "number" ? count(value) : value));
-}

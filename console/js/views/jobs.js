@@ -1,7 +1,9 @@
 // Jobs: the list, one job's page, and the live progress of a job over its server-sent events
 // (sent, accepted, failed by reason, uncertain when the API reports it, rate, time left, cancel).
 import { call, followJob } from "../api.js";
-import { h, clear, problemBox, badge, when, table, count, announce } from "../dom.js";
+import { h, clear, problemBox, badge, when, table, count, announce, stat as figure } from "../dom.js";
+
+const stat = (label, value, id, title) => figure(label, value, { testid: `job-${id}`, title });
 
 export async function jobsView(main, { signal }) {
   const jobs = (await call("GET", "/v1/jobs?limit=100", undefined, { signal })).jobs;
@@ -81,6 +83,3 @@ export function jobProgress(job, { signal, onDone } = {}) {
   return box;
 }
 
-function stat(label, value, id, hint) {
-  return h("div", { class: "stat", title: hint }, h("dt", {}, label), h("dd", { "data-testid": `job-${id}` }, typeof value === "number" ? count(value) : value ?? "—"));
-}
