@@ -237,6 +237,8 @@ def main():
         expect(page.get_by_test_id("job-state")).to_have_text("succeeded", timeout=120_000)
         expect(page.get_by_test_id("job-accepted")).to_have_text("200")
         expect(page.get_by_test_id("job-failed")).to_have_text("0")
+        # The page learnt the end from the job's server-sent events, not from a reload.
+        expect(page.locator("section.job")).to_contain_text("Finished: succeeded.")
         if shots:
             page.locator("section.job").screenshot(path=str(Path(shots) / "start-progress.png"))
 
@@ -322,6 +324,7 @@ def main():
         mobile.get_by_role("link", name="Devices").click()
         expect(mobile.get_by_test_id("wall-group").first).to_be_visible()
         no_sideways_scroll(mobile, "devices")
+        mobile.get_by_role("heading", name="What they show").scroll_into_view_if_needed()
         if shots:
             mobile.screenshot(path=str(Path(shots) / "device-wall-360px.png"), full_page=False)
         phone.close()
