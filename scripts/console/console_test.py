@@ -20,6 +20,7 @@ import sys
 import tempfile
 import time
 from pathlib import Path
+from urllib.parse import quote
 
 from axe_playwright_python.sync_playwright import Axe
 from playwright.sync_api import sync_playwright, expect
@@ -135,6 +136,7 @@ def main():
     parser.add_argument("--key", required=True)
     parser.add_argument("--store", required=True)
     parser.add_argument("--screenshots")
+    parser.add_argument("--inspection", help="the in-process emulator's inspection API, to read the payload APNs got")
     parser.add_argument("--chromium", default="/usr/bin/chromium")
     arguments = parser.parse_args()
     base, console = arguments.base, f"{arguments.base}/console"
@@ -253,8 +255,16 @@ def main():
         expect(page.get_by_test_id("payload-size")).to_contain_text("of APNs' 5,120-byte limit")
         if shots:
             composer.screenshot(path=str(Path(shots) / "composer.png"))
+        previewed = preview.inner_text()
+        channel_id = page.get_by_test_id("channel-sandbox").inner_text()
         composer.get_by_role("button", name="Broadcast").click()
         expect(composer.locator("table")).to_contain_text("accepted")
+        if arguments.inspection:
+            # The preview is the body APNs got, byte for byte but for aps.timestamp.
+            pushes = page.request.get(f"{arguments.inspection}/v1/sandbox/pushes/{quote(channel_id, safe='')}").json()
+            sent = pushes[-1]["payload"] if pushes else ""
+            strip = lambda text: re.sub(r'"timestamp":\d+', '"timestamp":T', text)
+            check(strip(sent) == strip(previewed), f"the preview {previewed!r} is not the payload sent {sent!r}")
 
         step("read the log")
         log = page.locator("section[aria-labelledby=log]")
