@@ -166,7 +166,20 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "UnixSignals", package: "swift-service-lifecycle"),
             ],
+            swiftSettings: swiftSettings,
+            plugins: ["ConsoleAssetsPlugin"]
+        ),
+        // The web console's files (`console/`) as a Swift source compiled into MarqueeServer, so
+        // that the binary serves them wherever it runs, with no resource bundle to lose: the
+        // plugin runs the generator on every change of a file there.
+        .executableTarget(
+            name: "ConsoleAssetsGenerator",
             swiftSettings: swiftSettings
+        ),
+        .plugin(
+            name: "ConsoleAssetsPlugin",
+            capability: .buildTool(),
+            dependencies: ["ConsoleAssetsGenerator"]
         ),
         // The API's client for the CLI, `marquee demo` and producers' Swift code: the client generated
         // from the same `openapi.yaml` (a link to MarqueeAPI's) into a module of its own, so that the

@@ -92,7 +92,11 @@ struct StartupBanner {
     let configuration: ServerConfiguration
 
     func print() {
-        var lines = ["Marquee is listening on \(started.baseURL)  (API: \(started.baseURL)/openapi.json)", "Store: \(started.storeDescription)"]
+        var lines = [
+            "Marquee is listening on \(started.baseURL)  (API: \(started.baseURL)/openapi.json)",
+            "Web console: \(started.baseURL)/console",
+            "Store: \(started.storeDescription)",
+        ]
         if let emulator = started.emulator {
             lines.append("")
             lines.append("!! APNs is the IN-PROCESS EMULATOR: nothing reaches Apple. Configure apns.target for real devices.")
@@ -104,7 +108,7 @@ struct StartupBanner {
             lines.append("")
             lines.append("    \(key)")
             lines.append("")
-            lines.append("Use it as  Authorization: Bearer <key>  to create apps (POST /v1/apps).")
+            lines.append("Sign in with it at \(started.baseURL)/console, or use it as  Authorization: Bearer <key>  to create apps (POST /v1/apps).")
         }
         // Written directly, unbuffered: the key must be on the terminal before anything else happens.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))

@@ -120,6 +120,41 @@ struct DemoCommandTests {
         #expect(left.isEmpty, "the demo's folder is still there: \(left)")
     }
 
+    @Test("--console keeps the service up after the match: the console's URL and a key are printed, the device wall answers, Ctrl-C ends it with 0")
+    func console() async throws {
+        let process = Process()
+        process.executableURL = try ServeProcess.executable
+        process.arguments = ["demo", "--devices", "6", "--console"]
+        process.environment = ProcessInfo.processInfo.environment.filter { !$0.key.hasPrefix("MARQUEE_") }
+        let output = Pipe()
+        process.standardOutput = output
+        process.standardError = FileHandle.nullDevice
+        let printed = Mutex("")
+        output.fileHandleForReading.readabilityHandler = { handle in
+            let text = String(decoding: handle.availableData, as: UTF8.self)
+            printed.withLock { $0 += text }
+        }
+        try process.run()
+        defer { if process.isRunning { process.terminate() } }
+        let begun = ContinuousClock.now
+        while !printed.withLock({ $0.contains("sign in ") }) && process.isRunning && ContinuousClock.now - begun < .seconds(120) {
+            try await Task.sleep(for: .milliseconds(50))
+        }
+        let transcript = printed.withLock { $0 }
+        let url = try #require(transcript.firstMatch(of: /open\s+(http:\/\/\S+)\/console/)?.1, "\(transcript)")
+        let key = try #require(transcript.firstMatch(of: /sign in\s+(mq_\S+)/)?.1, "\(transcript)")
+        #expect(transcript.contains("All 6 devices ended"), "\(transcript)")
+        let client = TestHTTPClient(baseURL: String(url))
+        #expect(try await client.send("GET", "/console").status == 200)
+        let wall = try await client.send("GET", "/v1/emulator/lock-screens?environment=sandbox", key: String(key))
+        let screens = try #require(wall.json["devices"] as? [[String: Any]], "\(wall.text)")
+        #expect(screens.count == 6 && screens.allSatisfy { $0["status"] as? String == "ENDED" }, "\(wall.text)")
+        process.interrupt()
+        while process.isRunning { try await Task.sleep(for: .milliseconds(20)) }
+        output.fileHandleForReading.readabilityHandler = nil
+        #expect(process.terminationReason == .exit && process.terminationStatus == 0, "\(printed.withLock { $0 })")
+    }
+
     @Test("--devices must be positive")
     func devicesValidated() async {
         let run = await CLI(server: nil)("demo", "--devices", "0")

@@ -18,7 +18,9 @@ struct DemoCommand: AsyncParsableCommand {
             iOS 18 through the channel, iOS 17 through the update tokens their apps report), ends \
             it and closes the event, deleting the channel. Prints each step with its time as it \
             completes, a few Lock Screens as the devices draw them, and every device's final \
-            state. Exits 0 when every device ended showing the final score, 7 when some do not.
+            state. Exits 0 when every device ended showing the final score, 7 when some do not. \
+            With --console the service stays up after the match, its web console's device wall \
+            showing every device's Lock Screen, until Ctrl-C.
             """
     )
 
@@ -27,6 +29,9 @@ struct DemoCommand: AsyncParsableCommand {
 
     @Flag(help: "Print one JSON object at the end instead of the tables and Lock Screens.")
     var json = false
+
+    @Flag(help: "Keep the service up after the match and print its web console's URL and a key to sign in with, until Ctrl-C.")
+    var console = false
 
     @Flag(help: "Show the service's own log (info and up) on standard error; by default only warnings.")
     var verbose = false
@@ -47,10 +52,23 @@ struct DemoCommand: AsyncParsableCommand {
         let clock = ContinuousClock()
         let begun = clock.now
         let signals: [UnixSignal] = context.ownsSignals ? [.sigint, .sigterm] : []
-        let outcome = try await DemoService.run(logger: logger, cancellationSignals: signals) { [json] started in
-            try await demo.run(on: started, startup: clock.now - begun) { step in
-                if !json { context.print(DemoReport.line(step)) }
+        let outcome: MatchDemo.Outcome
+        do {
+            outcome = try await DemoService.run(logger: logger, cancellationSignals: signals) { [json, console] started in
+                let outcome = try await demo.run(on: started, startup: clock.now - begun) { step in
+                    if !json { context.print(DemoReport.line(step)) }
+                }
+                if console {
+                    context.print(json ? "" : report.text(outcome, total: clock.now - begun))
+                    context.print(DemoReport.consoleInvitation(baseURL: started.baseURL, publisherKey: outcome.publisherKey))
+                    // Until Ctrl-C, which DemoService reports as an interruption.
+                    while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
+                }
+                return outcome
             }
+        } catch let failure as CLIFailure where console && failure.code == .interrupted {
+            context.print("Stopped: the demo's service is shut down and its folder removed.")
+            return
         }
         let total = clock.now - begun
 

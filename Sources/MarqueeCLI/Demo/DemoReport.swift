@@ -75,4 +75,15 @@ struct DemoReport: Sendable {
             ] as [String: Any],
         ]
     }
+
+    /// What `--console` prints once the match is told: where the console is and how to sign in.
+    static func consoleInvitation(baseURL: String, publisherKey: String) -> String {
+        """
+
+        The service stays up for its web console (Ctrl-C stops it and removes its folder):
+          open      \(baseURL)/console
+          sign in   \(publisherKey)   (the demo app's publisher key)
+          then      Devices: every virtual iPhone's Lock Screen, as drawn above
+        """
+    }
 }

@@ -28,6 +28,8 @@ struct MatchDemo: Sendable {
         var steps: [StepTimer.Step]
         var census: DeviceCensus
         var lockScreens: [LockScreen]
+        /// The app's publisher key, for the web console after the match (`--console`).
+        var publisherKey: String
     }
 
     /// Tells the match on `started`; `onStep` hears each step as it completes. `startup` is how
@@ -79,7 +81,7 @@ struct MatchDemo: Sendable {
             expected: script.finalMoment,
             script: script
         )
-        return Outcome(steps: timer.steps, census: census, lockScreens: lockScreens)
+        return Outcome(steps: timer.steps, census: census, lockScreens: lockScreens, publisherKey: keys.publisher)
     }
 
     // MARK: Steps

@@ -137,12 +137,30 @@ public struct BroadcastService: Sendable {
         before: Int64?,
         limit: Int
     ) async throws -> [BroadcastLogEntry] {
+        let channel = try await newestChannel(app: app, key: key, environment: environment)
+        return try await store.broadcastLog(appID: app.id, channelID: channel.id, before: before, limit: limit)
+    }
+
+    /// The hourly budget of priority-10 broadcasts of the event's channel in `environment` (its
+    /// newest channel there), and how much of it the last hour used.
+    public func priorityBudgetUse(app: App, key: String, environment: APNSEnvironment) async throws -> (limitPerHour: Int, used: Int) {
+        let channel = try await newestChannel(app: app, key: key, environment: environment)
+        let used = try await store.broadcastCount(
+            appID: app.id,
+            channelID: channel.id,
+            priority: .immediate,
+            since: clock.now.addingTimeInterval(-PriorityBudget.window.timeInterval)
+        )
+        return (policy.budget.limitPerHour, used)
+    }
+
+    private func newestChannel(app: App, key: String, environment: APNSEnvironment) async throws -> BroadcastChannel {
         let event = try await events.event(app: app, key: key)
         guard let channel = try await store.channels(appID: app.id, eventID: event.id).last(where: { $0.environment == environment })
         else {
             throw EngineError.notFound(resource: "channel", id: "\(key)/\(environment)")
         }
-        return try await store.broadcastLog(appID: app.id, channelID: channel.id, before: before, limit: limit)
+        return channel
     }
 
     // MARK: Steps

@@ -47,12 +47,23 @@ extension APIHandler {
             limit: limit
         )
         let next = entries.count == limit ? entries.last?.sequence.map { Cursor.encode(String($0)) } : nil
+        let budget = try await engine.broadcasts.priorityBudgetUse(app: app, key: input.path.eventKey, environment: environment)
         return .ok(
             .init(
                 headers: .init(
                     link: nextLink("/v1/events/\(input.path.eventKey)/channels/\(environment.rawValue)/broadcasts", cursor: next, limit: limit)
                 ),
-                body: .json(.init(broadcasts: entries.map(Components.Schemas.BroadcastLogItem.init), nextCursor: next))
+                body: .json(
+                    .init(
+                        broadcasts: entries.map(Components.Schemas.BroadcastLogItem.init),
+                        nextCursor: next,
+                        priorityBudget: .init(
+                            limitPerHour: budget.limitPerHour,
+                            usedLastHour: budget.used,
+                            remaining: max(0, budget.limitPerHour - budget.used)
+                        )
+                    )
+                )
             )
         )
     }

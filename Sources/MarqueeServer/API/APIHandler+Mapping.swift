@@ -267,7 +267,8 @@ extension Components.Schemas.BroadcastLogItem {
             apnsReason: entry.reason?.reasonString,
             latencyMicroseconds: entry.latencyMicroseconds,
             sentAt: entry.sentAt,
-            scheduleID: entry.scheduleID.map(PublicID.schedule)
+            scheduleID: entry.scheduleID.map(PublicID.schedule),
+            contentState: entry.contentState.flatMap { JSONPassThrough.decoded($0) }
         )
     }
 }

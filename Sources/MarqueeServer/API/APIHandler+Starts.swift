@@ -43,3 +43,18 @@ extension StartAudience {
         self.init(tags: audience?.tags ?? [], userIDs: audience?.userIDs ?? [], tokens: audience?.tokens ?? [])
     }
 }
+
+extension APIHandler {
+    /// `POST /v1/events/{eventKey}/audience`: the size of a start's audience before sending.
+    func countAudience(_ input: Operations.CountAudience.Input) async throws -> Operations.CountAudience.Output {
+        let app = try await authorizedApp(.publisher)
+        guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
+        let size = try await engine.starts.audienceSize(
+            app: app,
+            eventKey: input.path.eventKey,
+            environment: body.environment.domain,
+            audience: StartAudience(body.audience)
+        )
+        return .ok(.init(body: .json(.init(environment: body.environment, attributesType: size.attributesType, count: size.count))))
+    }
+}

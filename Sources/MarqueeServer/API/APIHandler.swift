@@ -13,6 +13,8 @@ struct APIHandler: APIProtocol {
     let configuration: ServerConfiguration
     /// This server's metrics, which `/metrics` shows.
     let metrics: PrometheusCollectorRegistry
+    /// The APNs emulator `/v1/emulator` reads, when APNs is one.
+    var emulator: (any EmulatorInspection)? = nil
 
     var scope: RequestScope {
         get throws {

@@ -9,12 +9,13 @@ import Prometheus
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
 /// request IDs and problem documents, authentication, body limits, then the OpenAPI document's
 /// contract (methods, roles, parameters, nulls): a request is authenticated (and its route matched)
-/// on its headers, before any byte of its body is read.
+/// on its headers, before any byte of its body is read. And the web console's files.
 enum MarqueeApplication {
     static func router(
         engine: MarqueeEngine,
         configuration: ServerConfiguration,
         metrics: PrometheusCollectorRegistry,
+        emulator: (any EmulatorInspection)? = nil,
         logger: Logger
     ) throws -> Router<MarqueeRequestContext> {
         // HEAD wherever GET is, as the document's `Allow` says (ContractMiddleware).
@@ -28,7 +29,8 @@ enum MarqueeApplication {
         router.add(middleware: ContractMiddleware(contract: try APIContract.builtIn(), maximumBodyBytes: configuration.maxBodyBytes))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
-        try APIHandler(engine: engine, configuration: configuration, metrics: metrics).registerHandlers(
+        ConsoleRoute.register(on: router)
+        try APIHandler(engine: engine, configuration: configuration, metrics: metrics, emulator: emulator).registerHandlers(
             on: router,
             configuration: .init(dateTranscoder: RFC3339DateTranscoder()),
             middlewares: [VerbatimHeadersMiddleware()]

@@ -147,7 +147,15 @@ public enum MarqueeServer {
             logger: logger
         )
         let firstKey = try await engine.apps.bootstrapDeploymentKey()
-        let router = try MarqueeApplication.router(engine: engine, configuration: configuration, metrics: metrics, logger: logger)
+        let inspection: (any EmulatorInspection)? =
+            emulator?.emulator ?? configuration.emulatorInspectionURL.map { RemoteEmulatorInspection(baseURL: $0) }
+        let router = try MarqueeApplication.router(
+            engine: engine,
+            configuration: configuration,
+            metrics: metrics,
+            emulator: inspection,
+            logger: logger
+        )
         let emulatorInstance = emulator?.emulator
         let storeDescription = opened.description
         let application = Application(

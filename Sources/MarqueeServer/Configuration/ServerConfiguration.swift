@@ -32,6 +32,8 @@ import SystemPackage
 /// - `apns.target`: `emulator` (default: in-process), `apple`, or `custom` with
 ///   `apns.sandbox.pushURL`, `apns.sandbox.managementURL`, `apns.production.pushURL`,
 ///   `apns.production.managementURL` (`https://host:port` or `http://` for h2c) and `apns.caFile`
+/// - `emulator.inspectionURL`: with `custom` APNs that is a Marquee emulator, its inspection API
+///   (`http://host:port`), for `/v1/emulator` (the console's device wall); the in-process one needs none
 /// - `apns.connections` (2), `apns.streamsPerConnection` (1000): HTTP/2 connections per app key and
 ///   environment, and a ceiling on each one's concurrent streams below what APNs allows
 /// - `channels.limit` (10000), `channels.warningFraction` (0.9), `channels.creationTimeoutSeconds`
@@ -97,6 +99,8 @@ public struct ServerConfiguration: Sendable {
     public var apns: APNSTargetChoice
     /// Connections and streams of every APNs client, whatever the target.
     public var apnsTransport: APNSClientConfiguration.Transport
+    /// `emulator.inspectionURL`: another process's emulator's inspection API, for `/v1/emulator`.
+    public var emulatorInspectionURL: URL?
     public var engine: EngineConfiguration
     public var channelCacheSeconds: Int
     public var metricsEnabled: Bool
@@ -165,6 +169,14 @@ public struct ServerConfiguration: Sendable {
             apns = .custom(endpoints: endpoints, caFile: reader.raw("apns.caFile"))
         case let other:
             throw ConfigurationError(key: "apns.target", "'\(other)' is not emulator, apple or custom")
+        }
+        if let text = reader.raw("emulator.inspectionURL") {
+            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
+                throw ConfigurationError(key: "emulator.inspectionURL", "must be an http:// URL of an emulator's inspection API")
+            }
+            emulatorInspectionURL = url
+        } else {
+            emulatorInspectionURL = nil
         }
         apnsTransport = APNSClientConfiguration.Transport(
             connectionsPerEndpoint: try reader.integer("apns.connections", default: 2, range: 1...64),

@@ -1,25 +1,26 @@
 import MarqueeCore
-import MarqueeEmulator
 
 /// A Live Activity drawn as a Lock Screen would show it, in box-drawing characters: what one
 /// virtual device displays, read from the emulator's inspection of it (its attributes, its current
-/// content-state and where it is in its life).
-struct LockScreen: Sendable, Hashable {
+/// content-state and where it is in its life). `marquee demo` prints it, and the service's
+/// `GET /v1/emulator/lock-screens` answers it for the web console's device wall, so that both
+/// draw the same screen.
+public struct LockScreen: Sendable, Hashable {
     /// Above the box: which device this is, how its updates reach it (the channel or its update
     /// token) and when it was drawn.
-    var caption: String
-    var competition: String
-    var homeTeam: String
-    var awayTeam: String
-    var score: String
+    public var caption: String
+    public var competition: String
+    public var homeTeam: String
+    public var awayTeam: String
+    public var score: String
     /// `Full time 90+4'`.
-    var clock: String
-    var lastEvent: String
+    public var clock: String
+    public var lastEvent: String
     /// `LIVE`, `STALE`, `ENDED`, or `GONE` once dismissed.
-    var status: String
+    public var status: String
 
     /// The Lock Screen of `activity` on `device`; nil fields show as blanks, as a view would.
-    init(activity: EmulatedActivity, device: EmulatedDevice?, note: String? = nil) {
+    public init(activity: EmulatedActivity, device: EmulatedDevice?, note: String? = nil) {
         let version = device.map { "iOS \($0.iOSVersion)" } ?? "iOS ?"
         let route = activity.channelID != nil ? "channel" : "update token"
         caption = [version, route, note].compactMap { $0 }.joined(separator: ", ")
@@ -40,11 +41,11 @@ struct LockScreen: Sendable, Hashable {
     }
 
     /// Characters between the box's side walls.
-    static let innerWidth = 32
+    public static let innerWidth = 32
     private static let scoreWidth = 7
 
     /// The caption and the box, one string per line, each `innerWidth + 2` characters wide.
-    var lines: [String] {
+    public var lines: [String] {
         let width = Self.innerWidth
         func row(_ text: String) -> String { "│" + Self.fit(text, width) + "│" }
         let header = Self.fit(" " + competition.uppercased(), width - status.count - 1) + status + " "
@@ -65,7 +66,7 @@ struct LockScreen: Sendable, Hashable {
     }
 
     /// Lock Screens side by side, `perRow` to a row, rows apart by a blank line.
-    static func drawn(_ screens: [LockScreen], perRow: Int = 2) -> String {
+    public static func drawn(_ screens: [LockScreen], perRow: Int = 2) -> String {
         stride(from: 0, to: screens.count, by: max(perRow, 1)).map { start in
             let row = screens[start..<min(start + perRow, screens.count)].map(\.lines)
             let height = row.map(\.count).max() ?? 0

@@ -2,7 +2,7 @@ import MarqueeCore
 
 extension JSONValue {
     /// A scalar as a Lock Screen prints it; nil for objects, arrays and null.
-    var text: String? {
+    public var text: String? {
         switch self {
         case .string(let value): value
         case .integer(let value): String(value)
