@@ -7,7 +7,7 @@ extension JobWorker {
     /// to lapse. The failure is often the store's own (PostgreSQL restarting, a connection closed):
     /// the release is tried again with growing pauses for at most half a lease, after which the
     /// lease is left to lapse. Returns whether it was recorded.
-    func recordFailure(of job: Job, error: any Error, retryAt: Date?, logger: Logger) async -> Bool {
+    func recordFailure(of job: Job, owner: String, error: any Error, retryAt: Date?, logger: Logger) async -> Bool {
         let policy = CommitRetryPolicy(patience: configuration.leaseDuration / 2)
         let started = ContinuousClock.now
         var failures = 0

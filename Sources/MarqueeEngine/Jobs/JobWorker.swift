@@ -20,7 +20,9 @@ public struct JobWorker: Service {
     let wakeup: JobWakeup
     let clock: any WallClock
     let logger: Logger
-    /// The lease owner: this replica and worker.
+    /// This replica and worker. Each lease it takes is owned by this name with a token of its own
+    /// (`leaseOwner()`), so that a run whose lease lapsed can never renew or commit under a later
+    /// lease of the same job, even one this worker took.
     public let owner: String
 
     init(
@@ -54,8 +56,9 @@ public struct JobWorker: Service {
                     var leasedAll = false
                     if free > 0 {
                         do {
+                            let lease = leaseOwner()
                             let jobs = try await store.leaseJobs(
-                                owner: owner,
+                                owner: lease,
                                 kinds: Set(handlers.keys),
                                 now: clock.now,
                                 leaseDuration: configuration.leaseDuration,
@@ -64,7 +67,8 @@ public struct JobWorker: Service {
                             for job in jobs {
                                 // Unstructured on purpose: cancelling the worker must not cut a
                                 // fan-out off mid-flight; `stop` ends it after its in-flight sends.
-                                running.add(job.id, Task { await runJob(job, stop: stop, running: running) })
+                                let run = RunningJobs.Run(jobID: job.id, lease: lease)
+                                running.add(run, Task { await runJob(job, lease: lease, stop: stop, running: running) })
                             }
                             leasedAll = !jobs.isEmpty && jobs.count == free
                         } catch {
@@ -94,9 +98,9 @@ public struct JobWorker: Service {
         let begun = clock.now
         var lastWarning = begun
         while true {
-            let left = running.byJob
+            let left = running.byRun
             if left.isEmpty { return }
-            let ids = "\(left.keys.map(\.description).sorted())"
+            let ids = "\(left.keys.map(\.jobID.description).sorted())"
             let waited = clock.now - begun
             if waited >= configuration.leaseDuration {
                 logger.warning(
@@ -119,9 +123,14 @@ public struct JobWorker: Service {
         }
     }
 
-    private func runJob(_ job: Job, stop: RunStop, running: RunningJobs) async {
+    /// The owner of one lease: this worker's name and a token for that lease alone.
+    private func leaseOwner() -> String {
+        "\(owner)/\(UUID().uuidString.prefix(8).lowercased())"
+    }
+
+    private func runJob(_ job: Job, lease: String, stop: RunStop, running: RunningJobs) async {
         defer {
-            running.remove(job.id)
+            running.remove(RunningJobs.Run(jobID: job.id, lease: lease))
             wakeup.signal()
         }
         var jobLogger = logger
@@ -130,7 +139,7 @@ public struct JobWorker: Service {
         var finished = false
         do {
             guard let handler = handlers[job.kind] else { throw JobFailure(description: "no handler runs \(job.kind) jobs") }
-            finished = try await handler.run(job, owner: owner, stop: RunStop(parent: stop)) == .completed
+            finished = try await handler.run(job, owner: lease, stop: RunStop(parent: stop)) == .completed
         } catch StoreError.leaseLost {
             jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
         } catch let abandoned as FanOutRunAbandoned {
@@ -141,7 +150,7 @@ public struct JobWorker: Service {
             let permanent = error is EngineError || error is JobFailure || job.attempts >= configuration.maximumJobAttempts
             let retryAt = permanent ? nil : clock.now.addingTimeInterval(min(60, pow(2, Double(job.attempts))))
             jobLogger.warning("job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
-            finished = await recordFailure(of: job, error: error, retryAt: retryAt, logger: jobLogger) && permanent
+            finished = await recordFailure(of: job, owner: lease, error: error, retryAt: retryAt, logger: jobLogger) && permanent
         }
         // The last partition to finish, on whichever replica, finishes the fan-out.
         if finished, let parentID = job.parentID {
@@ -156,28 +165,35 @@ public struct JobWorker: Service {
     }
 }
 
-/// The jobs a worker is running.
+/// The runs a worker has going: one per lease, so that a run of a job whose lease lapsed and a
+/// later run of the same job (leased again, by this worker or another) are told apart.
 final class RunningJobs: Sendable {
+    struct Run: Hashable, Sendable {
+        var jobID: JobID
+        /// The lease's owner token.
+        var lease: String
+    }
+
     private struct State {
-        var tasks: [JobID: Task<Void, Never>] = [:]
-        /// Jobs that ended before their task was added.
-        var ended: Set<JobID> = []
+        var tasks: [Run: Task<Void, Never>] = [:]
+        /// Runs that ended before their task was added.
+        var ended: Set<Run> = []
     }
 
     private let state = Mutex(State())
 
     var count: Int { state.withLock { $0.tasks.count } }
-    var byJob: [JobID: Task<Void, Never>] { state.withLock { $0.tasks } }
+    var byRun: [Run: Task<Void, Never>] { state.withLock { $0.tasks } }
 
-    func add(_ id: JobID, _ task: Task<Void, Never>) {
+    func add(_ run: Run, _ task: Task<Void, Never>) {
         state.withLock { state in
-            if state.ended.remove(id) == nil { state.tasks[id] = task }
+            if state.ended.remove(run) == nil { state.tasks[run] = task }
         }
     }
 
-    func remove(_ id: JobID) {
+    func remove(_ run: Run) {
         state.withLock { state in
-            if state.tasks.removeValue(forKey: id) == nil { state.ended.insert(id) }
+            if state.tasks.removeValue(forKey: run) == nil { state.ended.insert(run) }
         }
     }
 }
