@@ -128,8 +128,8 @@ public enum EventKeyRule {
 }
 
 /// ActivityKit attributes types: the Swift type's name the app registered.
-enum AttributesTypeRule {
-    static func isValid(_ name: String) -> Bool {
+public enum AttributesTypeRule {
+    public static func isValid(_ name: String) -> Bool {
         guard let first = name.utf8.first, name.utf8.count <= 128 else { return false }
         let isLetter = { (byte: UInt8) in
             (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))

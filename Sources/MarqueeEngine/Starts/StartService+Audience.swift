@@ -15,11 +15,7 @@ extension StartService {
         guard let event = try await store.event(appID: app.id, externalKey: eventKey) else {
             throw EngineError.notFound(resource: "event", id: eventKey)
         }
-        var errors: [FieldError] = []
-        for (name, list) in [("tags", audience.tags), ("userIDs", audience.userIDs), ("tokens", audience.tokens)]
-        where list.count > Self.maximumAudienceList {
-            errors.append(FieldError("/audience/\(name)", "at most \(Self.maximumAudienceList) entries"))
-        }
+        let errors = Self.audienceErrors(audience)
         guard errors.isEmpty else { throw EngineError.invalidInput(errors) }
         let query = AudienceQuery(
             appID: app.id,

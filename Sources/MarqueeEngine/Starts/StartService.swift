@@ -124,16 +124,23 @@ public struct StartService: Sendable {
 
     /// The request's own fields: the audience's lists and the alert a start needs.
     static func check(_ request: StartRequest, pointerPrefix: String = "") throws(EngineError) {
+        var errors = audienceErrors(request.audience, pointerPrefix: pointerPrefix)
+        if request.alert.isEmpty { errors.append(FieldError("\(pointerPrefix)/alert", "a start needs an alert (title and body)")) }
+        guard errors.isEmpty else { throw .invalidInput(errors) }
+    }
+
+    /// What is wrong with an audience (a start's, or one whose size is asked): lists too long,
+    /// tokens that are not hex.
+    static func audienceErrors(_ audience: StartAudience, pointerPrefix: String = "") -> [FieldError] {
         var errors: [FieldError] = []
-        for (name, list) in [("tags", request.audience.tags), ("userIDs", request.audience.userIDs), ("tokens", request.audience.tokens)]
+        for (name, list) in [("tags", audience.tags), ("userIDs", audience.userIDs), ("tokens", audience.tokens)]
         where list.count > Self.maximumAudienceList {
             errors.append(FieldError("\(pointerPrefix)/audience/\(name)", "at most \(Self.maximumAudienceList) entries"))
         }
-        for (index, token) in request.audience.tokens.enumerated() where !Hex.isHex(token) || token.isEmpty {
+        for (index, token) in audience.tokens.enumerated() where !Hex.isHex(token) || token.isEmpty {
             errors.append(FieldError("\(pointerPrefix)/audience/tokens/\(index)", "must be the token as hex"))
         }
-        if request.alert.isEmpty { errors.append(FieldError("\(pointerPrefix)/alert", "a start needs an alert (title and body)")) }
-        guard errors.isEmpty else { throw .invalidInput(errors) }
+        return errors
     }
 
     static func arguments(

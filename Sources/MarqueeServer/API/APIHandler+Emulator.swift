@@ -27,13 +27,15 @@ extension APIHandler {
         if version.map({ $0 < IOSVersion.pushToStart }) ?? true {
             errors.append(.init(pointer: "/iosVersion", detail: "must be an iOS version from 17.2 (push-to-start needs it), e.g. 18.0"))
         }
-        if body.attributesType.isEmpty { errors.append(.init(pointer: "/attributesType", detail: "must not be empty")) }
+        if !AttributesTypeRule.isValid(body.attributesType) {
+            errors.append(.init(pointer: "/attributesType", detail: "must be an ActivityKit attributes type's Swift name"))
+        }
         let environment = body.environment.domain
         if !app.environments.contains(environment) {
             errors.append(.init(pointer: "/environment", detail: "the app has no \(environment.rawValue) environment"))
         }
         guard errors.isEmpty, let version else {
-            throw Problem(.invalidRequest, detail: errors.map { "\($0.pointer): \($0.detail)" }.joined(separator: "; "), errors: errors)
+            throw Problem(.invalidRequest, detail: errors.map { "\($0.pointer ?? ""): \($0.detail)" }.joined(separator: "; "), errors: errors)
         }
         var devices: [Components.Schemas.EmulatorDevice] = []
         for _ in 0..<count {
