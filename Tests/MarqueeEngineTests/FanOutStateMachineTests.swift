@@ -209,7 +209,7 @@ struct FanOutStateMachineTests {
         #expect(machine.nextStep(now: later) == .complete)
     }
 
-    @Test("under resend, a start answered on its second send is accepted once, with that attempt")
+    @Test("under resend, a start answered on its second send is accepted once, with that attempt, and counts as uncertain too: its first may have arrived")
     func uncertainThenAccepted() {
         var machine = machine(uncertainStarts: .resend)
         machine.beginRound()
@@ -223,7 +223,21 @@ struct FanOutStateMachineTests {
         #expect(batch.deliveries.map(\.outcome) == [.accepted])
         #expect(batch.deliveries.map(\.attempt) == [2])
         #expect(batch.startedWithUpdateToken == [7])
-        #expect(batch.progress == JobProgress(attempted: 1, succeeded: 1))
+        #expect(batch.progress == JobProgress(attempted: 1, succeeded: 1, uncertain: 1))
+    }
+
+    @Test("under resend, the tokens a crashed run may have sent (through its reservation) go again and count as uncertain whatever their answer")
+    func crashWindowResent() {
+        var machine = machine(uncertainStarts: .resend, checkpoint: 0)
+        machine.beginRound()
+        let sends = machine.pageRead(tokens(1...3), mayHaveArrivedThrough: 2)
+        #expect(sends.map(\.mayHaveArrived) == [true, true, false])
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: now)
+        machine.outcome(index: 1, rejection(400, .badDeviceToken), now: now)
+        machine.outcome(index: 2, .accepted(apnsID: nil), now: now)
+        let batch = machine.takeBatch()
+        #expect(batch.progress == JobProgress(attempted: 3, succeeded: 2, failed: 1, uncertain: 2))
+        #expect(batch.checkpoint == 3)
     }
 
     @Test("a retry goes through the start ledger: a token started meanwhile is not sent again, and counts as sent, not failed")

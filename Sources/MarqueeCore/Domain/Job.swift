@@ -66,8 +66,10 @@ public struct JobProgress: Sendable, Hashable {
     /// Pushes sent at priority 5 instead of 10 because their activity had used its hourly budget
     /// of priority-10 pushes (activity-update jobs).
     public var downgraded: Int64
-    /// Starts written to APNs that got no answer (`DeliveryOutcome.uncertain`): the device may or
-    /// may not have the activity. Counted in `attempted`, neither in `succeeded` nor in `failed`.
+    /// Tokens with a start written to APNs that got no answer: the device may or may not have the
+    /// activity. One whose outcome is final as `DeliveryOutcome.uncertain` (`skip`, or `resend`'s
+    /// last attempt) is counted in `attempted`, neither in `succeeded` nor in `failed`; one sent
+    /// again under `UncertainStartPolicy.resend` and then answered counts here and under its answer.
     public var uncertain: Int64
 
     public init(

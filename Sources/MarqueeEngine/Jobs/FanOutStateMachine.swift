@@ -51,6 +51,10 @@ struct FanOutStateMachine {
         var priority: APNSPriority? = nil
         /// Sent at 5 because the activity had used its budget of priority-10 pushes.
         var downgraded = false
+        /// An earlier send of this start got no answer (this run's, or a crashed run's within its
+        /// reservation) and it is sent again under `UncertainStartPolicy.resend`: the device may
+        /// end with two, so the token counts in `JobProgress.uncertain` whatever this send's outcome.
+        var mayHaveArrived = false
     }
 
     /// What APNs made of a send, in the state machine's terms.
@@ -156,19 +160,33 @@ struct FanOutStateMachine {
         nextIndex = 0
     }
 
-    /// An audience page is about to be sent; returns the sends, in the page's order.
-    mutating func pageRead(_ recipients: [AudienceRecipient]) -> [Send] {
-        readSends(recipients.map { (rowID: $0.rowID, token: $0.token, kind: kind(forIOSVersion: $0.iosVersion), priority: nil) })
+    /// An audience page is about to be sent; returns the sends, in the page's order. Tokens through
+    /// `mayHaveArrivedThrough` (a crashed run's reservation, sent again under `.resend`) may have had
+    /// their start already.
+    mutating func pageRead(_ recipients: [AudienceRecipient], mayHaveArrivedThrough: Int64? = nil) -> [Send] {
+        readSends(
+            recipients.map { recipient in
+                (
+                    rowID: recipient.rowID,
+                    token: recipient.token,
+                    kind: kind(forIOSVersion: recipient.iosVersion),
+                    priority: nil,
+                    mayHaveArrived: mayHaveArrivedThrough.map { recipient.rowID <= $0 } ?? false
+                )
+            }
+        )
     }
 
     /// A page of update tokens (one per activity, keyed by the activity's row) is about to be
     /// sent; returns the sends, in the page's order.
     mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String, priority: PriorityDecision)]) -> [Send] {
-        readSends(rows.map { (rowID: $0.rowID, token: $0.token, kind: StartKind.updateToken, priority: Optional($0.priority)) })
+        readSends(rows.map { (rowID: $0.rowID, token: $0.token, kind: StartKind.updateToken, priority: Optional($0.priority), mayHaveArrived: false) })
     }
 
     /// `priority`: the token's own decision, when the job's priority is decided per token.
-    private mutating func readSends(_ rows: [(rowID: Int64, token: String, kind: StartKind, priority: PriorityDecision?)]) -> [Send] {
+    private mutating func readSends(
+        _ rows: [(rowID: Int64, token: String, kind: StartKind, priority: PriorityDecision?, mayHaveArrived: Bool)]
+    ) -> [Send] {
         var sends: [Send] = []
         sends.reserveCapacity(rows.count)
         for row in rows {
@@ -178,7 +196,8 @@ struct FanOutStateMachine {
                 kind: row.kind,
                 attempt: 1,
                 priority: row.priority?.priority,
-                downgraded: row.priority?.downgraded ?? false
+                downgraded: row.priority?.downgraded ?? false,
+                mayHaveArrived: row.mayHaveArrived
             )
             register(send)
             sends.append(send)
@@ -305,7 +324,9 @@ struct FanOutStateMachine {
         case nil:
             later(send, rejection: nil, apnsID: nil, now: now)
         case .resend? where send.attempt < configuration.maximumAttempts:
-            waitingForRetry.append((send, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
+            var resend = send
+            resend.mayHaveArrived = true
+            waitingForRetry.append((resend, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
         case .skip?, .resend?:
             finish(send, outcome: .uncertain, status: nil, apnsID: nil, reason: nil, now: now)
         }
@@ -343,6 +364,8 @@ struct FanOutStateMachine {
         if pending.deliveries.count == 1 { oldestPendingAt = now }
         pending.progress.attempted += 1
         if send.downgraded { pending.progress.downgraded += 1 }
+        // A token resent after an unanswered start counts as uncertain too: its device may show two.
+        if send.mayHaveArrived && outcome != .uncertain { pending.progress.uncertain += 1 }
         switch outcome {
         case .accepted: pending.progress.succeeded += 1
         case .uncertain: pending.progress.uncertain += 1

@@ -60,12 +60,13 @@ struct StartFanOutWork: FanOutWork {
         // The crash window: what an earlier run handed out (through its reservation) and that has
         // neither a ledger entry nor a final outcome of the job (the audience leaves those out) may
         // have been sent. Under `skip` it is uncertain and not sent; under `resend` it goes again.
-        let uncertainThrough = uncertainStarts == .skip && job.attempts > 1 ? job.reservedThrough : nil
+        let crashWindowEnd = job.attempts > 1 ? job.reservedThrough : nil
+        let uncertainThrough = uncertainStarts == .skip ? crashWindowEnd : nil
         let uncertain = uncertainThrough.map { through in recipients.prefix { $0.rowID <= through } } ?? []
         let now = clock.now
         let sends = machine.withLock { machine in
             if !uncertain.isEmpty { machine.uncertainFromEarlierRun(uncertain.map(\.rowID), now: now) }
-            return machine.pageRead(Array(recipients.dropFirst(uncertain.count)))
+            return machine.pageRead(Array(recipients.dropFirst(uncertain.count)), mayHaveArrivedThrough: crashWindowEnd)
         }
         return FanOutPage(sends: sends, lastRow: last.rowID, isLast: recipients.count < limit)
     }
