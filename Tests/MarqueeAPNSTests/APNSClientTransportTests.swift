@@ -50,6 +50,40 @@ struct APNSClientTransportTests {
         }
     }
 
+    // The client writes every stream's HEADERS before their DATA (NIOHTTP2 buffers DATA until the
+    // flush), so a GOAWAY after 500 streams catches hundreds of streams above it already opened at
+    // the server: their frames must be ignored there, and the streams below answered. Starts are never
+    // resent when uncertain, so one stream left unanswered fails the test.
+    @Test("a GOAWAY below the streams in flight, with answers that take a while: every start below it is answered, none uncertain")
+    func goAwayWithSlowAnswers() async throws {
+        let configuration = EmulatorFixture.configuration { $0.historyPerTarget = 10 }
+        try await withEmulatorClient(emulator: configuration) { fixture in
+            let devices = try (0..<300).map { _ in
+                try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            }
+            fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 500, reason: .shutdown)))
+            fixture.emulator.injectFault(APNSEmulatorFault(.delay(.milliseconds(5), jitter: .milliseconds(20)), endpoints: [.devicePush]))
+            let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"home":1,"away":0,"minute":42,"scorer":"A. Player"},"alert":{"title":"Goal","body":"Home 1-0"}}}"#)
+            let pushes = try (0..<3_000).map { index in
+                try APNSDevicePush(deviceToken: devices[index % devices.count].deviceToken, bundleID: fixture.bundleID, payload: body, kind: .start)
+            }
+            var succeeded = 0
+            var failures: [String] = []
+            for await chunk in fixture.client.send(pushes) {
+                for outcome in chunk {
+                    switch outcome.result {
+                    case .success: succeeded += 1
+                    case .failure(let error): failures.append("\(error)")
+                    }
+                }
+            }
+            let failed = failures.count
+            #expect(failed == 0, "the first failure: \(failures.first ?? "")")
+            #expect(succeeded == 3_000)
+            #expect(fixture.emulator.counters.devicePushesAccepted == 3_000)
+        }
+    }
+
     @Test("a connection APNs closes with GOAWAY IdleTimeout is replaced: later pushes go through on a new one")
     func idleTimeoutReconnects() async throws {
         // Long enough for a TLS handshake on a loaded CI machine, which counts as silence too.

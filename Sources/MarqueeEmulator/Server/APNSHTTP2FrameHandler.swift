@@ -28,6 +28,8 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     static let responsesPerFlush = 32
 
     private let processor: APNSRequestProcessor
+    /// GOAWAY goes out below NIOHTTP2Handler (see `GoAwayWriter` for why).
+    private let goAwayWriter: GoAwayWriter
     private var authenticator: ConnectionAuthenticator
     private let logger: Logger
     private var pending: [HTTP2StreamID: EmulatorRequest] = [:]
@@ -46,8 +48,9 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     private var flushScheduled = false
     private var unflushedResponses = 0
 
-    init(processor: APNSRequestProcessor, logger: Logger) {
+    init(processor: APNSRequestProcessor, goAwayWriter: GoAwayWriter, logger: Logger) {
         self.processor = processor
+        self.goAwayWriter = goAwayWriter
         self.logger = logger
         self.authenticator = ConnectionAuthenticator(environment: processor.listener.environment)
         self.goAwayFault = processor.state.goAwayFault(for: processor.listener.environment)
@@ -163,9 +166,12 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
-        // Stream-level protocol errors are answered by NIOHTTP2Handler itself; anything else
-        // (TLS, I/O, connection errors) ends the connection.
-        if error is any NIOHTTP2Error { return }
+        // A stream error is answered by NIOHTTP2Handler itself (RST_STREAM) and the connection goes
+        // on. Anything else ends the connection: after a connection error NIOHTTP2Handler has sent
+        // GOAWAY and reads no further frame, so a connection left open would never answer the
+        // streams still on it (the client would wait out its drain timeout and call them uncertain).
+        if error is NIOHTTP2Errors.StreamError { return }
+        logger.debug("APNs connection error; closing it", metadata: ["error": "\(error)"])
         context.close(promise: nil)
     }
 
@@ -268,12 +274,9 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         var debugData = Array("{\"reason\":".utf8)
         JSONValue.writeString(reason.reasonString, into: &debugData)
         debugData.append(UInt8(ascii: "}"))
-        let frame = HTTP2Frame(
-            streamID: .rootStream,
-            payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: context.channel.allocator.buffer(bytes: debugData))
-        )
-        context.write(wrapOutboundOut(frame), promise: nil)
-        needsFlush = true
+        // Answers already written go out first: the GOAWAY must not overtake them.
+        context.flush()
+        goAwayWriter.writeGoAway(lastStreamID: lastStreamID, errorCode: .noError, debugData: debugData)
     }
 
     /// After a GOAWAY, closes the connection once every stream up to the last one is answered.

@@ -84,6 +84,8 @@ enum EmulatorListenerServer {
                 return channel.eventLoop.makeCompletedFuture {
                     let pipeline = channel.pipeline.syncOperations
                     if let sslContext { try pipeline.addHandler(NIOSSLServerHandler(context: sslContext)) }
+                    let goAwayWriter = GoAwayWriter()
+                    try pipeline.addHandler(goAwayWriter)
                     try pipeline.addHandler(
                         NIOHTTP2Handler(
                             mode: .server,
@@ -91,7 +93,7 @@ enum EmulatorListenerServer {
                             streamConfiguration: streamConfiguration
                         )
                     )
-                    try pipeline.addHandler(APNSHTTP2FrameHandler(processor: processor, logger: logger))
+                    try pipeline.addHandler(APNSHTTP2FrameHandler(processor: processor, goAwayWriter: goAwayWriter, logger: logger))
                 }
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()
