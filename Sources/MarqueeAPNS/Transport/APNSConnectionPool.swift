@@ -126,11 +126,18 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         dispatch()
     }
 
+    /// Takes requests from the batches only as far as free streams can carry them now (one when
+    /// there is none, so that a connection opens): a request taken is a push the batch handed over,
+    /// and what waits unwritten in the pool when the process dies is as uncertain to a fan-out as
+    /// what was in flight. What waits stays in its batch instead, never handed out.
     private func pullFromSources() {
-        while outstanding < configuration.maximumOutstandingRequests, let source = sources.first {
+        var room = connections.reduce(0) { $0 + $1.availableStreams } - queue.count
+        if room <= 0 && queue.isEmpty { room = 1 }
+        while room > 0, outstanding < configuration.maximumOutstandingRequests, let source = sources.first {
             switch source.nextRequest() {
             case .request(let request):
                 outstanding += 1
+                room -= 1
                 queue.append(request)
             case .paused:
                 // Keep it for later; try the next one.

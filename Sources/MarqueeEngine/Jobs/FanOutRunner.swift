@@ -15,6 +15,11 @@ struct FanOutRunner: Sendable {
     let logger: Logger
     let metrics: JobMetrics
 
+    /// Pushes handed to the client at once at most (`WorkPushPages`); a run with a smaller window
+    /// hands out slices of its window, so that what waits unsent in the client (and is uncertain
+    /// after a crash) stays a few windows whatever the page size.
+    static let maximumSliceSize = 100
+
     /// How a run ended.
     enum Ending: Sendable, Hashable {
         case completed
@@ -169,12 +174,13 @@ struct FanOutRunner: Sendable {
 
     private func fanOut(_ context: Context, client: APNSClient, work: some FanOutWork) async throws -> Ending {
         let pages = WorkPushPages(
+            sliceSize: min(Self.maximumSliceSize, configuration.window ?? .max),
             work: work,
             cursor: context.job.checkpoint.flatMap(Int64.init) ?? 0,
             pageSize: configuration.pageSize,
             machine: context.machine,
             mayHandOut: { context.mayHandOutSends(now: clock.now) },
-            handingOut: { page in try await handingOut(page, context, work: work) }
+            handingOut: { row in try await handingOut(through: row, context, work: work) }
         )
         try await sendRound(context, client: client, work: work, pages: pages)
         while true {
@@ -322,15 +328,15 @@ struct FanOutRunner: Sendable {
         await refreshRemaining(of: context.job)
     }
 
-    /// A page of sends is about to be handed to the client: its tokens are reserved first (the
+    /// Sends are about to be handed to the client: the tokens through `row` are reserved first (the
     /// highest row handed out, recorded with the job), so a later run knows which tokens a crash
-    /// of this one may have left sent without an outcome. Only upwards: a reservation inherited from
-    /// an earlier run stays until this run's own checkpoint passes it.
-    private func handingOut(_ page: FanOutPage, _ context: Context, work: some FanOutWork) async throws {
+    /// of this one may have left sent without an outcome. Only upwards: a reservation inherited from an earlier run stays until this run's own
+    /// checkpoint passes it.
+    private func handingOut(through row: Int64, _ context: Context, work: some FanOutWork) async throws {
         context.keeper.withLock { $0.progressed(at: clock.now) }
-        guard work.reservesTokens, page.lastRow > (context.reservation.current ?? Int64.min) else { return }
-        try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: page.lastRow, at: clock.now)
-        context.reservation.current = page.lastRow
+        guard work.reservesTokens, row > (context.reservation.current ?? Int64.min) else { return }
+        try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: row, at: clock.now)
+        context.reservation.current = row
     }
 
     /// Sets the remaining-tokens gauge of the job the API shows from the store: the whole job's,
@@ -441,21 +447,27 @@ final class ReservationBox: Sendable {
 }
 
 /// The work's pages as pages of pushes, read one at a time (keyset, from the checkpoint), each
-/// registered with the state machine and reserved (`handingOut`) before it is handed to the client.
+/// registered with the state machine.
 ///
 /// A page goes to the client in slices of at most `sliceSize` pushes, asking `mayHandOut` before
 /// each: the client holds only a few slices it has not written yet, so a run told to stop sending
-/// (a failed renewal, a lease near its end) hands out nothing more within a slice or two.
+/// (a failed renewal, a lease near its end) hands out nothing more within a slice or two. Each slice
+/// is reserved (`handingOut`) before it goes, `reservationStride` rows at a time rather than a page
+/// at a time: a crash leaves uncertain what was reserved and not yet answered, so what is reserved
+/// ahead of the sending stays within a few slices, for one store write per stride.
 struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
     typealias Element = [APNSDevicePush]
-    static var sliceSize: Int { 100 }
-
+    /// Pushes handed to the client at once (`FanOutRunner.maximumSliceSize` at most).
+    let sliceSize: Int
+    /// Sends reserved per store write: the slice handed out and those after it, within the page.
+    var reservationStride: Int { 4 * sliceSize }
     let work: Work
     let cursor: Int64
     let pageSize: Int
     let machine: MachineBox
     let mayHandOut: @Sendable () -> Bool
-    let handingOut: @Sendable (FanOutPage) async throws -> Void
+    /// Reserves the tokens through a row before sends up to it are handed out.
+    let handingOut: @Sendable (Int64) async throws -> Void
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let pages: WorkPushPages
@@ -464,6 +476,8 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
         var slices: ArraySlice<APNSDevicePush> = []
         /// The sends behind `slices`, in the same order.
         var sends: ArraySlice<FanOutStateMachine.Send> = []
+        /// The highest row this iterator has reserved (`handingOut`).
+        var reservedThrough: Int64?
 
         mutating func next() async throws -> [APNSDevicePush]? {
             while true {
@@ -477,9 +491,15 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                     return nil
                 }
                 if !slices.isEmpty {
-                    sends = sends.dropFirst(Swift.min(WorkPushPages.sliceSize, slices.count))
-                    let slice = slices.prefix(WorkPushPages.sliceSize)
-                    slices = slices.dropFirst(slice.count)
+                    let count = Swift.min(pages.sliceSize, slices.count)
+                    if reservedThrough.map({ $0 < sends[sends.startIndex + count - 1].tokenRowID }) ?? true {
+                        let through = sends[Swift.min(sends.startIndex + pages.reservationStride, sends.endIndex) - 1].tokenRowID
+                        try await pages.handingOut(through)
+                        reservedThrough = through
+                    }
+                    sends = sends.dropFirst(count)
+                    let slice = slices.prefix(count)
+                    slices = slices.dropFirst(count)
                     return Array(slice)
                 }
                 if finished || pages.machine.withLock({ $0.retryBacklogIsFull }) { return nil }
@@ -491,7 +511,6 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                 finished = page.isLast
                 let pushes = try page.sends.map(pages.work.push)
                 if !pushes.isEmpty {
-                    try await pages.handingOut(page)
                     slices = pushes[...]
                     sends = page.sends[...]
                 }
