@@ -221,6 +221,12 @@ struct StartFanOutAPITests {
             try await waitUntil("every part of the cancelled job to stop running") {
                 try await server.scrapeMetrics().value("marquee_job_remaining_tokens", ["job": jobID]) == nil
             }
+            // Pushes written before the runs stopped may still be on their way to the emulator (on a
+            // loaded machine it answers them later): those were sent, not tried after. Once none is
+            // in flight, a push the emulator sees is one sent after the runs stopped.
+            try await waitUntil("the pushes written before the runs stopped to be answered") {
+                (try await server.scrapeMetrics().value("marquee_apns_streams_in_flight", ["environment": "sandbox"]) ?? 0) == 0
+            }
             let refused = emulator.counters.injectedFaults
             #expect(emulator.activities(in: .sandbox).count == 50)
             let job = try await server.client.send("GET", location, key: app.publisherKey).json

@@ -6,7 +6,10 @@ import Foundation
 public protocol ScheduleStore: Sendable {
     /// Inserts the schedule with its job (`Schedule.job`), together. Returns false, inserting
     /// nothing, for a timeline step of a kind the event already has (one that is not cancelled):
-    /// two replicas planning one timeline at once make each step once.
+    /// two replicas planning one timeline at once make each step once; and for a timeline step of
+    /// an event that has ended or was cancelled: a plan made from an older read of the event (a
+    /// step that ran while the event was being closed) cannot bring back the steps the close
+    /// cancelled.
     func createSchedule(_ schedule: Schedule) async throws -> Bool
     func schedule(appID: AppID, id: ScheduleID) async throws -> Schedule?
     /// The event's schedules by (`dueAt`, `id`), those after `after` when given (keyset pagination),

@@ -101,18 +101,20 @@ public struct EventService: Sendable {
     }
 
     /// Ends the event and deletes its channels; channels APNs could not delete yet stay `deleting`
-    /// and are retried in the background. Its pending schedules (its timeline's too) are cancelled
-    /// first, so that none fires on a closing event.
+    /// and are retried in the background. The event is ended first, then its pending schedules (its
+    /// timeline's too) are cancelled, so that none fires on a closing event and no timeline plan
+    /// made meanwhile (a step that was running) creates its steps again: the store makes no
+    /// timeline step for an ended event.
     public func close(app: App, key: String) async throws -> EventView {
         var event = try await event(app: app, key: key)
         guard event.state != .cancelled else { throw EngineError.notFound(resource: "event", id: key) }
-        try await store.cancelSchedules(appID: app.id, eventID: event.id, at: clock.now)
-        for channel in try await liveChannels(of: event) { try await channels.deleteChannel(app: app, channel: channel) }
         if event.state != .ended {
             event.state = .ended
             event.updatedAt = clock.now
             event = try await store.updateEvent(event)
         }
+        try await store.cancelSchedules(appID: app.id, eventID: event.id, at: clock.now)
+        for channel in try await liveChannels(of: event) { try await channels.deleteChannel(app: app, channel: channel) }
         return view(event, channels: try await liveChannels(of: event))
     }
 

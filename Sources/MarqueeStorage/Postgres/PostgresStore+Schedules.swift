@@ -6,8 +6,8 @@ extension PostgresStore {
     public func createSchedule(_ schedule: Schedule) async throws -> Bool {
         let job = schedule.job
         return try await transaction { connection in
-            // A timeline step of a kind the event has is a conflict on schedules_one_timeline_step:
-            // nothing is inserted, and the job is not either.
+            // A timeline step of a kind the event has is a conflict on schedules_one_timeline_step, and
+            // one of a closed event is no step at all: nothing is inserted, and the job is not either.
             let inserted = try await connection.query(
                 """
                 INSERT INTO schedules (id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts,
@@ -17,6 +17,7 @@ extension PostgresStore {
                        \(schedule.outcome.map(ColumnCoding.json))::json, \(schedule.lastError), \(schedule.attempts),
                        \(schedule.performedAt), \(schedule.createdAt), \(schedule.updatedAt)
                 FROM events e WHERE e.app_id = \(schedule.appID.uuid) AND e.id = \(schedule.eventID.uuid)
+                  AND (\(schedule.origin.rawValue) <> 'timeline' OR e.state IN ('scheduled', 'live'))
                 ON CONFLICT (event_id, kind) WHERE origin = 'timeline' AND state <> 'cancelled' DO NOTHING
                 RETURNING id
                 """,

@@ -6,13 +6,14 @@ extension SQLiteStore {
     public func createSchedule(_ schedule: Schedule) async throws -> Bool {
         let job = schedule.job
         return try await write { connection in
-            // A timeline step of a kind the event has is a conflict on schedules_one_timeline_step:
-            // nothing is inserted, and the job is not either.
+            // A timeline step of a kind the event has is a conflict on schedules_one_timeline_step, and
+            // one of a closed event is no step at all: nothing is inserted, and the job is not either.
             let inserted = try await connection.query(
                 """
                 INSERT INTO schedules (id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts,
                                        performed_at, created_at, updated_at)
                 SELECT ?, e.app_id, e.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
+                  AND (? <> 'timeline' OR e.state IN ('scheduled', 'live'))
                 ON CONFLICT (event_id, kind) WHERE origin = 'timeline' AND state <> 'cancelled' DO NOTHING
                 RETURNING id
                 """,
@@ -21,7 +22,7 @@ extension SQLiteStore {
                     .text(schedule.state.rawValue), .text(ColumnCoding.json(schedule.request)),
                     .text(schedule.outcome.map(ColumnCoding.json)), .text(schedule.lastError), .int(schedule.attempts),
                     .date(schedule.performedAt), .date(schedule.createdAt), .date(schedule.updatedAt), .id(schedule.appID),
-                    .id(schedule.eventID),
+                    .id(schedule.eventID), .text(schedule.origin.rawValue),
                 ]
             )
             guard !inserted.isEmpty else {
