@@ -7,6 +7,7 @@ import MarqueeEngine
 import MarqueeServer
 import MarqueeStorage
 import PostgresNIO
+import ServiceLifecycleTestKit
 import Synchronization
 import Testing
 
@@ -105,8 +106,11 @@ public struct TestServer: Sendable {
 
     /// Runs the server and `body` side by side: a server that dies under the test fails it at
     /// once with its reason, instead of leaving the test to poll a closed port until its patience
-    /// runs out. Afterwards the server is cancelled; one that has not stopped within
-    /// `stopPatience` fails the test with its last log lines instead of hanging the suite.
+    /// runs out. Afterwards the server is shut down gracefully, as SIGTERM stops `marquee serve`
+    /// (its services in reverse order: the API, then the job worker finishing its sends in flight,
+    /// then the APNs clients); cancelling it instead would stop the APNs clients beside the worker
+    /// and leave its sends in flight uncertain. One that has not stopped within `stopPatience` is
+    /// cancelled and fails the test with its last log lines instead of hanging the suite.
     private static func serve<Result: Sendable>(
         _ configuration: ServerConfiguration,
         backend: TestBackend,
@@ -119,6 +123,7 @@ public struct TestServer: Sendable {
         let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
         let (endedStream, endedContinuation) = AsyncStream<Swift.Result<Void, any Error>>.makeStream()
         let ended = Mutex(false)
+        let shutdown = Mutex<GracefulShutdownTestTrigger?>(nil)
         // Unstructured, so that a server that ignores its cancellation can be left behind.
         let server = Task {
             // Finished however the server stops, so that one that fails to start fails the test
@@ -128,18 +133,21 @@ public struct TestServer: Sendable {
                 ended.withLock { $0 = true }
                 endedContinuation.finish()
             }
-            do {
-                try await MarqueeServer.run(
-                    configuration: configuration,
-                    logger: Self.alsoRecordingWarnings(logger ?? Self.defaultLogger(recorder), in: warnings),
-                    clock: clock,
-                    signals: []
-                ) { started in
-                    startedContinuation.yield(started)
+            await testGracefulShutdown { trigger in
+                shutdown.withLock { $0 = trigger }
+                do {
+                    try await MarqueeServer.run(
+                        configuration: configuration,
+                        logger: Self.alsoRecordingWarnings(logger ?? Self.defaultLogger(recorder), in: warnings),
+                        clock: clock,
+                        signals: []
+                    ) { started in
+                        startedContinuation.yield(started)
+                    }
+                    endedContinuation.yield(.success(()))
+                } catch {
+                    endedContinuation.yield(.failure(error))
                 }
-                endedContinuation.yield(.success(()))
-            } catch {
-                endedContinuation.yield(.failure(error))
             }
         }
         // The test's outcome, kept while the server stops: a failed test waits for it too.
@@ -149,7 +157,7 @@ public struct TestServer: Sendable {
         } catch {
             outcome = .failure(error)
         }
-        server.cancel()
+        if let trigger = shutdown.withLock({ $0 }) { trigger.triggerGracefulShutdown() } else { server.cancel() }
         let patience = stopPatience(configuration)
         let deadline = ContinuousClock.now + patience
         while !ended.withLock({ $0 }) && ContinuousClock.now < deadline {
@@ -157,6 +165,7 @@ public struct TestServer: Sendable {
             await Task { try? await Task.sleep(for: .milliseconds(20)) }.value
         }
         if !ended.withLock({ $0 }) {
+            server.cancel()
             let lines = recorder.lines.suffix(150).joined(separator: "\n")
             Issue.record("the server did not stop within \(patience) of being cancelled; its last log lines:\n\(lines)")
         }

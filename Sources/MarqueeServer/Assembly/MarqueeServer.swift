@@ -58,27 +58,39 @@ public enum MarqueeServer {
             }
             let clientConfiguration = configuration.postgresClientConfiguration(for: target)
             let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: storeLogger)
-            // The pool runs for as long as the services do, and stops after them: not in a child
-            // task, which the caller's cancellation would stop at once, while the job worker still
-            // commits the sends it had in flight.
-            let pool = Task { await client.run() }
-            defer { pool.cancel() }
-            let opened = try await OpenedStore.postgres(
-                client: client,
-                target: target,
-                startupWait: .seconds(configuration.databaseStartupWaitSeconds),
-                storeConfiguration: storeConfiguration
+            // The PostgreSQL client and Marquee's services in one group that takes the signals: a
+            // graceful shutdown stops Marquee's services (in their own order, the job worker
+            // committing what it had in flight) before the client they commit through.
+            let marquee = StoreBoundService {
+                let opened = try await OpenedStore.postgres(
+                    client: client,
+                    target: target,
+                    startupWait: .seconds(configuration.databaseStartupWaitSeconds),
+                    storeConfiguration: storeConfiguration
+                )
+                try await serve(
+                    opened,
+                    configuration: configuration,
+                    metrics: metrics,
+                    logger: logger,
+                    clock: clock,
+                    signals: [],
+                    onStarted: onStarted,
+                    extraServices: [PostgresJobNotifications(client: client, wakeup: { $0.wakeup.signal() }, logger: storeLogger)]
+                )
+            }
+            let group = ServiceGroup(
+                configuration: .init(
+                    services: [
+                        .init(service: client),
+                        .init(service: marquee, successTerminationBehavior: .gracefullyShutdownGroup),
+                    ],
+                    gracefulShutdownSignals: signals,
+                    cancellationSignals: [],
+                    logger: logger.withLevel(atMost: .notice)
+                )
             )
-            try await serve(
-                opened,
-                configuration: configuration,
-                metrics: metrics,
-                logger: logger,
-                clock: clock,
-                signals: signals,
-                onStarted: onStarted,
-                extraServices: [PostgresJobNotifications(client: client, wakeup: { $0.wakeup.signal() }, logger: storeLogger)]
-            )
+            try await group.run()
         } else {
             let opened = try await OpenedStore.sqlite(configuration: configuration, storeConfiguration: storeConfiguration)
             do {
