@@ -71,10 +71,11 @@ extension EmulatorTests {
 
         @Test("A connection silent for the idle timeout gets GOAWAY IdleTimeout naming its last stream, then closes")
         func idleTimeout() async throws {
-            // 12 s of silence against requests 50 ms apart: wide enough that a loaded machine (the
-            // whole suite starts at once on 2 cores; CI once starved this test for 5 s) cannot
-            // stretch a gap into a timeout.
-            try await EmulatorFixture.with({ $0.idleTimeout = .seconds(12) }) { fixture in
+            // 30 s of silence against requests 50 ms apart: wide enough that a loaded machine (the
+            // whole suite starts at once on 2 cores; CI once starved this test for 5 s, and a run
+            // at load 8 beside a release build for more than 12 s) cannot stretch a gap into a
+            // timeout. The test waits that long once, beside the rest of the suite.
+            try await EmulatorFixture.with({ $0.idleTimeout = .seconds(30) }) { fixture in
                 let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
                 let client = try await fixture.connect()
                 // Requests closer together than the timeout keep the connection.

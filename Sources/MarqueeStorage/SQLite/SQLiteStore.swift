@@ -29,10 +29,15 @@ public final class SQLiteStore: MarqueeStore {
     }
 
     /// Opens (creating folder and file if needed) the database at `path`.
+    ///
+    /// - Parameter busyTimeout: how long a write waits for another connection's write transaction
+    ///   to end. Those transactions span several statements, each a hop to the connection's thread,
+    ///   so on a loaded machine one can hold the lock for seconds: 5 s failed writes that would have
+    ///   gone through ("database is locked" in a test leasing jobs from two connections at load 7).
     public static func open(
         path: String = defaultPath,
         configuration: StoreConfiguration,
-        busyTimeout: Duration = .seconds(5)
+        busyTimeout: Duration = .seconds(30)
     ) async throws -> SQLiteStore {
         try PrivateFiles.prepare(databaseAt: path)
         let threadPool = NIOThreadPool(numberOfThreads: 1)
