@@ -93,7 +93,9 @@ public struct BroadcastService: Sendable {
             do {
                 try await timeline.plan(app: app, event: event)
             } catch {
-                logger.debug("replanning the timeline after an end failed", metadata: ["error": "\(String(reflecting: error))"])
+                // A warning: the timeline's close then stays at its planned time instead of counting
+                // from this end.
+                logger.warning("replanning the timeline after an end failed", metadata: ["error": "\(String(reflecting: error))"])
             }
         }
         return report
