@@ -257,9 +257,9 @@ public struct TestDatabase: Sendable {
 }
 
 /// Paths inside the source checkout, found from this file.
-enum SourceTree {
-    static var root: URL {
+public enum SourceTree {
+    public static var root: URL {
         URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
     }
-    static var sqlDirectory: String { root.appendingPathComponent("sql").path }
+    public static var sqlDirectory: String { root.appendingPathComponent("sql").path }
 }

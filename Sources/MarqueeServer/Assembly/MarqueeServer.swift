@@ -65,6 +65,7 @@ public enum MarqueeServer {
                 let opened = try await OpenedStore.postgres(
                     client: client,
                     target: target,
+                    callTimeout: .seconds(configuration.databaseCallTimeoutSeconds),
                     startupWait: .seconds(configuration.databaseStartupWaitSeconds),
                     storeConfiguration: storeConfiguration
                 )

@@ -35,10 +35,11 @@ struct OpenedStore: Sendable {
     static func postgres(
         client: PostgresClient,
         target: PostgresConnectionURL,
+        callTimeout: Duration,
         startupWait: Duration,
         storeConfiguration: StoreConfiguration
     ) async throws -> OpenedStore {
-        let store = PostgresStore(client: client, configuration: storeConfiguration)
+        let store = PostgresStore(client: client, configuration: storeConfiguration, callTimeout: callTimeout)
         do {
             // One patience for both: the direct check names an unreachable server at once, and the
             // pool's first connections may still fail a while under load (its circuit breaker).

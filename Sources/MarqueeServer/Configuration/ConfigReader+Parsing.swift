@@ -39,6 +39,13 @@ extension ConfigReader {
         }
     }
 
+    /// A length of time that must not be zero: a timeout.
+    func positiveSeconds(_ key: String, default defaultValue: Double) throws(ConfigurationError) -> Double {
+        try parsed(key, default: defaultValue, expected: "a number of seconds above 0") {
+            Double($0).flatMap { $0 > 0 && $0.isFinite ? $0 : nil }
+        }
+    }
+
     func flag(_ key: String, default defaultValue: Bool) throws(ConfigurationError) -> Bool {
         try parsed(key, default: defaultValue, expected: "true or false") {
             switch $0.lowercased() {

@@ -21,8 +21,11 @@ import SystemPackage
 ///   429 (`Retry-After`) until the window ends; 0 failures: no throttle (behind a proxy, where
 ///   every client has the proxy's address)
 /// - `database.url`: `postgres://…`; absent, the embedded SQLite at `sqlite.path` (./data/marquee.sqlite)
-/// - `database.maxConnections` (20): this replica's PostgreSQL pool, opened whole and kept; N replicas
-///   open N times as many
+/// - `database.maxConnections` (20): this replica's PostgreSQL pool at most, opened as needed; N
+///   replicas open N times as many
+/// - `database.idleTimeoutSeconds` (10): a pooled connection idle this long is closed
+/// - `database.callTimeoutSeconds` (30): a store call PostgreSQL has not answered within this is
+///   abandoned and fails (`StoreCallTimedOut`)
 /// - `database.keepAliveSeconds` (0: never): an idle pooled connection runs `SELECT 1` after this long
 /// - `database.startupWaitSeconds` (60): how long a start waits for an unreachable PostgreSQL
 /// - `sql.dir`: the folder with `postgres/` and `sqlite/` migrations
@@ -87,6 +90,10 @@ public struct ServerConfiguration: Sendable {
     public var databaseURL: String?
     /// Connections this replica opens to PostgreSQL at most (its pool; one of them listens for jobs).
     public var databaseMaxConnections: Int
+    /// How long a pooled connection may sit idle before it is closed.
+    public var databaseIdleTimeoutSeconds: Double
+    /// How long a store call may wait for PostgreSQL's answer before it is abandoned.
+    public var databaseCallTimeoutSeconds: Double
     /// How long a pooled connection may sit idle before it runs a keep-alive query; 0: never.
     public var databaseKeepAliveSeconds: Double
     /// How long a start waits for PostgreSQL to become reachable before it gives up.
@@ -138,6 +145,8 @@ public struct ServerConfiguration: Sendable {
         )
         databaseURL = reader.raw("database.url", isSecret: true)
         databaseMaxConnections = try reader.integer("database.maxConnections", default: 20, range: 2...1000)
+        databaseIdleTimeoutSeconds = try reader.positiveSeconds("database.idleTimeoutSeconds", default: 10)
+        databaseCallTimeoutSeconds = try reader.positiveSeconds("database.callTimeoutSeconds", default: 30)
         databaseKeepAliveSeconds = try reader.seconds("database.keepAliveSeconds", default: 0)
         databaseStartupWaitSeconds = try reader.seconds("database.startupWaitSeconds", default: 60)
         if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {

@@ -16,6 +16,12 @@ extension Problem {
             self.init(engine: error)
         case let error as StoreError:
             self.init(store: error)
+        case is StoreCallTimedOut:
+            self.init(
+                .storeUnavailable,
+                detail: "the database did not answer in time; the request may or may not have taken effect, so retry it with the same Idempotency-Key",
+                retryAfter: 5
+            )
         case let error as ServerError:
             self.init(openAPI: error)
         case let error as HTTPError:

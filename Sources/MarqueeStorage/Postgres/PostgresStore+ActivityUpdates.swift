@@ -40,7 +40,7 @@ extension PostgresStore {
 
     public func updateAudiencePage(_ query: ActivityUpdateQuery, after cursor: Int64, limit: Int) async throws -> [ActivityUpdateTarget] {
         var targets: [ActivityUpdateTarget] = []
-        let result = try await client.query(
+        let result = try await rows(
             Self.updateAudience(
                 query,
                 select: """
@@ -49,10 +49,10 @@ extension PostgresStore {
                     """,
                 after: cursor,
                 tail: "ORDER BY a.seq LIMIT \(max(1, limit))"
-            ),
-            logger: logger
+            )
         )
-        for try await (seq, id, token, last, frequent, windowStart, sent) in result.decode((Int64, UUID, String, Int64?, Bool, Date?, Int).self) {
+        for row in result {
+            let (seq, id, token, last, frequent, windowStart, sent) = try row.decode((Int64, UUID, String, Int64?, Bool, Date?, Int).self)
             targets.append(
                 ActivityUpdateTarget(
                     rowID: seq,
@@ -68,11 +68,11 @@ extension PostgresStore {
     }
 
     public func updateAudience(_ query: ActivityUpdateQuery) async throws -> ActivityUpdateAudience {
-        let result = try await client.query(
-            Self.updateAudience(query, select: "SELECT count(*), max(a.last_timestamp_sent)", after: 0, tail: ""),
-            logger: logger
+        let result = try await rows(
+            Self.updateAudience(query, select: "SELECT count(*), max(a.last_timestamp_sent)", after: 0, tail: "")
         )
-        for try await (count, latest) in result.decode((Int64, Int64?).self) {
+        for row in result {
+            let (count, latest) = try row.decode((Int64, Int64?).self)
             return ActivityUpdateAudience(count: count, latestTimestamp: latest)
         }
         return ActivityUpdateAudience(count: 0, latestTimestamp: nil)

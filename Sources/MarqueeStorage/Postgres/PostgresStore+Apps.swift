@@ -5,13 +5,12 @@ import PostgresNIO
 extension PostgresStore {
     public func createApp(_ app: App) async throws {
         do {
-            try await client.query(
+            try await execute(
                 """
                 INSERT INTO apps (id, name, bundle_id, team_id, environments, created_at)
                 VALUES (\(app.id.uuid), \(app.name), \(app.bundleID), \(app.teamID),
                         \(ColumnCoding.environments(app.environments)), \(app.createdAt))
-                """,
-                logger: logger
+                """
             )
         } catch let error as PSQLError where error.isUniqueViolation {
             throw StoreError.duplicate(entity: "app", key: app.bundleID)
@@ -98,13 +97,12 @@ extension PostgresStore {
         do {
             guard let appID = key.appID else {
                 // A deployment key has no app row to check; the table's CHECK keeps it admin.
-                try await client.query(
+                try await execute(
                     """
                     INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at, revoked_at)
                     VALUES (\(key.id.uuid), NULL, \(key.role.rawValue), \(key.prefix), \(Data(key.secretHash)),
                             \(key.label), \(key.createdAt), \(key.revokedAt))
-                    """,
-                    logger: logger
+                    """
                 )
                 return
             }

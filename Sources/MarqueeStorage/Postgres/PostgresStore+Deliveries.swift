@@ -92,15 +92,15 @@ extension PostgresStore {
 
     public func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount] {
         var counts: [DeliveryCount] = []
-        let result = try await client.query(
+        let result = try await rows(
             """
             SELECT outcome, COALESCE(reason, ''), count(*) FROM deliveries
             WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid)
             GROUP BY outcome, COALESCE(reason, '') ORDER BY outcome, COALESCE(reason, '')
-            """,
-            logger: logger
+            """
         )
-        for try await (outcome, reason, count) in result.decode((String, String, Int64).self) {
+        for row in result {
+            let (outcome, reason, count) = try row.decode((String, String, Int64).self)
             guard let outcome = DeliveryOutcome(rawValue: outcome) else {
                 throw StoreError.corruptRow(entity: "delivery", detail: "unknown outcome \(outcome)")
             }

@@ -59,12 +59,11 @@ extension PostgresStore {
     }
 
     public func releaseIdempotencyKey(appID: AppID, apiKeyID: APIKeyID, key: String) async throws {
-        try await client.query(
+        try await execute(
             """
             DELETE FROM idempotency_keys
             WHERE app_id = \(appID.uuid) AND api_key_id = \(apiKeyID.uuid) AND key = \(key) AND response_status IS NULL
-            """,
-            logger: logger
+            """
         )
     }
 

@@ -139,27 +139,27 @@ extension PostgresStore {
     public func audienceRecipients(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [AudienceRecipient] {
         var recipients: [AudienceRecipient] = []
         recipients.reserveCapacity(max(1, limit))
-        let result = try await client.query(
+        let result = try await rows(
             Self.audience(
                 query,
                 select: "SELECT \(RowMapping.audienceRecipientColumns) FROM push_to_start_tokens t",
                 after: cursor,
                 tail: "ORDER BY t.id LIMIT \(max(1, limit))"
-            ),
-            logger: logger
+            )
         )
-        for try await (rowID, token, iosVersion) in result.decode((Int64, String, String?).self) {
+        for row in result {
+            let (rowID, token, iosVersion) = try row.decode((Int64, String, String?).self)
             recipients.append(AudienceRecipient(rowID: rowID, token: token, iosVersion: iosVersion))
         }
         return recipients
     }
 
     public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
-        let result = try await client.query(
-            Self.audience(query, select: "SELECT count(*), min(t.id), max(t.id) FROM push_to_start_tokens t", after: 0, tail: ""),
-            logger: logger
+        let result = try await rows(
+            Self.audience(query, select: "SELECT count(*), min(t.id), max(t.id) FROM push_to_start_tokens t", after: 0, tail: "")
         )
-        for try await (count, first, last) in result.decode((Int64, Int64?, Int64?).self) {
+        for row in result {
+            let (count, first, last) = try row.decode((Int64, Int64?, Int64?).self)
             return AudienceExtent(count: count, rowIDs: first.flatMap { first in last.map { first...$0 } })
         }
         return AudienceExtent(count: 0, rowIDs: nil)

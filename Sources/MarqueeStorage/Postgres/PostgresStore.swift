@@ -8,14 +8,22 @@ import PostgresNIO
 /// replicas race for are claimed with `ON CONFLICT`, conditional updates or `FOR UPDATE SKIP LOCKED`.
 ///
 /// The client must be running (`client.run()` in a task group or service group) while the store is used.
+/// Each call has a deadline (`PostgresCallDeadline`): past it the caller gets `StoreCallTimedOut`.
 public struct PostgresStore: MarqueeStore {
     public let client: PostgresClient
     let configuration: StoreConfiguration
+    let deadline: PostgresCallDeadline
     var logger: Logger { configuration.logger }
 
-    public init(client: PostgresClient, configuration: StoreConfiguration) {
+    /// The deadline on each call when none is configured: far above any query Marquee makes, and
+    /// well inside a job's lease, so a lost call ends the run's wait while its part can still be
+    /// handed back in an orderly way.
+    public static let defaultCallTimeout: Duration = .seconds(30)
+
+    public init(client: PostgresClient, configuration: StoreConfiguration, callTimeout: Duration = Self.defaultCallTimeout) {
         self.client = client
         self.configuration = configuration
+        deadline = PostgresCallDeadline(limit: callTimeout)
     }
 
     public func migrate() async throws {
@@ -70,17 +78,28 @@ public struct PostgresStore: MarqueeStore {
     // MARK: Helpers shared by the concern files
 
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await client.query(query, logger: logger).collect()
+        try await deadline.run { [client, logger] in
+            try await client.query(query, logger: logger).collect()
+        }
+    }
+
+    /// Runs a statement whose rows, if any, are not needed.
+    func execute(_ query: PostgresQuery) async throws {
+        _ = try await rows(query)
     }
 
     func firstRow(_ query: PostgresQuery) async throws -> PostgresRow? {
         try await rows(query).first
     }
 
-    func transaction<Result: Sendable>(_ body: (PostgresConnection) async throws -> Result) async throws -> Result {
-        try await PostgresTransactions.surfacingClosureError {
-            try await client.withTransaction(logger: logger) { connection in
-                try await body(connection)
+    func transaction<Result: Sendable>(
+        _ body: @escaping @Sendable (PostgresConnection) async throws -> Result
+    ) async throws -> Result {
+        try await deadline.run { [client, logger] in
+            try await PostgresTransactions.surfacingClosureError {
+                try await client.withTransaction(logger: logger) { connection in
+                    try await body(connection)
+                }
             }
         }
     }

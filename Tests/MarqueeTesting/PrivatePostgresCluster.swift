@@ -1,0 +1,115 @@
+import Foundation
+
+/// A PostgreSQL cluster of one test's own, for a test that restarts or stops PostgreSQL (the shared
+/// `PostgresTestCluster` serves every other test at once). Made with Debian's `initdb` in a
+/// temporary folder, trusted on loopback, on a port of its own; as root, run as the `postgres` user
+/// (initdb refuses root), as `scripts/with-postgres` does.
+public final class PrivatePostgresCluster: Sendable {
+    public let port: Int
+    public let user = "marquee"
+    private let folder: String
+    private let binaries: String
+    private let asPostgres: Bool
+
+    private var data: String { folder + "/data" }
+    private var log: String { folder + "/server.log" }
+
+    /// Makes and starts a cluster.
+    public static func start() async throws -> PrivatePostgresCluster {
+        let binaries = try await Self.output(of: ["pg_config", "--bindir"], asPostgres: false).trimmingCharacters(in: .whitespacesAndNewlines)
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-pg-\(UUID().uuidString.prefix(8))").path
+        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let asPostgres = getuid() == 0
+        if asPostgres { _ = try await Self.output(of: ["chown", "postgres:postgres", folder], asPostgres: false) }
+        let cluster = PrivatePostgresCluster(port: try Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
+        _ = try await cluster.run(["initdb", "-D", cluster.data, "-U", cluster.user, "--auth-local=trust", "--auth-host=trust", "--locale=C", "-E", "UTF8"])
+        try await cluster.startServer()
+        return cluster
+    }
+
+    private init(port: Int, folder: String, binaries: String, asPostgres: Bool) {
+        self.port = port
+        self.folder = folder
+        self.binaries = binaries
+        self.asPostgres = asPostgres
+    }
+
+    /// `database.url` for the `postgres` database.
+    public var url: String { "postgres://\(user)@127.0.0.1:\(port)/postgres?sslmode=disable" }
+
+    /// The crash: PostgreSQL stops at once (no checkpoint, every client cut off), stays down for
+    /// `downFor` (clients' connection attempts fail meanwhile), then starts again and recovers from
+    /// its write-ahead log, on the same port.
+    public func restartImmediately(downFor: Duration) async throws {
+        _ = try await run(["pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"])
+        try await Task.sleep(for: downFor)
+        try await startServer()
+    }
+
+    /// Stops the server and removes the cluster.
+    public func remove() async {
+        _ = try? await run(["pg_ctl", "-D", data, "-m", "immediate", "-w", "stop"])
+        try? FileManager.default.removeItem(atPath: folder)
+    }
+
+    private func startServer() async throws {
+        let options = "-c listen_addresses=127.0.0.1 -c port=\(port) -c unix_socket_directories=\(folder) -c max_connections=100 -c fsync=off"
+        _ = try await run(["pg_ctl", "-D", data, "-l", log, "-w", "-t", "120", "-o", options, "start"])
+    }
+
+    private func run(_ arguments: [String]) async throws -> String {
+        var arguments = arguments
+        arguments[0] = binaries + "/" + arguments[0]
+        return try await Self.output(of: arguments, asPostgres: asPostgres)
+    }
+
+    /// Runs a command to its end, its output in a file. With `posix_spawn` and `waitpid`, not
+    /// `Process`: Foundation's `Process` here left `runuser` unreaped after `pg_ctl start`, and
+    /// neither `waitUntilExit()` nor `terminationHandler` ever returned.
+    private static func output(of arguments: [String], asPostgres: Bool) async throws -> String {
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-pg-\(UUID().uuidString).out").path
+        defer { try? FileManager.default.removeItem(atPath: outputFile) }
+        let command = (asPostgres ? ["runuser", "-u", "postgres", "--"] : []) + arguments
+        let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+            + " >'\(outputFile)' 2>&1 </dev/null"
+        let status = try await Task.detached { try spawnAndWait(["/bin/sh", "-c", line]) }.value
+        let output = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
+        guard status == 0 else {
+            throw TestSetupError("\(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(800))")
+        }
+        return output
+    }
+
+    /// The exit status of `arguments` run to its end; -1 if it was ended by a signal.
+    private static func spawnAndWait(_ arguments: [String]) throws -> Int32 {
+        let argv = arguments.map { strdup($0) } + [nil]
+        defer { argv.forEach { free($0) } }
+        var pid: pid_t = 0
+        let spawned = posix_spawn(&pid, arguments[0], nil, nil, argv, environ)
+        guard spawned == 0 else { throw TestSetupError("posix_spawn \(arguments[0]) failed (\(spawned))") }
+        var status: Int32 = 0
+        while waitpid(pid, &status, 0) == -1 {
+            guard errno == EINTR else { throw TestSetupError("waitpid failed (\(errno))") }
+        }
+        return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+    }
+
+    /// A port nobody listens on now: bound to port 0, read, and closed.
+    private static func freePort() throws -> Int {
+        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard socket >= 0 else { throw TestSetupError("socket() failed") }
+        defer { close(socket) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        address.sin_port = 0
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
+                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+            }
+        }
+        guard bound else { throw TestSetupError("bind() failed") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+}
