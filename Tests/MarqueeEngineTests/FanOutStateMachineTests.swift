@@ -181,7 +181,7 @@ struct FanOutStateMachineTests {
         #expect(machine.nextStep(now: now) == .complete)
     }
 
-    @Test("under resend, an unanswered start is sent again in a later round, holding the checkpoint; its last unanswered attempt is final as uncertain")
+    @Test("under resend, an unanswered start is sent again in a later round, holding the checkpoint, without using up an attempt; after its last unanswered resend it is final as uncertain")
     func uncertainResent() {
         var machine = machine(attempts: 2, uncertainStarts: .resend)
         machine.beginRound()
@@ -194,19 +194,69 @@ struct FanOutStateMachineTests {
         #expect(first.checkpoint == nil)
         #expect(machine.nextStep(now: now) == .retry(at: now.addingTimeInterval(1)))
 
-        let later = now.addingTimeInterval(1)
+        var later = now.addingTimeInterval(1)
         #expect(machine.retryRowsDue(now: later) == [1])
-        machine.beginRound()
-        let due = machine.retriesDue(now: later)
-        #expect(due.map(\.tokenRowID) == [1])
-        #expect(due.map(\.attempt) == [2])
-        machine.outcome(index: 0, .uncertain(why: "timeout"), now: later)
+        // Every resend unanswered too: past the token's 2 attempts (an unanswered send uses none),
+        // up to the bound of unanswered resends.
+        for resend in 1...FanOutStateMachine.maximumUnansweredResends {
+            machine.beginRound()
+            let due = machine.retriesDue(now: later)
+            #expect(due.map(\.tokenRowID) == [1])
+            #expect(due.map(\.attempt) == [resend + 1])
+            machine.outcome(index: 0, .uncertain(why: "timeout"), now: later)
+            later = later.addingTimeInterval(3_600)
+            if resend < FanOutStateMachine.maximumUnansweredResends {
+                #expect(machine.takeBatch().deliveries.isEmpty)
+            }
+        }
         let last = machine.takeBatch()
         #expect(last.deliveries.map(\.outcome) == [.uncertain])
-        #expect(last.deliveries.map(\.attempt) == [2])
+        #expect(last.deliveries.map(\.attempt) == [FanOutStateMachine.maximumUnansweredResends + 1])
         #expect(last.progress == JobProgress(attempted: 1, uncertain: 1))
         #expect(last.checkpoint == 2)
         #expect(machine.nextStep(now: later) == .complete)
+    }
+
+    @Test("under resend, a start cut off as often as APNs asked for a retry still gets its answered attempts: unanswered sends are not among them")
+    func uncertainDoesNotUseUpAttempts() {
+        var machine = machine(attempts: 2, uncertainStarts: .resend)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...1))
+        machine.outcome(index: 0, rejection(503, .serviceUnavailable), now: now)
+        var at = now.addingTimeInterval(1)
+        machine.beginRound()
+        _ = machine.retriesDue(now: at)
+        machine.outcome(index: 0, .uncertain(why: "connection reset"), now: at)
+        at = at.addingTimeInterval(2)
+        machine.beginRound()
+        #expect(machine.retriesDue(now: at).map(\.attempt) == [3])
+        machine.outcome(index: 0, .accepted(apnsID: nil), now: at)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.map(\.outcome) == [.accepted])
+        #expect(batch.progress == JobProgress(attempted: 1, succeeded: 1, uncertain: 1))
+    }
+
+    @Test("retries the run stopped before handing out were never sent: they wait for their retry again, not uncertain, and hold the checkpoint")
+    func retriesNotSent() {
+        var machine = machine(uncertainStarts: .skip)
+        machine.beginRound()
+        _ = machine.pageRead(tokens(1...2))
+        machine.outcome(index: 0, rejection(429, .tooManyRequests), now: now)
+        machine.outcome(index: 1, rejection(429, .tooManyRequests), now: now)
+        _ = machine.takeBatch()
+
+        let later = now.addingTimeInterval(1)
+        machine.beginRound()
+        #expect(machine.retriesDue(now: later).map(\.attempt) == [2, 2])
+        machine.retriesNotSent(2, now: later)
+        machine.roundEnded(now: later)
+        let batch = machine.takeBatch()
+        #expect(batch.deliveries.isEmpty)
+        #expect(batch.progress.uncertain == 0)
+        #expect(batch.checkpoint == nil)
+        #expect(machine.waitingForRetryCount == 2)
+        machine.beginRound()
+        #expect(machine.retriesDue(now: later).map(\.attempt) == [2, 2])
     }
 
     @Test("under resend, a start answered on its second send is accepted once, with that attempt, and counts as uncertain too: its first may have arrived")

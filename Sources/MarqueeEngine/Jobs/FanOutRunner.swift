@@ -224,7 +224,11 @@ struct FanOutRunner: Sendable {
                     return machine.retriesDue(now: now, alreadyStarted: started)
                 }
                 let pushes = try due.map(work.push)
-                let pages = FixedPushPages(pages: pushes.isEmpty ? [] : [pushes], mayHandOut: { context.mayHandOutSends(now: clock.now) })
+                let pages = FixedPushPages(
+                    pages: pushes.isEmpty ? [] : [pushes],
+                    mayHandOut: { context.mayHandOutSends(now: clock.now) },
+                    withheld: { count in context.machine.withLock { $0.retriesNotSent(count, now: clock.now) } }
+                )
                 try await sendRound(context, client: client, work: work, pages: pages, beginRound: false)
             }
         }
@@ -524,16 +528,28 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
 }
 
 /// Pages given up front: a retry round (its tokens reserved when they were first handed out).
+/// Those it does not hand out (the run stopped sending first) are `withheld`: they were never sent.
 struct FixedPushPages: AsyncSequence, Sendable {
     typealias Element = [APNSDevicePush]
     let pages: [[APNSDevicePush]]
     let mayHandOut: @Sendable () -> Bool
+    let withheld: @Sendable (Int) -> Void
 
     struct AsyncIterator: AsyncIteratorProtocol {
-        var remaining: IndexingIterator<[[APNSDevicePush]]>
+        var remaining: ArraySlice<[APNSDevicePush]>
         let mayHandOut: @Sendable () -> Bool
-        mutating func next() async throws -> [APNSDevicePush]? { mayHandOut() ? remaining.next() : nil }
+        let withheld: @Sendable (Int) -> Void
+
+        mutating func next() async throws -> [APNSDevicePush]? {
+            guard mayHandOut() else {
+                let unsent = remaining.reduce(0) { $0 + $1.count }
+                remaining = []
+                if unsent > 0 { withheld(unsent) }
+                return nil
+            }
+            return remaining.popFirst()
+        }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: pages.makeIterator(), mayHandOut: mayHandOut) }
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: pages[...], mayHandOut: mayHandOut, withheld: withheld) }
 }

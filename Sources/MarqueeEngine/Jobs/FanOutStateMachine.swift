@@ -15,6 +15,13 @@ import MarqueeCore
 /// tokens in the start ledger or with a final outcome of this job) sends again only what was in
 /// flight or waiting for a retry.
 struct FanOutStateMachine {
+    /// Under `UncertainStartPolicy.resend`, how many times a start that got no answer is sent again.
+    /// Unanswered sends do not use up `Configuration.maximumAttempts`, which counts APNs' answers: a
+    /// device must not be left without its start because resets and crashes cut off its sends as
+    /// often as APNs asked for a retry (a 50,000-device chaos run left 2 devices without a start that
+    /// way, at 3 attempts). A bound still, for a connection that loses every write.
+    static let maximumUnansweredResends = 10
+
     struct Configuration: Sendable, Hashable {
         /// Final outcomes per committed batch.
         var batchSize: Int = 500
@@ -55,6 +62,12 @@ struct FanOutStateMachine {
         /// reservation) and it is sent again under `UncertainStartPolicy.resend`: the device may
         /// end with two, so the token counts in `JobProgress.uncertain` whatever this send's outcome.
         var mayHaveArrived = false
+        /// Earlier sends of this start that got no answer and were sent again under `.resend`: they
+        /// are not among the attempts `maximumAttempts` counts.
+        var unanswered = 0
+
+        /// The sends APNs answered (or refused to take): what `maximumAttempts` bounds.
+        var answeredAttempts: Int { attempt - unanswered }
     }
 
     /// What APNs made of a send, in the state machine's terms.
@@ -223,6 +236,20 @@ struct FanOutStateMachine {
         }
     }
 
+    /// The `count` retries `retriesDue` registered last were never handed to the client (the run
+    /// stopped sending before their round went out): they wait for their retry again, as they were,
+    /// due at `now`. Left in the round they would end it without an outcome, as uncertain, though
+    /// never written.
+    mutating func retriesNotSent(_ count: Int, now: Date) {
+        guard count > 0 else { return }
+        for index in (nextIndex - count)..<nextIndex {
+            guard var send = round.removeValue(forKey: index) else { continue }
+            send.attempt -= 1
+            waitingForRetry.append((send, now))
+        }
+        nextIndex -= count
+    }
+
     /// The last `count` sends registered were never handed to the client (the run stopped sending
     /// in the middle of a page): they leave the round as if never read, so they hold nothing back
     /// and count as nothing; `resumeAfter` is the row before the first of them.
@@ -308,7 +335,7 @@ struct FanOutStateMachine {
 
     /// A "later": sent again after a back-off, until the last attempt fails it.
     private mutating func later(_ send: Send, rejection: APNSRejection?, apnsID: UUID?, now: Date) {
-        if send.attempt < configuration.maximumAttempts {
+        if send.answeredAttempts < configuration.maximumAttempts {
             waitingForRetry.append((send, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
         } else {
             finish(send, outcome: .failed, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
@@ -316,16 +343,18 @@ struct FanOutStateMachine {
     }
 
     /// A send that may have reached the device. A start is final as `uncertain` under `.skip`; under
-    /// `.resend` it is sent again like a "later" (through the start ledger: see `retryRowsDue`), and
-    /// its last attempt, if still unanswered, is final as `uncertain`. Other pushes (timestamped:
-    /// a device drops a repeat) are a plain "later".
+    /// `.resend` it is sent again after a back-off, like a "later" but without using up an attempt
+    /// (through the start ledger: see `retryRowsDue`), until it is answered or has gone unanswered
+    /// `maximumUnansweredResends` times more: then it is final as `uncertain`. Other pushes
+    /// (timestamped: a device drops a repeat) are a plain "later".
     private mutating func uncertain(_ send: Send, now: Date) {
         switch uncertainStarts {
         case nil:
             later(send, rejection: nil, apnsID: nil, now: now)
-        case .resend? where send.attempt < configuration.maximumAttempts:
+        case .resend? where send.unanswered < Self.maximumUnansweredResends:
             var resend = send
             resend.mayHaveArrived = true
+            resend.unanswered += 1
             waitingForRetry.append((resend, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
         case .skip?, .resend?:
             finish(send, outcome: .uncertain, status: nil, apnsID: nil, reason: nil, now: now)
