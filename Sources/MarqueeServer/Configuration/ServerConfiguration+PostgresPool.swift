@@ -22,7 +22,7 @@ extension ServerConfiguration {
         var configuration = target.configuration
         configuration.options.maximumConnections = databaseMaxConnections
         configuration.options.minimumConnections = 0
-        configuration.options.connectionIdleTimeout = .nanoseconds(Int64(databaseIdleTimeoutSeconds * 1_000_000_000))
+        configuration.options.connectionIdleTimeout = .seconds(databaseIdleTimeoutSeconds)
         configuration.options.keepAliveBehavior = databaseKeepAliveSeconds > 0
             ? .init(frequency: .seconds(databaseKeepAliveSeconds))
             : nil
