@@ -39,7 +39,8 @@ struct LeaseKeeperTests {
         var keeper = keeper()
         #expect(keeper.mayHandOutSends(now: at(23.9)))
         #expect(!keeper.mayHandOutSends(now: at(24)))
-        #expect(keeper.verdict(now: at(24)) == .abandon(.lapsing))
+        // The renewal due at 10 s was never asked: the run's watch did not get to run.
+        #expect(keeper.verdict(now: at(24)) == .abandon(.lapsing(.renewalNotAsked(for: .seconds(14)))))
         // A renewal that succeeds extends it from its asking time.
         keeper.renewalAsked(at: at(12))
         keeper.renewalSucceeded(askedAt: at(12))
@@ -53,7 +54,7 @@ struct LeaseKeeperTests {
         keeper.renewalAsked(at: at(10))
         keeper.progressed(at: at(23))
         #expect(keeper.verdict(now: at(23)) == .carryOn)
-        #expect(keeper.verdict(now: at(24)) == .abandon(.lapsing))
+        #expect(keeper.verdict(now: at(24)) == .abandon(.lapsing(.renewalUnanswered(for: .seconds(14)))))
     }
 
     @Test("a failed renewal stops the handing out of sends at once; the lease still holds for the commits")
@@ -65,7 +66,7 @@ struct LeaseKeeperTests {
         #expect(keeper.verdict(now: at(10)) == .stopSending(.renewalFailed("serverClosedConnection")))
         // No more renewals; at the margin, the run stops at once.
         #expect(keeper.verdict(now: at(20)) == .stopSending(.renewalFailed("serverClosedConnection")))
-        #expect(keeper.verdict(now: at(24)) == .abandon(.lapsing))
+        #expect(keeper.verdict(now: at(24)) == .abandon(.lapsing(.renewalFailed("serverClosedConnection"))))
     }
 
     @Test("a refused renewal (cancelled, or taken over) stops the run at once")

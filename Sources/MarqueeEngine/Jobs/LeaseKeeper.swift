@@ -40,8 +40,8 @@ struct LeaseKeeper: Sendable {
         /// A renewal failed (the store unreachable, a connection closed): the lease may still hold,
         /// but not for long.
         case renewalFailed(String)
-        /// The lease could lapse within the safety margin (renewals failing or not answering).
-        case lapsing
+        /// The lease could lapse within the safety margin, for this reason.
+        case lapsing(LapseCause)
         /// No progress for the stall timeout.
         case stalled(Duration)
 
@@ -49,8 +49,27 @@ struct LeaseKeeper: Sendable {
             switch self {
             case .refused: "the store refused to renew the lease (the job was cancelled or another replica holds it)"
             case .renewalFailed(let error): "renewing the lease failed (\(error))"
-            case .lapsing: "the lease could not be renewed before it could lapse"
+            case .lapsing(let cause): "the lease could not be renewed before it could lapse (\(cause))"
             case .stalled(let timeout): "the part made no progress for \(timeout.wholeMilliseconds) ms"
+            }
+        }
+    }
+
+    /// Why no renewal kept the lease: what tells a slow store from a starved process in the log.
+    enum LapseCause: Sendable, Hashable, CustomStringConvertible {
+        /// A renewal was asked this long ago and has not been answered (a slow or unreachable store).
+        case renewalUnanswered(for: Duration)
+        /// The last renewal failed; none is asked after a failure.
+        case renewalFailed(String)
+        /// No renewal was asked for this long, though one was due: the run's watch did not get to
+        /// run (a process starved of CPU).
+        case renewalNotAsked(for: Duration)
+
+        var description: String {
+            switch self {
+            case .renewalUnanswered(let waited): "a renewal asked \(waited.wholeMilliseconds) ms ago is unanswered"
+            case .renewalFailed(let error): "the last renewal failed: \(error)"
+            case .renewalNotAsked(let waited): "no renewal was asked for \(waited.wholeMilliseconds) ms"
             }
         }
     }
@@ -73,6 +92,8 @@ struct LeaseKeeper: Sendable {
     private(set) var validUntil: Date
     private var lastAskedAt: Date
     private var renewalAskedAt: Date?
+    /// Why the last renewal failed, until another is asked.
+    private var lastRenewalError: String?
     private var lastProgressAt: Date
     /// The first reason the run stopped sending, if it did.
     private(set) var fence: Fence?
@@ -93,6 +114,7 @@ struct LeaseKeeper: Sendable {
     mutating func renewalAsked(at now: Date) {
         renewalAskedAt = now
         lastAskedAt = now
+        lastRenewalError = nil
     }
 
     /// The renewal asked at `askedAt` succeeded: the lease holds until `askedAt` plus the lease.
@@ -108,6 +130,7 @@ struct LeaseKeeper: Sendable {
 
     mutating func renewalFailed(_ error: String) {
         renewalAskedAt = nil
+        lastRenewalError = error
         if fence == nil { fence = .renewalFailed(error) }
     }
 
@@ -124,9 +147,16 @@ struct LeaseKeeper: Sendable {
         fence == nil && now < validUntil
     }
 
+    private func lapseCause(now: Date) -> LapseCause {
+        func since(_ date: Date) -> Duration { .milliseconds(Int64((now.timeIntervalSince(date) * 1000).rounded())) }
+        if let renewalAskedAt { return .renewalUnanswered(for: since(renewalAskedAt)) }
+        if let lastRenewalError { return .renewalFailed(lastRenewalError) }
+        return .renewalNotAsked(for: since(lastAskedAt.addingTimeInterval(configuration.renewInterval.timeInterval)))
+    }
+
     func verdict(now: Date) -> Verdict {
         if fence == .refused { return .abandon(.refused) }
-        if now >= validUntil { return .abandon(.lapsing) }
+        if now >= validUntil { return .abandon(.lapsing(lapseCause(now: now))) }
         if now >= lastProgressAt.addingTimeInterval(configuration.stallTimeout.timeInterval) {
             return .abandon(.stalled(configuration.stallTimeout))
         }
