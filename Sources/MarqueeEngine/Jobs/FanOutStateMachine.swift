@@ -241,13 +241,10 @@ struct FanOutStateMachine {
     /// due at `now`. Left in the round they would end it without an outcome, as uncertain, though
     /// never written.
     mutating func retriesNotSent(_ count: Int, now: Date) {
-        guard count > 0 else { return }
-        for index in (nextIndex - count)..<nextIndex {
-            guard var send = round.removeValue(forKey: index) else { continue }
+        for var send in removeLastRegistered(count) {
             send.attempt -= 1
             waitingForRetry.append((send, now))
         }
-        nextIndex -= count
     }
 
     /// The last `count` sends registered were never handed to the client (the run stopped sending
@@ -255,13 +252,19 @@ struct FanOutStateMachine {
     /// and count as nothing; `resumeAfter` is the row before the first of them.
     mutating func withdrawUnsent(_ count: Int, resumeAfter: Int64) {
         guard count > 0 else { return }
-        for index in (nextIndex - count)..<nextIndex {
-            guard let send = round.removeValue(forKey: index) else { continue }
+        for send in removeLastRegistered(count) {
             let remaining = (unsettled[send.tokenRowID] ?? 1) - 1
             unsettled[send.tokenRowID] = remaining > 0 ? remaining : nil
         }
-        nextIndex -= count
         highestRowSeen = resumeAfter
+    }
+
+    /// Takes the last `count` sends registered out of the round, in the order they were registered.
+    private mutating func removeLastRegistered(_ count: Int) -> [Send] {
+        guard count > 0 else { return [] }
+        let removed = ((nextIndex - count)..<nextIndex).compactMap { round.removeValue(forKey: $0) }
+        nextIndex -= count
+        return removed
     }
 
     /// The token rows whose retry is due at `now`: a start job asks the start ledger which of them

@@ -92,8 +92,6 @@ struct LeaseKeeper: Sendable {
     private(set) var validUntil: Date
     private var lastAskedAt: Date
     private var renewalAskedAt: Date?
-    /// Why the last renewal failed, until another is asked.
-    private var lastRenewalError: String?
     private var lastProgressAt: Date
     /// The first reason the run stopped sending, if it did.
     private(set) var fence: Fence?
@@ -114,7 +112,6 @@ struct LeaseKeeper: Sendable {
     mutating func renewalAsked(at now: Date) {
         renewalAskedAt = now
         lastAskedAt = now
-        lastRenewalError = nil
     }
 
     /// The renewal asked at `askedAt` succeeded: the lease holds until `askedAt` plus the lease.
@@ -130,7 +127,6 @@ struct LeaseKeeper: Sendable {
 
     mutating func renewalFailed(_ error: String) {
         renewalAskedAt = nil
-        lastRenewalError = error
         if fence == nil { fence = .renewalFailed(error) }
     }
 
@@ -150,7 +146,8 @@ struct LeaseKeeper: Sendable {
     private func lapseCause(now: Date) -> LapseCause {
         func since(_ date: Date) -> Duration { .milliseconds(Int64((now.timeIntervalSince(date) * 1000).rounded())) }
         if let renewalAskedAt { return .renewalUnanswered(for: since(renewalAskedAt)) }
-        if let lastRenewalError { return .renewalFailed(lastRenewalError) }
+        // After a failed renewal none is asked (the run stops sending), so the fence holds its error.
+        if case .renewalFailed(let error)? = fence { return .renewalFailed(error) }
         return .renewalNotAsked(for: since(lastAskedAt.addingTimeInterval(configuration.renewInterval.timeInterval)))
     }
 

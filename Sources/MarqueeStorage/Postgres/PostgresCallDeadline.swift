@@ -9,8 +9,9 @@ import Synchronization
 /// in flight, some of the queries on the connections it cut never end: no rows, no error, and
 /// cancelling the task that waits does not end them either (in a first experiment, two to eight of
 /// twelve callers busy during the restart hung for good, while the pool went on serving everyone else
-/// on new connections; `PostgresRestartTests` fails every time without this deadline). A job run waiting on such a call renews nothing and
-/// commits nothing, and at 50,000 devices a fan-out sat with all its parts stuck that way.
+/// on new connections; `PostgresRestartTests` fails every time without this deadline). A job run
+/// waiting on such a call renews nothing and commits nothing, and at 50,000 devices a fan-out sat
+/// with all its parts stuck that way.
 ///
 /// So each call runs in a task of its own, and its caller waits for whichever comes first: the
 /// call's answer, or the deadline, which answers the caller with `StoreCallTimedOut` and cancels the
