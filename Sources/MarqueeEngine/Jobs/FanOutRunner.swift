@@ -257,7 +257,7 @@ struct FanOutRunner: Sendable {
                     for outcome in chunk {
                         switch outcome.result {
                         case .success(let result):
-                            machine.outcome(index: outcome.index, .accepted(apnsID: UUID(uuidString: result.apnsID)), now: now)
+                            machine.outcome(index: outcome.index, .accepted(apnsID: UUID(canonical: result.apnsID)), now: now)
                         case .failure(let error):
                             machine.outcome(index: outcome.index, .failed(error), now: now)
                         }
@@ -289,6 +289,9 @@ struct FanOutRunner: Sendable {
 
     /// Commits the outcomes waiting if a commit is due (`FanOutStateMachine.commitIsDue`).
     private func commitIfDue(_ context: Context, work: some FanOutWork, lane: CommitLane) async throws {
+        // Most chunks of outcomes find no commit due: asking first spares them the lane's two actor
+        // hops (the lane asks again, for the commit it may let through).
+        guard context.machine.withLock({ $0.commitIsDue(now: clock.now) }) else { return }
         await lane.enter()
         do {
             let batch = context.machine.withLock { machine in machine.commitIsDue(now: clock.now) ? machine.takeBatch() : nil }

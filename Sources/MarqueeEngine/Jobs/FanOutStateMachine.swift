@@ -314,7 +314,7 @@ struct FanOutStateMachine {
             uncertain(send, now: now)
         case .failed(let error):
             let rejection: APNSRejection? = if case .rejected(let rejection) = error { rejection } else { nil }
-            let apnsID = rejection?.apnsID.flatMap(UUID.init(uuidString:))
+            let apnsID = rejection?.apnsID.flatMap(UUID.init(canonical:))
             switch Self.verdict(error) {
             case .later:
                 later(send, rejection: rejection, apnsID: apnsID, now: now)

@@ -1,0 +1,45 @@
+import Foundation
+
+extension UUID {
+    /// The UUID of its canonical text, `xxxxxxxx-xxxx-xxxx-xxxx-xxxxxxxxxxxx` in either case: what
+    /// `UUID(uuidString:)` accepts, read by hand. Foundation's parser goes through `sscanf`, which
+    /// took about 1 % of a start fan-out's CPU (every accepted push's `apns-id` is read).
+    public init?(canonical text: String) {
+        var text = text
+        var value: uuid_t = (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        let parsed = text.withUTF8 { utf8 in
+            withUnsafeMutableBytes(of: &value) { bytes in Self.parseCanonical(utf8, into: bytes) }
+        }
+        guard parsed else { return nil }
+        self.init(uuid: value)
+    }
+
+    /// Reads 36 characters of groups of 8, 4, 4, 4 and 12 hex digits between hyphens into 16 bytes;
+    /// each group has an even length, so a byte's two digits never straddle a hyphen.
+    private static func parseCanonical(_ utf8: UnsafeBufferPointer<UInt8>, into bytes: UnsafeMutableRawBufferPointer) -> Bool {
+        guard utf8.count == 36 else { return false }
+        var index = 0
+        var byte = 0
+        while index < 36 {
+            if index == 8 || index == 13 || index == 18 || index == 23 {
+                guard utf8[index] == UInt8(ascii: "-") else { return false }
+                index += 1
+                continue
+            }
+            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return false }
+            bytes[byte] = high << 4 | low
+            byte += 1
+            index += 2
+        }
+        return true
+    }
+
+    private static func nibble(_ digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
+    }
+}
