@@ -22,13 +22,29 @@ public final class PrivatePostgresCluster: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let asPostgres = getuid() == 0
         if asPostgres { _ = try await Self.output(of: ["chown", "postgres:postgres", folder], asPostgres: false) }
-        let cluster = PrivatePostgresCluster(port: try Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
+        var cluster = PrivatePostgresCluster(port: try Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
         // `--no-sync`: a throwaway cluster; flushing its files to disk only loads a busy machine's disk.
         _ = try await cluster.run([
             "initdb", "-D", cluster.data, "-U", cluster.user, "--auth-local=trust", "--auth-host=trust", "--locale=C", "-E", "UTF8", "--no-sync",
         ])
-        try await cluster.startServer()
-        return cluster
+        // The port was free when it was chosen; another process may have bound it since (it is
+        // outside the range the kernel hands out on its own, so only another explicit choice can).
+        // Then the cluster starts on another one.
+        var attempts = 1
+        while true {
+            do {
+                try await cluster.startServer()
+                return cluster
+            } catch where attempts < 5 && cluster.portWasTaken {
+                attempts += 1
+                cluster = PrivatePostgresCluster(port: try Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
+            }
+        }
+    }
+
+    /// Whether the server's last start failed because its port was bound by someone else.
+    private var portWasTaken: Bool {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").contains("Address already in use")
     }
 
     private init(port: Int, folder: String, binaries: String, asPostgres: Bool) {
@@ -101,22 +117,35 @@ public final class PrivatePostgresCluster: Sendable {
         return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
     }
 
-    /// A port nobody listens on now: bound to port 0, read, and closed.
+    /// A port nobody listens on now, below the kernel's ephemeral range (ip_local_port_range), so
+    /// that no connection's local port can take it between now and PostgreSQL binding it, nor
+    /// while it restarts. A port in that range (what binding port 0 gives) was taken by an outgoing
+    /// connection of another test within the seconds `initdb` took, and the cluster failed to start.
     private static func freePort() throws -> Int {
+        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
+            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
+        let ephemeralLow = range?.first ?? 32768
+        let candidates = ephemeralLow > 11000 ? 10000..<ephemeralLow : 61000..<65536
+        for _ in 0..<200 {
+            let port = Int.random(in: candidates)
+            if try isFree(port) { return port }
+        }
+        throw TestSetupError("no free port in \(candidates)")
+    }
+
+    /// Whether 127.0.0.1:`port` can be bound now.
+    private static func isFree(_ port: Int) throws -> Bool {
         let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard socket >= 0 else { throw TestSetupError("socket() failed") }
         defer { close(socket) }
         var address = sockaddr_in()
         address.sin_family = sa_family_t(AF_INET)
         address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = 0
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) { pointer in
+        address.sin_port = UInt16(port).bigEndian
+        return withUnsafePointer(to: address) { pointer in
             pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, length) == 0 && getsockname(socket, address, &length) == 0
+                bind(socket, address, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
             }
         }
-        guard bound else { throw TestSetupError("bind() failed") }
-        return Int(UInt16(bigEndian: address.sin_port))
     }
 }
