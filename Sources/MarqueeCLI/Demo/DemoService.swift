@@ -46,7 +46,9 @@ enum DemoService {
             var iterator = startedStream.makeAsyncIterator()
             // No start: the service stopped first, and the group reports its error.
             guard let started = await iterator.next() else { return }
-            let result = try await body(started)
+            // A Ctrl-C (below) shuts the group down gracefully, and this service first: the demo
+            // stops where it is.
+            let result = try await cancelWhenGracefulShutdown { try await body(started) }
             outcome.withLock { $0 = result }
         }
         // When the demo is done, or fails, the group shuts the service down gracefully: a
@@ -63,20 +65,31 @@ enum DemoService {
             )
         )
         // The signals are watched here rather than by the group, so that a Ctrl-C is told apart
-        // from a service that stopped by itself: it cancels the group just as the group would.
+        // from a service that stopped by itself. It shuts the group down gracefully: the demo is
+        // cancelled, then the service stops as SIGTERM stops it. Cancelling the whole group instead
+        // cancelled the HTTP server while it was accepting the demo's connections, and
+        // HummingbirdCore drops a connection accepted but not yet handled without finishing its
+        // writer, which NIO treats as a programming error (the process crashed with SIGILL). A
+        // second Ctrl-C does not wait for the shutdown: it cancels the group.
         let interrupted = InterruptionFlag()
         do {
-            try await withThrowingTaskGroup(of: Void.self) { tasks in
-                tasks.addTask { try await group.run() }
+            // Each task says whether it was the group's: only the group's end ends the wait.
+            try await withThrowingTaskGroup(of: Bool.self) { tasks in
+                tasks.addTask {
+                    try await group.run()
+                    return true
+                }
                 if !cancellationSignals.isEmpty {
                     tasks.addTask {
-                        for await _ in await UnixSignalsSequence(trapping: cancellationSignals) {
-                            interrupted.raise()
-                            return
-                        }
+                        var signals = await UnixSignalsSequence(trapping: cancellationSignals).makeAsyncIterator()
+                        guard await signals.next() != nil else { return false }
+                        interrupted.raise()
+                        await group.triggerGracefulShutdown()
+                        if await signals.next() != nil { throw CancellationError() }
+                        return false
                     }
                 }
-                _ = try await tasks.next()
+                while let groupEnded = try await tasks.next(), !groupEnded {}
                 tasks.cancelAll()
             }
         } catch where interrupted.isRaised {
