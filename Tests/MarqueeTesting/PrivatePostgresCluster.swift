@@ -22,7 +22,7 @@ public final class PrivatePostgresCluster: Sendable {
         try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
         let asPostgres = getuid() == 0
         if asPostgres { _ = try await Self.output(of: ["chown", "postgres:postgres", folder], asPostgres: false) }
-        var cluster = PrivatePostgresCluster(port: try Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
+        var cluster = PrivatePostgresCluster(port: try await Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
         // `--no-sync`: a throwaway cluster; flushing its files to disk only loads a busy machine's disk.
         _ = try await cluster.run([
             "initdb", "-D", cluster.data, "-U", cluster.user, "--auth-local=trust", "--auth-host=trust", "--locale=C", "-E", "UTF8", "--no-sync",
@@ -37,7 +37,9 @@ public final class PrivatePostgresCluster: Sendable {
                 return cluster
             } catch where attempts < 5 && cluster.portWasTaken {
                 attempts += 1
-                cluster = PrivatePostgresCluster(port: try Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
+                // The next start's log alone tells whether its port was taken too.
+                try? FileManager.default.removeItem(atPath: cluster.log)
+                cluster = PrivatePostgresCluster(port: try await Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
             }
         }
     }
@@ -117,35 +119,15 @@ public final class PrivatePostgresCluster: Sendable {
         return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
     }
 
-    /// A port nobody listens on now, below the kernel's ephemeral range (ip_local_port_range), so
-    /// that no connection's local port can take it between now and PostgreSQL binding it, nor
-    /// while it restarts. A port in that range (what binding port 0 gives) was taken by an outgoing
-    /// connection of another test within the seconds `initdb` took, and the cluster failed to start.
-    private static func freePort() throws -> Int {
-        let range = (try? String(contentsOfFile: "/proc/sys/net/ipv4/ip_local_port_range", encoding: .utf8))?
-            .split(whereSeparator: \.isWhitespace).compactMap { Int($0) }
-        let ephemeralLow = range?.first ?? 32768
-        let candidates = ephemeralLow > 11000 ? 10000..<ephemeralLow : 61000..<65536
-        for _ in 0..<200 {
-            let port = Int.random(in: candidates)
-            if try isFree(port) { return port }
+    /// A port nobody listens on now, below the kernel's ephemeral range, from `scripts/free-port`
+    /// (which says why): a port from binding port 0 was taken by another test's outgoing connection
+    /// within the seconds `initdb` took, and the cluster failed to start.
+    private static func freePort() async throws -> Int {
+        let script = SourceTree.root.appendingPathComponent("scripts/free-port").path
+        let printed = try await output(of: [script], asPostgres: false)
+        guard let port = Int(printed.trimmingCharacters(in: .whitespacesAndNewlines)) else {
+            throw TestSetupError("scripts/free-port printed \(printed)")
         }
-        throw TestSetupError("no free port in \(candidates)")
-    }
-
-    /// Whether 127.0.0.1:`port` can be bound now.
-    private static func isFree(_ port: Int) throws -> Bool {
-        let socket = Foundation.socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard socket >= 0 else { throw TestSetupError("socket() failed") }
-        defer { close(socket) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        address.sin_port = UInt16(port).bigEndian
-        return withUnsafePointer(to: address) { pointer in
-            pointer.withMemoryRebound(to: sockaddr.self, capacity: 1) { address in
-                bind(socket, address, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0
-            }
-        }
+        return port
     }
 }

@@ -17,13 +17,8 @@ public enum Hex {
     public static func isHex(_ text: some StringProtocol) -> Bool {
         var count = 0
         for byte in text.utf8 {
-            switch byte {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"), UInt8(ascii: "a")...UInt8(ascii: "f"),
-                UInt8(ascii: "A")...UInt8(ascii: "F"):
-                count += 1
-            default:
-                return false
-            }
+            guard value(ofDigit: byte) != nil else { return false }
+            count += 1
         }
         return count > 0 && count % 2 == 0
     }
@@ -31,24 +26,30 @@ public enum Hex {
     /// The bytes of hex text (either case); `nil` unless `isHex(text)`.
     public static func decode(_ text: some StringProtocol) -> [UInt8]? {
         guard isHex(text) else { return nil }
-        func value(_ digit: UInt8) -> UInt8 {
-            switch digit {
-            case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-            case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-            default: digit - UInt8(ascii: "A") + 10
-            }
-        }
         var bytes: [UInt8] = []
         bytes.reserveCapacity(text.utf8.count / 2)
         var high: UInt8?
         for digit in text.utf8 {
+            // Every digit is one: isHex said so.
+            let value = value(ofDigit: digit) ?? 0
             if let first = high {
-                bytes.append(first << 4 | value(digit))
+                bytes.append(first << 4 | value)
                 high = nil
             } else {
-                high = value(digit)
+                high = value
             }
         }
         return bytes
+    }
+
+    /// The value of one hex digit (either case), as an ASCII byte; `nil` for any other byte.
+    @inlinable
+    public static func value(ofDigit digit: UInt8) -> UInt8? {
+        switch digit {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

@@ -26,20 +26,11 @@ extension UUID {
                 index += 1
                 continue
             }
-            guard let high = nibble(utf8[index]), let low = nibble(utf8[index + 1]) else { return false }
+            guard let high = Hex.value(ofDigit: utf8[index]), let low = Hex.value(ofDigit: utf8[index + 1]) else { return false }
             bytes[byte] = high << 4 | low
             byte += 1
             index += 2
         }
         return true
-    }
-
-    private static func nibble(_ digit: UInt8) -> UInt8? {
-        switch digit {
-        case UInt8(ascii: "0")...UInt8(ascii: "9"): digit - UInt8(ascii: "0")
-        case UInt8(ascii: "a")...UInt8(ascii: "f"): digit - UInt8(ascii: "a") + 10
-        case UInt8(ascii: "A")...UInt8(ascii: "F"): digit - UInt8(ascii: "A") + 10
-        default: nil
-        }
     }
 }
