@@ -66,6 +66,7 @@ python3 "$PY" load $BASE "$DEV" BigMatch "$TOKENS" b1b1b1b1
 stop_serve
 
 echo "tuning: $(env | grep -E '^MARQUEE_(JOBS|APNS_CONNECTIONS|APNS_STREAMS)' | tr '\n' ' ')"
+echo "postgres: $(psql_bench -At -c "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'fsync', 'synchronous_commit', 'full_page_writes', 'max_wal_size')")"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores"
 for run in $(seq "$RUNS"); do
   ceiling=$(APNS_SINK_DIR="$SINK_DIR" "$SHARED/h2load-ceiling.sh" 200000 100 8443 | sed -n 's/^h2load_req_per_s //p')
