@@ -92,4 +92,6 @@ for run in $(seq "$RUNS"); do
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
+# What the buffer pool has to hold: the tables a fan-out reads and writes, with their indexes.
+echo "postgres sizes: $(psql_bench -At -c "SELECT string_agg(relname || ' ' || pg_size_pretty(pg_total_relation_size(oid)) || ' (' || reltuples::bigint || ' rows)', ', ' ORDER BY relname) FROM pg_class WHERE relname IN ('start_ledger', 'push_to_start_tokens')")"
 grep -iE "error|warning" "$WORK/serve.log" | sort | uniq -c | sort -rn | head -5 >&2 || true
