@@ -39,7 +39,8 @@ struct DeliveryContractTests {
                 tokenRowID: token.rowID,
                 outcome: offset == 1 ? .tokenInvalid : .accepted,
                 status: offset == 1 ? 410 : 200,
-                apnsID: UUID(),
+                // The third accepted without an apns-id in its answer: the ledger keeps none.
+                apnsID: offset == 2 ? nil : UUID(),
                 reason: offset == 1 ? .unregistered : nil,
                 sentAt: at,
                 completedAt: at

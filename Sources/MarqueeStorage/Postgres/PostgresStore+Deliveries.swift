@@ -43,8 +43,8 @@ extension PostgresStore {
             let started = batch.ledgerEntries
             if let eventID = batch.startedEventID, !started.isEmpty {
                 let insert = StartLedgerInsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
-                var written = 0
-                for try await _ in try await connection.execute(insert, logger: logger) { written += 1 }
+                var written: Int64 = 0
+                for try await count in try await connection.execute(insert, logger: logger) { written = count }
                 if written != started.count {
                     throw StoreError.notFound(entity: "event", id: "\(eventID)")
                 }

@@ -13,23 +13,29 @@ import PostgresNIO
 /// entry nothing reads (token IDs are never reused; every reader of the ledger starts from a token
 /// row) that goes with its event. A lookup and lock per token was over a third of the statement's time
 /// and held up the batch of a token deleted meanwhile (issue 9). Arrays cannot hold NULL through
-/// PostgresNIO's encoders: '' stands for no apns-id.
+/// PostgresNIO's encoders: the nil UUID stands for no apns-id (APNs' are random, version 4), and
+/// the apns-ids go as binary uuids, not as text PostgreSQL has to parse.
 struct StartLedgerInsert: PostgresPreparedStatement {
-    /// The token row of each entry written or touched: their count says whether the event was found
-    /// (PostgresNIO fails on a prepared statement's command tag read too early).
+    /// How many entries were written or touched, which says whether the event was found: one row
+    /// per batch rather than one per entry (PostgresNIO fails on a prepared statement's command tag
+    /// read too early, and a row per entry was a decode per started token in the server).
     typealias Row = Int64
 
     static let name = "marquee_start_ledger_insert"
     static let sql = """
-        INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
-        SELECT e.id, u.token_id, e.app_id, $3, u.attempt, NULLIF(u.apns_id, '')::uuid, u.sent_at, u.completed_at
-        FROM events e
-        CROSS JOIN UNNEST($4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::timestamptz[])
-             AS u(token_id, attempt, apns_id, sent_at, completed_at)
-        WHERE e.app_id = $1 AND e.id = $2
-        FOR KEY SHARE OF e
-        ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
-        RETURNING s.token_id
+        WITH written AS (
+            INSERT INTO start_ledger AS s (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
+            SELECT e.id, u.token_id, e.app_id, $3, u.attempt, NULLIF(u.apns_id, '00000000-0000-0000-0000-000000000000'),
+                   u.sent_at, u.completed_at
+            FROM events e
+            CROSS JOIN UNNEST($4::bigint[], $5::bigint[], $6::uuid[], $7::timestamptz[], $8::timestamptz[])
+                 AS u(token_id, attempt, apns_id, sent_at, completed_at)
+            WHERE e.app_id = $1 AND e.id = $2
+            FOR KEY SHARE OF e
+            ON CONFLICT (event_id, token_id) DO UPDATE SET started_at = s.started_at
+            RETURNING 1
+        )
+        SELECT count(*) FROM written
         """
 
     var appID: AppID
@@ -44,11 +50,14 @@ struct StartLedgerInsert: PostgresPreparedStatement {
         bindings.append(jobID.uuid)
         bindings.append(entries.map(\.tokenRowID))
         bindings.append(entries.map { Int64($0.attempt) })
-        bindings.append(entries.map { $0.apnsID?.uuidString ?? "" })
+        bindings.append(entries.map { $0.apnsID ?? Self.noAPNSID })
         bindings.append(entries.map(\.sentAt))
         bindings.append(entries.map(\.completedAt))
         return bindings
     }
+
+    /// What the statement reads as NULL.
+    static let noAPNSID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 
     func decodeRow(_ row: PostgresRow) throws -> Row {
         try row.decode(Int64.self)
