@@ -25,12 +25,6 @@ BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/marquee"
 
 source "$HERE/lib.sh"
 export BIN ROOT HERE SHARED SINK_DIR TOKENS RUNS SMALL
-# PostgreSQL's buffer pool as a production server would size it, not its 128 MB default: a
-# 1,000,000-token fan-out writes ~230 MB of start-ledger rows and indexes and reads ~200 MB of
-# tokens, and with 128 MB every page went out and came back through the kernel during the run
-# (0.33 of the ceiling instead of 0.40, BENCHMARKS.md). MARQUEE_PG_OPTIONS comes after, so
-# `-c shared_buffers=128MB` there measures the default.
-export MARQUEE_PG_OPTIONS="-c shared_buffers=${MARQUEE_BENCH_PG_SHARED_BUFFERS:-2GB} ${MARQUEE_PG_OPTIONS:-}"
 if [ "${MARQUEE_BENCH_PG_STATEMENTS:-0}" = 1 ]; then
   export MARQUEE_PG_OPTIONS="${MARQUEE_PG_OPTIONS:-} -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all"
 fi
