@@ -111,8 +111,10 @@ struct StartFanOutAPITests {
             #expect(events.text.contains("event: done"))
             #expect(events.text.contains("id: 8"))
 
-            // A finished job cannot be cancelled. Any other answer is shown with its problem and the
-            // server's warnings (a loaded CI run once saw one, without the means to tell which).
+            // A finished job cannot be cancelled, even in the moment after its last partition
+            // finished and before that partition's worker wrote the fan-out's own row (a loaded CI
+            // run saw the cancel succeed there and turn the finished job into a cancelled one). Any
+            // other answer is shown with its problem and the server's warnings.
             let cancel = try await server.client.send("POST", location + "/cancel", key: app.publisherKey)
             #expect(
                 cancel.status == 409,

@@ -80,6 +80,29 @@ struct PartitionedJobContractTests {
         }
     }
 
+    @Test("a fan-out whose partitions have all finished is not cancelled before its row is finished", arguments: Backend.allCases)
+    func finishedPartitionsAreNotCancelled(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let (parent, parts) = Self.fanOut(fixture, app: app, parts: 2)
+            try await fixture.store.enqueueJobs([parent] + parts)
+            _ = try await fixture.store.leaseJobs(owner: "a", kinds: [.startFanOutPartition], now: fixture.now, leaseDuration: .seconds(30), limit: 10)
+            for part in parts { try await fixture.store.completeJob(id: part.id, owner: "a", at: fixture.now) }
+
+            // The last partition's worker has not finished the fan-out's row yet: the API already
+            // shows it succeeded, so a cancel now is a cancel of a finished job.
+            #expect(try await fixture.store.cancelJob(appID: app.id, id: parent.id, at: fixture.now) == false)
+            #expect(try await fixture.store.job(appID: app.id, id: parent.id)?.state != .cancelled)
+            #expect(try await fixture.store.childJobs(appID: app.id, parentID: parent.id).allSatisfy { $0.state == .succeeded })
+            #expect(try await fixture.store.finishParentJob(id: parent.id, at: fixture.now) == .succeeded)
+
+            // A job without partitions is cancelled as before.
+            let single = Job(appID: app.id, kind: .startFanOut, dueAt: fixture.now, createdAt: fixture.now)
+            try await fixture.store.enqueueJobs([single])
+            #expect(try await fixture.store.cancelJob(appID: app.id, id: single.id, at: fixture.now))
+        }
+    }
+
     @Test("an audience's partitions are disjoint ranges of row IDs and together the whole", arguments: Backend.allCases)
     func audiencePartitions(backend: Backend) async throws {
         try await withStore(backend) { fixture in

@@ -43,7 +43,8 @@ public protocol JobStore: Sendable {
     func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job]
 
     /// Cancels a job that has not finished, and its children that have not; false if the job had
-    /// finished.
+    /// finished. A parent whose children have all finished counts as finished even before
+    /// `finishParentJob` writes its row: it is left for that.
     func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool
 }
 

@@ -163,12 +163,18 @@ extension PostgresStore {
 
     public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {
         // The job and its children in one statement: a worker renewing a child's lease afterwards
-        // finds it cancelled and stops.
+        // finds it cancelled and stops. A fan-out whose partitions have all finished is finished,
+        // whatever its own row says until the last partition's worker writes it (finishParentJob):
+        // its view already reads succeeded or failed, and a cancel in between must not turn it into
+        // a cancelled job.
         let cancelled = try await rows(
             """
-            UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = \(at)
-            WHERE app_id = \(appID.uuid) AND (id = \(id.uuid) OR parent_id = \(id.uuid)) AND state IN ('pending', 'running')
-            RETURNING id
+            UPDATE jobs j SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = \(at)
+            WHERE j.app_id = \(appID.uuid) AND (j.id = \(id.uuid) OR j.parent_id = \(id.uuid)) AND j.state IN ('pending', 'running')
+              AND NOT (j.id = \(id.uuid)
+                       AND EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = j.id)
+                       AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = j.id AND c.state IN ('pending', 'running')))
+            RETURNING j.id
             """
         )
         return try cancelled.contains { try $0.decode(UUID.self) == id.uuid }

@@ -163,10 +163,15 @@ extension SQLiteStore {
     }
 
     public func cancelJob(appID: AppID, id: JobID, at: Date) async throws -> Bool {
+        // As PostgresStore's: a fan-out whose partitions have all finished is not cancelled.
         let cancelled = try await query(
             """
             UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?1
-            WHERE app_id = ?2 AND (id = ?3 OR parent_id = ?3) AND state IN ('pending', 'running') RETURNING id
+            WHERE app_id = ?2 AND (id = ?3 OR parent_id = ?3) AND state IN ('pending', 'running')
+              AND NOT (id = ?3
+                       AND EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = ?3)
+                       AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = ?3 AND c.state IN ('pending', 'running')))
+            RETURNING id
             """,
             [.date(at), .id(appID), .id(id)]
         )
