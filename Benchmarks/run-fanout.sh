@@ -10,7 +10,10 @@
 # when the event is put) goes to a `marquee emulator` over h2c, so the starts are the iOS 18 kind
 # (`input-push-channel`); the device pushes go to the sink. Loading the tokens (batches of 10,000
 # through the API) is not timed, nor the `VACUUM ANALYZE` before each fan-out. MARQUEE_JOBS_* / MARQUEE_APNS_CONNECTIONS in the environment tune
-# the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4. MARQUEE_BENCH_PG_STATEMENTS=1
+# the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4. To compare settings side by side
+# against one load of the tokens, MARQUEE_BENCH_VARIANTS="NAME:VAR=VALUE,VAR=VALUE NAME2:-" makes each
+# run's fan-outs one of TOKENS per variant, in turn (SMALL is not loaded then), each server started with
+# its variant's variables ("-": none beyond the environment's). MARQUEE_BENCH_PG_STATEMENTS=1
 # prints, after each fan-out, the statements PostgreSQL spent the most time on (pg_stat_statements).
 # The server keeps the ceiling's concurrency: 100 streams in flight, as 2 connections of 50
 # (MARQUEE_APNS_STREAMS_PER_CONNECTION, default here 50; the service's own default is 1000, what a

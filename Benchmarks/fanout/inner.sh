@@ -61,34 +61,42 @@ jq -n --rawfile pem "$P8" '{keyID:"BENCHKEY01", privateKey:$pem}' |
 PUB=$(curl -sf -XPOST $BASE/v1/apps/$APP/api-keys -H "Authorization: Bearer $ADMIN" "${H[@]}" -d '{"role":"publisher"}' | jq -r .key)
 DEV=$(curl -sf -XPOST $BASE/v1/apps/$APP/api-keys -H "Authorization: Bearer $ADMIN" "${H[@]}" -d '{"role":"app"}' | jq -r .key)
 [ -n "$DEV" ] && [ "$DEV" != null ] || { echo "setup failed" >&2; cat "$WORK/serve.log" >&2; exit 1; }
-python3 "$PY" load $BASE "$DEV" SmallMatch "$SMALL" 5a5a5a5a
+[ -n "${MARQUEE_BENCH_VARIANTS:-}" ] || python3 "$PY" load $BASE "$DEV" SmallMatch "$SMALL" 5a5a5a5a
 python3 "$PY" load $BASE "$DEV" BigMatch "$TOKENS" b1b1b1b1
 stop_serve
 
 echo "tuning: $(env | grep -E '^MARQUEE_(JOBS|APNS_CONNECTIONS|APNS_STREAMS)' | tr '\n' ' ')"
 echo "postgres: $(psql_bench -At -c "SELECT string_agg(name || '=' || current_setting(name), ' ' ORDER BY name) FROM pg_settings WHERE name IN ('shared_buffers', 'fsync', 'synchronous_commit', 'full_page_writes', 'max_wal_size')")"
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores"
+# MARQUEE_BENCH_VARIANTS="NAME:VAR=VALUE,VAR=VALUE NAME2:-" (run-fanout.sh's header): each run's
+# fan-outs are then one of TOKENS per variant, in turn, each server started with its variables.
+if [ -n "${MARQUEE_BENCH_VARIANTS:-}" ]; then fan_outs=$MARQUEE_BENCH_VARIANTS; else fan_outs="small:- big:-"; fi
 for run in $(seq "$RUNS"); do
   ceiling=$(APNS_SINK_DIR="$SINK_DIR" "$SHARED/h2load-ceiling.sh" 200000 100 8443 | sed -n 's/^h2load_req_per_s //p')
-  for size in small big; do
-    if [ $size = small ]; then type=SmallMatch; n=$SMALL; else type=BigMatch; n=$TOKENS; fi
-    start_serve
-    key="ev-$size-$run"
-    curl -sf -XPUT $BASE/v1/events/$key -H "Authorization: Bearer $PUB" "${H[@]}" \
-      -d "{\"title\":\"Bench $run\",\"attributesType\":\"$type\",\"environments\":[\"sandbox\"],\"plannedStart\":\"2026-11-28T15:00:00Z\",\"plannedEnd\":\"2026-11-28T17:00:00Z\"}" >/dev/null
-    # Each fan-out starts on a settled database (not timed): otherwise autovacuum takes up the bulk
-    # load's tokens and the previous runs' ledger rows in the middle of the next run.
-    psql_bench -c "VACUUM ANALYZE" >/dev/null
-    load1=$(cut -d' ' -f1 /proc/loadavg)
-    statements_reset
-    result=$(python3 "$PY" start $BASE "$PUB" "$key" "$SERVER")
-    statements_report
-    stop_serve
-    echo "$result" | jq -c --arg run "$run" --arg ceiling "$ceiling" --arg load "$load1" --arg n "$n" \
-      '{run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
-        ratio: ((.rate / ($ceiling|tonumber)) * 1000 | round / 1000), total, accepted, failed,
-        hwm_mib: ((.hwm_kib / 1024) * 10 | round / 10), rss_max_sampled_mib: ((.rss_max_sampled_kib / 1024) * 10 | round / 10),
-        rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, load_before: ($load|tonumber), load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
+  for fan_out in $fan_outs; do
+    variant=${fan_out%%:*}; variables=${fan_out#*:}
+    if [ "$variant" = small ] && [ -z "${MARQUEE_BENCH_VARIANTS:-}" ]; then type=SmallMatch; n=$SMALL; else type=BigMatch; n=$TOKENS; fi
+    (
+      trap '[ -z "$SERVER" ] || stop_serve' EXIT
+      for assignment in ${variables//,/ }; do [ "$assignment" = - ] || export "${assignment?}"; done
+      start_serve
+      key="ev-$variant-$run"
+      curl -sf -XPUT $BASE/v1/events/$key -H "Authorization: Bearer $PUB" "${H[@]}" \
+        -d "{\"title\":\"Bench $run\",\"attributesType\":\"$type\",\"environments\":[\"sandbox\"],\"plannedStart\":\"2026-11-28T15:00:00Z\",\"plannedEnd\":\"2026-11-28T17:00:00Z\"}" >/dev/null
+      # Each fan-out starts on a settled database (not timed): otherwise autovacuum takes up the bulk
+      # load's tokens and the previous runs' ledger rows in the middle of the next run.
+      psql_bench -c "VACUUM ANALYZE" >/dev/null
+      load1=$(cut -d' ' -f1 /proc/loadavg)
+      statements_reset
+      result=$(python3 "$PY" start $BASE "$PUB" "$key" "$SERVER")
+      statements_report
+      stop_serve
+      echo "$result" | jq -c --arg variant "$variant" --arg variables "$variables" --arg run "$run" --arg ceiling "$ceiling" --arg load "$load1" --arg n "$n" \
+        '{variant: $variant, variables: $variables, run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
+          ratio: ((.rate / ($ceiling|tonumber)) * 1000 | round / 1000), total, accepted, failed,
+          hwm_mib: ((.hwm_kib / 1024) * 10 | round / 10), rss_max_sampled_mib: ((.rss_max_sampled_kib / 1024) * 10 | round / 10),
+          rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, load_before: ($load|tonumber), load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
+    )
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
