@@ -57,7 +57,11 @@ struct APNSClientTransportTests {
     @Test("a GOAWAY below the streams in flight, with answers that take a while: every start below it is answered, none uncertain")
     func goAwayWithSlowAnswers() async throws {
         let configuration = EmulatorFixture.configuration { $0.historyPerTarget = 10 }
-        try await withEmulatorClient(emulator: configuration) { fixture in
+        // After the GOAWAY the client waits for the answers below it for the drain timeout: its
+        // default 5 s ran out for 13 of them in a CI run on a loaded machine, so here it is long
+        // enough that only a stream never answered fails the test, not a slow machine.
+        let transport = APNSClientConfiguration.Transport(drainTimeout: .seconds(120))
+        try await withEmulatorClient(emulator: configuration, transport: transport) { fixture in
             let devices = try (0..<300).map { _ in
                 try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
             }
