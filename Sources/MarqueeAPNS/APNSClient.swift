@@ -17,13 +17,14 @@ import NIOPosix
 public final class APNSClient: Sendable {
     public let configuration: APNSClientConfiguration
     let tokenCache: APNSProviderTokenCache
-    let pushPool: APNSConnectionPool
+    let pushPools: APNSPushPools
     let managementPool: APNSConnectionPool
     let metrics: APNSClientMetrics
     private let clock: any WallClock
 
     /// - Parameters:
-    ///   - eventLoopGroup: where the connections live; each endpoint's pool stays on one loop.
+    ///   - eventLoopGroup: where the connections live: the push connections spread over its loops
+    ///     (`APNSPushPools`), channel management on one; each pool stays on its loop.
     ///   - clock: drives provider-token age and broadcast expirations.
     ///   - logger: debug/trace only; never sees keys or tokens.
     public init(
@@ -39,21 +40,27 @@ public final class APNSClient: Sendable {
         logger[metadataKey: "apns.key_id"] = "\(configuration.signingKey.keyID)"
         let metrics = APNSClientMetrics(factory: configuration.metricsFactory, environment: configuration.environment)
         self.metrics = metrics
-        tokenCache = APNSProviderTokenCache(
+        let tokenCache = APNSProviderTokenCache(
             signingKey: configuration.signingKey,
             clock: clock,
             renewalAge: configuration.tokenRenewalAge
         )
-        pushPool = try APNSConnectionPool(
-            eventLoop: eventLoopGroup.next(),
-            endpoint: configuration.pushEndpoint,
-            configuration: configuration.transport,
-            retryPolicy: configuration.retryPolicy,
-            tokenCache: tokenCache,
-            clock: clock,
-            metrics: metrics,
-            logger: logger
-        )
+        self.tokenCache = tokenCache
+        pushPools = try APNSPushPools(
+            eventLoopGroup: eventLoopGroup,
+            configuration: configuration.transport
+        ) { (eventLoop, share) throws(APNSError) in
+            try APNSConnectionPool(
+                eventLoop: eventLoop,
+                endpoint: configuration.pushEndpoint,
+                configuration: share,
+                retryPolicy: configuration.retryPolicy,
+                tokenCache: tokenCache,
+                clock: clock,
+                metrics: metrics,
+                logger: logger
+            )
+        }
         managementPool = try APNSConnectionPool(
             eventLoop: eventLoopGroup.next(),
             endpoint: configuration.channelManagementEndpoint,
@@ -70,7 +77,7 @@ public final class APNSClient: Sendable {
 
     /// Sends one push and waits for APNs' answer.
     public func send(_ push: APNSDevicePush) async throws(APNSError) -> APNSDeviceResult {
-        let response = try await perform(.device(push), on: pushPool)
+        let response = try await perform(.device(push), on: pushPools.next())
         return APNSDeviceResult(apnsID: response.apnsID ?? push.apnsID?.uuidString.lowercased() ?? "", uniqueID: response.uniqueID)
     }
 
@@ -89,7 +96,7 @@ public final class APNSClient: Sendable {
             window: max(1, window ?? configuration.transport.batchWindow),
             metrics: metrics
         )
-        return APNSPushOutcomes(producer: start(batch))
+        return APNSPushOutcomes(producer: start(batch, on: pushPools.next()))
     }
 
     /// Sends an audience that arrives in pages (rows read from a database page by page) with a
@@ -110,19 +117,18 @@ public final class APNSClient: Sendable {
         pages: Pages,
         window: Int? = nil
     ) -> APNSPagedPushOutcomes<Pages.Failure> where Pages.Element == [APNSDevicePush] {
-        let pool = pushPool
+        let pool = pushPools.next()
         let batch = APNSPushBatch(input: APNSPageInput(), window: max(1, window ?? configuration.transport.batchWindow), metrics: metrics)
         let failure = APNSPushSourceFailureSlot<Pages.Failure>()
-        let producer = start(batch)
+        let producer = start(batch, on: pool)
         // Started after `start` queued the batch on the loop: the pump's first hop comes after it.
         let pump = Task { await APNSPagePump.run(pages, into: batch, pool: pool, failure: failure) }
         pool.eventLoop.execute { batch.adopt(pump: pump) }
         return APNSPagedPushOutcomes(producer: producer, failure: failure)
     }
 
-    /// Wires a batch's outcomes to a back-pressured sequence and hands the batch to the push pool.
-    private func start<Input>(_ batch: APNSPushBatch<Input>) -> APNSPushOutcomes.Producer {
-        let pool = pushPool
+    /// Wires a batch's outcomes to a back-pressured sequence and hands the batch to a push pool.
+    private func start<Input>(_ batch: APNSPushBatch<Input>, on pool: APNSConnectionPool) -> APNSPushOutcomes.Producer {
         let delegate = APNSPushBatchDelegate(
             eventLoop: pool.eventLoop,
             onProduceMore: { batch.resume(pool: pool) },
@@ -146,7 +152,7 @@ public final class APNSClient: Sendable {
 
     /// Publishes on a channel.
     public func broadcast(_ broadcast: APNSBroadcast) async throws(APNSError) -> APNSBroadcastResult {
-        let response = try await perform(.broadcast(broadcast), on: pushPool)
+        let response = try await perform(.broadcast(broadcast), on: pushPools.next())
         guard let requestID = response.requestID ?? broadcast.requestID?.uuidString.lowercased() else {
             throw .invalidResponse("the broadcast answer has no apns-request-id")
         }
@@ -244,15 +250,14 @@ public final class APNSClient: Sendable {
 
     /// Fails what is queued, closes every connection and waits until they are closed.
     public func shutdown() async {
-        try? await pushPool.shutdown().get()
+        await pushPools.shutdown()
         try? await managementPool.shutdown().get()
     }
 
     /// The stream limit each ready push connection works with now: 1 until APNs accepted the token,
     /// then the server's SETTINGS_MAX_CONCURRENT_STREAMS (capped by the configuration).
     public func pushConnectionStreamLimits() async -> [Int] {
-        let pool = pushPool
-        return (try? await pool.eventLoop.submit { pool.connectionStreamLimits }.get()) ?? []
+        await pushPools.connectionStreamLimits()
     }
 
     // MARK: Plumbing
