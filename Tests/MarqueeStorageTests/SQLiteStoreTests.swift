@@ -72,6 +72,33 @@ extension SQLiteStoreTests {
             }
         }
     }
+
+    @Test("a write whose task is cancelled in the middle of its transaction rolls back and leaves the store writable")
+    func cancelledTransactionRollsBack() async throws {
+        try await withTemporaryDirectory { folder in
+            try await withSQLiteStores(1, path: folder.appendingPathComponent("cancelled.sqlite").path) { stores in
+                let store = stores[0]
+                _ = try await store.query("CREATE TABLE marks (name text NOT NULL)")
+                let cut = Task {
+                    try await store.write { connection in
+                        _ = try await connection.query("INSERT INTO marks (name) VALUES ('first')")
+                        // The task is cancelled between two statements of the transaction: the next
+                        // statement is dropped, and so would be the ROLLBACK sent from this task.
+                        withUnsafeCurrentTask { $0?.cancel() }
+                        _ = try await connection.query("INSERT INTO marks (name) VALUES ('second')")
+                    }
+                }
+                await #expect(throws: CancellationError.self) { try await cut.value }
+
+                // Not left inside that transaction: a new one begins, and nothing of the cut one stayed.
+                try await store.write { connection in
+                    _ = try await connection.query("INSERT INTO marks (name) VALUES ('after')")
+                }
+                let names = try await store.query("SELECT name FROM marks ORDER BY name").compactMap { $0.column("name")?.string }
+                #expect(names == ["after"])
+            }
+        }
+    }
 }
 
 /// Opens `count` stores on one file (as that many processes would), runs `body`, and closes every

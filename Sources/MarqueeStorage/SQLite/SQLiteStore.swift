@@ -115,19 +115,32 @@ public final class SQLiteStore: MarqueeStore {
         }
     }
 
+    /// `BEGIN IMMEDIATE`, the body, then `COMMIT`, or `ROLLBACK` if anything failed.
+    ///
+    /// The transaction's end is sent whatever becomes of the caller's task: SQLiteNIO runs each
+    /// statement through `NIOThreadPool.runIfActive`, which drops the statement of a cancelled task
+    /// without running it. A task cancelled mid-transaction (a job run cut off by a stopping worker)
+    /// once had its `ROLLBACK` dropped too, and the connection stayed in the transaction: every later
+    /// write of the store failed with "cannot start a transaction within a transaction".
     static func transaction<Result: Sendable>(
         on connection: SQLiteConnection,
         _ body: (SQLiteConnection) async throws -> Result
     ) async throws -> Result {
         _ = try await connection.query("BEGIN IMMEDIATE")
+        let result: Result
         do {
-            let result = try await body(connection)
-            _ = try await connection.query("COMMIT")
-            return result
+            result = try await body(connection)
+            try await endTransaction("COMMIT", on: connection)
         } catch {
-            _ = try? await connection.query("ROLLBACK")
+            try? await endTransaction("ROLLBACK", on: connection)
             throw error
         }
+        return result
+    }
+
+    /// Sends `COMMIT` or `ROLLBACK` from a task of its own, which the caller's cancellation does not reach.
+    private static func endTransaction(_ statement: String, on connection: SQLiteConnection) async throws {
+        try await Task { _ = try await connection.query(statement) }.value
     }
 }
 
