@@ -142,4 +142,21 @@ struct APNSClientTransportTests {
             #expect(fixture.emulator.counters.devicePushesAccepted == 201)
         }
     }
+
+    @Test("a connection whose first answers are injected 429s still rises to the server's limit, as APNs answers those after the token")
+    func streamLimitRisesOnInjectedRefusals() async throws {
+        let configuration = EmulatorFixture.configuration { $0.maxConcurrentStreams = 700 }
+        try await withEmulatorClient(emulator: configuration) { fixture in
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            fixture.emulator.injectFault(APNSEmulatorFault(.respond(.tooManyRequests), endpoints: [.devicePush]))
+            let push = try APNSDevicePush(
+                deviceToken: device.deviceToken,
+                bundleID: fixture.bundleID,
+                payload: ByteBuffer(string: #"{"aps":{}}"#)
+            )
+            await #expect(throws: APNSError.self) { try await fixture.client.send(push) }
+            #expect(await fixture.client.pushConnectionStreamLimits().contains(700))
+            #expect(fixture.emulator.counters.devicePushesAccepted == 0)
+        }
+    }
 }

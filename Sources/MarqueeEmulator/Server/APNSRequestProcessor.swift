@@ -51,7 +51,24 @@ struct APNSRequestProcessor: Sendable {
         let requested = request.header(idHeader)
         let id = requested ?? RandomIdentifiers.uuid()
         let fault = injectedFault(for: endpoint, request: request, idHeader: idHeader, id: id)
-        if let response = fault.response { return response }
+        if var response = fault.response {
+            // APNs checks the provider token before it answers for a device or a rate (429, 410,
+            // 5xx), so an injected answer other than 403 on a good token lifts the connection's
+            // one-stream limit as a real answer would. Without this, a connection whose first
+            // answers were all injected kept one stream for good and answered a fan-out's pushes
+            // one at a time.
+            if !response.resetsConnection, response.status != 403,
+                case .success = authenticator.authenticate(
+                    authorization: request.header(.authorization),
+                    now: state.now,
+                    configuration: configuration,
+                    keyLookup: { state.key(id: $0) }
+                )
+            {
+                response.authenticated = true
+            }
+            return response
+        }
         var response = admit(request, requested: requested, id: id, idHeader: idHeader, authenticator: &authenticator, precheck: precheck, answer: answer)
         response.delay = fault.delay
         // Processed (delivered, if it was accepted), and the answer is lost with the connection.
