@@ -52,18 +52,14 @@ struct APNSRequestProcessor: Sendable {
         let id = requested ?? RandomIdentifiers.uuid()
         let fault = injectedFault(for: endpoint, request: request, idHeader: idHeader, id: id)
         if var response = fault.response {
-            // APNs checks the provider token before it answers for a device or a rate (429, 410,
-            // 5xx), so an injected answer other than 403 on a good token lifts the connection's
-            // one-stream limit as a real answer would. Without this, a connection whose first
-            // answers were all injected kept one stream for good and answered a fan-out's pushes
-            // one at a time.
+            // An answer about the device or the rate (429, 410) comes after APNs checked the
+            // provider token, so an injected answer other than 403 on a good token lifts the
+            // connection's one-stream limit as a real answer would (for 5xx that order is
+            // UNCONFIRMED; the client reads any answer but 403 the same way). Without this, a
+            // connection whose first answers were all injected kept one stream for good and
+            // answered a fan-out's pushes one at a time.
             if !response.resetsConnection, response.status != 403,
-                case .success = authenticator.authenticate(
-                    authorization: request.header(.authorization),
-                    now: state.now,
-                    configuration: configuration,
-                    keyLookup: { state.key(id: $0) }
-                )
+                case .success = checkToken(of: request, now: state.now, authenticator: &authenticator)
             {
                 response.authenticated = true
             }
@@ -93,14 +89,7 @@ struct APNSRequestProcessor: Sendable {
             return reject(.badMessageId, request: request, idHeader: idHeader, id: id)
         }
         let now = state.now
-        let state = self.state
-        let result = authenticator.authenticate(
-            authorization: request.header(.authorization),
-            now: now,
-            configuration: configuration,
-            keyLookup: { state.key(id: $0) }
-        )
-        switch result {
+        switch checkToken(of: request, now: now, authenticator: &authenticator) {
         case .failure(let reason):
             return reject(reason, request: request, idHeader: idHeader, id: id, now: now)
         case .success(let identity):
@@ -108,6 +97,21 @@ struct APNSRequestProcessor: Sendable {
             response.authenticated = true
             return response
         }
+    }
+
+    /// The request's provider token, checked against the connection's and the registered keys.
+    private func checkToken(
+        of request: EmulatorRequest,
+        now: Date,
+        authenticator: inout ConnectionAuthenticator
+    ) -> Checked<ConnectionAuthenticator.Identity> {
+        let state = self.state
+        return authenticator.authenticate(
+            authorization: request.header(.authorization),
+            now: now,
+            configuration: configuration,
+            keyLookup: { state.key(id: $0) }
+        )
     }
 
     /// Records and builds an error response.
