@@ -233,6 +233,8 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
                     let sync = channel.pipeline.syncOperations
                     if let sslContext {
                         try sync.addHandler(NIOSSLClientHandler(context: sslContext, serverHostname: serverHostname))
+                        // One TLS record per batch rather than per frame (see the handler).
+                        try sync.addHandler(APNSWriteCoalescingHandler())
                     }
                     // Header blocks are built here from values checked when each request was made
                     // (hex tokens, bundle IDs, UUIDs), so NIOHTTP2's per-frame re-validation of every
