@@ -8,23 +8,43 @@ import NIOCore
 /// The body is a `ByteBuffer` encoded once: a fan-out sends the same buffer to every device without
 /// copying it.
 public struct APNSDevicePush: Sendable {
-    /// The push-to-start or update token, as hex of any length.
-    public private(set) var deviceToken: String
-    /// `/3/device/<token>`, built once per push rather than on the event loop.
+    /// `/3/device/<token>`, built once per push rather than on the event loop; the token is read
+    /// back from it, so a push holds one string of its own.
     private(set) var path: String
-    /// `apns-topic`.
-    public let topic: String
-    /// The JSON body, at most `APNSPayloadLimit.device` bytes.
-    public let payload: ByteBuffer
+    /// What every device of a fan-out shares (topic, body, collapse ID, kind), behind one reference:
+    /// a push is copied from the page to the queue, the stream table and back, and each copy then
+    /// retains one object rather than four.
+    private let shared: Shared
     public var priority: APNSPriority
     /// `nil` leaves `apns-expiration` out (APNs' default storage).
     public var expiration: APNSExpiration?
-    /// `apns-collapse-id`, at most 64 bytes.
-    public let collapseID: String?
     /// `apns-id`; APNs generates one when it is `nil` and returns it either way.
     public var apnsID: UUID?
+
+    /// The push-to-start or update token, as hex of any length.
+    public var deviceToken: String { String(path.dropFirst(Self.pathPrefix.count)) }
+    /// `apns-topic`.
+    public var topic: String { shared.topic }
+    /// The JSON body, at most `APNSPayloadLimit.device` bytes.
+    public var payload: ByteBuffer { shared.payload }
+    /// `apns-collapse-id`, at most 64 bytes.
+    public var collapseID: String? { shared.collapseID }
     /// Whether the body starts, updates or ends the activity: the client's metrics count by it.
-    public let kind: APNSPushKind
+    public var kind: APNSPushKind { shared.kind }
+
+    private final class Shared: Sendable {
+        let topic: String
+        let payload: ByteBuffer
+        let collapseID: String?
+        let kind: APNSPushKind
+
+        init(topic: String, payload: ByteBuffer, collapseID: String?, kind: APNSPushKind) {
+            self.topic = topic
+            self.payload = payload
+            self.collapseID = collapseID
+            self.kind = kind
+        }
+    }
 
     /// A push with a pre-encoded body, checked against the device limit.
     ///
@@ -78,7 +98,6 @@ public struct APNSDevicePush: Sendable {
     public func sending(to deviceToken: String) throws(APNSError) -> APNSDevicePush {
         try Self.validate(deviceToken: deviceToken)
         var copy = self
-        copy.deviceToken = deviceToken
         copy.path = Self.pathPrefix + deviceToken
         return copy
     }
@@ -106,15 +125,11 @@ public struct APNSDevicePush: Sendable {
                 throw .invalidRequest("apns-collapse-id is over \(APNSPayloadLimit.collapseIDBytes) bytes")
             }
         }
-        self.deviceToken = deviceToken
         self.path = Self.pathPrefix + deviceToken
-        self.topic = topic
-        self.payload = payload
+        self.shared = Shared(topic: topic, payload: payload, collapseID: collapseID, kind: kind)
         self.priority = priority
         self.expiration = expiration
-        self.collapseID = collapseID
         self.apnsID = apnsID
-        self.kind = kind
     }
 
     private static let pathPrefix = "/3/device/"
