@@ -4,7 +4,7 @@
 # committed, timed from the API call until the job reads `succeeded`; the h2load ceiling of
 # ../shared/bench runs before each fan-out in the same run and the rate is given as its ratio.
 #   Benchmarks/run-fanout.sh [TOKENS=1000000] [RUNS=3] [SMALL=100000]
-# Each run: the ceiling, then a fan-out of SMALL tokens and one of TOKENS tokens, each in a fresh
+# Each run: the ceiling (the median of three h2load runs), then a fan-out of SMALL tokens and one of TOKENS tokens, each in a fresh
 # `marquee serve` (release) so that its peak resident set (VmHWM) is the fan-out's own.
 # The nginx sink answers only POST /3/device/*: channel management (the event's channel, created
 # when the event is put) goes to a `marquee emulator` over h2c, so the starts are the iOS 18 kind
