@@ -4,8 +4,10 @@
 # busy, and records `perf record -a -g` for SECONDS. Start it before run-fanout.sh, e.g.
 #   Benchmarks/perf-attach.sh 3 8 /tmp/perf.data & Benchmarks/run-fanout.sh 300000 1 20000
 #   perf report -i /tmp/perf.data --no-children --sort comm --stdio -g none
+# With MODE=server (a fourth argument) it records that server alone with DWARF call graphs, which
+# reach through libswiftCore (built without frame pointers) to the callers of swift_retain & co.
 set -euo pipefail
-N=${1:-3}; SECONDS_TO_RECORD=${2:-8}; OUT=${3:-/tmp/perf.data}
+N=${1:-3}; SECONDS_TO_RECORD=${2:-8}; OUT=${3:-/tmp/perf.data}; MODE=${4:-system}
 seen=" "; n=0
 while true; do
   for pid in $(pgrep -f "marquee serve" || true); do
@@ -20,6 +22,9 @@ while true; do
       previous=$ticks; sleep 0.5
     done
     sleep 1
+    if [ "$MODE" = server ]; then
+      exec perf record -F 249 --call-graph dwarf,16384 -p "$pid" -o "$OUT" -- sleep "$SECONDS_TO_RECORD"
+    fi
     exec perf record -F 299 -a -g -o "$OUT" -- sleep "$SECONDS_TO_RECORD"
   done
   sleep 0.2
