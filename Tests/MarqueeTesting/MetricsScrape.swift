@@ -26,6 +26,16 @@ public struct MetricsScrape: Sendable {
         samples.filter { sample in sample.name == name && labels.allSatisfy { sample.labels[$0.key] == $0.value } }
     }
 
+    /// The answer without its sample values: every name, label and comment, which is where a path,
+    /// an ID or a secret could leak. Searching the whole text for a fragment made of digits also
+    /// finds it inside a number by chance (`4711` in a duration sum of `0.005447114`, in a loaded run).
+    public var textWithoutValues: String {
+        text.split(separator: "\n").map { line in
+            guard Self.sample(line) != nil, let space = line.lastIndex(of: " ") else { return line }
+            return line[..<space]
+        }.joined(separator: "\n")
+    }
+
     /// Whether a `# TYPE` line declares `name` as `type`.
     public func declares(_ name: String, as type: String) -> Bool {
         text.split(separator: "\n").contains { $0 == "# TYPE \(name) \(type)" }
