@@ -1,3 +1,4 @@
+import NIOConcurrencyHelpers
 import NIOCore
 import NIOEmbedded
 import Testing
@@ -44,6 +45,18 @@ struct APNSWriteCoalescingHandlerTests {
         let channel = EmbeddedChannel(handler: APNSWriteCoalescingHandler())
         channel.flush()
         #expect(try outbound(channel).isEmpty)
+        _ = try channel.finish()
+    }
+
+    @Test("an empty write's promise still completes at the flush (NIOHTTP2 writes an empty DATA body with its frame's promise)")
+    func emptyWriteCompletes() throws {
+        let channel = EmbeddedChannel(handler: APNSWriteCoalescingHandler())
+        let promise = channel.eventLoop.makePromise(of: Void.self)
+        let completed = NIOLockedValueBox(false)
+        promise.futureResult.whenSuccess { completed.withLockedValue { $0 = true } }
+        channel.write(buffer(""), promise: promise)
+        channel.flush()
+        #expect(completed.withLockedValue { $0 })
         _ = try channel.finish()
     }
 

@@ -69,7 +69,8 @@ final class APNSWriteCoalescingHandler: ChannelOutboundHandler, RemovableChannel
     }
 
     private func passOn(context: ChannelHandlerContext) {
-        guard let buffer = pending, buffer.readableBytes > 0 else { return }
+        // An empty gathered buffer still goes down when a write was gathered: its promise rides on it.
+        guard let buffer = pending else { return }
         let promise = pendingPromise
         lastSize = Swift.min(Swift.max(4096, buffer.readableBytes), Self.passOnThreshold)
         pending = nil
