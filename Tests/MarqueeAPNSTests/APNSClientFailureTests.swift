@@ -3,6 +3,7 @@ import Foundation
 import MarqueeAPNS
 import MarqueeCore
 import MarqueeEmulator
+import MetricsTestKit
 import NIOCore
 import Testing
 
@@ -108,13 +109,19 @@ struct APNSClientFailureTests {
     @Test("shutdown answers a request waiting out its back-off with clientShutDown instead of leaving it hanging")
     func shutdownDuringBackoff() async throws {
         let slowRetries = APNSRetryPolicy(maximumAttempts: 3, initialDelay: .seconds(600), maximumDelay: .seconds(600))
-        try await withEmulatorClient(retryPolicy: slowRetries) { fixture in
+        let metrics = TestMetrics()
+        try await withEmulatorClient(retryPolicy: slowRetries, metrics: metrics) { fixture in
             let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
             fixture.emulator.injectFault(APNSEmulatorFault(.respond(.serviceUnavailable), endpoints: [.devicePush]))
             let push = try APNSDevicePush(deviceToken: device.deviceToken, bundleID: fixture.bundleID, payload: Self.body)
             let client = fixture.client
             let pending = Task { try await client.send(push) }
-            while fixture.emulator.counters.injectedFaults == 0 { try await Task.sleep(for: .milliseconds(5)) }
+            // The client has read the 503 (its answer's duration is recorded) and so holds the
+            // request for its back-off. The emulator's fault counter moves before the answer is
+            // even written: a shutdown then could find the request still in flight.
+            while metrics.timers(label: "marquee_apns_request_duration_seconds").allSatisfy({ $0.values.isEmpty }) {
+                try await Task.sleep(for: .milliseconds(5))
+            }
             await client.shutdown()
             let result = await pending.result
             #expect(throws: APNSError.clientShutDown) { try result.get() }

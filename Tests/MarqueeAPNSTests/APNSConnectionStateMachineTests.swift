@@ -158,20 +158,6 @@ struct APNSConnectionStateMachineTests {
         #expect(closed.unprocessed.isEmpty)
     }
 
-    @Test("a stream NIOHTTP2 closes without an answer is uncertain, unless refused or above a GOAWAY")
-    func streamClosedEvents() throws {
-        var machine = try readyMachine(inFlight: ["a", "b", "c"])
-        let cancelled = machine.streamClosed(3, reason: .cancel)
-        #expect(Self.isUncertain(cancelled?.fate))
-        let refused = machine.streamClosed(5, reason: .refusedStream)
-        #expect(Self.isUnprocessed(refused?.fate))
-        _ = machine.receivedGoAway(lastStreamID: HTTP2StreamID(Int32.max))
-        let lastClosed = machine.streamClosed(7, reason: nil)
-        #expect(Self.isUncertain(lastClosed?.fate))
-        let again = machine.streamClosed(7, reason: nil)
-        #expect(again == nil)
-    }
-
     @Test("the drain deadline closes a connection whose covered streams were never answered, and says why")
     func drainDeadline() throws {
         var machine = try readyMachine(inFlight: ["a", "b"])

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Crypto
 import Foundation
 import Logging
@@ -52,6 +53,7 @@ func withEmulatorClient<Result: Sendable>(
     tokenRenewalAge: TimeInterval = 50 * 60,
     retryPolicy: APNSRetryPolicy = testRetryPolicy,
     transport: APNSClientConfiguration.Transport = APNSClientConfiguration.Transport(),
+    metrics: (any MetricsFactory)? = nil,
     _ body: (EmulatorFixture) async throws -> Result
 ) async throws -> Result {
     let emulator = APNSEmulator(configuration: configuration)
@@ -75,7 +77,8 @@ func withEmulatorClient<Result: Sendable>(
                 ),
                 tokenRenewalAge: tokenRenewalAge,
                 retryPolicy: retryPolicy,
-                transport: transport
+                transport: transport,
+                metricsFactory: metrics ?? MetricsSystem.factory
             ),
             clock: clock,
             logger: testLogger

@@ -5,8 +5,8 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// Speaks HTTP/2 frames for one connection, behind `NIOHTTP2Handler` without a stream multiplexer:
-/// no child channel, pipeline or task per request. It writes HEADERS (+ DATA with END_STREAM) per
+/// Speaks HTTP/2 frames for one connection, behind `APNSHTTP2Framer`: no child channel, pipeline or
+/// task per request. It writes HEADERS (+ DATA with END_STREAM) per
 /// request and reads the response frames; every decision (stream limits, which token, what became
 /// of each request when a stream or the connection ends) is `APNSConnectionStateMachine`'s. It is
 /// given what it needs at init and reports to its `APNSConnectionDelegate`; the pool decides what to
@@ -250,7 +250,8 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     }
 
     func channelReadComplete(context: ChannelHandlerContext) {
-        // Without the multiplexer nobody else returns connection-level flow-control credit.
+        // The framer leaves the connection's receive window to this handler: credit goes back for
+        // the DATA read, in one WINDOW_UPDATE per 16 KiB.
         if unacknowledgedInboundBytes >= 16_384 {
             context.write(
                 wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unacknowledgedInboundBytes))),
@@ -261,13 +262,6 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
         }
         delegate.connectionReadCycleEnded(self)
         context.fireChannelReadComplete()
-    }
-
-    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
-        if let closed = event as? StreamClosedEvent, let end = machine.streamClosed(closed.streamID, reason: closed.reason) {
-            report(end)
-        }
-        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

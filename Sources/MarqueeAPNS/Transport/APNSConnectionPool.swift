@@ -236,17 +236,11 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
                         // One TLS record per batch rather than per frame (see the handler).
                         try sync.addHandler(APNSWriteCoalescingHandler())
                     }
-                    // Header blocks are built here from values checked when each request was made
-                    // (hex tokens, bundle IDs, UUIDs), so NIOHTTP2's per-frame re-validation of every
-                    // header byte is skipped: it was the largest single cost on the send path.
-                    try sync.addHandler(
-                        NIOHTTP2Handler(
-                            mode: .client,
-                            initialSettings: settings,
-                            headerBlockValidation: .disabled,
-                            contentLengthValidation: .disabled
-                        )
-                    )
+                    // HTTP/2 framing only: the connection handler's state machine keeps the streams
+                    // (see the framer for why not NIOHTTP2Handler). Header blocks are built from
+                    // values checked when each request was made (hex tokens, bundle IDs, UUIDs), so
+                    // they are not checked again per frame.
+                    try sync.addHandler(APNSHTTP2Framer(localSettings: settings, allocator: channel.allocator))
                     try sync.addHandler(loopBoundHandler.value)
                 }
             }

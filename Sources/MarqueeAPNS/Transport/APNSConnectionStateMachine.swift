@@ -238,12 +238,6 @@ struct APNSConnectionStateMachine<Request> {
         endUnanswered(streamID, refused: code == .refusedStream, reason: "APNs reset the stream (\(code)) before answering")
     }
 
-    /// NIOHTTP2 closed `streamID` without a complete response (it delivers the frames that close a
-    /// stream, RST_STREAM and GOAWAY, before this event, so those streams are already gone).
-    mutating func streamClosed(_ streamID: HTTP2StreamID, reason: HTTP2ErrorCode?) -> StreamEnd? {
-        endUnanswered(streamID, refused: reason == .refusedStream, reason: "the stream closed without a response")
-    }
-
     /// A stream that ended without an answer: unprocessed if refused or above a GOAWAY's
     /// last-stream-id, uncertain otherwise.
     private mutating func endUnanswered(_ streamID: HTTP2StreamID, refused: Bool, reason: String) -> StreamEnd? {

@@ -3,15 +3,15 @@ import NIOCore
 /// Gathers the byte writes between two flushes into one buffer, so that TLS seals them as a few
 /// full records instead of one record per write.
 ///
-/// `NIOHTTP2Handler` writes every frame as its own buffer, and a DATA frame as two (its 9-byte
-/// header, then the body), while `NIOSSLHandler` hands each buffer to BoringSSL by itself, which
-/// seals it as a record of its own: three records per push, each with its own AEAD pass and 22 bytes
-/// of framing, and three for APNs to open. The pool writes its pushes in batches with one flush per
+/// `APNSHTTP2Framer` writes every frame as its own buffer, while `NIOSSLHandler` hands each buffer
+/// to BoringSSL by itself, which seals it as a record of its own: two records per push (three with
+/// `NIOHTTP2Handler`, which wrote a DATA frame's header apart from its body), each with its own AEAD
+/// pass and 22 bytes of framing, for APNs to open one by one. The pool writes its pushes in batches with one flush per
 /// batch, so here a batch of fifty pushes leaves as three 16 KiB records rather than 150 small ones.
 /// Copying a push's bytes once more (its headers and body, under a kilobyte) costs far less than
 /// the records it saves, on both ends of the connection.
 ///
-/// Placed between the TLS handler and `NIOHTTP2Handler`. Order and promises are kept: a write's
+/// Placed between the TLS handler and `APNSHTTP2Framer`. Order and promises are kept: a write's
 /// promise completes when the buffer that holds its bytes has been written.
 final class APNSWriteCoalescingHandler: ChannelOutboundHandler, RemovableChannelHandler {
     typealias OutboundIn = IOData
