@@ -157,6 +157,26 @@ struct FanOutContractTests {
         }
     }
 
+    @Test("a batch sent again with its commit ID after it was applied (its answer lost) changes nothing; the next batch counts", arguments: Backend.allCases)
+    func batchAppliedOnce(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await DeliveryContractTests.scene(fixture, count: 4)
+            var first = DeliveryContractTests.batch(scene, scene.tokens[0..<2], at: fixture.now)
+            first.startingActivities = StartingActivities(environment: .sandbox, lastTimestampSent: 1_700_000_000, pushToStartTokenRowIDs: [scene.tokens[0].rowID])
+            try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
+            let once = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id)).progress
+
+            try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
+            let again = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id)).progress
+            #expect(again == once)
+
+            let next = DeliveryContractTests.batch(scene, scene.tokens[2..<4], at: fixture.now)
+            try await fixture.store.commitDeliveryBatch(next, at: fixture.now)
+            let after = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id)).progress
+            #expect(after.attempted == once.attempted + next.progress.attempted)
+        }
+    }
+
     @Test("an app's jobs list newest first, page by page", arguments: Backend.allCases)
     func jobList(backend: Backend) async throws {
         try await withStore(backend) { fixture in

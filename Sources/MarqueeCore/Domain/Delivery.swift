@@ -72,6 +72,9 @@ public struct DeliveryBatch: Sendable, Hashable {
     public var invalidations: [Int64: TokenInvalidation]
     public var progress: JobProgress
     public var checkpoint: String?
+    /// Fixed across the batch's retries: a commit that was applied although its answer was lost
+    /// is recognised when it is sent again, and changes nothing the second time.
+    public var commitID: UUID
 
     public init(
         appID: AppID,
@@ -82,12 +85,14 @@ public struct DeliveryBatch: Sendable, Hashable {
         startingActivities: StartingActivities? = nil,
         invalidations: [Int64: TokenInvalidation] = [:],
         progress: JobProgress,
-        checkpoint: String?
+        checkpoint: String?,
+        commitID: UUID = UUID()
     ) {
         self.appID = appID
         self.jobID = jobID
         self.leaseOwner = leaseOwner
         self.deliveries = deliveries
+        self.commitID = commitID
         self.startedEventID = startedEventID
         self.startingActivities = startingActivities
         self.invalidations = invalidations

@@ -130,6 +130,8 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
     public var priorityWindowsEndedAt: Date
     public var progress: JobProgress
     public var checkpoint: String?
+    /// Fixed across the batch's retries (see `DeliveryBatch.commitID`).
+    public var commitID: UUID
 
     public init(
         appID: AppID,
@@ -141,12 +143,14 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
         acceptedAtImmediate: [Int64] = [],
         priorityWindowsEndedAt: Date = .distantPast,
         progress: JobProgress,
-        checkpoint: String?
+        checkpoint: String?,
+        commitID: UUID = UUID()
     ) {
         self.appID = appID
         self.jobID = jobID
         self.leaseOwner = leaseOwner
         self.timestamp = timestamp
+        self.commitID = commitID
         self.accepted = accepted
         self.ended = ended
         self.acceptedAtImmediate = acceptedAtImmediate

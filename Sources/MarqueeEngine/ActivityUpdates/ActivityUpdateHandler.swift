@@ -108,7 +108,7 @@ struct ActivityUpdateWork: FanOutWork {
     /// An update sent twice carries the same timestamp: the device drops the second.
     var reservesTokens: Bool { false }
 
-    func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
+    func commit(_ batch: FanOutStateMachine.Batch, commitID: UUID, owner: String) async throws {
         let accepted = batch.deliveries.filter { $0.outcome == .accepted }.map(\.tokenRowID)
         // A dead update token means the activity is over on the device.
         let dead = batch.deliveries.filter { $0.outcome == .tokenInvalid }.map(\.tokenRowID)
@@ -124,7 +124,8 @@ struct ActivityUpdateWork: FanOutWork {
                 acceptedAtImmediate: batch.acceptedAtImmediate,
                 priorityWindowsEndedAt: ActivityPriorityBudget.windowsEnded(at: now),
                 progress: batch.progress,
-                checkpoint: batch.checkpoint.map { String($0) }
+                checkpoint: batch.checkpoint.map { String($0) },
+                commitID: commitID
             ),
             at: now
         )

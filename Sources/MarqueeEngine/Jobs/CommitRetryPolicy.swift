@@ -8,8 +8,9 @@ import MarqueeCore
 /// every device of the window a second time. The outcomes are still in memory, so the batch is
 /// committed again instead, with growing pauses, for as long as the lease would last. The store's
 /// own refusals (`StoreError`: the lease lost, a row gone) are final, and so is cancellation. A
-/// commit that was applied although its answer was lost is applied again: its rows are kept once
-/// (the store's contract), its progress counts twice; a count too high is the lesser harm.
+/// commit that was applied although its answer was lost is sent again with the same commit ID, and
+/// the store changes nothing for it the second time (its progress counted once: the job's totals
+/// equal its tokens).
 struct CommitRetryPolicy: Sendable, Hashable {
     /// The pause after the first failure; each later one doubles, up to `maximumDelay`.
     var firstDelay: Duration = .milliseconds(100)

@@ -315,10 +315,13 @@ struct FanOutRunner: Sendable {
     private func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
         let policy = CommitRetryPolicy(patience: configuration.leaseDuration)
         let started = ContinuousClock.now
+        // One ID for every try: a try that was applied although its answer was lost makes the
+        // next one change nothing (its progress would otherwise count twice).
+        let commitID = UUID()
         var failures = 0
         while true {
             do {
-                try await work.commit(batch, owner: context.owner)
+                try await work.commit(batch, commitID: commitID, owner: context.owner)
                 break
             } catch {
                 failures += 1

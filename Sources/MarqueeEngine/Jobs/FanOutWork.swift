@@ -1,3 +1,4 @@
+import Foundation
 import MarqueeAPNS
 import MarqueeCore
 
@@ -11,8 +12,9 @@ protocol FanOutWork: Sendable {
     /// The push for one send (the job's payload, addressed to the send's token).
     func push(for send: FanOutStateMachine.Send) throws -> APNSDevicePush
     /// Writes the batch's outcomes, progress and checkpoint in one transaction, if `owner` still
-    /// holds the job's lease (`StoreError.leaseLost` otherwise).
-    func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws
+    /// holds the job's lease (`StoreError.leaseLost` otherwise). `commitID` is the same for every
+    /// try of one batch: a try after one that was applied (its answer lost) changes nothing.
+    func commit(_ batch: FanOutStateMachine.Batch, commitID: UUID, owner: String) async throws
     /// Whether the run records the tokens it hands out (`Job.reservedThrough`) before it sends them:
     /// for pushes a second copy of which would show twice (starts), not for those the device drops
     /// as repeats by their timestamp.

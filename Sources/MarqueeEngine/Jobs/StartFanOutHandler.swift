@@ -82,7 +82,7 @@ struct StartFanOutWork: FanOutWork {
         return try await store.startedTokens(appID: job.appID, eventID: arguments.eventID, among: tokenRowIDs)
     }
 
-    func commit(_ batch: FanOutStateMachine.Batch, owner: String) async throws {
+    func commit(_ batch: FanOutStateMachine.Batch, commitID: UUID, owner: String) async throws {
         try await store.commitDeliveryBatch(
             DeliveryBatch(
                 appID: job.appID,
@@ -99,7 +99,8 @@ struct StartFanOutWork: FanOutWork {
                     ),
                 invalidations: batch.invalidations,
                 progress: batch.progress,
-                checkpoint: batch.checkpoint.map { String($0) }
+                checkpoint: batch.checkpoint.map { String($0) },
+                commitID: commitID
             ),
             at: clock.now
         )

@@ -92,7 +92,10 @@ extension PostgresStore {
 
     public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
         try await transaction { connection in
-            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
+            // A batch already applied (its answer lost, then sent again) changes nothing.
+            guard try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, commitID: batch.commitID, at: at, on: connection) else {
+                return
+            }
             if !batch.accepted.isEmpty {
                 // What was sent is max(job's timestamp, last + 1); recording it (or more, when a
                 // newer job got there first) keeps every later push strictly after it.
@@ -131,7 +134,7 @@ extension PostgresStore {
                     logger: logger
                 )
             }
-            try await addProgress(batch.progress, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
+            try await addProgress(batch.progress, checkpoint: batch.checkpoint, commitID: batch.commitID, jobID: batch.jobID, at: at, on: connection)
         }
     }
 }

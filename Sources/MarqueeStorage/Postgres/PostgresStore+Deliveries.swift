@@ -5,7 +5,10 @@ import PostgresNIO
 extension PostgresStore {
     public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         try await transaction { connection in
-            try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
+            // A batch already applied (its answer lost, then sent again) changes nothing.
+            guard try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, commitID: batch.commitID, at: at, on: connection) else {
+                return
+            }
 
             // Each token is looked up by its key with the app alongside (a LATERAL subquery with a
             // LIMIT, which PostgreSQL does not flatten into a join): a token of another app, or one
@@ -77,7 +80,7 @@ extension PostgresStore {
                 retired += Int64(rows.count)
             }
 
-            try await addProgress(batch.progress, retired: retired, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
+            try await addProgress(batch.progress, retired: retired, checkpoint: batch.checkpoint, commitID: batch.commitID, jobID: batch.jobID, at: at, on: connection)
         }
     }
 

@@ -8,26 +8,29 @@ extension PostgresStore {
     /// Checks that `owner` still holds the job's lease and that it lasts past `at` (a lapsed lease is
     /// gone even before another worker takes the job), and holds the job's row until the commit:
     /// the lock keeps the job from being leased away (or cancelled) until the batch commits or
-    /// rolls back.
-    func holdLease(appID: AppID, jobID: JobID, owner: String, at: Date, on connection: PostgresConnection) async throws {
+    /// rolls back. `false` when the job's last applied batch is `commitID`: this batch was
+    /// committed before (its answer lost) and must change nothing now.
+    func holdLease(appID: AppID, jobID: JobID, owner: String, commitID: UUID, at: Date, on connection: PostgresConnection) async throws -> Bool {
         let held = try await connection.query(
             """
-            SELECT id FROM jobs
+            SELECT last_commit_id FROM jobs
             WHERE app_id = \(appID.uuid) AND id = \(jobID.uuid) AND state = 'running' AND lease_owner = \(owner)
               AND lease_expires_at > \(at)
             FOR UPDATE
             """,
             logger: logger
         ).collect()
-        guard !held.isEmpty else { throw StoreError.leaseLost(jobID) }
+        guard let row = held.first else { throw StoreError.leaseLost(jobID) }
+        return try row.decode(UUID?.self) != commitID
     }
 
-    /// Adds the batch's counts to the job's progress and moves its checkpoint (a batch without
-    /// one keeps the job's).
+    /// Adds the batch's counts to the job's progress, moves its checkpoint (a batch without one
+    /// keeps the job's) and records the batch as applied.
     func addProgress(
         _ progress: JobProgress,
         retired: Int64 = 0,
         checkpoint: String?,
+        commitID: UUID,
         jobID: JobID,
         at: Date,
         on connection: PostgresConnection
@@ -42,6 +45,7 @@ extension PostgresStore {
                 progress_downgraded = progress_downgraded + \(progress.downgraded),
                 progress_uncertain = progress_uncertain + \(progress.uncertain),
                 checkpoint = COALESCE(\(checkpoint), checkpoint),
+                last_commit_id = \(commitID),
                 updated_at = \(at)
             WHERE id = \(jobID.uuid)
             """,

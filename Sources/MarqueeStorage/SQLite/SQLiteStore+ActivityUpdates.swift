@@ -91,7 +91,10 @@ extension SQLiteStore {
 
     public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
         try await write { connection in
-            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
+            // A batch already applied (its answer lost, then sent again) changes nothing.
+            guard try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, commitID: batch.commitID, at: at, on: connection) else {
+                return
+            }
             for row in batch.accepted {
                 // What was sent is max(job's timestamp, last + 1); see the PostgreSQL store.
                 _ = try await connection.query(
@@ -122,7 +125,7 @@ extension SQLiteStore {
                     [.date(at), .id(batch.appID), .int(row)]
                 )
             }
-            try await Self.addProgress(batch.progress, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
+            try await Self.addProgress(batch.progress, checkpoint: batch.checkpoint, commitID: batch.commitID, jobID: batch.jobID, at: at, on: connection)
         }
     }
 }

@@ -5,7 +5,10 @@ import SQLiteNIO
 extension SQLiteStore {
     public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         try await write { connection in
-            try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, at: at, on: connection)
+            // A batch already applied (its answer lost, then sent again) changes nothing.
+            guard try await Self.holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, commitID: batch.commitID, at: at, on: connection) else {
+                return
+            }
 
             // A token of another app, or one deleted since the audience was read (its rows would
             // have gone with it), is not written, and the rest of the batch commits, so the job does
@@ -70,7 +73,7 @@ extension SQLiteStore {
                 if try await Self.invalidate(on: connection, appID: batch.appID, rowID: rowID, invalidation) { retired += 1 }
             }
 
-            try await Self.addProgress(batch.progress, retired: retired, checkpoint: batch.checkpoint, jobID: batch.jobID, at: at, on: connection)
+            try await Self.addProgress(batch.progress, retired: retired, checkpoint: batch.checkpoint, commitID: batch.commitID, jobID: batch.jobID, at: at, on: connection)
         }
     }
 

@@ -7,21 +7,24 @@ import SQLiteNIO
 /// transaction holds it until the commit.
 extension SQLiteStore {
     /// Checks that `owner` still holds the job's lease and that it lasts past `at` (a lapsed lease is
-    /// gone even before another worker takes the job).
-    static func holdLease(appID: AppID, jobID: JobID, owner: String, at: Date, on connection: SQLiteConnection) async throws {
+    /// gone even before another worker takes the job). `false` when the job's last applied batch
+    /// is `commitID`: this batch was committed before and must change nothing now.
+    static func holdLease(appID: AppID, jobID: JobID, owner: String, commitID: UUID, at: Date, on connection: SQLiteConnection) async throws -> Bool {
         let held = try await connection.query(
-            "SELECT id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ? AND lease_expires_at > ?",
+            "SELECT last_commit_id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ? AND lease_expires_at > ?",
             [.id(appID), .id(jobID), .text(owner), .date(at)]
         )
-        guard !held.isEmpty else { throw StoreError.leaseLost(jobID) }
+        guard let row = held.first else { throw StoreError.leaseLost(jobID) }
+        return try SQLiteColumns(row, entity: "job").optionalUUID("last_commit_id") != commitID
     }
 
-    /// Adds the batch's counts to the job's progress and moves its checkpoint (a batch without
-    /// one keeps the job's).
+    /// Adds the batch's counts to the job's progress, moves its checkpoint (a batch without one
+    /// keeps the job's) and records the batch as applied.
     static func addProgress(
         _ progress: JobProgress,
         retired: Int64 = 0,
         checkpoint: String?,
+        commitID: UUID,
         jobID: JobID,
         at: Date,
         on connection: SQLiteConnection
@@ -31,12 +34,14 @@ extension SQLiteStore {
             UPDATE jobs
             SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
                 progress_failed = progress_failed + ?, progress_retired = progress_retired + ?,
-                progress_downgraded = progress_downgraded + ?, progress_uncertain = progress_uncertain + ?, checkpoint = COALESCE(?, checkpoint), updated_at = ?
+                progress_downgraded = progress_downgraded + ?, progress_uncertain = progress_uncertain + ?, checkpoint = COALESCE(?, checkpoint),
+                last_commit_id = ?, updated_at = ?
             WHERE id = ?
             """,
             [
                 .int(progress.attempted), .int(progress.succeeded), .int(progress.failed),
-                .int(retired), .int(progress.downgraded), .int(progress.uncertain), .text(checkpoint), .date(at), .id(jobID),
+                .int(retired), .int(progress.downgraded), .int(progress.uncertain), .text(checkpoint), .uuid(commitID),
+                .date(at), .id(jobID),
             ]
         )
     }

@@ -1,0 +1,11 @@
+-- 0013_batch_commit_ids: a fan-out batch commits once, however many times it is sent.
+--
+-- Forward-only.
+--   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0013_batch_commit_ids.sql
+--
+-- Issue 20: a batch whose commit was applied but whose answer was lost (PostgreSQL restarted
+-- between the two) is committed again by the fan-out. Its rows were kept once, but its progress
+-- was added twice: a crash run counted 3,006 outcomes for 3,000 tokens. Each batch now carries an
+-- ID, fixed across its retries, and the job keeps the last one it applied: a batch that finds its
+-- own ID there was already applied and changes nothing. NULL until a job's first batch.
+ALTER TABLE jobs ADD COLUMN last_commit_id uuid;
