@@ -125,7 +125,7 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
 
     private func process(_ frame: APNSHTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(APNSHTTP2ProtocolError) {
         if let partial = partialHeaders {
-            guard frame.type == FrameType.continuation, frame.streamID == partialHeaders!.streamID else {
+            guard frame.type == FrameType.continuation, frame.streamID == partial.streamID else {
                 throw APNSHTTP2ProtocolError(.protocolError, "a header block on stream \(partial.streamID) was not continued")
             }
         }
