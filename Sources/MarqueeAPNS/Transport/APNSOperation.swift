@@ -53,7 +53,7 @@ enum APNSOperation: Sendable {
             headers.add(name: ":authority", value: authority)
             headers.add(name: ":path", value: push.path, indexing: .nonIndexable)
             headers.add(name: "authorization", value: authorization)
-            headers.add(name: "apns-push-type", value: "liveactivity")
+            headers.add(name: "apns-push-type", value: push.pushType.rawValue)
             headers.add(name: "apns-topic", value: push.topic)
             headers.add(name: "apns-priority", value: push.priority.headerValue)
             if let expiration = push.expiration {
