@@ -146,14 +146,22 @@ public struct EventService: Sendable {
     }
 
     /// The event's active channel in `environment`, for the apps that subscribe to it.
-    public func activeChannel(app: App, key: String, environment: APNSEnvironment) async throws -> (Event, BroadcastChannel) {
+    public func activeChannel(app: App, key: String, environment: APNSEnvironment) async throws -> EventChannelView {
         let event = try await event(app: app, key: key)
         guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
             channel.state == .active, channel.apnsChannelID != nil
         else {
             throw EngineError.notFound(resource: "channel", id: "\(key)/\(environment)")
         }
-        return (event, channel)
+        return EventChannelView(event: event, channel: channel, expiresAt: try await plannedClose(app: app, event: event))
+    }
+
+    /// When the event's running timeline will close it: its pending `close` step's due time. An
+    /// event without a running timeline is closed by its producer, at no time known in advance.
+    private func plannedClose(app: App, event: Event) async throws -> Date? {
+        guard EventTimeline.isRunning(event) else { return nil }
+        let steps = try await store.timelineSteps(appID: app.id, eventID: event.id)
+        return steps.first { $0.kind == .close && ($0.state == .pending || $0.state == .running) }?.dueAt
     }
 
     /// A page of open events with an active channel in `environment`. `nextKey` continues the
