@@ -351,6 +351,16 @@ public final class APNSEmulator: Sendable {
         }
     }
 
+    /// Turns Live Activities off for the device's app, as its user can, or back on: off, APNs
+    /// accepts starts (200) and nothing shows.
+    public func setLiveActivitiesEnabled(_ enabled: Bool, environment: APNSEnvironment, deviceID: String) throws(EmulatorError) {
+        try state.world.withLock { world throws(EmulatorError) in
+            try world.withEnvironment(environment) { env throws(EmulatorError) in
+                try env.setLiveActivitiesEnabled(enabled, deviceID: deviceID)
+            }
+        }
+    }
+
     // MARK: Inspection
 
     /// Devices of one environment, in registration order is not kept: sorted by ID.

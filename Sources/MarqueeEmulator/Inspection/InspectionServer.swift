@@ -232,6 +232,14 @@ final class InspectionHandler: ChannelInboundHandler {
             } catch {
                 return problem(.notFound, error.description)
             }
+        case (.POST, "devices", 3) where rest[2] == "live-activities-off" || rest[2] == "live-activities-on":
+            guard let id else { return problem(.notFound, "no such device") }
+            do {
+                try emulator.setLiveActivitiesEnabled(rest[2] == "live-activities-on", environment: environment, deviceID: id)
+                return encode(emulator.device(id: id, in: environment))
+            } catch {
+                return problem(.notFound, error.description)
+            }
         case (.GET, "activities", 1):
             return encode(emulator.activities(in: environment))
         case (.GET, "activities", 2):
