@@ -39,6 +39,9 @@ import SystemPackage
 ///   (`http://host:port`), for `/v1/emulator` (the console's device wall); the in-process one needs none
 /// - `apns.connections` (2), `apns.streamsPerConnection` (1000): HTTP/2 connections per app key and
 ///   environment, and a ceiling on each one's concurrent streams below what APNs allows
+/// - `apns.adaptiveConcurrency` (true): each connection keeps only what the path needs in flight,
+///   from the latency of its answers, never below `apns.concurrencyFloor` (20); false: every
+///   connection fills its stream budget
 /// - `channels.limit` (10000), `channels.warningFraction` (0.9), `channels.creationTimeoutSeconds`
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
@@ -189,7 +192,9 @@ public struct ServerConfiguration: Sendable {
         }
         apnsTransport = APNSClientConfiguration.Transport(
             connectionsPerEndpoint: try reader.integer("apns.connections", default: 2, range: 1...64),
-            maximumStreamsPerConnection: try reader.integer("apns.streamsPerConnection", default: 1_000, range: 1...1_000)
+            maximumStreamsPerConnection: try reader.integer("apns.streamsPerConnection", default: 1_000, range: 1...1_000),
+            adaptiveConcurrency: try reader.flag("apns.adaptiveConcurrency", default: true),
+            concurrencyFloor: try reader.integer("apns.concurrencyFloor", default: 20, range: 1...1_000)
         )
         let policy = ChannelPolicy(
             limit: try reader.integer("channels.limit", default: APNSPayloadLimit.channelsPerApp, range: 1...1_000_000),
