@@ -71,6 +71,9 @@ import SystemPackage
 ///   no answer (the device may or may not have it): `skip` (final as uncertain, never sent again:
 ///   a device may miss the start, none gets two) or `resend` (sent again in a later round, through
 ///   the start ledger: none misses it for want of an answer, one that had it gets two)
+/// - `jobs.startCollapseIDs` (true): every start push of an event carries the same
+///   `apns-collapse-id` (`marquee-start-` and the event ID's 32 hex digits), so that APNs keeps only
+///   the newest start of the event for an offline device; false: none
 /// - `timeline.channelLeadSeconds` (3600): how long before an automatic timeline's planned start
 ///   the event's channels are created; an event's `timeline.channelLeadSeconds` wins
 /// - `timeline.endMarginSeconds` (900): how long before Apple's 8-hour limit an automatic timeline
@@ -247,7 +250,8 @@ public struct ServerConfiguration: Sendable {
                 retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000))),
                 uncertainStarts: try reader.parsed("jobs.uncertainStarts", default: .skip, expected: "skip or resend") {
                     UncertainStartPolicy(rawValue: $0)
-                }
+                },
+                startCollapseIDs: try reader.flag("jobs.startCollapseIDs", default: true)
             ),
             timeline: TimelinePolicy(
                 channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
