@@ -221,12 +221,16 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
                 // `lastReadAt` was read when this frame arrived: no second clock read per answer.
                 metrics.recordDuration(kind, nanoseconds: (lastReadAt - sentAt).nanoseconds)
             }
-            concurrency?.record(
-                sentAt: sentAt,
-                answeredAt: lastReadAt,
-                inFlightAtSend: inFlightAtSend,
-                budget: machine.effectiveStreamLimit
-            )
+            // Before APNs accepted the token the connection has one stream, which says nothing
+            // about the path's capacity.
+            if machine.tokenAccepted {
+                concurrency?.record(
+                    sentAt: sentAt,
+                    answeredAt: lastReadAt,
+                    inFlightAtSend: inFlightAtSend,
+                    budget: machine.effectiveStreamLimit
+                )
+            }
             delegate.connection(self, answered: end.request, response: response, tokenGeneration: tokenGeneration)
         case .unprocessed:
             delegate.connection(self, didNotProcess: [end.request])
