@@ -34,6 +34,8 @@ METRICS = {
     "marquee_apns_request_duration_seconds": "histogram",
     "marquee_apns_connections": "gauge",
     "marquee_apns_streams_in_flight": "gauge",
+    "marquee_apns_connection_streams_in_flight": "histogram",
+    "marquee_apns_connection_concurrency_limit": "histogram",
     "marquee_job_tokens_total": "counter",
     "marquee_jobs_running": "gauge",
     "marquee_job_remaining_tokens": "gauge",

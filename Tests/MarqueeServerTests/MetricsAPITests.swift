@@ -75,6 +75,11 @@ struct MetricsAPITests {
             #expect((metrics.value("marquee_apns_request_duration_seconds_sum", ["kind": "broadcast"]) ?? 0) > 0)
             #expect((metrics.value("marquee_apns_connections", ["environment": "sandbox"]) ?? 0) >= 1)
             #expect(metrics.value("marquee_apns_streams_in_flight", ["environment": "sandbox"]) == 0)
+            // Per connection: its streams in flight after each batch written to it, and its limit then.
+            for histogram in ["marquee_apns_connection_streams_in_flight", "marquee_apns_connection_concurrency_limit"] {
+                #expect(metrics.declares(histogram, as: "histogram"))
+                #expect((metrics.value(histogram + "_count", ["environment": "sandbox"]) ?? 0) >= 1, "\(histogram)")
+            }
 
             // The broadcast, end to end; the job's tokens by outcome.
             #expect(metrics.value("marquee_broadcast_latency_seconds_count") == 1)
