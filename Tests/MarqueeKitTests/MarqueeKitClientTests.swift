@@ -39,6 +39,13 @@ struct MarqueeKitClientTests {
         )
     }
 
+    /// A client whose push-to-start token (`tokenA`) Marquee has: where reports can start.
+    func makeRegisteredClient(_ transport: ScriptedTransport, host: ModelActivityHost = ModelActivityHost(), waits: RecordedWaits = RecordedWaits()) async throws -> MarqueeKitClient {
+        let client = makeClient(transport, host: host, waits: waits)
+        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        return client
+    }
+
     static func presencePush(_ events: [(String, String)]) -> [AnyHashable: Any] {
         ["aps": ["content-available": 1], "marquee": ["ask": "presence", "events": events.map { ["eventKey": $0.0, "environment": $0.1] }]]
     }
@@ -89,8 +96,7 @@ struct MarqueeKitClientTests {
     @Test("an update token is registered once per token, with the push-to-start token its start went to")
     func updateTokenRotation() async throws {
         let transport = ScriptedTransport()
-        let client = makeClient(transport)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport)
         #expect(try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che") == .registered)
         #expect(try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che") == .unchanged)
         #expect(try await client.register(updateToken: Data(hex: Self.updateToken2), activityID: "A1", eventKey: "ars-che") == .registered)
@@ -133,8 +139,7 @@ struct MarqueeKitClientTests {
     func answersBackgroundPush() async throws {
         let transport = ScriptedTransport()
         let host = ModelActivityHost([ObservedActivity(id: "B1", eventKey: "liv-mci", state: .active)])
-        let client = makeClient(transport, host: host)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport, host: host)
         let outcome = try await client.handleBackgroundPush(userInfo: Self.presencePush([("ars-che", "production"), ("liv-mci", "production")]))
         #expect(outcome.sent == [
             PresenceReport(eventKey: "ars-che", state: .absent),
@@ -154,8 +159,7 @@ struct MarqueeKitClientTests {
     @Test("a push that is not Marquee's is handed back; events of the other environment are not this build's")
     func foreignPushes() async throws {
         let transport = ScriptedTransport()
-        let client = makeClient(transport)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport)
         await #expect(throws: MarqueeBackgroundPushError.notMarquee) {
             try await client.handleBackgroundPush(userInfo: ["aps": ["alert": "Goal!"]])
         }
@@ -171,8 +175,7 @@ struct MarqueeKitClientTests {
                 ? MarqueeHTTPResponse(status: 404, body: Data(#"{"type":"/problems/not-found","title":"Not found","status":404}"#.utf8))
                 : MarqueeHTTPResponse(status: 200)
         }
-        let client = makeClient(transport)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport)
         let outcome = await client.reconcile(activities: [], liveEvents: ["ars-che"])
         #expect(outcome.sent == [PresenceReport(eventKey: "ars-che", state: .absent)])
         #expect(await transport.paths == [
@@ -191,8 +194,7 @@ struct MarqueeKitClientTests {
                 : MarqueeHTTPResponse(status: 200)
         }
         let waits = RecordedWaits()
-        let client = makeClient(transport, waits: waits)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport, waits: waits)
         let outcome = await client.reconcile(activities: [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)])
         #expect(outcome.sent == [PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")])
         #expect(waits.all == [.seconds(3)])
@@ -205,8 +207,7 @@ struct MarqueeKitClientTests {
         let transport = ScriptedTransport { request, _ in
             request.path.contains("/presence/") && failing.value ? MarqueeHTTPResponse(status: 503) : MarqueeHTTPResponse(status: 200)
         }
-        let client = makeClient(transport)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport)
         let activities = [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)]
         let first = await client.reconcile(activities: activities)
         #expect(first.sent.isEmpty)
@@ -230,8 +231,7 @@ struct MarqueeKitClientTests {
     func secondActivityEnded() async throws {
         let transport = ScriptedTransport()
         let host = ModelActivityHost([ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)])
-        let client = makeClient(transport, host: host)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport, host: host)
         _ = await client.reconcile()
         await host.set([ObservedActivity(id: "A1", eventKey: "ars-che", state: .active), ObservedActivity(id: "A2", eventKey: "ars-che", state: .active)])
         let outcome = await client.reconcile()
@@ -245,8 +245,7 @@ struct MarqueeKitClientTests {
     @Test("an update token's registration already tells Marquee the activity shows: no report repeats it")
     func updateTokenCountsAsShowing() async throws {
         let transport = ScriptedTransport()
-        let client = makeClient(transport)
-        try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+        let client = try await makeRegisteredClient(transport)
         try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che")
         #expect(await client.reconcile(activities: [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)]) == ReconcileOutcome())
         #expect(await transport.requests.count == 2)
