@@ -15,6 +15,7 @@ import NIOPosix
 /// | GET | `/v1/{env}/devices/{id}` | one device |
 /// | POST | `/v1/{env}/devices/{id}/uninstall` | removes the app (its tokens answer 410) |
 /// | POST | `/v1/{env}/devices/{id}/offline`, `.../online` | takes the device offline (APNs holds its pushes) or back |
+/// | POST | `/v1/{env}/devices/{id}/live-activities-off`, `.../live-activities-on` | the user turns Live Activities off for the app (starts answer 200, nothing shows) or back on |
 /// | GET | `/v1/{env}/activities`, `/v1/{env}/activities/{id}` | Live Activities and their content-state |
 /// | GET | `/v1/{env}/update-tokens` | update tokens the apps would report |
 /// | GET | `/v1/{env}/channels` | channels, with subscribers |
