@@ -4,7 +4,10 @@
 // then POST /v1/push-to-start-tokens/batch, as an app would).
 import { call } from "../api.js";
 import { h, clear, field, input, select, problemBox, count, announce, notice } from "../dom.js";
-import { can, session } from "../app.js";
+import { can, session } from "../session.js";
+import { bodyRule } from "../schema.js";
+
+const ADD_DEVICES = "POST /v1/emulator/devices";
 
 const SHOWN = 24;
 
@@ -86,9 +89,9 @@ function addDevicesForm(environment, redraw) {
     }
   } },
   h("div", { class: "row" },
-    field("How many", input("count", { type: "number", min: 1, max: 1000, value: 200, required: true }), { pointer: "/count" }),
+    field("How many", input("count", { type: "number", value: 200, required: true }), { pointer: "/count", rule: bodyRule(ADD_DEVICES, "/count") }),
     field("iOS version", select("iosVersion", [["18.0", "iOS 18.0 (channel)"], ["17.4", "iOS 17.4 (update token)"], ["17.2", "iOS 17.2 (update token)"]], "18.0"), { pointer: "/iosVersion" }),
-    field("Attributes type", input("attributesType", { value: "MatchAttributes", required: true }), { pointer: "/attributesType" }),
+    field("Attributes type", input("attributesType", { value: "MatchAttributes", required: true }), { pointer: "/attributesType", rule: bodyRule(ADD_DEVICES, "/attributesType") }),
     field("Tags", input("tags", { placeholder: "arsenal" }), { hint: "Comma-separated; a start can aim at them." })),
   h("div", { class: "actions" }, h("button", { type: "submit" }, "Add virtual iPhones")));
   return h("section", { class: "panel", "aria-labelledby": "add-devices" }, h("h2", { id: "add-devices" }, "Add virtual iPhones"), status, form);
