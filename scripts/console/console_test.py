@@ -239,8 +239,8 @@ def main():
         expect(page.get_by_test_id("new-key")).to_contain_text("mq_")
         # The list shows the new key at once, not "No key yet." until a reload.
         prefix = page.get_by_test_id("new-key").inner_text().split("_")[1]
-        expect(page.get_by_test_id("api-keys")).to_contain_text(prefix)
-        expect(page.get_by_test_id("api-keys")).not_to_contain_text("No key yet.")
+        expect(page.get_by_role("table", name="API keys")).to_contain_text(prefix)
+        expect(page.locator("section[aria-labelledby=keys]")).not_to_contain_text("No key yet.")
         review(page, "app", shots, "app-and-keys")
         page.get_by_role("button", name="Sign in with this publisher key").click()
         expect(page.get_by_role("heading", name="Events")).to_be_visible()
