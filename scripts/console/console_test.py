@@ -336,6 +336,7 @@ def main():
         # The log was read again in place: the confirmation is still there, not wiped by a reload.
         check(confirmation_element.evaluate("e => e.isConnected"), "the broadcast's confirmation went with a reload of the page")
         expect(log).to_contain_text("GOAL Saka")
+        expect(log.get_by_test_id("log-alert").first).to_have_text("Goal! Saka scores")
         latency = float(log.get_by_test_id("log-latency").first.inner_text())
         check(latency > 0, f"the log's latency is {latency}")
         # The composer now checks against the goal's shape.

@@ -270,6 +270,7 @@ public struct BroadcastService: Sendable {
             event: draft.event,
             downgraded: decision.downgraded,
             contentState: draft.contentState,
+            alert: draft.alert?.jsonObject,
             scheduleID: scheduleID
         )
         var reservedSequence: Int64?

@@ -348,6 +348,13 @@ function composerSection(event, path, logs, refreshLists) {
   return h("section", { class: "panel", "aria-labelledby": "composer" }, h("h2", { id: "composer" }, "Broadcast"), status, form, results);
 }
 
+/** A logged alert as the device showed it: its title and body (a localized one by its key). */
+function alertText(alert) {
+  if (!alert) return "";
+  const text = (part) => typeof part === "string" ? part : part?.["loc-key"] ?? JSON.stringify(part ?? "");
+  return [h("strong", {}, text(alert.title)), alert.body !== undefined ? ` ${text(alert.body)}` : ""];
+}
+
 function logSection(logs) {
   return h("section", { "aria-labelledby": "log" },
     h("h2", { id: "log" }, "Broadcast log"),
@@ -358,8 +365,9 @@ function logSection(logs) {
         h("td", { class: "num" }, item.downgraded ? `${item.priority} (downgraded)` : item.priority),
         h("td", { class: "num" }, item.status === 0 ? "no answer" : item.status), h("td", {}, item.apnsReason ?? ""),
         h("td", { class: "num", "data-testid": "log-latency" }, (item.latencyMicroseconds / 1000).toFixed(1)),
+        h("td", { "data-testid": "log-alert" }, alertText(item.alert)),
         h("td", {}, item.contentState ? h("code", {}, JSON.stringify(item.contentState)) : "")));
       return [h("h3", {}, `${environment}`, log.priorityBudget ? h("span", { class: "hint" }, ` · priority-10 budget left ${log.priorityBudget.remaining} of ${log.priorityBudget.limitPerHour}`) : null),
-        rows.length ? table(["Sent", "Kind", "Priority#", "APNs status#", "Reason", "Latency ms#", "Content-state"], rows, `Broadcast log, ${environment}`) : h("p", { class: "muted" }, "No broadcast yet.")];
+        rows.length ? table(["Sent", "Kind", "Priority#", "APNs status#", "Reason", "Latency ms#", "Alert", "Content-state"], rows, `Broadcast log, ${environment}`) : h("p", { class: "muted" }, "No broadcast yet.")];
     }));
 }
