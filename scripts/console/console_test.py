@@ -315,9 +315,24 @@ def main():
         if shots:
             composer.screenshot(path=str(Path(shots) / "composer.png"))
         previewed = preview.inner_text()
-        channel_id = page.get_by_test_id("channel-sandbox").inner_text()
+        channel_id = page.get_by_test_id("channel-sandbox").text_content()
+        # The device wall open in a second tab (the key is per tab: session storage), to see the alert arrive.
+        wall = context.new_page()
+        wall.on("request", on_request)
+        wall.on("pageerror", lambda error: page_errors.append(str(error)))
+        wall.add_init_script(f"sessionStorage.setItem('marquee.console.apiKey', {json.dumps(page.evaluate('() => sessionStorage.getItem(`marquee.console.apiKey`)'))})")
+        wall.goto(f"{console}#/devices")
+        expect(wall.get_by_test_id("wall-summary")).to_contain_text("200 virtual iPhones")
+        check(wall.get_by_test_id("alert-banner").count() == 0, "the wall shows the start's alert, which arrived before it was opened, as a new banner")
         composer.get_by_role("button", name="Broadcast").click()
         expect(composer.locator("table")).to_contain_text("accepted")
+        # The wall: the goal's banner on the Lock Screens, the score on the activity and in the Dynamic Island.
+        expect(wall.get_by_test_id("alert-banner").first).to_contain_text("Goal!", timeout=30_000)
+        expect(wall.get_by_test_id("alert-banner").first).to_contain_text("Saka scores")
+        expect(wall.locator(".island").first).to_contain_text("ARS 1")
+        if shots:
+            wall.locator(".wall li").first.screenshot(path=str(Path(shots) / "lock-screen-alert.png"))
+        wall.close()
         # The confirmation: APNs' answer and its latency.
         confirmation = composer.get_by_role("table", name="Broadcast results")
         check(float(confirmation.locator("td.num").nth(1).inner_text()) > 0, "the confirmation shows no latency")
@@ -358,7 +373,10 @@ def main():
         step("the device wall shows the score")
         page.get_by_role("link", name="Devices").click()
         expect(page.get_by_test_id("wall-group").first).to_have_text("LIVE  Arsenal 1 - 0 Chelsea  1st half  12'", timeout=30_000)
-        expect(page.locator("pre.lockscreen").first).to_contain_text("GOAL Saka 12'")
+        screen = page.locator(".wall .phone").first
+        expect(screen.locator(".lockscreen.activity")).to_contain_text("GOAL Saka 12'")
+        expect(screen.locator(".lockscreen.activity")).to_contain_text("Premier League")
+        expect(screen).to_have_attribute("aria-label", re.compile(r"LIVE Arsenal 1 - 0 Chelsea, 1st half  12', GOAL Saka 12'"))
         review(page, "devices", shots, "device-wall")
 
         step("jobs and channels")
