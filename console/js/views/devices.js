@@ -79,6 +79,8 @@ export async function devicesView(main, { signal }) {
 }
 
 function addDevicesForm(environment, redraw) {
+  // The API's limits; its description ("1 by default") speaks of the API's default, not this form's.
+  const countRule = bodyRule(ADD_DEVICES, "/count");
   const status = h("div");
   const form = h("form", { onsubmit: async (event) => {
     event.preventDefault();
@@ -102,7 +104,7 @@ function addDevicesForm(environment, redraw) {
     }
   } },
   h("div", { class: "row" },
-    field("How many", input("count", { type: "number", value: 200, required: true }), { pointer: "/count", rule: bodyRule(ADD_DEVICES, "/count") }),
+    field("How many", input("count", { type: "number", value: 200, required: true }), { pointer: "/count", rule: countRule, hint: `${count(countRule.minimum)} to ${count(countRule.maximum)} at a time.` }),
     field("iOS version", select("iosVersion", [["18.0", "iOS 18.0 (channel)"], ["17.4", "iOS 17.4 (update token)"], ["17.2", "iOS 17.2 (update token)"]], "18.0"), { pointer: "/iosVersion" }),
     field("Attributes type", input("attributesType", { value: "MatchAttributes", required: true }), { pointer: "/attributesType", rule: bodyRule(ADD_DEVICES, "/attributesType") }),
     field("Tags", input("tags", { placeholder: "arsenal" }), { hint: "Comma-separated; a start can aim at them." })),
