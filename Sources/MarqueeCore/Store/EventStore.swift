@@ -13,6 +13,8 @@ public protocol EventStore: Sendable {
     func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool
     /// Replaces the event's mutable fields (`title`, `environments`, `priorityPolicy`, `plannedStart`,
     /// `plannedEnd`, `timeline`, `state`, `updatedAt`); `StoreError.notFound` if the app has no such event.
+    /// A stored `live` stays live when the event says `scheduled`: the edit was read before a start's
+    /// first accepted device (`commitDeliveryBatch` makes the event live).
     func updateEvent(_ event: Event) async throws -> Event
     /// The app's events in `externalKey` order after `afterKey` (keyset pagination), at most `limit`,
     /// only those in `states` when given.

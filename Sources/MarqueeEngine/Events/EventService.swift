@@ -204,7 +204,9 @@ public struct EventService: Sendable {
 
     private func update(_ existing: Event, app: App, draft: EventDraft) async throws -> EventView {
         guard existing.state == .scheduled || existing.state == .live else {
-            throw EngineError.conflict("event \(existing.externalKey) is \(existing.state.rawValue); use a new event key")
+            throw EngineError.conflict(
+                "event \(existing.externalKey) is \(existing.state.rawValue) and cannot be changed or reopened: create a new event with another key (PUT /v1/events/{newKey})"
+            )
         }
         if existing.attributesType != draft.attributesType {
             throw EngineError.conflict(

@@ -100,7 +100,7 @@ public struct JobWorker: Service {
         while true {
             let left = running.byRun
             if left.isEmpty { return }
-            let ids = "\(left.keys.map(\.jobID.description).sorted())"
+            let ids = "\(left.keys.map(\.jobID.publicID).sorted())"
             let waited = clock.now - begun
             if waited >= configuration.leaseDuration {
                 logger.warning(
@@ -134,8 +134,8 @@ public struct JobWorker: Service {
             wakeup.signal()
         }
         var jobLogger = logger
-        jobLogger[metadataKey: "job.id"] = "\(job.id)"
-        if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID)" }
+        jobLogger[metadataKey: "job.id"] = "\(job.id.publicID)"
+        if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID.publicID)" }
         var finished = false
         do {
             guard let handler = handlers[job.kind] else { throw JobFailure(description: "no handler runs \(job.kind) jobs") }

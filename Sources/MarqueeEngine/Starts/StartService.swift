@@ -73,7 +73,7 @@ public struct StartService: Sendable {
         wakeup.signal()
         logger.debug(
             "start job enqueued",
-            metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(parts.count)"]
+            metadata: ["job.id": "\(jobID.publicID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(parts.count)"]
         )
         return try await view(app: app, job: job)
     }
@@ -110,7 +110,7 @@ public struct StartService: Sendable {
             throw EngineError.notFound(resource: "event", id: eventKey)
         }
         guard event.state == .scheduled || event.state == .live else {
-            throw EngineError.conflict("event \(eventKey) is \(event.state.rawValue): its activities cannot be started")
+            throw EngineError.conflict("event \(eventKey) is \(event.state.rawValue): its activities cannot be started; create a new event with another key and start that")
         }
         guard app.environments.contains(environment) else { throw EngineError.environmentNotEnabled(environment) }
         guard event.environments.contains(environment) else {
@@ -203,7 +203,7 @@ public struct StartService: Sendable {
 
     public func job(app: App, id: JobID) async throws -> JobView {
         guard let job = try await store.job(appID: app.id, id: id), job.kind != .schedule else {
-            throw EngineError.notFound(resource: "job", id: "\(id)")
+            throw EngineError.notFound(resource: "job", id: id.publicID)
         }
         return try await view(app: app, job: job)
     }
@@ -225,7 +225,7 @@ public struct StartService: Sendable {
         let cancelled = try await store.cancelJob(appID: app.id, id: id, at: clock.now)
         let view = try await job(app: app, id: id)
         if !cancelled && view.job.state != .cancelled {
-            throw EngineError.conflict("job \(id) has \(view.job.state.rawValue); only pending or running jobs can be cancelled")
+            throw EngineError.conflict("job \(id.publicID) has \(view.job.state.rawValue): it is finished, so there is nothing left to cancel")
         }
         return view
     }

@@ -268,7 +268,8 @@ extension Components.Schemas.BroadcastLogItem {
             latencyMicroseconds: entry.latencyMicroseconds,
             sentAt: entry.sentAt,
             scheduleID: entry.scheduleID.map(PublicID.schedule),
-            contentState: entry.contentState.flatMap { JSONPassThrough.decoded($0) }
+            contentState: entry.contentState.flatMap { JSONPassThrough.decoded($0) },
+            alert: entry.alert.flatMap { JSONPassThrough.decoded($0) }
         )
     }
 }

@@ -63,13 +63,16 @@ extension PostgresStore {
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
+        // An edit read before a start's first accepted device cannot take the event back from live.
         let updated = try await firstRow(
             """
             UPDATE events SET title = \(event.title), environments = \(ColumnCoding.environments(event.environments)),
                               priority_policy = \(event.priorityPolicy?.rawValue),
                               planned_start = \(event.plannedStart), planned_end = \(event.plannedEnd),
                               timeline = \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
-                              state = \(event.state.rawValue), updated_at = \(event.updatedAt)
+                              state = CASE WHEN state = 'live' AND \(event.state.rawValue)::text = 'scheduled' THEN state
+                                           ELSE \(event.state.rawValue)::text END,
+                              updated_at = \(event.updatedAt)
             WHERE app_id = \(event.appID.uuid) AND id = \(event.id.uuid)
             RETURNING \(unescaped: RowMapping.eventColumns)
             """

@@ -59,17 +59,19 @@ extension SQLiteStore {
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
+        // An edit read before a start's first accepted device cannot take the event back from live.
         let updated = try await query(
             """
             UPDATE events SET title = ?, environments = ?, priority_policy = ?, planned_start = ?, planned_end = ?, timeline = ?,
-                              state = ?, updated_at = ?
+                              state = CASE WHEN state = 'live' AND ? = 'scheduled' THEN state ELSE ? END, updated_at = ?
             WHERE app_id = ? AND id = ?
             RETURNING \(RowMapping.eventColumns)
             """,
             [
                 .text(event.title), .text(ColumnCoding.environments(event.environments)), .text(event.priorityPolicy?.rawValue),
                 .date(event.plannedStart),
-                .date(event.plannedEnd), .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .text(event.state.rawValue),
+                .date(event.plannedEnd), .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }),
+                .text(event.state.rawValue), .text(event.state.rawValue),
                 .date(event.updatedAt), .id(event.appID), .id(event.id),
             ]
         )

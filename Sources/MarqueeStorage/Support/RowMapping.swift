@@ -268,7 +268,7 @@ enum RowMapping {
 
     static let broadcastLogColumns = """
         id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, \
-        event, downgraded, content_state, schedule_id
+        event, downgraded, content_state, alert, schedule_id
         """
 
     static func broadcastLogEntry(_ row: some ColumnReader) throws -> BroadcastLogEntry {
@@ -285,15 +285,17 @@ enum RowMapping {
             sentAt: try row.date("sent_at"),
             event: try row.parse("event", as: BroadcastEvent.self),
             downgraded: try row.bool("downgraded"),
-            contentState: try row.optionalString("content_state").map(contentState),
+            contentState: try row.optionalString("content_state").map { try logObject($0, column: "content_state") },
+            alert: try row.optionalString("alert").map { try logObject($0, column: "alert") },
             scheduleID: try row.optionalID("schedule_id"),
             sequence: try row.int64("id")
         )
     }
 
-    static func contentState(_ text: String) throws -> JSONObject {
+    /// A JSON object column of the broadcast log (`content_state`, `alert`).
+    static func logObject(_ text: String, column: String) throws -> JSONObject {
         guard case .object(let object) = try ColumnCoding.jsonValue(text, entity: "broadcast_log") else {
-            throw StoreError.corruptRow(entity: "broadcast_log", detail: "content_state is not an object")
+            throw StoreError.corruptRow(entity: "broadcast_log", detail: "\(column) is not an object")
         }
         return object
     }
