@@ -1,7 +1,7 @@
--- 0014_broadcast_log_alerts: the broadcast log keeps the alert a broadcast carried.
+-- 0016_broadcast_log_alerts: the broadcast log keeps the alert a broadcast carried.
 --
 -- Forward-only.
---   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0014_broadcast_log_alerts.sql
+--   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0016_broadcast_log_alerts.sql
 --
 -- Issue 36: a producer reading the log could not tell the goal from the yellow card without
 -- opening each content-state; the alert ("Goal!", "Saka scores") is what the devices lit up with.
