@@ -68,6 +68,9 @@ import SystemPackage
 ///   no answer (the device may or may not have it): `skip` (final as uncertain, never sent again:
 ///   a device may miss the start, none gets two) or `resend` (sent again in a later round, through
 ///   the start ledger: none misses it for want of an answer, one that had it gets two)
+/// - `lateJoiners.ratePerSecond` (200): late-join starts (devices registering while an event is
+///   live) a replica creates per second at most, a second's worth at once: a storm of
+///   registrations is spread out and never starves broadcasts
 /// - `timeline.channelLeadSeconds` (3600): how long before an automatic timeline's planned start
 ///   the event's channels are created; an event's `timeline.channelLeadSeconds` wins
 /// - `timeline.endMarginSeconds` (900): how long before Apple's 8-hour limit an automatic timeline
@@ -248,7 +251,8 @@ public struct ServerConfiguration: Sendable {
                 channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
                 endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
             ),
-            credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600))
+            credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
+            lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000))
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
         metricsEnabled = try reader.flag("metrics.enabled", default: true)
