@@ -84,19 +84,30 @@ extension SQLiteStore {
 
     public func claimPendingStarts(owner: String, now: Date, until: Date, limit: Int) async throws -> [PendingStart] {
         let busy = RowMapping.pendingStartBusy(argument: { "json_extract(j.arguments, '$.\($0)')" }, eventIDText: "p.event_id")
-        // One writer at a time: the UPDATE's own subquery is the claim.
-        return try await query(
-            """
-            UPDATE pending_starts AS p SET claim_owner = ?1, claimed_until = ?2
-            FROM push_to_start_tokens t
-            WHERE t.id = p.token_id AND p.id IN (
-                SELECT p.id FROM pending_starts p
-                WHERE (p.claimed_until IS NULL OR p.claimed_until <= ?3) AND NOT \(busy)
-                ORDER BY p.id LIMIT ?4)
-            RETURNING p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since
-            """,
-            [.text(owner), .date(until), .date(now), .int(max(0, limit))]
-        ).mapped(RowMapping.pendingStart).sorted { $0.id < $1.id }
+        // One writer at a time: the claim is the UPDATE's own subquery. (SQLite's RETURNING sees
+        // only the updated table, so the tokens are read after it, in the same transaction.)
+        return try await write { connection in
+            let claimed = try await connection.query(
+                """
+                UPDATE pending_starts SET claim_owner = ?1, claimed_until = ?2
+                WHERE id IN (
+                    SELECT p.id FROM pending_starts p
+                    WHERE (p.claimed_until IS NULL OR p.claimed_until <= ?3) AND NOT \(busy)
+                    ORDER BY p.id LIMIT ?4)
+                RETURNING id
+                """,
+                [.text(owner), .date(until), .date(now), .int(max(0, limit))]
+            )
+            guard !claimed.isEmpty else { return [] }
+            return try await connection.query(
+                """
+                SELECT p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since
+                FROM pending_starts p JOIN push_to_start_tokens t ON t.id = p.token_id
+                WHERE p.claim_owner = ? ORDER BY p.id
+                """,
+                [.text(owner)]
+            ).mapped(RowMapping.pendingStart)
+        }
     }
 
     public func enqueueJobs(_ jobs: [Job], consumingPendingStarts ids: [Int64], owner: String, at: Date) async throws {
