@@ -20,6 +20,20 @@ struct LateJoinPolicyTests {
         )
     }
 
+    func makeEvent() -> Event {
+        Event(
+            appID: AppID(),
+            externalKey: "match",
+            title: "Final",
+            attributesType: "MatchAttributes",
+            environments: [.sandbox],
+            storagePolicy: .mostRecentMessageStored,
+            plannedStart: now,
+            plannedEnd: now.addingTimeInterval(7200),
+            createdAt: now
+        )
+    }
+
     @Test("on by default for the whole environment and for tags, untouched by user IDs or tokens, off when asked")
     func defaults() {
         #expect(LateJoinPolicy.decision(for: request()) == .on(tags: []))
@@ -35,17 +49,7 @@ struct LateJoinPolicyTests {
         #expect(LateJoinPolicy.errors(in: request(StartAudience(userIDs: ["u1"]), LateJoinChoice(enabled: true))).map(\.pointer) == ["/lateJoiners/enabled"])
         #expect(LateJoinPolicy.errors(in: request(StartAudience(tags: ["a"]), LateJoinChoice(enabled: true))).isEmpty)
 
-        let event = Event(
-            appID: AppID(),
-            externalKey: "match",
-            title: "Final",
-            attributesType: "MatchAttributes",
-            environments: [.sandbox],
-            storagePolicy: .mostRecentMessageStored,
-            plannedStart: now,
-            plannedEnd: now.addingTimeInterval(7200),
-            createdAt: now
-        )
+        let event = makeEvent()
         let alert: JSONObject = ["title": "Join the match", "body": "It is 1–0"]
         let tagged = try #require(
             LateJoinPolicy.offer(for: request(StartAudience(tags: ["arsenal"]), LateJoinChoice(alert: alert)), event: event, jobID: JobID(), at: now)
@@ -60,17 +64,7 @@ struct LateJoinPolicyTests {
 
     @Test("an event takes late joiners once started and until it ends, unless it turned them off")
     func liveness() {
-        var event = Event(
-            appID: AppID(),
-            externalKey: "match",
-            title: "Final",
-            attributesType: "MatchAttributes",
-            environments: [.sandbox],
-            storagePolicy: .mostRecentMessageStored,
-            plannedStart: now,
-            plannedEnd: now.addingTimeInterval(7200),
-            createdAt: now
-        )
+        var event = makeEvent()
         #expect(!LateJoinPolicy.takesLateJoiners(event, hasStarted: false))
         #expect(LateJoinPolicy.takesLateJoiners(event, hasStarted: true))
         event.state = .live

@@ -19,21 +19,12 @@ public struct LateJoinPump: Service {
     let owner = "\(ProcessInfo.processInfo.hostName)/late-join/\(UUID().uuidString.prefix(8).lowercased())"
 
     public func run() async throws {
-        let stop = RunStop()
-        await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                var rate = LateJoinRate(ratePerSecond: configuration.ratePerSecond, now: clock.now)
-                while !stop.isRaised {
-                    let pause = await drainOnce(&rate)
-                    if pause > .zero && !stop.isRaised { await wakeup.wait(timeout: pause) }
-                }
-            } onCancel: {
-                stop.raise()
-                wakeup.signal()
+        await wakeup.runUntilStopped { stop in
+            var rate = LateJoinRate(ratePerSecond: configuration.ratePerSecond, now: clock.now)
+            while !stop.isRaised {
+                let pause = await drainOnce(&rate)
+                if pause > .zero && !stop.isRaised { await wakeup.wait(timeout: pause) }
             }
-        } onGracefulShutdown: {
-            stop.raise()
-            wakeup.signal()
         }
     }
 
