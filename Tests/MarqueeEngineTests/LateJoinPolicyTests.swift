@@ -5,7 +5,7 @@ import Testing
 
 /// Who a start's late joiners are, when an event takes them, and how fast they go: the pure
 /// decisions behind the late-join queue and pump.
-@Suite("Late joiners")
+@Suite("Late-join decisions")
 struct LateJoinPolicyTests {
     let now = Date(timeIntervalSince1970: 1_767_225_600)
 

@@ -146,6 +146,47 @@ struct LateJoinerAPITests {
         }
     }
 
+    @Test("two replicas on one PostgreSQL: late joiners registered through either get one start each")
+    func acrossReplicas() async throws {
+        let emulator = APNSEmulator()
+        try await emulator.start()
+        defer { Task { await emulator.shutdown() } }
+        let settings = try emulator.customTargetSettings()
+        try await TestServer.withDatabase(.postgres) { database in
+            try await TestServer.run(on: database, settings: settings) { first in
+                try await TestServer.run(on: database, settings: settings) { second in
+                    let app = try await first.makeApp()
+                    try emulator.register(app)
+                    #expect(try await first.putEvent(app, key: "match").status == 201)
+                    let kickOff = try Self.makeDevices(100, emulator, app)
+                    try await Self.register(kickOff, server: first, app: app, batch: true)
+                    try await Self.start(first, app, event: "match", Self.startBody())
+                    let goal = try await second.client.send(
+                        "POST",
+                        "/v1/events/match/broadcasts",
+                        key: app.publisherKey,
+                        json: ["event": "update", "contentState": ["homeScore": 2, "awayScore": 1]]
+                    )
+                    #expect(goal.status == 200, "\(goal.text)")
+
+                    let late = try Self.makeDevices(40, emulator, app)
+                    for (index, device) in late.enumerated() {
+                        try await Self.register([device], server: index.isMultiple(of: 2) ? first : second, app: app, batch: index % 4 < 2)
+                    }
+                    try await waitUntil("the 40 late joiners showing the activity") {
+                        emulator.activities(in: .sandbox).count >= 140
+                    }
+                    let byDevice = Dictionary(grouping: emulator.activities(in: .sandbox), by: \.deviceID)
+                    for device in kickOff + late { #expect(byDevice[device.id]?.count == 1, "device \(device.id)") }
+                    for device in late { #expect(byDevice[device.id]?.first?.contentState?["homeScore"] == .integer(2)) }
+                    // Nothing else is on its way: every queued start was taken.
+                    try await waitUntil("the queue emptying") { try await Self.pending(second, app, event: "match") == 0 }
+                    #expect(emulator.activities(in: .sandbox).count == 140)
+                }
+            }
+        }
+    }
+
     @Test("late joining off for the start, off for the event, or a user-ID audience: a new device gets nothing", arguments: TestBackend.allCases)
     func lateJoiningOff(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in

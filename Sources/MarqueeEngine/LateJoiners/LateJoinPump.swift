@@ -21,19 +21,25 @@ public struct LateJoinPump: Service {
     public func run() async throws {
         await wakeup.runUntilStopped { stop in
             var rate = LateJoinRate(ratePerSecond: configuration.ratePerSecond, now: clock.now)
+            var prunedAt: Date?
             while !stop.isRaised {
-                let pause = await drainOnce(&rate)
+                let pause = await drainOnce(&rate, prunedAt: &prunedAt)
                 if pause > .zero && !stop.isRaised { await wakeup.wait(timeout: pause) }
             }
         }
     }
 
-    /// One pass: prunes what will never be sent, claims what the rate allows and starts it.
+    /// One pass: prunes what will never be sent (once per poll interval at most: a pruning reads
+    /// the whole queue, which a storm makes long), claims what the rate allows and starts it.
     /// Returns how long to wait before the next pass (zero: at once, the queue may hold more).
-    func drainOnce(_ rate: inout LateJoinRate) async -> Duration {
+    func drainOnce(_ rate: inout LateJoinRate, prunedAt: inout Date?) async -> Duration {
         do {
-            _ = try await store.prunePendingStarts()
             let now = clock.now
+            if prunedAt.map({ now.timeIntervalSince($0) >= configuration.pollInterval.timeInterval }) ?? true {
+                let pruned = try await store.prunePendingStarts()
+                prunedAt = now
+                if pruned > 0 { logger.debug("pending starts pruned", metadata: ["late_joiners.pruned": "\(pruned)"]) }
+            }
             let allowance = min(rate.allowance(now: now), configuration.batchSize)
             guard allowance > 0 else { return max(rate.wait(now: now), .milliseconds(1)) }
             let claimOwner = "\(owner)/\(UUID().uuidString.prefix(8).lowercased())"
