@@ -76,6 +76,15 @@ struct LateJoinerAPITests {
         guard job["state"] as? String == "succeeded" else { throw TestSetupError("the start job ended \(job)") }
     }
 
+    /// What the registration hook queues for these devices now (0 when none is a late joiner of a
+    /// live event): the hook's decision itself, which a pump may already have taken from the queue
+    /// by the time `pending` looks.
+    static func queuedNow(_ devices: [EmulatedDevice], _ server: TestServer, _ app: TestApp) async throws -> Int {
+        let appID = try #require(PublicID.parseApp(app.id))
+        let keys = devices.map { RegisteredTokenKey(environment: .sandbox, attributesType: "MatchAttributes", token: token($0)) }
+        return try await server.store.enqueueLateJoiners(appID: appID, keys, at: Date())
+    }
+
     static func pending(_ server: TestServer, _ app: TestApp, event: String) async throws -> Int {
         let appID = try #require(PublicID.parseApp(app.id))
         let stored = try #require(try await server.store.event(appID: appID, externalKey: event))
@@ -135,12 +144,14 @@ struct LateJoinerAPITests {
             try await Self.register(Array(late.prefix(10)) + Array(kickOff.prefix(10)), server: server, app: app, batch: true)
             try await Self.register(Array(late.suffix(3)), server: server, app: app, batch: false)
             #expect(try await Self.pending(server, app, event: "match") == 0)
+            #expect(try await Self.queuedNow(late + kickOff, server, app) == 0)
 
             // After the end, a new device gets nothing.
             #expect(try await server.client.send("POST", "/v1/events/match/close", key: app.publisherKey).status == 200)
             let afterEnd = try Self.makeDevices(5, emulator, app)
             try await Self.register(afterEnd, server: server, app: app, batch: true)
             #expect(try await Self.pending(server, app, event: "match") == 0)
+            #expect(try await Self.queuedNow(afterEnd, server, app) == 0)
             #expect(emulator.activities(in: .sandbox).count == 350)
             #expect(try await server.store.lateJoinStartCount(appID: appID, eventID: stored.id, environment: .sandbox) == 50)
         }
@@ -226,6 +237,7 @@ struct LateJoinerAPITests {
                 try await Self.register(Array(late.prefix(2)), server: server, app: app, batch: true)
                 try await Self.register(Array(late.suffix(2)), server: server, app: app, batch: false)
                 #expect(try await Self.pending(server, app, event: "match") == 0, "\(name)")
+                #expect(try await Self.queuedNow(late, server, app) == 0, "\(name)")
                 #expect(emulator.activities(in: .sandbox).filter { $0.bundleID == app.bundleID }.count == 3, "\(name)")
             }
         }
