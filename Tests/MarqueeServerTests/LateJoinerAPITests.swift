@@ -27,20 +27,29 @@ struct LateJoinerAPITests {
 
     static func token(_ device: EmulatedDevice) -> String { device.pushToStartTokens["MatchAttributes"] ?? "" }
 
-    static func registration(_ device: EmulatedDevice, tags: [String]) -> [String: Any] {
-        [
+    static func registration(_ device: EmulatedDevice, tags: [String], userID: String?) -> [String: Any] {
+        var registration: [String: Any] = [
             "environment": "sandbox",
             "attributesType": "MatchAttributes",
             "iosVersion": device.iOSVersion.description,
             "tags": tags,
         ]
+        if let userID { registration["userID"] = userID }
+        return registration
     }
 
     /// Registers the devices' tokens with Marquee: in one batch, or one PUT each.
-    static func register(_ devices: [EmulatedDevice], server: TestServer, app: TestApp, tags: [String] = ["arsenal"], batch: Bool) async throws {
+    static func register(
+        _ devices: [EmulatedDevice],
+        server: TestServer,
+        app: TestApp,
+        tags: [String] = ["arsenal"],
+        userID: String? = nil,
+        batch: Bool
+    ) async throws {
         if batch {
             let tokens = devices.map { device -> [String: Any] in
-                var item = registration(device, tags: tags)
+                var item = registration(device, tags: tags, userID: userID)
                 item["token"] = token(device)
                 return item
             }
@@ -52,7 +61,7 @@ struct LateJoinerAPITests {
                     "PUT",
                     "/v1/push-to-start-tokens/\(token(device))",
                     key: app.appKey,
-                    json: registration(device, tags: tags)
+                    json: registration(device, tags: tags, userID: userID)
                 )
                 guard answer.status == 200 else { throw TestSetupError("registering a token answered \(answer.status): \(answer.text)") }
             }
@@ -85,6 +94,17 @@ struct LateJoinerAPITests {
         return try await server.store.enqueueLateJoiners(appID: appID, keys, at: Date())
     }
 
+    /// Broadcasts a new score to the event.
+    static func score(_ server: TestServer, _ app: TestApp, home: Int, away: Int) async throws {
+        let goal = try await server.client.send(
+            "POST",
+            "/v1/events/match/broadcasts",
+            key: app.publisherKey,
+            json: ["event": "update", "contentState": ["homeScore": home, "awayScore": away]]
+        )
+        guard goal.status == 200 else { throw TestSetupError("the broadcast answered \(goal.status): \(goal.text)") }
+    }
+
     static func pending(_ server: TestServer, _ app: TestApp, event: String) async throws -> Int {
         let appID = try #require(PublicID.parseApp(app.id))
         let stored = try #require(try await server.store.event(appID: appID, externalKey: event))
@@ -104,13 +124,7 @@ struct LateJoinerAPITests {
             try await Self.start(server, app, event: "match", Self.startBody(audience: ["tags": ["arsenal"]], lateJoiners: ["alert": Self.lateAlert]))
             #expect(emulator.activities(in: .sandbox).count == 300)
 
-            let goal = try await server.client.send(
-                "POST",
-                "/v1/events/match/broadcasts",
-                key: app.publisherKey,
-                json: ["event": "update", "contentState": ["homeScore": 1, "awayScore": 0]]
-            )
-            #expect(goal.status == 200, "\(goal.text)")
+            try await Self.score(server, app, home: 1, away: 0)
 
             // 50 register during the match: half in a batch, half one by one; 5 more with another
             // tag only, outside the start's audience.
@@ -172,13 +186,7 @@ struct LateJoinerAPITests {
                     let kickOff = try Self.makeDevices(100, emulator, app)
                     try await Self.register(kickOff, server: first, app: app, batch: true)
                     try await Self.start(first, app, event: "match", Self.startBody())
-                    let goal = try await second.client.send(
-                        "POST",
-                        "/v1/events/match/broadcasts",
-                        key: app.publisherKey,
-                        json: ["event": "update", "contentState": ["homeScore": 2, "awayScore": 1]]
-                    )
-                    #expect(goal.status == 200, "\(goal.text)")
+                    try await Self.score(second, app, home: 2, away: 1)
 
                     let late = try Self.makeDevices(40, emulator, app)
                     for (index, device) in late.enumerated() {
@@ -219,16 +227,7 @@ struct LateJoinerAPITests {
                     #expect(updated.json["lateJoiners"] as? Bool == false, "\(name): \(updated.text)")
                 }
                 let first = try Self.makeDevices(3, emulator, app)
-                if name == "users" {
-                    for device in first {
-                        var registration = Self.registration(device, tags: ["arsenal"])
-                        registration["userID"] = "fan-1"
-                        let answer = try await server.client.send("PUT", "/v1/push-to-start-tokens/\(Self.token(device))", key: app.appKey, json: registration)
-                        #expect(answer.status == 200)
-                    }
-                } else {
-                    try await Self.register(first, server: server, app: app, batch: true)
-                }
+                try await Self.register(first, server: server, app: app, userID: name == "users" ? "fan-1" : nil, batch: true)
                 try await Self.start(server, app, event: "match", body)
                 let started = emulator.activities(in: .sandbox).filter { $0.bundleID == app.bundleID }.count
                 #expect(started == 3, "\(name)")
