@@ -151,6 +151,11 @@ struct LateJoinerAPITests {
                 #expect(activity.lastAlert?["title"] == .string("You're in"))
             }
             for device in kickOff { #expect(byDevice[device.id]?.count == 1) }
+            // The jobs that sent them say so; the kick-off does not.
+            let jobs = try await server.client.send("GET", "/v1/jobs?limit=100", key: app.publisherKey).json["jobs"] as? [[String: Any]] ?? []
+            let lateJobs = jobs.filter { $0["lateJoiners"] as? Bool == true }
+            #expect(!lateJobs.isEmpty && lateJobs.count < jobs.count)
+            #expect(lateJobs.reduce(0) { $0 + (StartFanOutAPITests.progress($1, "accepted") ?? 0) } == 50)
             for device in outsiders { #expect(byDevice[device.id] == nil) }
             #expect(try await Self.pending(server, app, event: "match") == 0)
 

@@ -271,9 +271,11 @@ public struct StartService: Sendable {
     func view(app: App, job: Job, withFailures: Bool = true) async throws -> JobView {
         var eventKey: String?
         var environment: APNSEnvironment?
+        var lateJoiners = false
         if job.kind == .startFanOut, let arguments = try? StartJobArguments(job.arguments) {
             eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
             environment = arguments.environment
+            lateJoiners = arguments.lateJoin
         } else if job.kind == .activityUpdate, let arguments = try? ActivityUpdateJobArguments(job.arguments) {
             eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
             environment = arguments.environment
@@ -285,6 +287,8 @@ public struct StartService: Sendable {
                 failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter { $0.outcome != .accepted && $0.outcome != .uncertain }
             }
         }
-        return JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
+        var view = JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
+        view.lateJoiners = lateJoiners
+        return view
     }
 }
