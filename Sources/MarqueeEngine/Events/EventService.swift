@@ -65,6 +65,7 @@ public struct EventService: Sendable {
                 plannedStart: draft.plannedStart,
                 plannedEnd: draft.plannedEnd,
                 timeline: draft.timeline,
+                lateJoiners: draft.lateJoiners ?? true,
                 createdAt: now
             )
         )
@@ -229,6 +230,7 @@ public struct EventService: Sendable {
         event.plannedStart = draft.plannedStart
         event.plannedEnd = draft.plannedEnd
         if let timeline = draft.timeline { event.timeline = timeline }
+        if let lateJoiners = draft.lateJoiners { event.lateJoiners = lateJoiners }
         // Channels first: if APNs fails, the event is left as it was. Before the timeline's lead
         // time they wait for its `channels` step.
         let facts = EventTimeline.isRunning(event) ? try await timeline.facts(app: app, event: event) : nil

@@ -16,7 +16,8 @@ extension APIHandler {
             priorityPolicy: body.priorityPolicy.map { PriorityPolicy($0) },
             plannedStart: body.plannedStart,
             plannedEnd: body.plannedEnd,
-            timeline: try body.timeline?.domain()
+            timeline: try body.timeline?.domain(),
+            lateJoiners: body.lateJoiners
         )
         switch try await engine.events.put(app: app, key: input.path.eventKey, draft: draft) {
         case .created(let view): return .created(.init(body: .json(.init(view))))

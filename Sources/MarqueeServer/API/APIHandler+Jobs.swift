@@ -105,6 +105,7 @@ extension Components.Schemas.Job {
             state: .init(view.job.state),
             eventKey: view.eventKey,
             environment: view.environment.map(Components.Schemas.Environment.init),
+            lateJoiners: view.lateJoiners ? true : nil,
             progress: .init(
                 total: view.total,
                 sent: view.sent,

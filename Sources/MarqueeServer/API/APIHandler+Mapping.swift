@@ -162,6 +162,7 @@ extension Components.Schemas.Event {
             plannedStart: event.plannedStart,
             plannedEnd: event.plannedEnd,
             timeline: event.timeline.map { Components.Schemas.EventTimeline($0, durations: view.timelineDurations) },
+            lateJoiners: event.lateJoiners,
             state: .init(event.state),
             channels: view.channels.map { Components.Schemas.Channel($0, eventKey: event.externalKey) },
             createdAt: event.createdAt,

@@ -74,6 +74,9 @@ import SystemPackage
 /// - `jobs.startCollapseIDs` (true): every start push of an event carries the same
 ///   `apns-collapse-id` (`marquee-start-` and the event ID's 32 hex digits), so that APNs keeps only
 ///   the newest start of the event for an offline device; false: none
+/// - `lateJoiners.ratePerSecond` (200): late-join starts (devices registering while an event is
+///   live) a replica creates per second at most, a second's worth at once: a storm of
+///   registrations is spread out and never starves broadcasts
 /// - `timeline.channelLeadSeconds` (3600): how long before an automatic timeline's planned start
 ///   the event's channels are created; an event's `timeline.channelLeadSeconds` wins
 /// - `timeline.endMarginSeconds` (900): how long before Apple's 8-hour limit an automatic timeline
@@ -257,7 +260,8 @@ public struct ServerConfiguration: Sendable {
                 channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
                 endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
             ),
-            credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600))
+            credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
+            lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000))
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
         metricsEnabled = try reader.flag("metrics.enabled", default: true)

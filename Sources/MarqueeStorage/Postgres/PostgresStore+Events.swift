@@ -7,12 +7,12 @@ extension PostgresStore {
         let inserted = try await firstRow(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                priority_policy, planned_start, planned_end, timeline, state, created_at, updated_at)
+                                priority_policy, planned_start, planned_end, timeline, late_joiners, state, created_at, updated_at)
             SELECT \(event.id.uuid), a.id, \(event.externalKey), \(event.title), \(event.attributesType),
                    \(ColumnCoding.environments(event.environments)), \(event.storagePolicy.rawValue),
                    \(event.priorityPolicy?.rawValue),
                    \(event.plannedStart), \(event.plannedEnd), \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
-                   \(event.state.rawValue), \(event.createdAt), \(event.updatedAt)
+                   \(event.lateJoiners), \(event.state.rawValue), \(event.createdAt), \(event.updatedAt)
             FROM apps a WHERE a.id = \(event.appID.uuid)
             ON CONFLICT (app_id, external_key) DO NOTHING
             RETURNING \(unescaped: RowMapping.eventColumns)
@@ -70,6 +70,7 @@ extension PostgresStore {
                               priority_policy = \(event.priorityPolicy?.rawValue),
                               planned_start = \(event.plannedStart), planned_end = \(event.plannedEnd),
                               timeline = \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
+                              late_joiners = \(event.lateJoiners),
                               state = CASE WHEN state = 'live' AND \(event.state.rawValue)::text = 'scheduled' THEN state
                                            ELSE \(event.state.rawValue)::text END,
                               updated_at = \(event.updatedAt)

@@ -57,7 +57,7 @@ enum RowMapping {
     // `timeline` is json on PostgreSQL; PostgresNIO reads a json column as its text.
     static let eventColumns = """
         id, app_id, external_key, title, attributes_type, environments, storage_policy, priority_policy, planned_start, \
-        planned_end, timeline, state, created_at, updated_at
+        planned_end, timeline, late_joiners, state, created_at, updated_at
         """
 
     /// The activities that take device pushes, `a` with its current update token `u`: the source
@@ -108,6 +108,7 @@ enum RowMapping {
                 }
                 return settings
             },
+            lateJoiners: try row.bool("late_joiners"),
             state: try row.parse("state", as: EventState.self),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")
