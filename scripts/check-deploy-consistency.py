@@ -41,6 +41,7 @@ METRICS = {
     "marquee_job_remaining_tokens": "gauge",
     "marquee_channels": "gauge",
     "marquee_channel_quota_ratio": "gauge",
+    "marquee_events": "gauge",
     "marquee_broadcast_latency_seconds": "histogram",
 }
 

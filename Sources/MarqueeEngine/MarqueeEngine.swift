@@ -103,7 +103,8 @@ public struct MarqueeEngine: Sendable {
             timeline: configuration.timeline,
             interval: configuration.janitorInterval,
             clock: clock,
-            logger: logger
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
         )
         starts = StartService(
             store: store,

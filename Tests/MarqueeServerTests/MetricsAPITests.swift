@@ -1,5 +1,6 @@
 import Foundation
 import MarqueeCore
+import MarqueeEngine
 import MarqueeEmulator
 import MarqueeTesting
 import Testing
@@ -90,6 +91,13 @@ struct MetricsAPITests {
             // The event's channel against the cap (10,000 by default), per app (its bundle ID).
             #expect(metrics.value("marquee_channels", ["app": app.bundleID, "environment": "sandbox"]) == 1)
             #expect(metrics.value("marquee_channel_quota_ratio", ["app": app.bundleID, "environment": "sandbox"]) == 0.0001)
+
+            // Events by state, counted each janitor sweep: the started event is live.
+            try await server.engine.janitor.sweep()
+            let counted = try await server.scrapeMetrics()
+            #expect(counted.declares("marquee_events", as: "gauge"))
+            #expect(counted.value("marquee_events", ["app": app.bundleID, "state": "live"]) == 1)
+            #expect(counted.value("marquee_events", ["app": app.bundleID, "state": "scheduled"]) == 0)
 
             // The API by route template.
             let broadcasts = ["method": "POST", "route": "/v1/events/{eventKey}/broadcasts"]

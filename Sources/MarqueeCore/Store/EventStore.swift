@@ -19,6 +19,8 @@ public protocol EventStore: Sendable {
     /// The app's events in `externalKey` order after `afterKey` (keyset pagination), at most `limit`,
     /// only those in `states` when given.
     func events(appID: AppID, states: Set<EventState>?, afterKey: String?, limit: Int) async throws -> [Event]
+    /// How many of the app's events are in each state (states with none are left out).
+    func eventCounts(appID: AppID) async throws -> [EventState: Int64]
     /// Deletes the event with its channels' rows, activities and start ledger; false if the app
     /// has no such event.
     func deleteEvent(appID: AppID, id: EventID) async throws -> Bool

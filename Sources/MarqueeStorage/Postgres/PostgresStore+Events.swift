@@ -101,6 +101,18 @@ extension PostgresStore {
         ).mapped(RowMapping.event)
     }
 
+    public func eventCounts(appID: AppID) async throws -> [EventState: Int64] {
+        var counts: [EventState: Int64] = [:]
+        for row in try await rows("SELECT state, count(*) FROM events WHERE app_id = \(appID.uuid) GROUP BY state") {
+            let (name, count) = try row.decode((String, Int64).self)
+            guard let state = EventState(rawValue: name) else {
+                throw StoreError.corruptRow(entity: "event", detail: "unknown state \(name)")
+            }
+            counts[state] = count
+        }
+        return counts
+    }
+
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
         // Channels and activities (with their update tokens) go with the event through their
         // ON DELETE CASCADE foreign keys. The start ledger has none (migration 0009): its entries

@@ -100,6 +100,16 @@ extension SQLiteStore {
         return try await query(sql, binds).mapped(RowMapping.event)
     }
 
+    public func eventCounts(appID: AppID) async throws -> [EventState: Int64] {
+        let rows = try await query("SELECT state, count(*) AS count FROM events WHERE app_id = ? GROUP BY state", [.id(appID)])
+        var counts: [EventState: Int64] = [:]
+        for row in rows {
+            let columns = SQLiteColumns(row, entity: "event")
+            counts[try columns.parse("state", as: EventState.self)] = try columns.int64("count")
+        }
+        return counts
+    }
+
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
         // Channels, activities (with their update tokens) and start-ledger rows go with the event
         // through their ON DELETE CASCADE foreign keys (the store turns foreign_keys on).
