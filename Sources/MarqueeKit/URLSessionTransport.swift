@@ -8,11 +8,18 @@ public struct URLSessionTransport: MarqueeTransport {
     private let session: URLSession
     private let timeout: Duration
 
-    /// - Parameter session: an ephemeral session by default: MarqueeKit keeps no cookies or cache.
-    public init(session: URLSession = URLSession(configuration: .ephemeral), timeout: Duration = .seconds(15)) {
+    /// - Parameter session: by default one ephemeral session for the whole process (MarqueeKit keeps
+    ///   no cookies or cache), made once and never released. A session per transport would be torn
+    ///   down whenever a transport goes, and on Linux FoundationNetworking's teardown races its own
+    ///   socket sources (swift-corelibs-foundation #4791, #5469): a test process that made and dropped
+    ///   sessions concurrently crashed in unrelated code with the heap corrupted.
+    public init(session: URLSession = URLSessionTransport.sharedSession, timeout: Duration = .seconds(15)) {
         self.session = session
         self.timeout = timeout
     }
+
+    /// The process-wide session of every transport made without one of its own.
+    public static let sharedSession = URLSession(configuration: .ephemeral)
 
     public func send(_ request: MarqueeHTTPRequest) async throws -> MarqueeHTTPResponse {
         var urlRequest = URLRequest(url: request.url)
