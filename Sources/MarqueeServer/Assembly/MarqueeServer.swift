@@ -77,7 +77,9 @@ public enum MarqueeServer {
                     clock: clock,
                     signals: [],
                     onStarted: onStarted,
-                    extraServices: [PostgresJobNotifications(client: client, wakeup: { $0.wakeup.signal() }, logger: storeLogger)]
+                    extraServices: [
+                        PostgresNotifications(client: client, subscriptions: [.jobs, .credentials], logger: storeLogger)
+                    ]
                 )
             }
             let group = ServiceGroup(
