@@ -78,15 +78,7 @@ public enum MarqueeServer {
                     signals: [],
                     onStarted: onStarted,
                     extraServices: [
-                        // Enqueued jobs and queued late joiners share the channel: both are woken.
-                        PostgresJobNotifications(
-                            client: client,
-                            wakeup: { engine in
-                                engine.wakeup.signal()
-                                engine.lateJoinWakeup.signal()
-                            },
-                            logger: storeLogger
-                        )
+                        PostgresNotifications(client: client, subscriptions: [.jobs, .credentials], logger: storeLogger)
                     ]
                 )
             }

@@ -46,8 +46,9 @@ import SystemPackage
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
 /// - `tokens.maxBatch` (10000)
-/// - `auth.cacheSeconds` (5): how long an authenticated API key and its app are remembered; a key
-///   revoked or an app changed on another replica is honoured here within it (0: never remembered)
+/// - `auth.cacheSeconds` (5): how long an authenticated API key and its app are remembered at most;
+///   a key revoked or an app changed on another replica is forgotten here when its NOTIFY arrives
+///   (PostgreSQL), not after this time (0: never remembered)
 /// - `broadcasts.priorityPolicy` (`standard`): `standard` (10 for important updates and those with
 ///   an alert, 5 for the rest), `immediate` (10 for all) or `normal` (5 unless important); an
 ///   event's own `priorityPolicy` wins
