@@ -81,6 +81,8 @@ let package = Package(
             name: "MarqueeEmulator",
             dependencies: [
                 "MarqueeCore",
+                // The app model plays the app's side with MarqueeKit's own decisions and requests.
+                "MarqueeKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -278,6 +280,7 @@ let package = Package(
             dependencies: [
                 "MarqueeCore",
                 "MarqueeEmulator",
+                "MarqueeKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

@@ -69,6 +69,9 @@ public struct EmulatedDevice: Sendable, Hashable, Codable {
     /// `false` when the user turned Live Activities off for the app: APNs still accepts a start
     /// (200) and nothing shows, which only the device's own report can tell.
     public var areLiveActivitiesEnabled: Bool
+    /// What was drawn for the device when its app is one the emulator plays (``EmulatedAppShares``);
+    /// `nil` for other apps' devices.
+    public var appTraits: EmulatedAppTraits?
 
     public init(
         id: String,
@@ -96,7 +99,7 @@ public struct EmulatedDevice: Sendable, Hashable, Codable {
 
     private enum CodingKeys: String, CodingKey {
         case id, environment, bundleID, iOSVersion, deviceToken, pushToStartTokens, isAppInstalled, isOnline, activityIDs
-        case areLiveActivitiesEnabled
+        case areLiveActivitiesEnabled, appTraits
     }
 
     /// An inspection answer of an emulator that predates the setting decodes with Live Activities on.
@@ -114,6 +117,7 @@ public struct EmulatedDevice: Sendable, Hashable, Codable {
             activityIDs: try container.decode([String].self, forKey: .activityIDs),
             areLiveActivitiesEnabled: try container.decodeIfPresent(Bool.self, forKey: .areLiveActivitiesEnabled) ?? true
         )
+        appTraits = try container.decodeIfPresent(EmulatedAppTraits.self, forKey: .appTraits)
     }
 }
 
