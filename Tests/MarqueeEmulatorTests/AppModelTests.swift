@@ -199,6 +199,50 @@ extension EmulatorTests {
             #expect(first == second)
         }
 
+        @Test("A device offline at registration: APNs holds Marquee's background push; back online, the app wakes and answers")
+        func offlineDeviceAnswersWhenBack() async throws {
+            try await withPlayedApp({ $0.offlineAtRegistration = 1 }) { fixture, marquee in
+                let device = try register(fixture)
+                #expect(fixture.emulator.device(id: device.id, in: .sandbox)?.isOnline == false)
+                try await ask(fixture, device, about: ["m1"])
+                fixture.clock.advance(by: 60)
+                #expect(await fixture.emulator.pendingAppWakes == 0, "an offline device does not wake")
+                try fixture.emulator.setDeviceOnline(true, environment: .sandbox, deviceID: device.id)
+                try await play(fixture, scheduled: 1, advancing: 10)
+                #expect(marquee.requests.map { $0.json["state"] } == ["absent"])
+            }
+        }
+
+        @Test("Through the inspection API: an app is connected (its key never shown), a device's traits read, the app launched")
+        func inspectionAPI() async throws {
+            let marquee = try await RecordingMarquee.start()
+            defer { Task { await marquee.stop() } }
+            try await EmulatorFixture.with { fixture in
+                let connect = #"{"baseURL":"\#(marquee.baseURL.absoluteString)","appKey":"\#(Self.appKey)","eventKeyAttribute":"matchId"}"#
+                let (status, connected) = try await fixture.inspect("PUT", "/v1/apps/\(EmulatorFixture.bundleID)/marquee", body: connect)
+                #expect(status == 200)
+                let (_, apps) = try await fixture.inspect("GET", "/v1/apps")
+                for body in [connected, apps] {
+                    let text = String(decoding: body, as: UTF8.self)
+                    #expect(text.contains(marquee.baseURL.absoluteString))
+                    #expect(!text.contains(Self.appKey))
+                }
+                #expect(!String(describing: fixture.emulator.connectedApps).contains(Self.appKey))
+
+                let device = try register(fixture)
+                let (_, shown) = try await fixture.inspect("GET", "/v1/sandbox/devices/\(device.id)")
+                let traits = try JSONDecoder().decode(EmulatedDevice.self, from: shown).appTraits
+                #expect(traits == fixture.emulator.device(id: device.id, in: .sandbox)?.appTraits)
+                #expect(traits?.neverReports == false)
+
+                let (launched, _) = try await fixture.inspect("POST", "/v1/sandbox/devices/\(device.id)/launch", body: #"{"liveEvents":["m7"]}"#)
+                #expect(launched == 200)
+                try await eventually("the launch reported") { marquee.requests.count == 1 }
+                #expect(marquee.requests.first?.path.hasPrefix("/v1/events/m7/presence/") == true)
+                #expect(marquee.requests.first?.authorization == "Bearer \(Self.appKey)")
+            }
+        }
+
         @Test("Shutdown drops the reports still waiting for their delay")
         func shutdownStopsPendingReports() async throws {
             try await withPlayedApp { fixture, marquee in

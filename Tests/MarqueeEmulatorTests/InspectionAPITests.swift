@@ -11,15 +11,7 @@ extension EmulatorTests {
     @Suite("The inspection API shows devices, activities, tokens, pushes and rejections as JSON")
     struct InspectionAPITests {
         private func request(_ fixture: EmulatorFixture, _ method: String, _ path: String, body: String? = nil) async throws -> (Int, Any) {
-            let base = try #require(fixture.emulator.inspectionURL)
-            var request = URLRequest(url: try #require(URL(string: base + path)))
-            request.httpMethod = method
-            if let body {
-                request.httpBody = Data(body.utf8)
-                request.setValue("application/json", forHTTPHeaderField: "content-type")
-            }
-            let (data, response) = try await URLSession.shared.data(for: request)
-            let status = (response as? HTTPURLResponse)?.statusCode ?? 0
+            let (status, data) = try await fixture.inspect(method, path, body: body)
             return (status, try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
         }
 

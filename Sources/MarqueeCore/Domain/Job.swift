@@ -126,6 +126,12 @@ public struct Job: Sendable, Hashable {
     /// committed (`nil`: none past the checkpoint). After a crash the tokens after the checkpoint and
     /// through it without a committed outcome may have been sent: they are uncertain.
     public var reservedThrough: Int64?
+    /// Jobs with the same key run one after another: one is leased only while no job of another
+    /// group (`parentID`, or the job itself) with the key runs or has begun and not finished, and
+    /// no older one of another group is due. The parts of one group run side by side. An event's
+    /// start parts carry `JobSerialKey.start(of:)`, so that two starts of one event never send to a
+    /// device neither has committed yet. `nil`: the job runs whenever it is due.
+    public var serialKey: String?
     public var createdAt: Date
     public var updatedAt: Date
 
@@ -143,6 +149,7 @@ public struct Job: Sendable, Hashable {
         checkpoint: String? = nil,
         lastError: String? = nil,
         reservedThrough: Int64? = nil,
+        serialKey: String? = nil,
         createdAt: Date,
         updatedAt: Date? = nil
     ) {
@@ -158,6 +165,7 @@ public struct Job: Sendable, Hashable {
         self.progress = progress
         self.checkpoint = checkpoint
         self.lastError = lastError
+        self.serialKey = serialKey
         self.reservedThrough = reservedThrough
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt

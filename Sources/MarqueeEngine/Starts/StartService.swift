@@ -70,7 +70,9 @@ public struct StartService: Sendable {
     }
 
     /// A start job and its parts (first the job the API shows), enough parts for replicas to share
-    /// the audience `extent`.
+    /// the audience `extent`. The parts carry the event's serial key: they run beside each other,
+    /// but after every other start of the event that came first, and before any that comes later
+    /// (audiences are read less the start ledger, which only a finished start has written whole).
     func startJobs(appID: AppID, jobID: JobID, arguments: StartJobArguments, extent: AudienceExtent, at now: Date) -> [Job] {
         let job = Job(
             id: jobID,
@@ -84,7 +86,15 @@ public struct StartService: Sendable {
         let parts = Self.partitions(of: extent, pageSize: pageSize, limit: partitions).map { partition in
             var part = arguments
             part.partition = partition
-            return Job(appID: appID, kind: .startFanOutPartition, parentID: jobID, arguments: part.jsonValue, dueAt: now, createdAt: now)
+            return Job(
+                appID: appID,
+                kind: .startFanOutPartition,
+                parentID: jobID,
+                arguments: part.jsonValue,
+                dueAt: now,
+                serialKey: JobSerialKey.start(of: arguments.eventID),
+                createdAt: now
+            )
         }
         return [job] + parts
     }

@@ -24,12 +24,12 @@ extension PostgresStore {
         """
         INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
                           progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
-                          progress_uncertain, checkpoint, last_error, created_at, updated_at)
+                          progress_uncertain, checkpoint, last_error, serial_key, created_at, updated_at)
         SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(job.parentID?.uuid), \(ColumnCoding.json(job.arguments))::json,
                \(job.dueAt), \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \(job.progress.succeeded),
                \(job.progress.failed), \(job.progress.total), \(job.progress.retired), \(job.progress.downgraded),
                \(job.progress.uncertain), \(job.checkpoint),
-               \(job.lastError), \(job.createdAt), \(job.updatedAt)
+               \(job.lastError), \(job.serialKey), \(job.createdAt), \(job.updatedAt)
         FROM apps a WHERE a.id = \(job.appID.uuid)
         RETURNING id, pg_notify(\(Self.jobsChannel), kind)
         """
@@ -78,25 +78,36 @@ extension PostgresStore {
         let expiry = now.adding(leaseDuration)
         let kindNames = kinds.map { $0.map(\.rawValue) }
         // SKIP LOCKED: a job another replica is claiming right now is passed over, not waited for,
-        // so N workers take N different jobs.
-        let leased = try await rows(
-            """
-            WITH candidates AS (
-                SELECT id FROM jobs
-                WHERE ((state = 'pending' AND due_at <= \(now)) OR (state = 'running' AND lease_expires_at <= \(now)))
-                  AND (\(kindNames == nil) OR kind = ANY(\(kindNames ?? [])))
-                ORDER BY due_at, id
-                LIMIT \(max(1, limit))
-                FOR UPDATE SKIP LOCKED
-            )
-            UPDATE jobs j
-            SET state = 'running', lease_owner = \(owner), lease_expires_at = \(expiry), attempts = j.attempts + 1,
-                updated_at = \(now)
-            FROM candidates c
-            WHERE j.id = c.id
-            RETURNING \(unescaped: RowMapping.jobColumns(.postgres, prefix: "j."))
-            """
-        ).mapped(RowMapping.job)
+        // so N workers take N different jobs. A job with a serial key is a candidate only while no
+        // job of another group with its key runs, has begun, or is older and due
+        // (`RowMapping.serialKeyIsFree`); that check reads other rows, which a lease committing
+        // beside this one could change unseen, so leases take turns (a transaction-scoped advisory
+        // lock: a lease is one short statement, and this statement's snapshot is taken after the
+        // turn of the one before has committed).
+        let leased = try await transaction { [logger] connection in
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.leaseLockKey))", logger: logger).collect()
+            return try await connection.query(
+                """
+                WITH lease AS (SELECT \(now)::timestamptz AS at),
+                candidates AS (
+                    SELECT j.id FROM jobs j, lease
+                    WHERE ((j.state = 'pending' AND j.due_at <= lease.at) OR (j.state = 'running' AND j.lease_expires_at <= lease.at))
+                      AND (\(kindNames == nil) OR j.kind = ANY(\(kindNames ?? [])))
+                      AND \(unescaped: RowMapping.serialKeyIsFree(job: "j", now: "lease.at"))
+                    ORDER BY j.due_at, j.id
+                    LIMIT \(max(1, limit))
+                    FOR UPDATE OF j SKIP LOCKED
+                )
+                UPDATE jobs j
+                SET state = 'running', lease_owner = \(owner), lease_expires_at = \(expiry), attempts = j.attempts + 1,
+                    updated_at = \(now)
+                FROM candidates c
+                WHERE j.id = c.id
+                RETURNING \(unescaped: RowMapping.jobColumns(.postgres, prefix: "j."))
+                """,
+                logger: logger
+            ).collect().mapped(RowMapping.job)
+        }
         return leased.sorted { ($0.dueAt, $0.id.uuid.uuidString) < ($1.dueAt, $1.id.uuid.uuidString) }
     }
 

@@ -56,6 +56,8 @@ public struct PostgresStore: MarqueeStore {
 
     /// An arbitrary constant naming Marquee's migration lock among the database's advisory locks.
     static let migrationLockKey: Int64 = 0x4D41_5251_5545_4531  // "MARQUEE1"
+    /// Another, naming the turn leases take (`leaseJobs`).
+    static let leaseLockKey: Int64 = 0x4D41_5251_5545_4532  // "MARQUEE2"
     /// The LISTEN/NOTIFY channel on which enqueued jobs are announced (payload: the job's kind).
     public static let jobsChannel = "marquee_jobs"
     /// The LISTEN/NOTIFY channel on which a change to an API key or an app is announced (at its

@@ -19,15 +19,16 @@ extension SQLiteStore {
             """
             INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
                               progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
-                              progress_uncertain, checkpoint, last_error, created_at, updated_at)
-            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                              progress_uncertain, checkpoint, last_error, serial_key, created_at, updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             RETURNING id
             """,
             [
                 .id(job.id), .text(job.kind.rawValue), .id(job.parentID), .text(ColumnCoding.json(job.arguments)),
                 .date(job.dueAt), .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted),
                 .int(job.progress.succeeded), .int(job.progress.failed), .int(job.progress.total),
-                .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
+                .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain), .text(job.checkpoint), .text(job.lastError),
+                .text(job.serialKey), .date(job.createdAt),
                 .date(job.updatedAt), .id(job.appID),
             ]
         )
@@ -73,17 +74,19 @@ extension SQLiteStore {
         // the update cannot interleave with another worker's.
         let kindNames = kinds.map { $0.map(\.rawValue).sorted() }
         let kindFilter = kindNames.map { names in
-            names.isEmpty ? " AND 0" : " AND kind IN (\(names.map { _ in "?" }.joined(separator: ", ")))"
+            names.isEmpty ? " AND 0" : " AND j.kind IN (\(names.map { _ in "?" }.joined(separator: ", ")))"
         } ?? ""
         return try await write { connection in
             let due = try await connection.query(
                 """
-                SELECT id FROM jobs
-                WHERE ((state = 'pending' AND due_at <= ?) OR (state = 'running' AND lease_expires_at <= ?))\(kindFilter)
-                ORDER BY due_at, id
+                WITH lease AS (SELECT ? AS at)
+                SELECT j.id FROM jobs j, lease
+                WHERE ((j.state = 'pending' AND j.due_at <= lease.at) OR (j.state = 'running' AND j.lease_expires_at <= lease.at))\(kindFilter)
+                  AND \(RowMapping.serialKeyIsFree(job: "j", now: "lease.at"))
+                ORDER BY j.due_at, j.id
                 LIMIT ?
                 """,
-                [.date(now), .date(now)] + (kindNames ?? []).map { .text($0) } + [.int(max(1, limit))]
+                [.date(now)] + (kindNames ?? []).map { .text($0) } + [.int(max(1, limit))]
             )
             var leased: [Job] = []
             for row in due {

@@ -202,7 +202,7 @@ enum RowMapping {
             "id", "app_id", "kind", "parent_id", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
             "progress_attempted", "progress_succeeded", "progress_failed", "progress_total", "progress_retired",
             "progress_downgraded", "progress_uncertain", "checkpoint", "last_error", "created_at", "updated_at",
-        ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ") + ", \(prefix)reserved_through"
+        ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ") + ", \(prefix)reserved_through, \(prefix)serial_key"
     }
 
     static func job(_ row: some ColumnReader) throws -> Job {
@@ -230,6 +230,7 @@ enum RowMapping {
             checkpoint: try row.optionalString("checkpoint"),
             lastError: try row.optionalString("last_error"),
             reservedThrough: try row.optionalInt64("reserved_through"),
+            serialKey: try row.optionalString("serial_key"),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")
         )

@@ -4,6 +4,10 @@ import MarqueeCore
 import MarqueeEmulator
 import Synchronization
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// Provider tokens made the way a provider makes them: ES256 over `header.claims`, the signature
 /// in raw `r||s` (JWS) or DER (`openssl dgst -sign`).
 enum TestJWT {
@@ -176,6 +180,19 @@ extension EmulatorFixture {
     }
 
     var nowSeconds: Int64 { Int64(clock.now.timeIntervalSince1970) }
+
+    /// One request to the inspection API: its status and body.
+    func inspect(_ method: String, _ path: String, body: String? = nil) async throws -> (Int, Data) {
+        guard let base = emulator.inspectionURL, let url = URL(string: base + path) else { throw EmulatorError.notRunning }
+        var request = URLRequest(url: url)
+        request.httpMethod = method
+        if let body {
+            request.httpBody = Data(body.utf8)
+            request.setValue("application/json", forHTTPHeaderField: "content-type")
+        }
+        let (data, response) = try await URLSession.shared.data(for: request)
+        return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
+    }
 }
 
 /// Provider tokens already made, by `iat` and encoding.
