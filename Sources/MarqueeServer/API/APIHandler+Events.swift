@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import MarqueeAPI
 import MarqueeCore
@@ -65,17 +64,14 @@ extension APIHandler {
         let app = try await authorizedApp(.app)
         let environment = input.path.environment.domain
         let view = try await engine.events.activeChannel(app: app, key: input.path.eventKey, environment: environment)
-        let channel = view.channel
-        let etagValue = Self.channelETag(view)
-        let cacheControl = "private, max-age=\(configuration.channelCacheSeconds)"
-        if let ifNoneMatch = input.headers.ifNoneMatch,
-            ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etagValue || $0.trimmingCharacters(in: .whitespaces) == "*" })
-        {
-            return .notModified(.init(headers: .init(eTag: etagValue, cacheControl: cacheControl)))
+        // The tag came with the (usually remembered) answer: a 304 builds nothing else.
+        if let ifNoneMatch = input.headers.ifNoneMatch, view.isMatched(byIfNoneMatch: ifNoneMatch) {
+            return .notModified(.init(headers: .init(eTag: view.entityTag, cacheControl: channelCacheControl)))
         }
+        let channel = view.channel
         return .ok(
             .init(
-                headers: .init(eTag: etagValue, cacheControl: cacheControl),
+                headers: .init(eTag: view.entityTag, cacheControl: channelCacheControl),
                 body: .json(
                     .init(
                         eventKey: view.event.externalKey,
@@ -123,13 +119,6 @@ extension APIHandler {
         )
     }
 
-    /// A strong validator of what the channel-ID read answers: it changes when the channel does.
-    /// Changes whenever anything the answer says changes: a replaced channel, its state, or when the
-    /// event's timeline will delete it.
-    static func channelETag(_ view: EventChannelView) -> String {
-        let channel = view.channel
-        let expiry = view.expiresAt.map { String(Int64($0.timeIntervalSince1970)) } ?? "-"
-        let material = "\(channel.id)|\(channel.apnsChannelID ?? "")|\(channel.state.rawValue)|\(channel.storagePolicy.rawValue)|\(expiry)"
-        return "\"\(Hex.encode(SHA256.hash(data: Data(material.utf8)).prefix(12)))\""
-    }
+    /// `Cache-Control` of channel-ID reads (`channels.cacheSeconds`).
+    var channelCacheControl: String { "private, max-age=\(configuration.channelCacheSeconds)" }
 }

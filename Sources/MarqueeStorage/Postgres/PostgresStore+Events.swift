@@ -54,12 +54,14 @@ extension PostgresStore {
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
-        try await !rows(
+        let changed = try await !rows(
             """
             UPDATE events SET state = \(state.rawValue), updated_at = \(at)
-            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id
+            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id, \(unescaped: Self.notifyEventChannelAnswer)
             """
         ).isEmpty
+        if changed { announceChannelAnswer(of: id) }
+        return changed
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
@@ -75,10 +77,11 @@ extension PostgresStore {
                                            ELSE \(event.state.rawValue)::text END,
                               updated_at = \(event.updatedAt)
             WHERE app_id = \(event.appID.uuid) AND id = \(event.id.uuid)
-            RETURNING \(unescaped: RowMapping.eventColumns)
+            RETURNING \(unescaped: RowMapping.eventColumns), \(unescaped: Self.notifyEventChannelAnswer)
             """
         )
         guard let updated else { throw StoreError.notFound(entity: "event", id: event.id.description) }
+        announceChannelAnswer(of: event.id)
         return try RowMapping.event(PostgresColumns(updated, entity: "event"))
     }
 
@@ -118,14 +121,16 @@ extension PostgresStore {
         // ON DELETE CASCADE foreign keys. The start ledger has none (migration 0009): its entries
         // are deleted by the next statement, whose snapshot is taken after the event's delete has
         // waited for every batch holding the event (FOR KEY SHARE), so it sees all they wrote.
-        try await transaction { connection in
+        let deleted = try await transaction { connection in
             let deleted = try await connection.query(
-                "DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id",
+                "DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id, \(unescaped: Self.notifyEventChannelAnswer)",
                 logger: logger
             ).collect()
             guard !deleted.isEmpty else { return false }
             try await connection.query("DELETE FROM start_ledger WHERE event_id = \(id.uuid)", logger: logger)
             return true
         }
+        if deleted { announceChannelAnswer(of: id) }
+        return deleted
     }
 }

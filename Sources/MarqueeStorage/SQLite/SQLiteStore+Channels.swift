@@ -70,7 +70,7 @@ extension SQLiteStore {
             // Another row that is not an orphan holds the APNs ID.
             throw StoreError.duplicate(entity: "channel", key: apnsChannelID)
         }
-        if let updated { return try RowMapping.channel(SQLiteColumns(updated, entity: "channel")) }
+        if let updated { return try announced(RowMapping.channel(SQLiteColumns(updated, entity: "channel"))) }
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
@@ -85,7 +85,7 @@ extension SQLiteStore {
             """,
             [.text(state.rawValue), .date(at), .id(appID), .id(id)] + allowed.map { .text($0) }
         )
-        if let row = updated.first { return try RowMapping.channel(SQLiteColumns(row, entity: "channel")) }
+        if let row = updated.first { return try announced(RowMapping.channel(SQLiteColumns(row, entity: "channel"))) }
         throw try await transitionRefusal(appID: appID, id: id, to: state)
     }
 

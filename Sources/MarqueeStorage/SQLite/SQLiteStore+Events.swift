@@ -53,10 +53,12 @@ extension SQLiteStore {
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
-        try await !query(
+        let changed = try await !query(
             "UPDATE events SET state = ?, updated_at = ? WHERE app_id = ? AND id = ? RETURNING id",
             [.text(state.rawValue), .date(at), .id(appID), .id(id)]
         ).isEmpty
+        if changed { announceChannelAnswer(of: id) }
+        return changed
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
@@ -77,6 +79,7 @@ extension SQLiteStore {
             ]
         )
         guard let row = updated.first else { throw StoreError.notFound(entity: "event", id: event.id.description) }
+        announceChannelAnswer(of: event.id)
         return try RowMapping.event(SQLiteColumns(row, entity: "event"))
     }
 
@@ -113,6 +116,8 @@ extension SQLiteStore {
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
         // Channels, activities (with their update tokens) and start-ledger rows go with the event
         // through their ON DELETE CASCADE foreign keys (the store turns foreign_keys on).
-        try await !query("DELETE FROM events WHERE app_id = ? AND id = ? RETURNING id", [.id(appID), .id(id)]).isEmpty
+        let deleted = try await !query("DELETE FROM events WHERE app_id = ? AND id = ? RETURNING id", [.id(appID), .id(id)]).isEmpty
+        if deleted { announceChannelAnswer(of: id) }
+        return deleted
     }
 }

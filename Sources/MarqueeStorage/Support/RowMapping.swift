@@ -306,6 +306,16 @@ enum RowMapping {
         updated_at
         """
 
+    /// The columns `scheduleAnswerEvent` reads: the schedule's event, and whether the schedule is
+    /// one a channel-ID answer shows (`ChannelAnswerChanges.concerns`).
+    static let scheduleAnswerColumns = "event_id, (kind = 'close' AND origin = 'timeline') AS shows_in_answer"
+
+    /// The event whose channel-ID answer a change to this schedule row changed, if any.
+    static func scheduleAnswerEvent(_ row: some ColumnReader) throws -> EventID? {
+        guard try row.optionalBool("shows_in_answer") == true else { return nil }
+        return try row.optionalID("event_id")
+    }
+
     static func schedule(_ row: some ColumnReader) throws -> Schedule {
         Schedule(
             id: try row.id("id"),
