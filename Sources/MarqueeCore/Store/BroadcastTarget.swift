@@ -4,9 +4,26 @@
 public struct BroadcastTarget: Sendable, Hashable {
     public var event: Event
     public var updateTokenEnvironments: Set<APNSEnvironment>
+    /// What `EventStore.beginBroadcast` took for the broadcast: per environment, the event's active
+    /// channel with its next timestamp; empty for `broadcastTarget`, which takes nothing.
+    public var taken: [APNSEnvironment: BroadcastTake]
 
-    public init(event: Event, updateTokenEnvironments: Set<APNSEnvironment>) {
+    public init(event: Event, updateTokenEnvironments: Set<APNSEnvironment>, taken: [APNSEnvironment: BroadcastTake] = [:]) {
         self.event = event
         self.updateTokenEnvironments = updateTokenEnvironments
+        self.taken = taken
+    }
+}
+
+/// An event's active channel in one environment as a broadcast takes it: the channel with the next
+/// `aps.timestamp` taken on it (`lastBroadcastTimestamp`, as `ChannelStore.takeBroadcastTimestamp`
+/// takes it), and the accepted priority-10 broadcasts it sent since the budget window's start.
+public struct BroadcastTake: Sendable, Hashable {
+    public var channel: BroadcastChannel
+    public var immediateSent: Int
+
+    public init(channel: BroadcastChannel, immediateSent: Int) {
+        self.channel = channel
+        self.immediateSent = immediateSent
     }
 }

@@ -207,6 +207,21 @@ public struct EventService: Sendable {
         try await lookUp(key) { try await store.broadcastTarget(appID: app.id, externalKey: $0) }
     }
 
+    /// The same with what the broadcast takes before it is sent, in one transaction
+    /// (`store.beginBroadcast`): the timestamps of the event's active channels in `environments`
+    /// and their priority-10 budget use since `budgetSince`.
+    func beginBroadcast(
+        app: App,
+        key: String,
+        environments: Set<APNSEnvironment>,
+        now: Int64,
+        budgetSince: Date
+    ) async throws -> BroadcastTarget {
+        try await lookUp(key) {
+            try await store.beginBroadcast(appID: app.id, externalKey: $0, environments: environments, now: now, budgetSince: budgetSince)
+        }
+    }
+
     /// A read of the event by its key: a malformed key is invalid input, an unknown one not found.
     private func lookUp<Found>(_ key: String, _ read: (String) async throws -> Found?) async throws -> Found {
         if let error = EventKeyRule.check(key) { throw EngineError.invalidInput([error]) }

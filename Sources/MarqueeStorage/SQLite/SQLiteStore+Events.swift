@@ -41,15 +41,44 @@ extension SQLiteStore {
     }
 
     public func broadcastTarget(appID: AppID, externalKey: String) async throws -> BroadcastTarget? {
-        try await query(
-            """
-            SELECT \(RowMapping.eventColumns),
-                   \(RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
-                   \(RowMapping.hasUpdateAudience(.production)) AS production_update_audience
-            FROM events WHERE app_id = ? AND external_key = ?
-            """,
-            [.id(appID), .text(externalKey)]
-        ).first.mapped(RowMapping.broadcastTarget)
+        try await query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)]).first.mapped(RowMapping.broadcastTarget)
+    }
+
+    private static let broadcastTargetSQL = """
+        SELECT \(RowMapping.eventColumns),
+               \(RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
+               \(RowMapping.hasUpdateAudience(.production)) AS production_update_audience
+        FROM events WHERE app_id = ? AND external_key = ?
+        """
+
+    public func beginBroadcast(
+        appID: AppID,
+        externalKey: String,
+        environments: Set<APNSEnvironment>,
+        now: Int64,
+        budgetSince: Date
+    ) async throws -> BroadcastTarget? {
+        // One transaction: the event, then per environment the timestamp taken and the budget
+        // counted as takeBroadcastTimestamp and broadcastCount do.
+        try await write { connection in
+            let read = try await connection.query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)])
+            guard var target = try read.first.mapped(RowMapping.broadcastTarget) else { return nil }
+            guard target.event.state == .scheduled || target.event.state == .live else { return target }
+            for environment in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let taken = try await connection.query(
+                    Self.takeBroadcastTimestampSQL,
+                    [.int(now), .id(appID), .id(target.event.id), .text(environment.rawValue)]
+                )
+                guard let channel = try taken.first.mapped(RowMapping.channel) else { continue }
+                let counted = try await connection.query(
+                    Self.broadcastCountSQL,
+                    [.id(appID), .id(channel.id), .int(APNSPriority.immediate.rawValue), .date(budgetSince)]
+                )
+                let immediateSent = try counted.first.map { try SQLiteColumns($0).int("n") } ?? 0
+                target.taken[environment] = BroadcastTake(channel: channel, immediateSent: immediateSent)
+            }
+            return target
+        }
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {

@@ -85,6 +85,34 @@ enum RowMapping {
         return BroadcastTarget(event: try event(row), updateTokenEnvironments: environments)
     }
 
+    /// The prefix of a channel's columns in a row that also holds its event (`beginBroadcast`).
+    static let takenChannelPrefix = "channel_"
+
+    /// `channelColumns` of the table `alias`, each named with `takenChannelPrefix`.
+    static func takenChannelColumns(of alias: String) -> String {
+        channelColumns.split(separator: ",")
+            .map { column in
+                let name = column.trimmingCharacters(in: .whitespacesAndNewlines)
+                return "\(alias).\(name) AS \(takenChannelPrefix)\(name)"
+            }
+            .joined(separator: ", ")
+    }
+
+    /// A broadcast's target from `beginBroadcast`'s rows: the event (with its update-audience
+    /// flags) on each, and on each a channel taken (`takenChannelColumns`, with its
+    /// `immediate_sent`) or none; `nil` for no rows (no such event).
+    static func beganBroadcast<Row: ColumnReader>(_ rows: [Row]) throws -> BroadcastTarget? {
+        guard let first = rows.first else { return nil }
+        var target = try broadcastTarget(first)
+        for row in rows {
+            let channel = PrefixedColumns(base: row, prefix: takenChannelPrefix)
+            guard try channel.optionalUUID("id") != nil else { continue }
+            let taken = BroadcastTake(channel: try self.channel(channel), immediateSent: try row.int("immediate_sent"))
+            target.taken[taken.channel.environment] = taken
+        }
+        return target
+    }
+
     static func event(_ row: some ColumnReader) throws -> Event {
         Event(
             id: try row.id("id"),
