@@ -44,10 +44,7 @@ extension PostgresStore {
         // Each EXISTS is one probe of the partial index activities_update_audience.
         try await firstRow(
             """
-            SELECT \(unescaped: RowMapping.eventColumns),
-                   \(unescaped: RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
-                   \(unescaped: RowMapping.hasUpdateAudience(.production)) AS production_update_audience
-            FROM events
+            SELECT \(unescaped: RowMapping.broadcastTargetColumns) FROM events
             WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)
             """
         ).mapped(RowMapping.broadcastTarget)
@@ -68,10 +65,7 @@ extension PostgresStore {
         let rows = try await rows(
             """
             WITH target AS (
-                SELECT \(unescaped: RowMapping.eventColumns),
-                       \(unescaped: RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
-                       \(unescaped: RowMapping.hasUpdateAudience(.production)) AS production_update_audience
-                FROM events
+                SELECT \(unescaped: RowMapping.broadcastTargetColumns) FROM events
                 WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)
             ), taken AS (
                 UPDATE channels c

@@ -44,12 +44,7 @@ extension SQLiteStore {
         try await query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)]).first.mapped(RowMapping.broadcastTarget)
     }
 
-    private static let broadcastTargetSQL = """
-        SELECT \(RowMapping.eventColumns),
-               \(RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
-               \(RowMapping.hasUpdateAudience(.production)) AS production_update_audience
-        FROM events WHERE app_id = ? AND external_key = ?
-        """
+    private static let broadcastTargetSQL = "SELECT \(RowMapping.broadcastTargetColumns) FROM events WHERE app_id = ? AND external_key = ?"
 
     public func beginBroadcast(
         appID: AppID,

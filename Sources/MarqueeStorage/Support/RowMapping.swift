@@ -77,6 +77,13 @@ enum RowMapping {
         """
     }
 
+    /// The columns of a query on `events` that `broadcastTarget` reads.
+    static let broadcastTargetColumns = """
+        \(eventColumns),
+        \(hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
+        \(hasUpdateAudience(.production)) AS production_update_audience
+        """
+
     /// An event row with the `sandbox_update_audience` and `production_update_audience` flags.
     static func broadcastTarget(_ row: some ColumnReader) throws -> BroadcastTarget {
         var environments: Set<APNSEnvironment> = []
