@@ -60,31 +60,16 @@ extension APIHandler {
         }
     }
 
+    /// HEAD, and a GET `ChannelReadMiddleware` leaves to the generated route (a key without its
+    /// app in the request's scope); it answers every other GET the same way itself.
     func getEventChannel(_ input: Operations.GetEventChannel.Input) async throws -> Operations.GetEventChannel.Output {
         let app = try await authorizedApp(.app)
-        let environment = input.path.environment.domain
-        let view = try await engine.events.activeChannel(app: app, key: input.path.eventKey, environment: environment)
+        let view = try await engine.events.activeChannel(app: app, key: input.path.eventKey, environment: input.path.environment.domain)
         // The tag came with the (usually remembered) answer: a 304 builds nothing else.
         if let ifNoneMatch = input.headers.ifNoneMatch, view.isMatched(byIfNoneMatch: ifNoneMatch) {
-            return .notModified(.init(headers: .init(eTag: view.entityTag, cacheControl: channelCacheControl)))
+            return .notModified(.init(headers: .init(eTag: view.entityTag, cacheControl: configuration.channelCacheControl)))
         }
-        let channel = view.channel
-        return .ok(
-            .init(
-                headers: .init(eTag: view.entityTag, cacheControl: channelCacheControl),
-                body: .json(
-                    .init(
-                        eventKey: view.event.externalKey,
-                        environment: .init(environment),
-                        channelID: channel.apnsChannelID ?? "",
-                        storagePolicy: .init(channel.storagePolicy),
-                        state: .init(channel.state),
-                        createdAt: channel.createdAt,
-                        expiresAt: view.expiresAt
-                    )
-                )
-            )
-        )
+        return .ok(.init(headers: .init(eTag: view.entityTag, cacheControl: configuration.channelCacheControl), body: .json(.init(view))))
     }
 
     func listLiveEvents(_ input: Operations.ListLiveEvents.Input) async throws -> Operations.ListLiveEvents.Output {
@@ -118,7 +103,4 @@ extension APIHandler {
             )
         )
     }
-
-    /// `Cache-Control` of channel-ID reads (`channels.cacheSeconds`).
-    var channelCacheControl: String { "private, max-age=\(configuration.channelCacheSeconds)" }
 }

@@ -122,6 +122,8 @@ public struct ServerConfiguration: Sendable {
     public var emulatorInspectionURL: URL?
     public var engine: EngineConfiguration
     public var channelCacheSeconds: Int
+    /// `Cache-Control` of channel-ID reads (`channels.cacheSeconds`).
+    var channelCacheControl: String { "private, max-age=\(channelCacheSeconds)" }
     public var metricsEnabled: Bool
     /// The token `/metrics` asks for; a secret. `nil`: no authentication (scraped from inside the
     /// network, as the health checks are).
