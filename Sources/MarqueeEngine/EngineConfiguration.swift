@@ -19,6 +19,9 @@ public struct EngineConfiguration: Sendable {
     /// How long an authenticated API key and its app are remembered (`CredentialCache`); zero
     /// reads them from the store on every request.
     public var credentialLifetime: Duration
+    /// The most channel-ID answers kept in memory (`ChannelAnswerCache`); zero reads them from the
+    /// store on every request.
+    public var channelAnswerCacheSize: Int
     /// How the late-join pump drains the pending-start queue.
     public var lateJoiners: LateJoinConfiguration
 
@@ -30,6 +33,7 @@ public struct EngineConfiguration: Sendable {
         jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
         timeline: TimelinePolicy = TimelinePolicy(),
         credentialLifetime: Duration = .seconds(5),
+        channelAnswerCacheSize: Int = 10_000,
         lateJoiners: LateJoinConfiguration = LateJoinConfiguration(),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
@@ -41,6 +45,7 @@ public struct EngineConfiguration: Sendable {
         self.metricsFactory = metricsFactory
         self.timeline = timeline
         self.credentialLifetime = credentialLifetime
+        self.channelAnswerCacheSize = channelAnswerCacheSize
         self.lateJoiners = lateJoiners
     }
 }

@@ -74,7 +74,17 @@ public struct MarqueeEngine: Sendable {
         let wakeup = JobWakeup()
         self.wakeup = wakeup
         let timeline = TimelinePlanner(store: store, policy: configuration.timeline, wakeup: wakeup, clock: clock, logger: logger)
-        events = EventService(store: store, clients: clients, channels: channels, timeline: timeline, clock: clock, logger: logger)
+        let channelAnswers = ChannelAnswerCache(capacity: configuration.channelAnswerCacheSize)
+        store.channelAnswerChanges.observe { [weak channelAnswers] eventID in channelAnswers?.forget(eventID: eventID) }
+        events = EventService(
+            store: store,
+            clients: clients,
+            channels: channels,
+            timeline: timeline,
+            channelAnswers: channelAnswers,
+            clock: clock,
+            logger: logger
+        )
         broadcasts = BroadcastService(
             store: store,
             clients: clients,

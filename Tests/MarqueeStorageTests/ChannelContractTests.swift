@@ -135,6 +135,68 @@ struct ChannelContractTests {
         }
     }
 
+    @Test("beginning a broadcast reads the event and takes each asked environment's timestamp with its budget use, in one step", arguments: Backend.allCases)
+    func beginBroadcast(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let other = try await fixture.makeApp("Other")
+            let event = try await fixture.makeEvent(for: app)
+            let store = fixture.store
+            let now: Int64 = 1_767_225_600
+            let window = fixture.now.addingTimeInterval(-3600)
+            let both: Set<APNSEnvironment> = [.sandbox, .production]
+            // No active channel yet: the event alone.
+            let bare = try #require(try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window))
+            #expect(bare.event == event)
+            #expect(bare.taken.isEmpty)
+            #expect(bare.updateTokenEnvironments.isEmpty)
+
+            let sandbox = try await fixture.makeActiveChannel(for: event)
+            let production = try await fixture.makeActiveChannel(for: event, environment: .production)
+            for (index, priority) in [APNSPriority.immediate, .immediate, .normal].enumerated() {
+                try await store.appendBroadcastLog(
+                    BroadcastLogEntry(
+                        appID: app.id,
+                        channelID: sandbox.id,
+                        apnsRequestID: UUID(),
+                        apnsUniqueID: nil,
+                        priority: priority,
+                        timestamp: now - 10 + Int64(index),
+                        status: 200,
+                        reason: nil,
+                        latency: .microseconds(900),
+                        sentAt: fixture.now
+                    )
+                )
+            }
+            let began = try #require(try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window))
+            #expect(began.event == event)
+            #expect(began.taken[.sandbox]?.channel.id == sandbox.id)
+            #expect(began.taken[.sandbox]?.channel.apnsChannelID == sandbox.apnsChannelID)
+            #expect(began.taken[.sandbox]?.channel.lastBroadcastTimestamp == now)
+            #expect(began.taken[.sandbox]?.immediateSent == 2)
+            #expect(began.taken[.production]?.channel.id == production.id)
+            #expect(began.taken[.production]?.immediateSent == 0)
+            // The same sequence as takeBroadcastTimestamp's; only the environments asked for.
+            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now)?.lastBroadcastTimestamp == now + 1)
+            let sandboxOnly = try #require(
+                try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: [.sandbox], now: now, budgetSince: fixture.now.addingTimeInterval(1))
+            )
+            #expect(sandboxOnly.taken[.sandbox]?.channel.lastBroadcastTimestamp == now + 2)
+            #expect(sandboxOnly.taken[.sandbox]?.immediateSent == 0)
+            #expect(sandboxOnly.taken[.production] == nil)
+            #expect(try await store.channel(appID: app.id, id: production.id)?.lastBroadcastTimestamp == now)
+
+            // Another app's key finds nothing; an ended event is read but nothing is taken.
+            #expect(try await store.beginBroadcast(appID: other.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window) == nil)
+            #expect(try await store.setEventState(appID: app.id, id: event.id, state: .ended, at: fixture.now))
+            let ended = try #require(try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window))
+            #expect(ended.event.state == .ended)
+            #expect(ended.taken.isEmpty)
+            #expect(try await store.channel(appID: app.id, id: sandbox.id)?.lastBroadcastTimestamp == now + 2)
+        }
+    }
+
     @Test("an orphan found at APNs is recorded once", arguments: Backend.allCases)
     func orphans(backend: Backend) async throws {
         try await withStore(backend) { fixture in

@@ -4,9 +4,13 @@
 public struct BroadcastTarget: Sendable, Hashable {
     public var event: Event
     public var updateTokenEnvironments: Set<APNSEnvironment>
+    /// What `EventStore.beginBroadcast` took for the broadcast: per environment, the event's active
+    /// channel with its next timestamp; empty for `broadcastTarget`, which takes nothing.
+    public var taken: [APNSEnvironment: BroadcastTake]
 
-    public init(event: Event, updateTokenEnvironments: Set<APNSEnvironment>) {
+    public init(event: Event, updateTokenEnvironments: Set<APNSEnvironment>, taken: [APNSEnvironment: BroadcastTake] = [:]) {
         self.event = event
         self.updateTokenEnvironments = updateTokenEnvironments
+        self.taken = taken
     }
 }

@@ -3,6 +3,10 @@ import Foundation
 /// Broadcast channels. The row is reserved before APNs is asked, so that racing or retried
 /// creations for one event and environment end with one live row.
 public protocol ChannelStore: Sendable {
+    /// Told after every committed change that may change an event's channel-ID answer (its
+    /// channels, the event, its timeline's `close` step), whichever store call made it.
+    var channelAnswerChanges: ChannelAnswerChanges { get }
+
     /// Inserts a `creating` row for the event and environment unless a live one exists, atomically.
     func reserveChannel(
         appID: AppID,

@@ -9,6 +9,18 @@ public protocol EventStore: Sendable {
     func event(appID: AppID, externalKey: String) async throws -> Event?
     /// The event by its key with where it has activities on update tokens, in one read.
     func broadcastTarget(appID: AppID, externalKey: String) async throws -> BroadcastTarget?
+    /// Everything a broadcast needs of the store before it is sent, in one transaction (on
+    /// PostgreSQL one statement): `broadcastTarget`, and, if the event is scheduled or live, for
+    /// each of `environments` in which it has an active channel, the channel's next timestamp
+    /// taken as `takeBroadcastTimestamp` takes it (at `now`, Unix seconds) with its accepted
+    /// priority-10 broadcasts since `budgetSince` (`BroadcastTarget.taken`).
+    func beginBroadcast(
+        appID: AppID,
+        externalKey: String,
+        environments: Set<APNSEnvironment>,
+        now: Int64,
+        budgetSince: Date
+    ) async throws -> BroadcastTarget?
     /// Returns false if the app has no such event.
     func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool
     /// Replaces the event's mutable fields (`title`, `environments`, `priorityPolicy`, `plannedStart`,

@@ -6,10 +6,13 @@ import MarqueeCore
 
 /// Broadcasts an update or the end to an event's channels: one APNs request per active channel,
 /// the environments in parallel. Marquee assigns each channel's `aps.timestamp` (strictly
-/// increasing, `ChannelStore.nextBroadcastTimestamp`), derives `apns-expiration` from the channel's
-/// storage policy (`BroadcastExpiration`), chooses the priority (the event's `PriorityPolicy` or
-/// the server's, then
-/// `PriorityBudget` counted from the log) and records every request in the broadcast log.
+/// increasing), derives `apns-expiration` from the channel's storage policy
+/// (`BroadcastExpiration`), chooses the priority (the event's `PriorityPolicy` or the server's,
+/// then `PriorityBudget` counted from the log) and records every request in the broadcast log.
+///
+/// The store is asked once before the send (`EventStore.beginBroadcast`: the event, every
+/// channel's timestamp and budget use, one transaction) and once per channel after APNs' answer
+/// (its log line); a scheduled broadcast also logs each request before it is sent.
 ///
 /// A channel APNs says is gone (`ChannelNotRegistered`, `BadChannelId`) is marked deleted; putting
 /// the event again creates a new one.
@@ -63,17 +66,29 @@ public struct BroadcastService: Sendable {
     /// is reported failed with status 0 and not sent again: at most once, never twice.
     func broadcast(app: App, key: String, draft: BroadcastDraft, scheduleID: ScheduleID?) async throws -> BroadcastReport {
         let started = ContinuousClock.now
-        let (target, environments) = try await validate(app: app, key: key, draft: draft)
+        // The store's one transaction before the send: the event, each channel's timestamp and
+        // budget use. Taken before the checks: a refused broadcast leaves a timestamp unused,
+        // which the strictly increasing sequence allows.
+        let target = try await events.beginBroadcast(
+            app: app,
+            key: key,
+            environments: draft.environments.map { Set($0) } ?? Set(APNSEnvironment.allCases),
+            now: clock.unixSeconds,
+            budgetSince: clock.now.addingTimeInterval(-PriorityBudget.window.timeInterval)
+        )
+        let environments = try await check(target, app: app, key: key, draft: draft)
         let event = target.event
         let results = try await withThrowingTaskGroup(of: EnvironmentBroadcast.self) { group in
             for environment in environments {
                 let hasUpdateTokenActivities = target.updateTokenEnvironments.contains(environment)
+                let taken = target.taken[environment]
                 group.addTask {
                     try await send(
                         draft,
                         app: app,
                         event: event,
                         environment: environment,
+                        taken: taken,
                         hasUpdateTokenActivities: hasUpdateTokenActivities,
                         scheduleID: scheduleID
                     )
@@ -106,6 +121,12 @@ public struct BroadcastService: Sendable {
     /// What a broadcast scheduled for later is checked against when it is scheduled.
     func validate(app: App, key: String, draft: BroadcastDraft) async throws -> (BroadcastTarget, [APNSEnvironment]) {
         let target = try await events.broadcastTarget(app: app, key: key)
+        return (target, try await check(target, app: app, key: key, draft: draft))
+    }
+
+    /// `validate`'s checks of the broadcast against the event as the store read it; the
+    /// environments to send to.
+    private func check(_ target: BroadcastTarget, app: App, key: String, draft: BroadcastDraft) async throws -> [APNSEnvironment] {
         let event = target.event
         guard event.state == .scheduled || event.state == .live else {
             throw EngineError.conflict("event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only; to broadcast again, create a new event with another key")
@@ -127,7 +148,7 @@ public struct BroadcastService: Sendable {
         try activityUpdates.checkSize(of: draft, reaching: environments.filter(target.updateTokenEnvironments.contains))
         // Every environment the app cannot reach is refused before any is sent to.
         for environment in environments { _ = try await clients.client(for: app, environment: environment) }
-        return (target, environments)
+        return environments
     }
 
     /// The broadcast log of the event's channel in `environment` (its newest channel there, even
@@ -177,6 +198,7 @@ public struct BroadcastService: Sendable {
         app: App,
         event: Event,
         environment: APNSEnvironment,
+        taken: BroadcastTake?,
         hasUpdateTokenActivities: Bool,
         scheduleID: ScheduleID?
     ) async throws -> EnvironmentBroadcast {
@@ -185,7 +207,14 @@ public struct BroadcastService: Sendable {
             important: draft.important,
             hasAlert: draft.alert != nil
         )
-        var result = try await sendToChannel(draft, app: app, event: event, environment: environment, requested: requested, scheduleID: scheduleID)
+        var result = try await sendToChannel(
+            draft,
+            app: app,
+            environment: environment,
+            taken: taken,
+            requested: requested,
+            scheduleID: scheduleID
+        )
         result.activityUpdates = try await activityUpdates.enqueue(
             app: app,
             event: event,
@@ -199,23 +228,17 @@ public struct BroadcastService: Sendable {
         return result
     }
 
+    /// The request on the channel `taken` (its timestamp and budget use were read with the event),
+    /// then its line in the log: nothing else waits on the store before APNs' answer.
     private func sendToChannel(
         _ draft: BroadcastDraft,
         app: App,
-        event: Event,
         environment: APNSEnvironment,
+        taken: BroadcastTake?,
         requested: APNSPriority,
         scheduleID: ScheduleID?
     ) async throws -> EnvironmentBroadcast {
-        // The channel and its timestamp in one step: a round trip fewer on the producer's wait.
-        guard
-            let channel = try await store.takeBroadcastTimestamp(
-                appID: app.id,
-                eventID: event.id,
-                environment: environment,
-                now: clock.unixSeconds
-            ),
-            let apnsChannelID = channel.apnsChannelID, let timestamp = channel.lastBroadcastTimestamp
+        guard let taken, let apnsChannelID = taken.channel.apnsChannelID, let timestamp = taken.channel.lastBroadcastTimestamp
         else {
             return EnvironmentBroadcast(
                 environment: environment,
@@ -225,16 +248,9 @@ public struct BroadcastService: Sendable {
                 )
             )
         }
+        let channel = taken.channel
         let now = clock.now
-        let used =
-            requested == .immediate
-            ? try await store.broadcastCount(
-                appID: app.id,
-                channelID: channel.id,
-                priority: .immediate,
-                since: now.addingTimeInterval(-PriorityBudget.window.timeInterval)
-            ) : 0
-        let decision = policy.budget.decide(requested: requested, sentAtImmediateInWindow: used)
+        let decision = policy.budget.decide(requested: requested, sentAtImmediateInWindow: requested == .immediate ? taken.immediateSent : 0)
         let expiration = BroadcastExpiration.expiration(
             for: channel.storagePolicy,
             now: now,

@@ -11,6 +11,9 @@ public struct EventService: Sendable {
     let clients: APNSClientRegistry
     let channels: ChannelLifecycle
     let timeline: TimelinePlanner
+    /// The channel-ID answers this replica keeps; the store's changes reach it at once, another
+    /// replica's through the server's listener.
+    public let channelAnswers: ChannelAnswerCache
     let clock: any WallClock
     let logger: Logger
 
@@ -19,10 +22,12 @@ public struct EventService: Sendable {
         clients: APNSClientRegistry,
         channels: ChannelLifecycle,
         timeline: TimelinePlanner,
+        channelAnswers: ChannelAnswerCache,
         clock: any WallClock,
         logger: Logger
     ) {
         self.store = store
+        self.channelAnswers = channelAnswers
         self.clients = clients
         self.channels = channels
         self.timeline = timeline
@@ -146,15 +151,21 @@ public struct EventService: Sendable {
         return .deleted
     }
 
-    /// The event's active channel in `environment`, for the apps that subscribe to it.
+    /// The event's active channel in `environment`, for the apps that subscribe to it: from
+    /// memory when this replica has read it since it last changed (`ChannelAnswerCache`).
     public func activeChannel(app: App, key: String, environment: APNSEnvironment) async throws -> EventChannelView {
+        let cacheKey = ChannelAnswerCache.Key(appID: app.id, eventKey: key, environment: environment)
+        if let kept = channelAnswers.answer(for: cacheKey) { return kept }
+        let generation = channelAnswers.generation
         let event = try await event(app: app, key: key)
         guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
             channel.state == .active, channel.apnsChannelID != nil
         else {
             throw EngineError.notFound(resource: "channel", id: "\(key)/\(environment)")
         }
-        return EventChannelView(event: event, channel: channel, expiresAt: try await plannedClose(app: app, event: event))
+        let view = EventChannelView(event: event, channel: channel, expiresAt: try await plannedClose(app: app, event: event))
+        channelAnswers.remember(view, for: cacheKey, readAt: generation)
+        return view
     }
 
     /// When the event's running timeline will close it: its pending `close` step's due time. An
@@ -194,6 +205,21 @@ public struct EventService: Sendable {
     /// The event by its key as a broadcast reads it (`BroadcastTarget`).
     func broadcastTarget(app: App, key: String) async throws -> BroadcastTarget {
         try await lookUp(key) { try await store.broadcastTarget(appID: app.id, externalKey: $0) }
+    }
+
+    /// The same with what the broadcast takes before it is sent, in one transaction
+    /// (`store.beginBroadcast`): the timestamps of the event's active channels in `environments`
+    /// and their priority-10 budget use since `budgetSince`.
+    func beginBroadcast(
+        app: App,
+        key: String,
+        environments: Set<APNSEnvironment>,
+        now: Int64,
+        budgetSince: Date
+    ) async throws -> BroadcastTarget {
+        try await lookUp(key) {
+            try await store.beginBroadcast(appID: app.id, externalKey: $0, environments: environments, now: now, budgetSince: budgetSince)
+        }
     }
 
     /// A read of the event by its key: a malformed key is invalid input, an unknown one not found.

@@ -27,10 +27,19 @@ public struct LiveEvent: Sendable, Hashable {
 /// app that subscribes ahead of the start (an activity scheduled to begin at kick-off) needs the
 /// channel to outlive its activity.
 public struct EventChannelView: Sendable, Hashable {
-    public var event: Event
-    public var channel: BroadcastChannel
+    public let event: Event
+    public let channel: BroadcastChannel
     /// When the event's timeline will close the event and delete its channels (the `close` step's
     /// due time); `nil` when no timeline will: the channel then lives until the producer closes the
     /// event.
-    public var expiresAt: Date?
+    public let expiresAt: Date?
+    /// A strong validator of what the read answers (`ETag`), made once with the view.
+    public let entityTag: String
+
+    init(event: Event, channel: BroadcastChannel, expiresAt: Date?) {
+        self.event = event
+        self.channel = channel
+        self.expiresAt = expiresAt
+        entityTag = Self.entityTag(channel: channel, expiresAt: expiresAt)
+    }
 }

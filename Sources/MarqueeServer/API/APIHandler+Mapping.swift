@@ -171,6 +171,22 @@ extension Components.Schemas.Event {
     }
 }
 
+extension Components.Schemas.EventChannel {
+    /// The channel-ID read's answer (`ChannelReadMiddleware` writes the same for GET).
+    init(_ view: EventChannelView) {
+        let channel = view.channel
+        self.init(
+            eventKey: view.event.externalKey,
+            environment: .init(channel.environment),
+            channelID: channel.apnsChannelID ?? "",
+            storagePolicy: .init(channel.storagePolicy),
+            state: .init(channel.state),
+            createdAt: channel.createdAt,
+            expiresAt: view.expiresAt
+        )
+    }
+}
+
 extension Components.Schemas.PushToStartToken {
     init(_ token: PushToStartToken) {
         self.init(

@@ -9,7 +9,8 @@ import Prometheus
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
 /// request IDs and problem documents, authentication, body limits, then the OpenAPI document's
 /// contract (methods, roles, parameters, nulls): a request is authenticated (and its route matched)
-/// on its headers, before any byte of its body is read. And the web console's files.
+/// on its headers, before any byte of its body is read; the channel-ID read is answered there
+/// (`ChannelReadMiddleware`). And the web console's files.
 enum MarqueeApplication {
     static func router(
         engine: MarqueeEngine,
@@ -27,6 +28,14 @@ enum MarqueeApplication {
         router.add(middleware: AuthenticationMiddleware(apps: engine.apps, failures: AuthenticationFailures(settings: configuration.authenticationThrottle)))
         router.add(middleware: BodyLimitMiddleware(maximumBytes: configuration.maxBodyBytes, maximumDepth: configuration.maxJSONDepth))
         router.add(middleware: ContractMiddleware(contract: try APIContract.builtIn(), maximumBodyBytes: configuration.maxBodyBytes))
+        // The channel-ID read, checked as above, answered from memory without the generated route.
+        router.add(
+            middleware: ChannelReadMiddleware(
+                events: engine.events,
+                cacheControl: configuration.channelCacheControl,
+                answers: RenderedChannelAnswers(capacity: configuration.engine.channelAnswerCacheSize)
+            )
+        )
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
         ConsoleRoute.register(on: router)

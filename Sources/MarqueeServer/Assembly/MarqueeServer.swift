@@ -78,7 +78,7 @@ public enum MarqueeServer {
                     signals: [],
                     onStarted: onStarted,
                     extraServices: [
-                        PostgresNotifications(client: client, subscriptions: [.jobs, .credentials], logger: storeLogger)
+                        PostgresNotifications(client: client, subscriptions: [.jobs, .credentials, .channelAnswers], logger: storeLogger)
                     ]
                 )
             }

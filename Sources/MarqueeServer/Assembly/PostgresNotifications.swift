@@ -1,4 +1,5 @@
 import Logging
+import MarqueeCore
 import MarqueeEngine
 import MarqueeStorage
 import PostgresNIO
@@ -11,15 +12,16 @@ protocol EngineService: Sendable {
 
 /// LISTEN on the store's channels, on one connection of the pool for all of them (a small pool
 /// must not lose a connection per channel), telling the engine of every notification, of when
-/// notifications can be heard (the LISTENs are in place) and of when they cannot (the connection
-/// is lost, until it listens again).
+/// notifications can be heard (the LISTENs are in place) and of when they cannot (before the
+/// first LISTEN, and from a lost connection until it listens again).
 struct PostgresNotifications: EngineService {
     /// What one channel's notifications do.
     struct Subscription: Sendable {
         let channel: String
         /// Notifications are heard from now on: called once the LISTEN is in place, again after each loss.
         var listening: @Sendable (MarqueeEngine) -> Void = { _ in }
-        let notified: @Sendable (MarqueeEngine) -> Void
+        /// Called with each notification's payload.
+        let notified: @Sendable (MarqueeEngine, String) -> Void
         /// Notifications may be missed until `listening` is called again.
         var lost: @Sendable (MarqueeEngine) -> Void = { _ in }
 
@@ -28,7 +30,7 @@ struct PostgresNotifications: EngineService {
         /// connection delays them by a poll interval at most.
         static let jobs = Subscription(
             channel: PostgresStore.jobsChannel,
-            notified: { engine in
+            notified: { engine, _ in
                 engine.wakeup.signal()
                 engine.lateJoinWakeup.signal()
             }
@@ -40,8 +42,19 @@ struct PostgresNotifications: EngineService {
         static let credentials = Subscription(
             channel: PostgresStore.credentialsChannel,
             listening: { $0.apps.credentials.forgetAll() },
-            notified: { $0.apps.credentials.forgetAll() },
+            notified: { engine, _ in engine.apps.credentials.forgetAll() },
             lost: { $0.apps.credentials.suspend() }
+        )
+
+        /// Makes every replica forget the channel-ID answer of an event that changed on any
+        /// replica (its channels, itself, its timeline's close step: the payload is its ID), so a
+        /// replaced or deleted channel is answered everywhere as soon as the NOTIFY arrives; while
+        /// the LISTEN is down the replica keeps no answers (`ChannelAnswerCache.suspend`).
+        static let channelAnswers = Subscription(
+            channel: PostgresStore.channelAnswersChannel,
+            listening: { $0.events.channelAnswers.resume() },
+            notified: { engine, payload in engine.events.channelAnswers.forget(eventID: EventID(uuidString: payload)) },
+            lost: { $0.events.channelAnswers.suspend() }
         )
     }
 
@@ -50,7 +63,10 @@ struct PostgresNotifications: EngineService {
     let logger: Logger
 
     func service(for engine: MarqueeEngine) -> any Service {
-        Listener(client: client, subscriptions: subscriptions, engine: engine, logger: logger)
+        // Nothing is heard until the first LISTEN is in place: what a cache kept before then
+        // could miss a change.
+        for subscription in subscriptions { subscription.lost(engine) }
+        return Listener(client: client, subscriptions: subscriptions, engine: engine, logger: logger)
     }
 
     struct Listener: Service {
@@ -94,7 +110,7 @@ struct PostgresNotifications: EngineService {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (subscription, notifications) in heard {
                     group.addTask {
-                        for try await _ in notifications { subscription.notified(engine) }
+                        for try await notification in notifications { subscription.notified(engine, notification.payload) }
                     }
                 }
                 try await group.next()

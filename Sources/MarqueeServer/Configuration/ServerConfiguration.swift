@@ -45,6 +45,8 @@ import SystemPackage
 /// - `channels.limit` (10000), `channels.warningFraction` (0.9), `channels.creationTimeoutSeconds`
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
+/// - `channels.answerCacheSize` (10000): channel-ID answers kept in memory, forgotten when their
+///   event or channel changes on any replica (0: read every time)
 /// - `tokens.maxBatch` (10000)
 /// - `auth.cacheSeconds` (5): how long an authenticated API key and its app are remembered at most;
 ///   a key revoked or an app changed on another replica is forgotten here when its NOTIFY arrives
@@ -120,6 +122,8 @@ public struct ServerConfiguration: Sendable {
     public var emulatorInspectionURL: URL?
     public var engine: EngineConfiguration
     public var channelCacheSeconds: Int
+    /// `Cache-Control` of channel-ID reads (`channels.cacheSeconds`).
+    var channelCacheControl: String { "private, max-age=\(channelCacheSeconds)" }
     public var metricsEnabled: Bool
     /// The token `/metrics` asks for; a secret. `nil`: no authentication (scraped from inside the
     /// network, as the health checks are).
@@ -262,6 +266,7 @@ public struct ServerConfiguration: Sendable {
                 endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
             ),
             credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
+            channelAnswerCacheSize: try reader.integer("channels.answerCacheSize", default: 10_000, range: 0...1_000_000),
             lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000))
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)

@@ -52,24 +52,28 @@ struct APIContract: Sendable {
     /// (`/v1/channels/quota` over `/v1/channels/{channelID}`), as in the router.
     func route(for path: String) -> (route: Route, values: [String: String?])? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
-        var best: (route: Route, values: [String: String?], literals: Int)?
+        var best: (route: Route, literals: Int)?
         for route in routes where route.segments.count == parts.count {
-            var values: [String: String?] = [:]
             var literals = 0
             var fits = true
             for (segment, part) in zip(route.segments, parts) {
                 switch segment {
                 case .literal(let text):
                     if text != part { fits = false } else { literals += 1 }
-                case .parameter(let name):
+                case .parameter:
                     if part.isEmpty { fits = false }
-                    values[name] = String(part).removingPercentEncoding
                 }
                 if !fits { break }
             }
-            if fits, literals > best?.literals ?? -1 { best = (route, values, literals) }
+            if fits, literals > best?.literals ?? -1 { best = (route, literals) }
         }
-        return best.map { ($0.route, $0.values) }
+        guard let route = best?.route else { return nil }
+        // The values of the one route that matched, decoded once (not for every route tried).
+        var values: [String: String?] = [:]
+        for case (.parameter(let name), let part) in zip(route.segments, parts) {
+            values[name] = String(part).removingPercentEncoding
+        }
+        return (route, values)
     }
 }
 

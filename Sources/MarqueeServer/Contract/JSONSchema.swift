@@ -52,14 +52,13 @@ extension JSONSchema {
         if let enumValues {
             return enumValues.contains(text) ? nil : "must be \(expectation) (got \(Self.quoted(text)))"
         }
-        let nonNull = types.subtracting(["null"])
-        if nonNull.contains("integer") {
+        if types.contains("integer") {
             guard let value = Int64(text), !text.hasPrefix("+") else { return "must be \(expectation) (got \(Self.quoted(text)))" }
             if let minimum, Double(value) < minimum { return "must be \(expectation) (got \(value))" }
             if let maximum, Double(value) > maximum { return "must be \(expectation) (got \(value))" }
             return nil
         }
-        if nonNull.contains("boolean") {
+        if types.contains("boolean") {
             return text == "true" || text == "false" ? nil : "must be true or false (got \(Self.quoted(text)))"
         }
         return problem(withString: text)

@@ -12,8 +12,11 @@ final class AuthenticationFailures: Sendable {
     }
 
     func retryAfter(_ address: SocketAddress?) -> Duration? {
-        guard let key = Self.key(address) else { return nil }
-        return throttle.withLock { $0.retryAfter(address: key, now: .now) }
+        throttle.withLock { throttle in
+            // No address has failed (the usual case): the address is not even formatted.
+            guard throttle.trackedAddresses > 0, let key = Self.key(address) else { return nil }
+            return throttle.retryAfter(address: key, now: .now)
+        }
     }
 
     func recordFailure(_ address: SocketAddress?) {

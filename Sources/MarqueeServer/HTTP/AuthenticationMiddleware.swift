@@ -41,8 +41,9 @@ struct AuthenticationMiddleware<Context: RemoteAddressRequestContext>: RouterMid
         let key = caller.key
         scope.apiKey = key
         scope.app = caller.app
-        scope.logger[metadataKey: "api_key.prefix"] = "\(key.prefix)"
-        if let appID = key.appID { scope.logger[metadataKey: "app.id"] = "\(appID)" }
+        scope.logger[metadataKey: "api_key.prefix"] = .string(key.prefix)
+        // Formatted only if a line is written.
+        if let appID = key.appID { scope.logger[metadataKey: "app.id"] = .stringConvertible(appID) }
         return try await RequestScope.$current.withValue(scope) { try await next(request, context) }
     }
 }

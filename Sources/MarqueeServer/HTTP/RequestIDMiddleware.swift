@@ -9,12 +9,11 @@ import MarqueeCore
 /// document, logging what the answer leaves out.
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
-    static var link: HTTPField.Name { HTTPField.Name("Link")! }
 
     func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
         let requestID = request.headers[.requestID].flatMap(Self.acceptable) ?? Self.makeID()
         var logger = logger
-        logger[metadataKey: "request.id"] = "\(requestID)"
+        logger[metadataKey: "request.id"] = .string(requestID)
         let scope = RequestScope(requestID: requestID, logger: logger, apiKey: nil)
         let started = ContinuousClock.now
         // Tokens in paths (`/v1/push-to-start-tokens/{token}`) are shortened in every log line;
@@ -43,7 +42,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         response.headers[.requestID] = requestID
         // The OpenAPI runtime percent-encodes string headers (URI "simple" style); `Location` and
         // `Link` carry URI references that clients read as they are.
-        for name in [HTTPField.Name.location, Self.link] {
+        for name in HTTPField.Name.uriReferences {
             if let value = response.headers[name], value.contains("%"), let decoded = value.removingPercentEncoding {
                 response.headers[name] = decoded
             }
@@ -87,4 +86,8 @@ extension HTTPField.Name {
     static let requestID = HTTPField.Name("X-Request-ID")!
     static let idempotencyKey = HTTPField.Name("Idempotency-Key")!
     static let idempotentReplayed = HTTPField.Name("Idempotent-Replayed")!
+    static let link = HTTPField.Name("Link")!
+    /// Headers whose values are URI references (`RequestIDMiddleware` undoes the runtime's
+    /// percent-encoding of them).
+    static let uriReferences: [HTTPField.Name] = [.location, .link]
 }

@@ -58,12 +58,12 @@ extension PostgresStore {
                         """
                         UPDATE channels SET state = 'active', apns_channel_id = \(apnsChannelID), updated_at = \(at)
                         WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'creating'
-                        RETURNING \(unescaped: RowMapping.channelColumns)
+                        RETURNING \(unescaped: RowMapping.channelColumns), \(unescaped: Self.notifyChannelAnswer)
                         """,
                         logger: logger
                     ).collect().first
                 }
-                if let updated { return try RowMapping.channel(PostgresColumns(updated, entity: "channel")) }
+                if let updated { return try announced(RowMapping.channel(PostgresColumns(updated, entity: "channel"))) }
                 throw try await transitionRefusal(appID: appID, id: id, to: .active)
             } catch let error as PSQLError where error.isUniqueViolation {
                 // Another live row (not an orphan) holds the APNs ID: refused as a duplicate.
@@ -93,10 +93,10 @@ extension PostgresStore {
             UPDATE channels SET state = \(state.rawValue), updated_at = \(at)
             WHERE app_id = \(appID.uuid) AND id = \(id.uuid)
               AND state = ANY(\(ColumnCoding.channelStates(allowingTransitionTo: state)))
-            RETURNING \(unescaped: RowMapping.channelColumns)
+            RETURNING \(unescaped: RowMapping.channelColumns), \(unescaped: Self.notifyChannelAnswer)
             """
         )
-        if let updated { return try RowMapping.channel(PostgresColumns(updated, entity: "channel")) }
+        if let updated { return try announced(RowMapping.channel(PostgresColumns(updated, entity: "channel"))) }
         throw try await transitionRefusal(appID: appID, id: id, to: state)
     }
 

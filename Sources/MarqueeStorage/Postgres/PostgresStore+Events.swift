@@ -44,22 +44,56 @@ extension PostgresStore {
         // Each EXISTS is one probe of the partial index activities_update_audience.
         try await firstRow(
             """
-            SELECT \(unescaped: RowMapping.eventColumns),
-                   \(unescaped: RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
-                   \(unescaped: RowMapping.hasUpdateAudience(.production)) AS production_update_audience
-            FROM events
+            SELECT \(unescaped: RowMapping.broadcastTargetColumns) FROM events
             WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)
             """
         ).mapped(RowMapping.broadcastTarget)
     }
 
+    public func beginBroadcast(
+        appID: AppID,
+        externalKey: String,
+        environments: Set<APNSEnvironment>,
+        now: Int64,
+        budgetSince: Date
+    ) async throws -> BroadcastTarget? {
+        // One statement, one round trip before the send: the event as broadcastTarget reads it,
+        // the timestamps taken on its active channels as takeBroadcastTimestamp takes them (the
+        // row lock orders concurrent broadcasts) and each channel's budget use as broadcastCount
+        // counts it (the partial index broadcast_log_budget). An event that is neither scheduled
+        // nor live gets no timestamp: the broadcast is refused.
+        let rows = try await rows(
+            """
+            WITH target AS (
+                SELECT \(unescaped: RowMapping.broadcastTargetColumns) FROM events
+                WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)
+            ), taken AS (
+                UPDATE channels c
+                SET last_broadcast_timestamp = GREATEST(\(now), COALESCE(c.last_broadcast_timestamp + 1, \(now)))
+                FROM target t
+                WHERE c.app_id = \(appID.uuid) AND c.event_id = t.id AND c.state = 'active'
+                  AND t.state IN ('scheduled', 'live') AND c.environment = ANY(\(environments.map(\.rawValue).sorted()))
+                RETURNING \(unescaped: RowMapping.takenChannelColumns(of: "c"))
+            )
+            SELECT target.*, taken.*,
+                   (SELECT count(*) FROM broadcast_log b
+                    WHERE b.app_id = \(appID.uuid) AND b.channel_id = taken.channel_id
+                      AND b.priority = \(APNSPriority.immediate.rawValue) AND b.status = 200 AND b.sent_at >= \(budgetSince)) AS immediate_sent
+            FROM target LEFT JOIN taken ON true
+            """
+        )
+        return try RowMapping.beganBroadcast(rows.map { PostgresColumns($0, entity: "event") })
+    }
+
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
-        try await !rows(
+        let changed = try await !rows(
             """
             UPDATE events SET state = \(state.rawValue), updated_at = \(at)
-            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id
+            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id, \(unescaped: Self.notifyEventChannelAnswer)
             """
         ).isEmpty
+        if changed { announceChannelAnswer(of: id) }
+        return changed
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
@@ -75,10 +109,11 @@ extension PostgresStore {
                                            ELSE \(event.state.rawValue)::text END,
                               updated_at = \(event.updatedAt)
             WHERE app_id = \(event.appID.uuid) AND id = \(event.id.uuid)
-            RETURNING \(unescaped: RowMapping.eventColumns)
+            RETURNING \(unescaped: RowMapping.eventColumns), \(unescaped: Self.notifyEventChannelAnswer)
             """
         )
         guard let updated else { throw StoreError.notFound(entity: "event", id: event.id.description) }
+        announceChannelAnswer(of: event.id)
         return try RowMapping.event(PostgresColumns(updated, entity: "event"))
     }
 
@@ -118,14 +153,16 @@ extension PostgresStore {
         // ON DELETE CASCADE foreign keys. The start ledger has none (migration 0009): its entries
         // are deleted by the next statement, whose snapshot is taken after the event's delete has
         // waited for every batch holding the event (FOR KEY SHARE), so it sees all they wrote.
-        try await transaction { connection in
+        let deleted = try await transaction { connection in
             let deleted = try await connection.query(
-                "DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id",
+                "DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id, \(unescaped: Self.notifyEventChannelAnswer)",
                 logger: logger
             ).collect()
             guard !deleted.isEmpty else { return false }
             try await connection.query("DELETE FROM start_ledger WHERE event_id = \(id.uuid)", logger: logger)
             return true
         }
+        if deleted { announceChannelAnswer(of: id) }
+        return deleted
     }
 }

@@ -5,7 +5,7 @@ import PostgresNIO
 extension PostgresStore {
     public func createSchedule(_ schedule: Schedule) async throws -> Bool {
         let job = schedule.job
-        return try await transaction { connection in
+        let created = try await transaction { connection in
             // A timeline step of a kind the event has is a conflict on schedules_one_timeline_step, and
             // one of a closed event is no step at all: nothing is inserted, and the job is not either.
             let inserted = try await connection.query(
@@ -19,7 +19,7 @@ extension PostgresStore {
                 FROM events e WHERE e.app_id = \(schedule.appID.uuid) AND e.id = \(schedule.eventID.uuid)
                   AND (\(schedule.origin.rawValue) <> 'timeline' OR e.state IN ('scheduled', 'live'))
                 ON CONFLICT (event_id, kind) WHERE origin = 'timeline' AND state <> 'cancelled' DO NOTHING
-                RETURNING id
+                RETURNING id, \(unescaped: Self.notifyScheduleChannelAnswer)
                 """,
                 logger: logger
             ).collect()
@@ -45,6 +45,10 @@ extension PostgresStore {
             ).collect()
             return true
         }
+        if created, ChannelAnswerChanges.concerns(kind: schedule.kind, origin: schedule.origin) {
+            announceChannelAnswer(of: schedule.eventID)
+        }
+        return created
     }
 
     public func schedule(appID: AppID, id: ScheduleID) async throws -> Schedule? {
@@ -82,12 +86,12 @@ extension PostgresStore {
         outcome: JSONValue?,
         at: Date
     ) async throws -> (schedule: Schedule, changed: Bool)? {
-        try await transaction { connection in
+        let result: (schedule: Schedule, changed: Bool)? = try await transaction { connection in
             let cancelled = try await connection.query(
                 """
                 UPDATE schedules SET state = \(state.rawValue), outcome = \(outcome.map(ColumnCoding.json))::json, updated_at = \(at)
                 WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'pending'
-                RETURNING \(unescaped: RowMapping.scheduleColumns)
+                RETURNING \(unescaped: RowMapping.scheduleColumns), \(unescaped: Self.notifyScheduleChannelAnswer)
                 """,
                 logger: logger
             ).collect().first.mapped(RowMapping.schedule)
@@ -102,15 +106,19 @@ extension PostgresStore {
             ).collect().first.mapped(RowMapping.schedule)
             return current.map { ($0, false) }
         }
+        if let result, result.changed, ChannelAnswerChanges.concerns(kind: result.schedule.kind, origin: result.schedule.origin) {
+            announceChannelAnswer(of: result.schedule.eventID)
+        }
+        return result
     }
 
     public func cancelSchedules(appID: AppID, eventID: EventID, at: Date) async throws -> Int {
-        try await transaction { connection in
+        let count = try await transaction { connection in
             let cancelled = try await connection.query(
                 """
                 UPDATE schedules SET state = 'cancelled', updated_at = \(at)
                 WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND state = 'pending'
-                RETURNING id
+                RETURNING id, \(unescaped: Self.notifyScheduleChannelAnswer)
                 """,
                 logger: logger
             ).collect()
@@ -126,19 +134,21 @@ extension PostgresStore {
             }
             return ids.count
         }
+        if count > 0 { announceChannelAnswer(of: eventID) }
+        return count
     }
 
     public func moveSchedule(appID: AppID, id: ScheduleID, to dueAt: Date, at: Date) async throws -> Bool {
-        try await transaction { connection in
+        let moved = try await transaction { connection -> EventID?? in
             let moved = try await connection.query(
                 """
                 UPDATE schedules SET due_at = \(dueAt), updated_at = \(at)
                 WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'pending'
-                RETURNING id
+                RETURNING \(unescaped: RowMapping.scheduleAnswerColumns), \(unescaped: Self.notifyScheduleChannelAnswer)
                 """,
                 logger: logger
             ).collect()
-            guard !moved.isEmpty else { return false }
+            guard let row = moved.first else { return nil }
             // A job a worker holds is left alone: beginSchedule finds the schedule not due and the
             // worker hands the job back for the new time.
             _ = try await connection.query(
@@ -149,8 +159,11 @@ extension PostgresStore {
                 """,
                 logger: logger
             ).collect()
-            return true
+            return try RowMapping.scheduleAnswerEvent(PostgresColumns(row, entity: "schedule"))
         }
+        guard let moved else { return false }
+        announceChannelAnswer(of: moved)
+        return true
     }
 
     public func beginSchedule(appID: AppID, id: ScheduleID, now: Date) async throws -> Schedule? {
@@ -174,15 +187,21 @@ extension PostgresStore {
         error: String?,
         at: Date
     ) async throws -> Bool {
-        try await !rows(
-            """
-            UPDATE schedules SET state = \(state.rawValue), outcome = \(outcome.map(ColumnCoding.json))::json, last_error = \(error),
-                                 performed_at = \(at), updated_at = \(at)
-            WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'running'
-            RETURNING id
-            """
-        ).isEmpty
+        // A finished `close` step no longer gives the event's channel an expiry.
+        guard
+            let row = try await firstRow(
+                """
+                UPDATE schedules SET state = \(state.rawValue), outcome = \(outcome.map(ColumnCoding.json))::json, last_error = \(error),
+                                     performed_at = \(at), updated_at = \(at)
+                WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'running'
+                RETURNING \(unescaped: RowMapping.scheduleAnswerColumns), \(unescaped: Self.notifyScheduleChannelAnswer)
+                """
+            )
+        else { return false }
+        announceChannelAnswer(of: try RowMapping.scheduleAnswerEvent(PostgresColumns(row, entity: "schedule")))
+        return true
     }
+
 
     private static func cancelJobQuery(id: ScheduleID, at: Date) -> PostgresQuery {
         """

@@ -13,6 +13,9 @@ public struct PostgresStore: MarqueeStore {
     public let client: PostgresClient
     let configuration: StoreConfiguration
     let deadline: PostgresCallDeadline
+    /// Told of this process's changes to channel-ID answers after they commit; the server's
+    /// listener tells it of other replicas' (their NOTIFYs on `channelAnswersChannel`).
+    public let channelAnswerChanges = ChannelAnswerChanges()
     var logger: Logger { configuration.logger }
 
     /// The deadline on each call when none is configured: far above any query Marquee makes, and
@@ -63,6 +66,21 @@ public struct PostgresStore: MarqueeStore {
     /// The LISTEN/NOTIFY channel on which a change to an API key or an app is announced (at its
     /// commit, no payload): every replica forgets the keys it authenticated (`CredentialCache`).
     public static let credentialsChannel = "marquee_credentials"
+    /// The LISTEN/NOTIFY channel on which a change to an event's channel-ID answer is announced
+    /// (at its commit; payload: the event's ID, empty for any event): every replica forgets what
+    /// it remembered of the event's answer (`ChannelAnswerChanges`).
+    public static let channelAnswersChannel = "marquee_channel_answers"
+
+    /// A RETURNING column that announces the channel-ID answer of the row's event (`event_id`) on
+    /// `channelAnswersChannel` at the statement's commit; rows of no event announce nothing.
+    static let notifyChannelAnswer =
+        "CASE WHEN event_id IS NOT NULL THEN pg_notify('\(channelAnswersChannel)', event_id::text) END"
+    /// The same for a row of `events`, whose own ID is the event's.
+    static let notifyEventChannelAnswer = "pg_notify('\(channelAnswersChannel)', id::text)"
+    /// The same for a row of `schedules`: only a timeline's `close` step gives an answer anything
+    /// (`ChannelAnswerChanges.concerns`).
+    static let notifyScheduleChannelAnswer =
+        "CASE WHEN kind = 'close' AND origin = 'timeline' THEN pg_notify('\(channelAnswersChannel)', event_id::text) END"
 
     private func withMigrationLock<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result

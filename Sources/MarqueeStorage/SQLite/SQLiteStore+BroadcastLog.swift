@@ -77,16 +77,17 @@ extension SQLiteStore {
     }
 
     public func broadcastCount(appID: AppID, channelID: ChannelID, priority: APNSPriority, since: Date) async throws -> Int {
-        let counted = try await query(
-            """
-            SELECT count(*) AS n FROM broadcast_log
-            WHERE app_id = ? AND channel_id = ? AND priority = ? AND status = 200 AND sent_at >= ?
-            """,
-            [.id(appID), .id(channelID), .int(priority.rawValue), .date(since)]
-        )
+        let counted = try await query(Self.broadcastCountSQL, [.id(appID), .id(channelID), .int(priority.rawValue), .date(since)])
         guard let row = counted.first else { return 0 }
         return try SQLiteColumns(row).int("n")
     }
+
+    /// Accepted broadcasts of a channel at a priority since a time, as `n` (binds: app, channel,
+    /// priority, since).
+    static let broadcastCountSQL = """
+        SELECT count(*) AS n FROM broadcast_log
+        WHERE app_id = ? AND channel_id = ? AND priority = ? AND status = 200 AND sent_at >= ?
+        """
 
     public func broadcastSummary(appID: AppID, eventID: EventID) async throws -> EventBroadcastSummary {
         // Over every channel the event had (a channel deleted and made again keeps its log).

@@ -70,7 +70,7 @@ extension SQLiteStore {
             // Another row that is not an orphan holds the APNs ID.
             throw StoreError.duplicate(entity: "channel", key: apnsChannelID)
         }
-        if let updated { return try RowMapping.channel(SQLiteColumns(updated, entity: "channel")) }
+        if let updated { return try announced(RowMapping.channel(SQLiteColumns(updated, entity: "channel"))) }
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
@@ -85,7 +85,7 @@ extension SQLiteStore {
             """,
             [.text(state.rawValue), .date(at), .id(appID), .id(id)] + allowed.map { .text($0) }
         )
-        if let row = updated.first { return try RowMapping.channel(SQLiteColumns(row, entity: "channel")) }
+        if let row = updated.first { return try announced(RowMapping.channel(SQLiteColumns(row, entity: "channel"))) }
         throw try await transitionRefusal(appID: appID, id: id, to: state)
     }
 
@@ -182,13 +182,15 @@ extension SQLiteStore {
     }
 
     public func takeBroadcastTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> BroadcastChannel? {
-        try await query(
-            """
-            UPDATE channels SET last_broadcast_timestamp = MAX(?1, COALESCE(last_broadcast_timestamp + 1, ?1))
-            WHERE app_id = ?2 AND event_id = ?3 AND environment = ?4 AND state = 'active'
-            RETURNING \(RowMapping.channelColumns)
-            """,
-            [.int(now), .id(appID), .id(eventID), .text(environment.rawValue)]
-        ).first.mapped(RowMapping.channel)
+        try await query(Self.takeBroadcastTimestampSQL, [.int(now), .id(appID), .id(eventID), .text(environment.rawValue)])
+            .first.mapped(RowMapping.channel)
     }
+
+    /// `MonotonicTimestamp.next` on the event's active channel in the environment (binds: now,
+    /// app, event, environment).
+    static let takeBroadcastTimestampSQL = """
+        UPDATE channels SET last_broadcast_timestamp = MAX(?1, COALESCE(last_broadcast_timestamp + 1, ?1))
+        WHERE app_id = ?2 AND event_id = ?3 AND environment = ?4 AND state = 'active'
+        RETURNING \(RowMapping.channelColumns)
+        """
 }

@@ -41,22 +41,48 @@ extension SQLiteStore {
     }
 
     public func broadcastTarget(appID: AppID, externalKey: String) async throws -> BroadcastTarget? {
-        try await query(
-            """
-            SELECT \(RowMapping.eventColumns),
-                   \(RowMapping.hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
-                   \(RowMapping.hasUpdateAudience(.production)) AS production_update_audience
-            FROM events WHERE app_id = ? AND external_key = ?
-            """,
-            [.id(appID), .text(externalKey)]
-        ).first.mapped(RowMapping.broadcastTarget)
+        try await query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)]).first.mapped(RowMapping.broadcastTarget)
+    }
+
+    private static let broadcastTargetSQL = "SELECT \(RowMapping.broadcastTargetColumns) FROM events WHERE app_id = ? AND external_key = ?"
+
+    public func beginBroadcast(
+        appID: AppID,
+        externalKey: String,
+        environments: Set<APNSEnvironment>,
+        now: Int64,
+        budgetSince: Date
+    ) async throws -> BroadcastTarget? {
+        // One transaction: the event, then per environment the timestamp taken and the budget
+        // counted as takeBroadcastTimestamp and broadcastCount do.
+        try await write { connection in
+            let read = try await connection.query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)])
+            guard var target = try read.first.mapped(RowMapping.broadcastTarget) else { return nil }
+            guard target.event.state == .scheduled || target.event.state == .live else { return target }
+            for environment in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+                let taken = try await connection.query(
+                    Self.takeBroadcastTimestampSQL,
+                    [.int(now), .id(appID), .id(target.event.id), .text(environment.rawValue)]
+                )
+                guard let channel = try taken.first.mapped(RowMapping.channel) else { continue }
+                let counted = try await connection.query(
+                    Self.broadcastCountSQL,
+                    [.id(appID), .id(channel.id), .int(APNSPriority.immediate.rawValue), .date(budgetSince)]
+                )
+                let immediateSent = try counted.first.map { try SQLiteColumns($0).int("n") } ?? 0
+                target.taken[environment] = BroadcastTake(channel: channel, immediateSent: immediateSent)
+            }
+            return target
+        }
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
-        try await !query(
+        let changed = try await !query(
             "UPDATE events SET state = ?, updated_at = ? WHERE app_id = ? AND id = ? RETURNING id",
             [.text(state.rawValue), .date(at), .id(appID), .id(id)]
         ).isEmpty
+        if changed { announceChannelAnswer(of: id) }
+        return changed
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
@@ -77,6 +103,7 @@ extension SQLiteStore {
             ]
         )
         guard let row = updated.first else { throw StoreError.notFound(entity: "event", id: event.id.description) }
+        announceChannelAnswer(of: event.id)
         return try RowMapping.event(SQLiteColumns(row, entity: "event"))
     }
 
@@ -113,6 +140,8 @@ extension SQLiteStore {
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
         // Channels, activities (with their update tokens) and start-ledger rows go with the event
         // through their ON DELETE CASCADE foreign keys (the store turns foreign_keys on).
-        try await !query("DELETE FROM events WHERE app_id = ? AND id = ? RETURNING id", [.id(appID), .id(id)]).isEmpty
+        let deleted = try await !query("DELETE FROM events WHERE app_id = ? AND id = ? RETURNING id", [.id(appID), .id(id)]).isEmpty
+        if deleted { announceChannelAnswer(of: id) }
+        return deleted
     }
 }

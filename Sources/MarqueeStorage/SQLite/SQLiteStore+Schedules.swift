@@ -5,7 +5,7 @@ import SQLiteNIO
 extension SQLiteStore {
     public func createSchedule(_ schedule: Schedule) async throws -> Bool {
         let job = schedule.job
-        return try await write { connection in
+        let created = try await write { connection in
             // A timeline step of a kind the event has is a conflict on schedules_one_timeline_step, and
             // one of a closed event is no step at all: nothing is inserted, and the job is not either.
             let inserted = try await connection.query(
@@ -42,6 +42,10 @@ extension SQLiteStore {
             )
             return true
         }
+        if created, ChannelAnswerChanges.concerns(kind: schedule.kind, origin: schedule.origin) {
+            announceChannelAnswer(of: schedule.eventID)
+        }
+        return created
     }
 
     public func schedule(appID: AppID, id: ScheduleID) async throws -> Schedule? {
@@ -79,7 +83,7 @@ extension SQLiteStore {
         outcome: JSONValue?,
         at: Date
     ) async throws -> (schedule: Schedule, changed: Bool)? {
-        try await write { connection in
+        let result: (schedule: Schedule, changed: Bool)? = try await write { connection in
             let cancelled = try await connection.query(
                 """
                 UPDATE schedules SET state = ?, outcome = ?, updated_at = ?
@@ -99,10 +103,14 @@ extension SQLiteStore {
             ).first.mapped(RowMapping.schedule)
             return current.map { ($0, false) }
         }
+        if let result, result.changed, ChannelAnswerChanges.concerns(kind: result.schedule.kind, origin: result.schedule.origin) {
+            announceChannelAnswer(of: result.schedule.eventID)
+        }
+        return result
     }
 
     public func cancelSchedules(appID: AppID, eventID: EventID, at: Date) async throws -> Int {
-        try await write { connection in
+        let count = try await write { connection in
             let cancelled = try await connection.query(
                 "UPDATE schedules SET state = 'cancelled', updated_at = ? WHERE app_id = ? AND event_id = ? AND state = 'pending' RETURNING id",
                 [.date(at), .id(appID), .id(eventID)]
@@ -112,23 +120,28 @@ extension SQLiteStore {
             }
             return cancelled.count
         }
+        if count > 0 { announceChannelAnswer(of: eventID) }
+        return count
     }
 
     public func moveSchedule(appID: AppID, id: ScheduleID, to dueAt: Date, at: Date) async throws -> Bool {
-        try await write { connection in
+        let moved = try await write { connection -> EventID?? in
             let moved = try await connection.query(
-                "UPDATE schedules SET due_at = ?, updated_at = ? WHERE app_id = ? AND id = ? AND state = 'pending' RETURNING id",
+                "UPDATE schedules SET due_at = ?, updated_at = ? WHERE app_id = ? AND id = ? AND state = 'pending' RETURNING \(RowMapping.scheduleAnswerColumns)",
                 [.date(dueAt), .date(at), .id(appID), .id(id)]
             )
-            guard !moved.isEmpty else { return false }
+            guard let row = moved.first else { return nil }
             // A job a worker holds is left alone: beginSchedule finds the schedule not due and the
             // worker hands the job back for the new time.
             _ = try await connection.query(
                 "UPDATE jobs SET due_at = ?, updated_at = ? WHERE id = ? AND state = 'pending'",
                 [.date(dueAt), .date(at), .id(id)]
             )
-            return true
+            return try RowMapping.scheduleAnswerEvent(SQLiteColumns(row, entity: "schedule"))
         }
+        guard let moved else { return false }
+        announceChannelAnswer(of: moved)
+        return true
     }
 
     public func beginSchedule(appID: AppID, id: ScheduleID, now: Date) async throws -> Schedule? {
@@ -152,15 +165,21 @@ extension SQLiteStore {
         error: String?,
         at: Date
     ) async throws -> Bool {
-        try await !query(
-            """
-            UPDATE schedules SET state = ?, outcome = ?, last_error = ?, performed_at = ?, updated_at = ?
-            WHERE app_id = ? AND id = ? AND state = 'running'
-            RETURNING id
-            """,
-            [.text(state.rawValue), .text(outcome.map(ColumnCoding.json)), .text(error), .date(at), .date(at), .id(appID), .id(id)]
-        ).isEmpty
+        // A finished `close` step no longer gives the event's channel an expiry.
+        guard
+            let row = try await query(
+                """
+                UPDATE schedules SET state = ?, outcome = ?, last_error = ?, performed_at = ?, updated_at = ?
+                WHERE app_id = ? AND id = ? AND state = 'running'
+                RETURNING \(RowMapping.scheduleAnswerColumns)
+                """,
+                [.text(state.rawValue), .text(outcome.map(ColumnCoding.json)), .text(error), .date(at), .date(at), .id(appID), .id(id)]
+            ).first
+        else { return false }
+        announceChannelAnswer(of: try RowMapping.scheduleAnswerEvent(SQLiteColumns(row, entity: "schedule")))
+        return true
     }
+
 
     private static let cancelJobSQL = """
         UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?

@@ -21,6 +21,8 @@ public final class SQLiteStore: MarqueeStore {
     let access = SerialAccess()
     let configuration: StoreConfiguration
     var logger: Logger { configuration.logger }
+    /// Told of every change to channel-ID answers after it commits (one process writes the file).
+    public let channelAnswerChanges = ChannelAnswerChanges()
 
     private init(connection: SQLiteConnection, threadPool: NIOThreadPool, configuration: StoreConfiguration) {
         self.connection = connection

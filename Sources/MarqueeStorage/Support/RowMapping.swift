@@ -77,12 +77,47 @@ enum RowMapping {
         """
     }
 
+    /// The columns of a query on `events` that `broadcastTarget` reads.
+    static let broadcastTargetColumns = """
+        \(eventColumns),
+        \(hasUpdateAudience(.sandbox)) AS sandbox_update_audience,
+        \(hasUpdateAudience(.production)) AS production_update_audience
+        """
+
     /// An event row with the `sandbox_update_audience` and `production_update_audience` flags.
     static func broadcastTarget(_ row: some ColumnReader) throws -> BroadcastTarget {
         var environments: Set<APNSEnvironment> = []
         if try row.bool("sandbox_update_audience") { environments.insert(.sandbox) }
         if try row.bool("production_update_audience") { environments.insert(.production) }
         return BroadcastTarget(event: try event(row), updateTokenEnvironments: environments)
+    }
+
+    /// The prefix of a channel's columns in a row that also holds its event (`beginBroadcast`).
+    static let takenChannelPrefix = "channel_"
+
+    /// `channelColumns` of the table `alias`, each named with `takenChannelPrefix`.
+    static func takenChannelColumns(of alias: String) -> String {
+        channelColumns.split(separator: ",")
+            .map { column in
+                let name = column.trimmingCharacters(in: .whitespacesAndNewlines)
+                return "\(alias).\(name) AS \(takenChannelPrefix)\(name)"
+            }
+            .joined(separator: ", ")
+    }
+
+    /// A broadcast's target from `beginBroadcast`'s rows: the event (with its update-audience
+    /// flags) on each, and on each a channel taken (`takenChannelColumns`, with its
+    /// `immediate_sent`) or none; `nil` for no rows (no such event).
+    static func beganBroadcast<Row: ColumnReader>(_ rows: [Row]) throws -> BroadcastTarget? {
+        guard let first = rows.first else { return nil }
+        var target = try broadcastTarget(first)
+        for row in rows {
+            let channel = PrefixedColumns(base: row, prefix: takenChannelPrefix)
+            guard try channel.optionalUUID("id") != nil else { continue }
+            let taken = BroadcastTake(channel: try self.channel(channel), immediateSent: try row.int("immediate_sent"))
+            target.taken[taken.channel.environment] = taken
+        }
+        return target
     }
 
     static func event(_ row: some ColumnReader) throws -> Event {
@@ -306,6 +341,16 @@ enum RowMapping {
         id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts, performed_at, created_at, \
         updated_at
         """
+
+    /// The columns `scheduleAnswerEvent` reads: the schedule's event, and whether the schedule is
+    /// one a channel-ID answer shows (`ChannelAnswerChanges.concerns`).
+    static let scheduleAnswerColumns = "event_id, (kind = 'close' AND origin = 'timeline') AS shows_in_answer"
+
+    /// The event whose channel-ID answer a change to this schedule row changed, if any.
+    static func scheduleAnswerEvent(_ row: some ColumnReader) throws -> EventID? {
+        guard try row.optionalBool("shows_in_answer") == true else { return nil }
+        return try row.optionalID("event_id")
+    }
 
     static func schedule(_ row: some ColumnReader) throws -> Schedule {
         Schedule(

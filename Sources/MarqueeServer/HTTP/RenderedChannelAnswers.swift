@@ -1,0 +1,40 @@
+import Foundation
+import MarqueeAPI
+import MarqueeCore
+import MarqueeEngine
+import NIOCore
+import Synchronization
+
+/// The JSON of channel-ID answers by their entity tag, written once each: a tag names one answer
+/// (the channel, its state and policy, its expiry; the event's key and the environment go with the
+/// channel), so what is kept never needs forgetting, only bounding.
+final class RenderedChannelAnswers: Sendable {
+    private let bodies = Mutex<[String: ByteBuffer]>([:])
+    let capacity: Int
+
+    init(capacity: Int) {
+        self.capacity = capacity
+    }
+
+    func body(of view: EventChannelView) throws -> ByteBuffer {
+        if let body = bodies.withLock({ $0[view.entityTag] }) { return body }
+        let body = ByteBuffer(bytes: try Self.encoder.encode(Components.Schemas.EventChannel(view)))
+        guard capacity > 0 else { return body }
+        bodies.withLock { bodies in
+            if bodies[view.entityTag] == nil, bodies.count >= capacity { bodies.remove(at: bodies.startIndex) }
+            bodies[view.entityTag] = body
+        }
+        return body
+    }
+
+    /// As the generated route writes it: `JSONAnswerStyle`, dates as `RFC3339DateTranscoder`.
+    private static var encoder: JSONEncoder {
+        let encoder = JSONEncoder()
+        encoder.outputFormatting = JSONAnswerStyle.foundation
+        encoder.dateEncodingStrategy = .custom { date, encoder in
+            var container = encoder.singleValueContainer()
+            try container.encode(RFC3339.format(date))
+        }
+        return encoder
+    }
+}
