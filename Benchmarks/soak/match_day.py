@@ -29,7 +29,7 @@ Exit 1 when what must hold did not:
   answers      an answer other than 2xx or a documented 429 on any path, or a connection error
                (wrk's connect/read/write errors; timeouts are counted and shown, not failed)
   restarts     a replica that did not exit within 60 s of SIGTERM, exited non-zero, or was not ready
-               again within 180 s
+               again within 180 s; a replica that stopped by itself
   jobs         a start job not `succeeded` within --grace seconds of the end, or with uncertain starts
   devices      a device with more starts at the emulator than starts made to it
   rss          a replica process whose RSS grows without bound: over each process's samples (at
@@ -55,7 +55,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "scripts", "lib"))
 from marquee_world import (  # noqa: E402
-    Cleanup, Emulator, Postgres, Replica, SuiteError, configure, count, expect, log, request, serve_environment,
+    Cleanup, Emulator, Postgres, Replica, SuiteError, configure, count, die_with_parent, expect, log, request, serve_environment,
 )
 
 configure("soak")
@@ -102,7 +102,7 @@ class LoadSet:
                     process = subprocess.Popen(
                         ["wrk", "-t1", f"-c{connections_for(rate)}", f"-d{int(seconds) + 30}s", "--timeout", "10s",
                          "-s", os.path.join(HERE, LUA[path]), replica.base],
-                        stdout=f, stderr=subprocess.STDOUT, env=environment,
+                        stdout=f, stderr=subprocess.STDOUT, env=environment, preexec_fn=die_with_parent,
                     )
                 self.processes.append((path, replica.name, process, out))
 
@@ -325,6 +325,10 @@ class Soak:
             }
         rss = {}
         for replica in self.replicas:
+            death = replica.died()
+            if death is not None and death not in self.failures:
+                self.failures.append(death)
+                log(death)
             if replica.alive():
                 rss[replica.name] = {"pid": replica.process.pid, "rssMiB": read_rss_mib(replica.process.pid)}
         tables = {}
