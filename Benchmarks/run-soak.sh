@@ -11,7 +11,7 @@ ROOT=$(cd "$HERE/.." && pwd)
 command -v wrk >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninteractive apt-get install -y -qq wrk >/dev/null; }
 arguments=("$@")
 has() { local a; for a in "${arguments[@]}"; do case "$a" in "$1" | "$1"=*) return 0 ;; esac; done; return 1; }
-if ! has --binary; then
+if ! has --binary && ! has --help && ! has -h; then
   if has --ci; then
     arguments+=(--binary "$ROOT/.build/debug/marquee" --build "debug at $(git -C "$ROOT" rev-parse --short HEAD)")
   else
