@@ -19,6 +19,8 @@ public struct EngineConfiguration: Sendable {
     /// How long an authenticated API key and its app are remembered (`CredentialCache`); zero
     /// reads them from the store on every request.
     public var credentialLifetime: Duration
+    /// How often one device may report what it shows for one event.
+    public var presenceReports: PresenceRateBound
 
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
@@ -28,6 +30,7 @@ public struct EngineConfiguration: Sendable {
         jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
         timeline: TimelinePolicy = TimelinePolicy(),
         credentialLifetime: Duration = .seconds(5),
+        presenceReports: PresenceRateBound = .perMinute(10),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.channels = channels
@@ -38,5 +41,6 @@ public struct EngineConfiguration: Sendable {
         self.metricsFactory = metricsFactory
         self.timeline = timeline
         self.credentialLifetime = credentialLifetime
+        self.presenceReports = presenceReports
     }
 }

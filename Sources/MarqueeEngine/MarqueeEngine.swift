@@ -13,6 +13,8 @@ public struct MarqueeEngine: Sendable {
     public let events: EventService
     public let broadcasts: BroadcastService
     public let tokens: TokenRegistry
+    /// What devices say they show, and the events' funnels.
+    public let presence: PresenceService
     public let janitor: ChannelJanitor
     public let idempotency: IdempotencyKeys
     public let starts: StartService
@@ -82,6 +84,7 @@ public struct MarqueeEngine: Sendable {
             metricsFactory: configuration.metricsFactory
         )
         tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
+        presence = PresenceService(store: store, bound: configuration.presenceReports, clock: clock, logger: logger)
         idempotency = IdempotencyKeys(store: store, clock: clock)
         janitor = ChannelJanitor(
             store: store,

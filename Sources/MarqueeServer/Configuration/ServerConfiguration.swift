@@ -43,6 +43,9 @@ import SystemPackage
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
 /// - `tokens.maxBatch` (10000)
+/// - `presence.reportsPerMinute` (10): reports one device may send for one event
+///   (`PUT /v1/events/{eventKey}/presence/{token}`) in a fixed minute that begins with its first;
+///   past them it is answered 429 (`Retry-After`: until that minute ends)
 /// - `auth.cacheSeconds` (5): how long an authenticated API key and its app are remembered; a key
 ///   revoked or an app changed on another replica is honoured here within it (0: never remembered)
 /// - `broadcasts.priorityPolicy` (`standard`): `standard` (10 for important updates and those with
@@ -248,7 +251,8 @@ public struct ServerConfiguration: Sendable {
                 channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
                 endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
             ),
-            credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600))
+            credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
+            presenceReports: .perMinute(try reader.integer("presence.reportsPerMinute", default: 10, range: 1...10_000))
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
         metricsEnabled = try reader.flag("metrics.enabled", default: true)
