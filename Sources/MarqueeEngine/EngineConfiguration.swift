@@ -1,4 +1,5 @@
 import CoreMetrics
+import MarqueeCore
 
 /// What the engine's use cases are tuned by.
 public struct EngineConfiguration: Sendable {
