@@ -10,7 +10,7 @@ let swiftSettings: [SwiftSetting] = [
 
 let package = Package(
     name: "marquee",
-    platforms: [.macOS(.v15)],
+    platforms: [.macOS(.v15), .iOS(.v17)],
     products: [
         .executable(name: "marquee", targets: ["MarqueeCLI"]),
         .library(name: "MarqueeCore", targets: ["MarqueeCore"]),
@@ -20,6 +20,7 @@ let package = Package(
         .library(name: "MarqueeEngine", targets: ["MarqueeEngine"]),
         .library(name: "MarqueeServer", targets: ["MarqueeServer"]),
         .library(name: "MarqueeClient", targets: ["MarqueeClient"]),
+        .library(name: "MarqueeKit", targets: ["MarqueeKit"]),
     ],
     dependencies: [
         .package(url: "https://github.com/apple/swift-nio.git", from: "2.101.2"),
@@ -80,6 +81,8 @@ let package = Package(
             name: "MarqueeEmulator",
             dependencies: [
                 "MarqueeCore",
+                // The app model plays the app's side with MarqueeKit's own decisions and requests.
+                "MarqueeKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -199,6 +202,14 @@ let package = Package(
             swiftSettings: swiftSettings,
             plugins: [.plugin(name: "OpenAPIGenerator", package: "swift-openapi-generator")]
         ),
+        // The app's side, for iOS apps to add: registers the app's tokens as they rotate, answers
+        // Marquee's background push, reports what ActivityKit shows and ends a second activity of
+        // an event. Foundation only (no NIO, no other package), so that an app pulls in nothing
+        // else; its ActivityKit glue compiles only where ActivityKit exists.
+        .target(
+            name: "MarqueeKit",
+            swiftSettings: swiftSettings
+        ),
         // What tests of the service share: stores on both backends, the emulator, a running server.
         .target(
             name: "MarqueeTesting",
@@ -269,6 +280,7 @@ let package = Package(
             dependencies: [
                 "MarqueeCore",
                 "MarqueeEmulator",
+                "MarqueeKit",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
@@ -333,6 +345,15 @@ let package = Package(
                 "MarqueeServer",
                 "MarqueeTesting",
                 .product(name: "Crypto", package: "swift-crypto"),
+            ],
+            swiftSettings: swiftSettings
+        ),
+        .testTarget(
+            name: "MarqueeKitTests",
+            dependencies: [
+                "MarqueeKit",
+                "MarqueeTesting",
+                .product(name: "Yams", package: "Yams"),
             ],
             swiftSettings: swiftSettings
         ),

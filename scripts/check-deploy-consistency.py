@@ -34,11 +34,14 @@ METRICS = {
     "marquee_apns_request_duration_seconds": "histogram",
     "marquee_apns_connections": "gauge",
     "marquee_apns_streams_in_flight": "gauge",
+    "marquee_apns_connection_streams_in_flight": "histogram",
+    "marquee_apns_connection_concurrency_limit": "histogram",
     "marquee_job_tokens_total": "counter",
     "marquee_jobs_running": "gauge",
     "marquee_job_remaining_tokens": "gauge",
     "marquee_channels": "gauge",
     "marquee_channel_quota_ratio": "gauge",
+    "marquee_events": "gauge",
     "marquee_broadcast_latency_seconds": "histogram",
 }
 

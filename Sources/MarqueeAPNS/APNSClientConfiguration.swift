@@ -29,6 +29,12 @@ public struct APNSClientConfiguration: Sendable {
         public var connectionsPerEndpoint: Int
         /// A ceiling on streams per connection whatever the server's SETTINGS allow.
         public var maximumStreamsPerConnection: Int
+        /// Each connection keeps only what the path needs in flight, from the latency of its answers
+        /// (`APNSConcurrencyLimit`), within its stream budget; `false`: the whole budget, always.
+        /// What a connection reset leaves uncertain is what was in flight.
+        public var adaptiveConcurrency: Bool
+        /// The least an adaptive connection keeps in flight, whatever the latency says.
+        public var concurrencyFloor: Int
         /// Requests admitted and unanswered per endpoint; batches wait beyond it.
         public var maximumOutstandingRequests: Int
         /// Requests a single batch keeps outstanding.
@@ -44,6 +50,8 @@ public struct APNSClientConfiguration: Sendable {
         public init(
             connectionsPerEndpoint: Int = 2,
             maximumStreamsPerConnection: Int = 1000,
+            adaptiveConcurrency: Bool = true,
+            concurrencyFloor: Int = 20,
             maximumOutstandingRequests: Int = 10_000,
             batchWindow: Int = 4_000,
             batchBufferedChunks: Int = 64,
@@ -53,6 +61,8 @@ public struct APNSClientConfiguration: Sendable {
         ) {
             self.connectionsPerEndpoint = max(1, connectionsPerEndpoint)
             self.maximumStreamsPerConnection = max(1, maximumStreamsPerConnection)
+            self.adaptiveConcurrency = adaptiveConcurrency
+            self.concurrencyFloor = max(1, concurrencyFloor)
             self.maximumOutstandingRequests = max(1, maximumOutstandingRequests)
             self.batchWindow = max(1, batchWindow)
             self.batchBufferedChunks = max(2, batchBufferedChunks)

@@ -88,6 +88,41 @@ struct EmulatorCommand: AsyncParsableCommand {
     var broadcastThrottle = 0.0
 
     @Option(
+        help: ArgumentHelp(
+            "Play the demo app against this Marquee: its devices report presence there as MarqueeKit would, with the app-role key in the environment variable MARQUEE_EMULATOR_APP_KEY (kept off the command line).",
+            valueName: "url"
+        )
+    )
+    var marqueeURL: String?
+
+    @Option(help: "The played app's attributes-type whose push-to-start token the reports name (default: the device's first).")
+    var attributesType: String?
+
+    @Option(help: "The member of a start's attributes that holds the event key.")
+    var eventKeyAttribute = "eventKey"
+
+    @Option(help: "Share (0–1) of the played app's devices that never report.")
+    var neverReportShare = 0.0
+
+    @Option(help: "Share (0–1) of the played app's devices offline at registration (APNs holds their newest push).")
+    var offlineShare = 0.0
+
+    @Option(help: "Share (0–1) of the played app's devices with Live Activities turned off (starts answer 200, nothing shows).")
+    var liveActivitiesOffShare = 0.0
+
+    @Option(help: "Share (0–1) of the played app's devices that wake for Marquee's background push; the rest never do.")
+    var answerShare = 1.0
+
+    @Option(help: "Seconds within which an answering device wakes for a background push (drawn evenly per device).")
+    var wakeWithin = 10.0
+
+    @Option(help: "Seconds after a start or an end before the app reports what it shows.")
+    var reportDelay = 2.0
+
+    @Option(help: "Seed of the per-device draws: the same seed and registrations give the same devices.")
+    var seed: UInt64 = 1
+
+    @Option(
         name: .customLong("fault"),
         help: ArgumentHelp(
             #"A fault to inject from the start, as the inspection API's POST /v1/faults takes it (repeatable), e.g. '{"action":"respond","reason":"TooManyRequests","probability":0.1}'."#,
@@ -103,9 +138,39 @@ struct EmulatorCommand: AsyncParsableCommand {
         _ = try parsedFaults()
         guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
         guard broadcastThrottle >= 0 else { throw ValidationError("--broadcast-throttle must not be negative (0 means none)") }
+        for (name, share) in [
+            ("--never-report-share", neverReportShare), ("--offline-share", offlineShare),
+            ("--live-activities-off-share", liveActivitiesOffShare), ("--answer-share", answerShare),
+        ] where !(0...1).contains(share) {
+            throw ValidationError("\(name) must be between 0 and 1")
+        }
+        guard wakeWithin >= 0, reportDelay >= 0 else { throw ValidationError("--wake-within and --report-delay must not be negative") }
+        if let marqueeURL {
+            guard let url = URL(string: marqueeURL), url.scheme == "http" || url.scheme == "https" else {
+                throw ValidationError("--marquee-url \(marqueeURL): expected an http(s) URL, e.g. http://127.0.0.1:8080")
+            }
+            guard let key = ProcessInfo.processInfo.environment[Self.appKeyVariable], !key.isEmpty else {
+                throw ValidationError("--marquee-url needs the app-role API key in \(Self.appKeyVariable)")
+            }
+        }
         guard broadcastBudgetNoStorage >= 0, broadcastBudgetStored >= 0, channelManagementBudget >= 0 else {
             throw ValidationError("budgets must not be negative (0 means unlimited)")
         }
+    }
+
+    /// Where the played app's key comes from: an environment variable, so that `ps` never shows it.
+    static let appKeyVariable = "MARQUEE_EMULATOR_APP_KEY"
+
+    private var appShares: EmulatedAppShares {
+        var shares = EmulatedAppShares()
+        shares.neverReports = neverReportShare
+        shares.offlineAtRegistration = offlineShare
+        shares.liveActivitiesOff = liveActivitiesOffShare
+        shares.answersBackgroundPush = answerShare
+        shares.wakeWithin = .milliseconds(Int64(wakeWithin * 1000))
+        shares.reportDelay = .milliseconds(Int64(reportDelay * 1000))
+        shares.seed = seed
+        return shares
     }
 
     private func parsedFaults() throws -> [APNSEmulatorFault] {
@@ -142,6 +207,15 @@ struct EmulatorCommand: AsyncParsableCommand {
         configuration.priorityTenBudgetPerHour = priorityBudget > 0 ? priorityBudget : nil
         configuration.historyPerTarget = history
         configuration.ports = try Self.parsePorts(ports)
+        configuration.appShares = appShares
+        if let marqueeURL, let url = URL(string: marqueeURL), let key = ProcessInfo.processInfo.environment[Self.appKeyVariable] {
+            configuration.apps[bundleID] = EmulatedAppMarquee(
+                baseURL: url,
+                appKey: key,
+                attributesType: attributesType,
+                eventKeyAttribute: eventKeyAttribute
+            )
+        }
         if let stateDir {
             let directory = URL(fileURLWithPath: stateDir)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)

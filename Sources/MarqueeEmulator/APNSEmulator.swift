@@ -32,6 +32,8 @@ import Synchronization
 public final class APNSEmulator: Sendable {
     public let configuration: APNSEmulatorConfiguration
     let state: EmulatorState
+    /// The played apps' side of their devices: reports to Marquee, on tasks of its own.
+    let appModel: EmulatedAppModel
     private let runtime = Mutex<Runtime>(Runtime())
 
     private struct Runtime: Sendable {
@@ -50,6 +52,7 @@ public final class APNSEmulator: Sendable {
     public init(configuration: APNSEmulatorConfiguration = APNSEmulatorConfiguration()) {
         self.configuration = configuration
         self.state = EmulatorState(configuration: configuration)
+        self.appModel = EmulatedAppModel(state: state, events: state.appEvents)
     }
 
     // MARK: Lifecycle
@@ -62,7 +65,9 @@ public final class APNSEmulator: Sendable {
             runtime.phase = .starting
         }
         do {
+            _ = try configuration.appShares.validated()
             try await bindEverything()
+            appModel.start()
         } catch {
             await closeEverything()
             throw error
@@ -158,6 +163,7 @@ public final class APNSEmulator: Sendable {
     }
 
     private func closeEverything() async {
+        await appModel.shutdown()
         let (servers, inspection, connections) = runtime.withLock { runtime in
             let result = (Array(runtime.serverChannels.values), runtime.inspectionChannel, runtime.connections)
             runtime.serverChannels = [:]
@@ -277,9 +283,10 @@ public final class APNSEmulator: Sendable {
         if !pushToStartAttributesTypes.isEmpty, iOSVersion < IOSVersion.pushToStart {
             throw .pushToStartNeedsIOS17_2(iOSVersion)
         }
+        let shares = configuration.appShares
         return try state.world.withLock { world throws(EmulatorError) in
             guard world.apps[bundleID] != nil else { throw .unknownApp(bundleID: bundleID) }
-            return world.withEnvironment(environment) { env in
+            let device = world.withEnvironment(environment) { env in
                 env.registerDevice(
                     environment: environment,
                     bundleID: bundleID,
@@ -287,6 +294,7 @@ public final class APNSEmulator: Sendable {
                     pushToStartAttributesTypes: pushToStartAttributesTypes
                 )
             }
+            return world.assignAppTraits(to: device, shares: shares)
         }
     }
 
@@ -302,9 +310,10 @@ public final class APNSEmulator: Sendable {
         if !pushToStartAttributesTypes.isEmpty, iOSVersion < IOSVersion.pushToStart {
             throw .pushToStartNeedsIOS17_2(iOSVersion)
         }
+        let shares = configuration.appShares
         return try state.world.withLock { world throws(EmulatorError) in
             guard world.apps[bundleID] != nil else { throw .unknownApp(bundleID: bundleID) }
-            return world.withEnvironment(environment) { env in
+            let devices = world.withEnvironment(environment) { env in
                 (0..<max(0, count)).map { _ in
                     env.registerDevice(
                         environment: environment,
@@ -314,6 +323,7 @@ public final class APNSEmulator: Sendable {
                     )
                 }
             }
+            return devices.map { world.assignAppTraits(to: $0, shares: shares) }
         }
     }
 
@@ -344,11 +354,78 @@ public final class APNSEmulator: Sendable {
     public func setDeviceOnline(_ online: Bool, environment: APNSEnvironment, deviceID: String) throws(EmulatorError) {
         let now = state.now
         let configuration = configuration
-        try state.world.withLock { world throws(EmulatorError) in
+        let appEvent = try state.world.withLock { world throws(EmulatorError) -> AppModelEvent? in
+            let before = world.environments[environment]?.devices[deviceID]
             try world.withEnvironment(environment) { env throws(EmulatorError) in
                 try env.setOnline(online, deviceID: deviceID, now: now, environment: environment, configuration: configuration)
             }
+            // Back online, the push APNs held reaches the device, and its app if it is played.
+            guard online, before?.device.isOnline == false, let held = before?.heldPush, held.expiresAt > now, let target = held.target else {
+                return nil
+            }
+            return world.appEvent(for: target, payload: held.payload?.bytes, environment: environment)
         }
+        if let appEvent { state.appEventSink.yield(appEvent) }
+    }
+
+    /// Turns Live Activities off for the device's app, as its user can, or back on: off, APNs
+    /// accepts starts (200) and nothing shows.
+    public func setLiveActivitiesEnabled(_ enabled: Bool, environment: APNSEnvironment, deviceID: String) throws(EmulatorError) {
+        try state.world.withLock { world throws(EmulatorError) in
+            try world.withEnvironment(environment) { env throws(EmulatorError) in
+                try env.setLiveActivitiesEnabled(enabled, deviceID: deviceID)
+            }
+        }
+    }
+
+    // MARK: Played apps
+
+    /// Plays the app `bundleID`: its devices registered from now on draw their traits
+    /// (``APNSEmulatorConfiguration/appShares``) and report to `marquee` as MarqueeKit would.
+    /// Connecting it again moves it to another Marquee.
+    public func connectApp(bundleID: String, to marquee: EmulatedAppMarquee) {
+        state.world.withLock { $0.appMarquees[bundleID] = marquee }
+        configuration.logger.debug("app connected", metadata: ["emulator.bundleID": "\(bundleID)", "emulator.marquee": "\(marquee.baseURL.absoluteString)"])
+    }
+
+    /// Stops playing the app: its devices report nothing more.
+    public func disconnectApp(bundleID: String) {
+        state.world.withLock { $0.appMarquees[bundleID] = nil }
+    }
+
+    /// The played apps and where their Marquee is (the key left out), by bundle ID.
+    public var connectedApps: [String: URL] {
+        state.world.withLock { $0.appMarquees.mapValues(\.baseURL) }
+    }
+
+    var connectedAppsShown: [EmulatedAppMarquee.Shown] {
+        state.world.withLock { world in world.appMarquees.map { $0.value.shown(bundleID: $0.key) } }.sorted { $0.bundleID < $1.bundleID }
+    }
+
+    /// The user opens the app on the device, which knows `liveEvents` are live: it reports, for
+    /// each, what its Lock Screen shows (`absent` for one with no activity). Throws when the
+    /// device is unknown or its app is not played (or never reports: then it does nothing).
+    public func launchApp(environment: APNSEnvironment, deviceID: String, liveEvents: [String]) throws(EmulatorError) {
+        let played = try state.world.withLock { world throws(EmulatorError) -> Bool in
+            guard let device = world.environments[environment]?.devices[deviceID]?.device, device.isAppInstalled else {
+                throw .unknownDevice(id: deviceID)
+            }
+            guard world.appMarquees[device.bundleID] != nil, device.appTraits != nil else {
+                throw .appNotPlayed(bundleID: device.bundleID)
+            }
+            return device.appTraits?.neverReports == false
+        }
+        if played { state.appEventSink.yield(AppModelEvent(environment: environment, deviceID: deviceID, kind: .launched(liveEvents: liveEvents))) }
+    }
+
+    /// Wakes of played apps scheduled and not yet run (a report waiting for its delay).
+    public var pendingAppWakes: Int {
+        get async { await appModel.pendingWakes }
+    }
+
+    /// Wakes of played apps run to the end (their reports sent, or failed and left to the next).
+    public var appWakesPlayed: Int {
+        get async { await appModel.wakesPlayed }
     }
 
     // MARK: Inspection

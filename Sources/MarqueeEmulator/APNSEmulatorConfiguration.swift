@@ -1,6 +1,7 @@
 import Foundation
 import Logging
 import MarqueeCore
+import MarqueeKit
 import NIOCore
 
 /// Everything an ``APNSEmulator`` can be told before it starts. Every default follows
@@ -140,6 +141,16 @@ public struct APNSEmulatorConfiguration: Sendable {
     public var maximumActivityDuration: TimeInterval = 8 * 60 * 60
     /// How long an ended activity can stay on the Lock Screen.
     public var lockScreenWindow: TimeInterval = 4 * 60 * 60
+
+    // MARK: Apps
+
+    /// The apps the emulator plays, by bundle ID: their devices report to that Marquee as
+    /// MarqueeKit in the real app would (``APNSEmulator/connectApp(bundleID:to:)`` adds one later).
+    public var apps: [String: EmulatedAppMarquee] = [:]
+    /// How the played apps' devices behave: shares drawn per device, delays, the seed.
+    public var appShares = EmulatedAppShares()
+    /// How the played apps reach Marquee; `nil` uses MarqueeKit's `URLSessionTransport`.
+    public var appTransport: (any MarqueeTransport)? = nil
 
     // MARK: Recording
 

@@ -22,6 +22,8 @@ public struct EngineConfiguration: Sendable {
     public var credentialLifetime: Duration
     /// How often one device may report what it shows for one event.
     public var presenceReports: PresenceRateBound
+    /// How the late-join pump drains the pending-start queue.
+    public var lateJoiners: LateJoinConfiguration
 
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
@@ -31,6 +33,7 @@ public struct EngineConfiguration: Sendable {
         jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
         timeline: TimelinePolicy = TimelinePolicy(),
         credentialLifetime: Duration = .seconds(5),
+        lateJoiners: LateJoinConfiguration = LateJoinConfiguration(),
         presenceReports: PresenceRateBound = .perMinute(10),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
@@ -43,5 +46,6 @@ public struct EngineConfiguration: Sendable {
         self.timeline = timeline
         self.credentialLifetime = credentialLifetime
         self.presenceReports = presenceReports
+        self.lateJoiners = lateJoiners
     }
 }

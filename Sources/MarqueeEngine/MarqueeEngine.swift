@@ -24,6 +24,11 @@ public struct MarqueeEngine: Sendable {
     public let worker: JobWorker
     /// Wakes the worker; the server also signals it on PostgreSQL notifications.
     public let wakeup: JobWakeup
+    /// This replica's late-join pump: a service to run.
+    public let lateJoiners: LateJoinPump
+    /// Wakes the late-join pump (a registration queued late joiners); the server also signals it
+    /// on PostgreSQL notifications.
+    public let lateJoinWakeup: JobWakeup
     public let configuration: EngineConfiguration
 
     public init(
@@ -83,7 +88,15 @@ public struct MarqueeEngine: Sendable {
             logger: logger,
             metricsFactory: configuration.metricsFactory
         )
-        tokens = TokenRegistry(store: store, maximumBatchSize: configuration.maximumTokenBatch, clock: clock, logger: logger)
+        let lateJoinWakeup = JobWakeup()
+        self.lateJoinWakeup = lateJoinWakeup
+        tokens = TokenRegistry(
+            store: store,
+            maximumBatchSize: configuration.maximumTokenBatch,
+            lateJoinWakeup: lateJoinWakeup,
+            clock: clock,
+            logger: logger
+        )
         presence = PresenceService(store: store, bound: configuration.presenceReports, clock: clock, logger: logger)
         idempotency = IdempotencyKeys(store: store, clock: clock)
         janitor = ChannelJanitor(
@@ -93,13 +106,22 @@ public struct MarqueeEngine: Sendable {
             timeline: configuration.timeline,
             interval: configuration.janitorInterval,
             clock: clock,
-            logger: logger
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
         )
         starts = StartService(
             store: store,
             wakeup: wakeup,
             partitions: configuration.jobs.partitions,
             pageSize: configuration.jobs.pageSize,
+            clock: clock,
+            logger: logger
+        )
+        lateJoiners = LateJoinPump(
+            store: store,
+            starts: starts,
+            configuration: configuration.lateJoiners,
+            wakeup: lateJoinWakeup,
             clock: clock,
             logger: logger
         )

@@ -106,6 +106,21 @@ struct APNSClientRoundTripTests {
         }
     }
 
+    @Test("a background push wakes the app through its device token: push type background, the bare bundle ID, priority 5")
+    func backgroundPush() async throws {
+        try await withEmulatorClient { fixture in
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            let body = ByteBuffer(string: #"{"aps":{"content-available":1},"marquee":{"ask":"presence"}}"#)
+            let push = try APNSDevicePush.background(deviceToken: device.deviceToken, bundleID: fixture.bundleID, payload: body)
+            #expect(push.kind == .background)
+            _ = try await fixture.client.send(push)
+            let received = try #require(fixture.emulator.pushes(to: device.deviceToken, in: .sandbox).last)
+            #expect(received.pushType == "background")
+            #expect(received.priority == 5)
+            #expect(fixture.emulator.counters.devicePushesAccepted == 1)
+        }
+    }
+
     @Test("cleartext h2c works for local targets")
     func cleartext() async throws {
         let configuration = EmulatorFixture.configuration { $0.h2c = true }

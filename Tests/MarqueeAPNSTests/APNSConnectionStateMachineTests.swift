@@ -83,7 +83,7 @@ struct APNSConnectionStateMachineTests {
         let interim = machine.receivedHeaders(Self.status(400), endStream: false, on: 3)
         #expect(interim == nil)
         let end = machine.receivedData(ByteBuffer(string: #"{"reason":"BadDeviceToken"}"#), endStream: true, on: 3)
-        guard case .answered(let response, let generation, _) = end?.fate else {
+        guard case .answered(let response, let generation, _, _) = end?.fate else {
             Issue.record("expected an answer, got \(String(describing: end?.fate))")
             return
         }

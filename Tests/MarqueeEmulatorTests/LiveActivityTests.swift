@@ -42,6 +42,27 @@ extension EmulatorTests {
             }
         }
 
+        @Test("With Live Activities turned off for the app, APNs answers a start 200 and nothing shows; turned on again, the next start shows")
+        func liveActivitiesOff() async throws {
+            try await EmulatorFixture.with { fixture in
+                let (device, pushToStart) = try registerDevice(fixture)
+                try fixture.emulator.setLiveActivitiesEnabled(false, environment: .sandbox, deviceID: device.id)
+                #expect(fixture.emulator.device(id: device.id, in: .sandbox)?.areLiveActivitiesEnabled == false)
+                let ignored = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true))
+                #expect(ignored.status == 200)
+                #expect(fixture.emulator.activities(in: .sandbox).isEmpty)
+                #expect(
+                    fixture.emulator.pushes(to: pushToStart, in: .sandbox).last?.outcomes
+                        == [.ignored("Live Activities are turned off for the app: APNs accepted the start, nothing shows")]
+                )
+
+                try fixture.emulator.setLiveActivitiesEnabled(true, environment: .sandbox, deviceID: device.id)
+                fixture.clock.advance(by: 1)
+                _ = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true))
+                #expect(fixture.emulator.activities(in: .sandbox).count == 1)
+            }
+        }
+
         @Test("On iOS 18, input-push-token issues an update token the app reports; updates and ends through it change the activity")
         func startWithUpdateToken() async throws {
             try await EmulatorFixture.with { fixture in

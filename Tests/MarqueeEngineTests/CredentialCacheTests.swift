@@ -19,7 +19,7 @@ struct CredentialCacheTests {
     func lifetime() {
         let cache = CredentialCache(lifetime: .seconds(5), clock: clock)
         let remembered = caller()
-        cache.remember(remembered, forKeyHash: [1])
+        cache.remember(remembered, forKeyHash: [1], readAt: cache.generation)
         clock.advance(by: 4.9)
         #expect(cache.caller(forKeyHash: [1]) == remembered)
         #expect(cache.caller(forKeyHash: [2]) == nil)
@@ -31,7 +31,7 @@ struct CredentialCacheTests {
     @Test("a lifetime of zero remembers nothing")
     func disabled() {
         let cache = CredentialCache(lifetime: .zero, clock: clock)
-        cache.remember(caller(), forKeyHash: [1])
+        cache.remember(caller(), forKeyHash: [1], readAt: cache.generation)
         #expect(cache.caller(forKeyHash: [1]) == nil)
         #expect(cache.count == 0)
     }
@@ -43,9 +43,9 @@ struct CredentialCacheTests {
         let first = caller(appID: appID)
         let second = caller(appID: appID)
         let other = caller()
-        cache.remember(first, forKeyHash: [1])
-        cache.remember(second, forKeyHash: [2])
-        cache.remember(other, forKeyHash: [3])
+        cache.remember(first, forKeyHash: [1], readAt: cache.generation)
+        cache.remember(second, forKeyHash: [2], readAt: cache.generation)
+        cache.remember(other, forKeyHash: [3], readAt: cache.generation)
 
         cache.forget(keyID: first.key.id)
         #expect(cache.caller(forKeyHash: [1]) == nil)
@@ -59,19 +59,43 @@ struct CredentialCacheTests {
     @Test("past its capacity the expired keys go first, then the soonest to expire")
     func capacity() {
         let cache = CredentialCache(lifetime: .seconds(5), capacity: 2, clock: clock)
-        cache.remember(caller(), forKeyHash: [1])
+        cache.remember(caller(), forKeyHash: [1], readAt: cache.generation)
         clock.advance(by: 1)
-        cache.remember(caller(), forKeyHash: [2])
+        cache.remember(caller(), forKeyHash: [2], readAt: cache.generation)
         clock.advance(by: 1)
-        cache.remember(caller(), forKeyHash: [3])
+        cache.remember(caller(), forKeyHash: [3], readAt: cache.generation)
         #expect(cache.count == 2)
         #expect(cache.caller(forKeyHash: [1]) == nil)
         #expect(cache.caller(forKeyHash: [2]) != nil)
         #expect(cache.caller(forKeyHash: [3]) != nil)
 
         clock.advance(by: 4.5)  // [2] has expired, [3] has not
-        cache.remember(caller(), forKeyHash: [4])
+        cache.remember(caller(), forKeyHash: [4], readAt: cache.generation)
         #expect(cache.caller(forKeyHash: [3]) != nil)
         #expect(cache.caller(forKeyHash: [4]) != nil)
+    }
+
+    @Test("a read that began before a forgetting is not kept: it may have seen a key before its revocation")
+    func raceWithForgetting() {
+        let cache = CredentialCache(lifetime: .seconds(5), clock: clock)
+        let read = cache.generation
+        cache.forgetAll()  // another replica revoked a key while this one read it
+        cache.remember(caller(), forKeyHash: [1], readAt: read)
+        #expect(cache.caller(forKeyHash: [1]) == nil)
+        cache.remember(caller(), forKeyHash: [1], readAt: cache.generation)
+        #expect(cache.caller(forKeyHash: [1]) != nil)
+    }
+
+    @Test("suspended, the cache forgets everything and keeps nothing until it hears of changes again")
+    func suspension() {
+        let cache = CredentialCache(lifetime: .seconds(5), clock: clock)
+        cache.remember(caller(), forKeyHash: [1], readAt: cache.generation)
+        cache.suspend()
+        #expect(cache.count == 0)
+        cache.remember(caller(), forKeyHash: [2], readAt: cache.generation)
+        #expect(cache.caller(forKeyHash: [2]) == nil)
+        cache.forgetAll()
+        cache.remember(caller(), forKeyHash: [2], readAt: cache.generation)
+        #expect(cache.caller(forKeyHash: [2]) != nil)
     }
 }

@@ -2,7 +2,8 @@ import MarqueeAPNS
 import MarqueeServer
 import Testing
 
-/// `apns.connections` and `apns.streamsPerConnection`: the transport every APNs client gets,
+/// `apns.connections`, `apns.streamsPerConnection`, `apns.adaptiveConcurrency` and
+/// `apns.concurrencyFloor`: the transport every APNs client gets,
 /// whatever the target (the in-process emulator, Apple, or custom endpoints).
 @Suite("APNs transport settings")
 struct APNSTransportSettingsTests {
@@ -16,6 +17,24 @@ struct APNSTransportSettingsTests {
             try ServerConfiguration.reading(["apns.streamsPerConnection": "0"], environment: false)
         } throws: { error in
             (error as? ConfigurationError)?.key == "apns.streamsPerConnection"
+        }
+    }
+
+    @Test("connections size their concurrency from latency by default, above apns.concurrencyFloor; apns.adaptiveConcurrency=false fills the budget")
+    func adaptiveConcurrencySettings() throws {
+        let defaults = try ServerConfiguration.reading([:], environment: false).apnsTransport
+        #expect(defaults.adaptiveConcurrency)
+        #expect(defaults.concurrencyFloor == 20)
+        let fixed = try ServerConfiguration.reading(
+            ["apns.adaptiveConcurrency": "false", "apns.concurrencyFloor": "64"],
+            environment: false
+        ).apnsTransport
+        #expect(!fixed.adaptiveConcurrency)
+        #expect(fixed.concurrencyFloor == 64)
+        #expect {
+            try ServerConfiguration.reading(["apns.concurrencyFloor": "0"], environment: false)
+        } throws: { error in
+            (error as? ConfigurationError)?.key == "apns.concurrencyFloor"
         }
     }
 }

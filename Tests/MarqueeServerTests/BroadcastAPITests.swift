@@ -131,6 +131,10 @@ struct BroadcastAPITests {
             let entries = log.json["broadcasts"] as? [[String: Any]] ?? []
             #expect(entries.map { $0["downgraded"] as? Bool } == [true, false, false])
             #expect(entries.map { $0["priority"] as? Int } == [5, 10, 10])
+            // The log keeps the alert as APNs got it; the broadcasts without one have none.
+            let alerts = entries.map { $0["alert"] as? [String: Any] }
+            #expect(alerts[0]?["title"] as? String == "Goal!" && alerts[0]?["body"] as? String == "Arsenal 3-0")
+            #expect(alerts.dropFirst().allSatisfy { $0 == nil })
         }
     }
 

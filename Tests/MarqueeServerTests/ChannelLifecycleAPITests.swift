@@ -29,6 +29,9 @@ struct ChannelLifecycleAPITests {
             let etag = try #require(read.header("ETag"))
             #expect(etag.hasPrefix("\"") && etag.hasSuffix("\""))
             #expect(read.header("Cache-Control") == "private, max-age=60")
+            // No timeline will close this event: its channel lives until the producer closes it.
+            #expect(read.json["expiresAt"] == nil)
+            #expect(read.json["createdAt"] is String)
             let again = try await server.client.send(
                 "GET",
                 "/v1/events/ars-che/channels/sandbox",

@@ -118,6 +118,9 @@ struct ConsoleAPITests {
             for screen in screens {
                 #expect(screen["status"] as? String == "LIVE")
                 #expect(screen["score"] as? String == "1 - 0")
+                #expect(screen["competition"] as? String == "Premier League")
+                let alert = try #require(screen["alert"] as? [String: Any])
+                #expect(alert["title"] as? String == "Kick-off" && alert["body"] as? String == "Arsenal v Chelsea")
                 let lines = try #require(screen["lines"] as? [String])
                 #expect(lines.contains { $0.contains("Arsenal") && $0.contains("1 - 0") && $0.contains("Chelsea") })
                 #expect(lines.contains { $0.contains("GOAL Saka 12'") })

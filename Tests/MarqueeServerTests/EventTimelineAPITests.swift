@@ -80,6 +80,10 @@ struct EventTimelineAPITests {
             #expect(emulator.channels(in: .sandbox).count == 1)
             let read = try await server.client.send("GET", "/v1/events/match/channels/sandbox", key: app.appKey)
             #expect(read.json["channelID"] as? String == channelID)
+            // An app that subscribes ahead of the start learns how long the channel will exist: until
+            // the timeline's close, 4 h after the planned end.
+            #expect(read.json["expiresAt"] as? String == rfc3339(kickOff.addingTimeInterval(27_900 + 14_400)))
+            #expect(read.json["createdAt"] as? String == rfc3339(kickOff.addingTimeInterval(-3600)))
             #expect(emulator.activities(in: .sandbox).isEmpty)
 
             // Kick-off: every device shows the activity, on the channel.

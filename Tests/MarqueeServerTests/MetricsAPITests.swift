@@ -1,5 +1,6 @@
 import Foundation
 import MarqueeCore
+import MarqueeEngine
 import MarqueeEmulator
 import MarqueeTesting
 import Testing
@@ -75,6 +76,11 @@ struct MetricsAPITests {
             #expect((metrics.value("marquee_apns_request_duration_seconds_sum", ["kind": "broadcast"]) ?? 0) > 0)
             #expect((metrics.value("marquee_apns_connections", ["environment": "sandbox"]) ?? 0) >= 1)
             #expect(metrics.value("marquee_apns_streams_in_flight", ["environment": "sandbox"]) == 0)
+            // Per connection: its streams in flight after each batch written to it, and its limit then.
+            for histogram in ["marquee_apns_connection_streams_in_flight", "marquee_apns_connection_concurrency_limit"] {
+                #expect(metrics.declares(histogram, as: "histogram"))
+                #expect((metrics.value(histogram + "_count", ["environment": "sandbox"]) ?? 0) >= 1, "\(histogram)")
+            }
 
             // The broadcast, end to end; the job's tokens by outcome.
             #expect(metrics.value("marquee_broadcast_latency_seconds_count") == 1)
@@ -85,6 +91,13 @@ struct MetricsAPITests {
             // The event's channel against the cap (10,000 by default), per app (its bundle ID).
             #expect(metrics.value("marquee_channels", ["app": app.bundleID, "environment": "sandbox"]) == 1)
             #expect(metrics.value("marquee_channel_quota_ratio", ["app": app.bundleID, "environment": "sandbox"]) == 0.0001)
+
+            // Events by state, counted each janitor sweep: the started event is live.
+            try await server.engine.janitor.sweep()
+            let counted = try await server.scrapeMetrics()
+            #expect(counted.declares("marquee_events", as: "gauge"))
+            #expect(counted.value("marquee_events", ["app": app.bundleID, "state": "live"]) == 1)
+            #expect(counted.value("marquee_events", ["app": app.bundleID, "state": "scheduled"]) == 0)
 
             // The API by route template.
             let broadcasts = ["method": "POST", "route": "/v1/events/{eventKey}/broadcasts"]

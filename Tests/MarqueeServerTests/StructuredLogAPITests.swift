@@ -44,14 +44,17 @@ struct StructuredLogAPITests {
             }
         }
         #expect(lines.contains { $0["request.id"] as? String == "test-request-4711" }, "no line of the request carries its ID")
-        // Every line of a request carries one; the job's lines carry the job's ID (as the store
-        // knows it: the UUID), its partition's lines their own and their parent's.
+        // Every line of a request carries one; the job's lines carry the job's ID exactly as the
+        // API printed it (searching the log for `job_…` finds them), its partition's lines their
+        // own and their parent's.
         #expect(lines.filter { $0["message"] as? String == "request" }.allSatisfy { $0["request.id"] is String })
         let completed = lines.filter { $0["message"] as? String == "fan-out completed" }
         #expect(!completed.isEmpty)
-        #expect(completed.allSatisfy { $0["job.id"] is String && $0["job.parent_id"] is String })
-        let jobHex = try #require(location.split(separator: "_").last.map(String.init))
-        #expect(completed.contains { ($0["job.parent_id"] as? String)?.replacingOccurrences(of: "-", with: "") == jobHex })
+        #expect(completed.allSatisfy { ($0["job.id"] as? String)?.hasPrefix("job_") == true && $0["job.parent_id"] is String })
+        let jobID = try #require(location.split(separator: "/").last.map(String.init))
+        #expect(completed.contains { $0["job.parent_id"] as? String == jobID }, "no line names \(jobID)")
+        let jobLines = lines.filter { $0["job.id"] != nil }
+        #expect(jobLines.allSatisfy { ($0["job.id"] as? String)?.hasPrefix("job_") == true }, "a line names a job otherwise than the API")
 
         let text = captured.all.joined()
         for secret in [app.adminKey, app.publisherKey, app.appKey] + tokens {

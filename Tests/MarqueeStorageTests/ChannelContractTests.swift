@@ -160,7 +160,7 @@ struct ChannelContractTests {
         }
     }
 
-    @Test("the broadcast log keeps each request, newest first", arguments: Backend.allCases)
+    @Test("the broadcast log keeps each request, newest first, with its content-state and alert", arguments: Backend.allCases)
     func broadcastLog(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -178,7 +178,10 @@ struct ChannelContractTests {
                     status: index == 2 ? 429 : 200,
                     reason: index == 2 ? .tooManyRequests : nil,
                     latency: .microseconds(1500 + index),
-                    sentAt: fixture.now
+                    sentAt: fixture.now,
+                    contentState: ["homeScore": .integer(Int64(index))],
+                    // Keys in sorted order: a stored object is read back with its keys sorted.
+                    alert: index == 1 ? ["body": "Saka scores", "sound": "default", "title": "Goal!"] : nil
                 )
                 var stored = entry
                 stored.sequence = try await fixture.store.appendBroadcastLog(entry)

@@ -144,6 +144,35 @@ struct DeliveryContractTests {
         )
     }
 
+    @Test("the first accepted start makes the event live; an edit read before it does not take that back", arguments: Backend.allCases)
+    func firstStartMakesTheEventLive(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture)
+            #expect(scene.event.state == .scheduled)
+            // A batch of 410s only (the second token of a window) starts nobody: still scheduled.
+            var refusals = Self.batch(scene, scene.tokens[0..<2], at: fixture.now)
+            refusals.deliveries = refusals.deliveries.filter { $0.outcome != .accepted }
+            try await fixture.store.commitDeliveryBatch(refusals, at: fixture.now)
+            #expect(try await fixture.store.event(appID: scene.app.id, id: scene.event.id)?.state == .scheduled)
+
+            fixture.clock.advance(by: 5)
+            try await fixture.store.commitDeliveryBatch(Self.batch(scene, scene.tokens[2..<4], at: fixture.now), at: fixture.now)
+            let live = try #require(try await fixture.store.event(appID: scene.app.id, id: scene.event.id))
+            #expect(live.state == .live)
+            #expect(live.updatedAt == fixture.now)
+
+            // An edit that read the event while it was scheduled keeps it live; the end is still an edit away.
+            var stale = scene.event
+            stale.title = "Arsenal v Chelsea (kick-off delayed)"
+            #expect(try await fixture.store.updateEvent(stale).state == .live)
+            stale.state = .ended
+            #expect(try await fixture.store.updateEvent(stale).state == .ended)
+            // A later batch of the same job (the last devices' answers) leaves an ended event ended.
+            try await fixture.store.commitDeliveryBatch(Self.batch(scene, scene.tokens[4..<6], at: fixture.now), at: fixture.now)
+            #expect(try await fixture.store.event(appID: scene.app.id, id: scene.event.id)?.state == .ended)
+        }
+    }
+
     @Test("a batch from a worker that lost its lease leaves nothing behind", arguments: Backend.allCases)
     func leaseLost(backend: Backend) async throws {
         try await withStore(backend) { fixture in

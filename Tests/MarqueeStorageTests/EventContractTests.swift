@@ -153,6 +153,22 @@ struct EventContractTests {
         }
     }
 
+    @Test("events are counted per state, for one app only; a state with none is left out", arguments: Backend.allCases)
+    func countsByState(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            let other = try await fixture.makeApp("Other")
+            #expect(try await fixture.store.eventCounts(appID: app.id).isEmpty)
+            for (index, state) in [EventState.live, .live, .ended, .scheduled].enumerated() {
+                let event = try await fixture.makeEvent(for: app, key: "match-\(index)")
+                #expect(try await fixture.store.setEventState(appID: app.id, id: event.id, state: state, at: event.updatedAt))
+            }
+            _ = try await fixture.makeEvent(for: other, key: "match-9")
+            #expect(try await fixture.store.eventCounts(appID: app.id) == [.live: 2, .ended: 1, .scheduled: 1])
+            #expect(try await fixture.store.eventCounts(appID: other.id) == [.scheduled: 1])
+        }
+    }
+
     @Test("deleting an event deletes its channels, activities and start ledger, and nothing of another app", arguments: Backend.allCases)
     func deleteEvent(backend: Backend) async throws {
         try await withStore(backend) { fixture in

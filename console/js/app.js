@@ -1,7 +1,12 @@
 // The console's shell: sign-in, the navigation the key's role allows, and a router over the
-// location's hash (#/events/ars-che), so that the server only ever serves static files.
+// location's hash (#/events/ars-che), so that the server only ever serves static files. It
+// imports the views; they import the session (session.js) and the navigation (navigation.js),
+// never this module, so the modules form no cycle.
 import { call, storedKey, storeKey, whenSignedOut, ProblemError } from "./api.js";
 import { h, clear, field, input, problemBox } from "./dom.js";
+import { loadSchema } from "./schema.js";
+import { session } from "./session.js";
+import { sections, homeHash, navigate } from "./navigation.js";
 import { appsView, appView } from "./views/apps.js";
 import { eventsView } from "./views/events.js";
 import { eventView } from "./views/event.js";
@@ -10,41 +15,15 @@ import { channelsView } from "./views/channels.js";
 import { devicesView } from "./views/devices.js";
 
 const main = document.getElementById("main");
-/** What `GET /v1/me` said about the key; null when signed out. */
-export const session = { me: null, message: null };
 
-/** What the key may do, from its role: the console shows only that. */
-export const can = {
-  get manageApps() { return !!session.me && (session.me.deploymentKey || session.me.role === "admin"); },
-  get createApps() { return !!session.me?.deploymentKey; },
-  get readEvents() { return !!session.me && !session.me.deploymentKey; },
-  get publish() { return !!session.me && !session.me.deploymentKey && ["admin", "publisher"].includes(session.me.role); },
-  get devices() { return !!session.me?.emulator; },
-  get addDevices() { return !!session.me?.emulator && !session.me.deploymentKey; },
-};
-
-const views = [
-  { path: "apps", label: "Apps and keys", allowed: () => can.manageApps, render: appsView },
-  { path: "events", label: "Events", allowed: () => can.readEvents, render: eventsView },
-  { path: "jobs", label: "Jobs", allowed: () => can.publish, render: jobsView },
-  { path: "channels", label: "Channels", allowed: () => can.publish, render: channelsView },
-  { path: "devices", label: "Devices", allowed: () => can.devices, render: devicesView },
-];
+/** Each section's view. */
+const renders = { apps: appsView, events: eventsView, jobs: jobsView, channels: channelsView, devices: devicesView };
+const views = sections.map((section) => ({ ...section, render: renders[section.path] }));
 
 /** Views below a list: #/apps/app_…, #/events/KEY, #/jobs/job_…. */
 const details = { apps: appView, events: eventView, jobs: jobView };
 
 let currentView = null;
-
-export function navigate(hash) {
-  if (location.hash === hash) route();
-  else location.hash = hash;
-}
-
-function homeHash() {
-  const first = views.find((view) => view.allowed());
-  return first ? `#/${first.path}` : "#/signin";
-}
 
 async function route() {
   currentView?.abort?.();
@@ -75,7 +54,8 @@ async function route() {
   }
   clear(main, h("p", { class: "loading" }, "Loading…"));
   try {
-    if (parts.length > 1 && details[parts[0]]) await details[parts[0]](main, parts[1], { signal });
+    await loadSchema();
+    if (parts.length > 1 && details[parts[0]]) await details[parts[0]](main, parts[1], { signal, section: parts[2] });
     else await view.render(main, { signal });
   } catch (error) {
     if (error.name === "AbortError") return;
@@ -139,20 +119,12 @@ function signIn() {
   key.focus();
 }
 
-export function signOut(message) {
+function signOut(message) {
   storeKey(null);
   session.me = null;
   session.message = message || null;
   currentView?.abort?.();
   navigate("#/signin");
-}
-
-/** Signs in with another key (one just created): the console shows what that key allows. */
-export async function switchKey(key) {
-  const me = await call("GET", "/v1/me", undefined, { key });
-  storeKey(key);
-  session.me = me;
-  navigate(homeHash());
 }
 
 whenSignedOut((error) => {

@@ -1,5 +1,6 @@
 // Small DOM helpers: elements are built with h(), never from HTML strings, so nothing the API
 // answers can become markup.
+import { constrain } from "./schema.js";
 
 export function h(tag, attributes = {}, ...children) {
   const element = document.createElement(tag);
@@ -30,11 +31,18 @@ export function clear(element, ...children) {
 
 let fieldCounter = 0;
 
-/** A labelled form field; `pointer` ties it to a problem document's `errors[].pointer`. */
-export function field(label, control, { hint, pointer, wide } = {}) {
+/**
+ * A labelled form field. `pointer` (a body field) or `parameter` (a path or query parameter's name)
+ * ties it to a problem document's `errors[]`; `rule` (schema.js, from the API's document) holds the
+ * control to the server's own limits, and its description is the hint unless one is given.
+ */
+export function field(label, control, { hint, pointer, parameter, rule, wide } = {}) {
   const id = control.id || `f${++fieldCounter}`;
   control.id = id;
   if (pointer) control.dataset.pointer = pointer;
+  if (parameter) control.dataset.parameter = parameter;
+  if (rule) constrain(control, rule);
+  hint = hint ?? rule?.description;
   const children = [h("label", { for: id }, label)];
   if (hint) {
     const hintID = `${id}-hint`;
@@ -60,15 +68,36 @@ export function checkbox(label, name, checked, value) {
   return h("div", { class: "check" }, box, h("label", { for: id }, label));
 }
 
-/** Shows an API error as its problem document says: title, detail, and the fields at fault. */
+/** The form's control an `errors[]` item of a problem document names, by pointer or parameter. */
+function controlFor(item, form) {
+  if (!form) return null;
+  if (typeof item.pointer === "string") {
+    return [...form.querySelectorAll("[data-pointer]")].find((element) =>
+      item.pointer === element.dataset.pointer || item.pointer.startsWith(element.dataset.pointer + "/")) ?? null;
+  }
+  if (typeof item.name === "string") {
+    return [...form.querySelectorAll("[data-parameter]")].find((element) => element.dataset.parameter === item.name) ?? null;
+  }
+  return null;
+}
+
+/**
+ * Shows an API error as its problem document says: title, detail, and the fields at fault, each
+ * with whatever it carries (a body field's `pointer`, a parameter's `in` and `name`, or only a
+ * `detail`): an answer of an unexpected shape is still shown, never dropped.
+ */
 export function problemBox(error, form) {
   const problem = error.problem || { title: "Something went wrong", detail: error.message };
   form?.querySelectorAll("[aria-invalid]").forEach((element) => element.removeAttribute("aria-invalid"));
-  const fields = (problem.errors || []).map((item) => {
-    const control = form && [...form.querySelectorAll("[data-pointer]")].find((element) => item.pointer === element.dataset.pointer || item.pointer.startsWith(element.dataset.pointer + "/"));
+  const items = Array.isArray(problem.errors) ? problem.errors.filter((item) => item && typeof item === "object") : [];
+  const fields = items.map((item) => {
+    const control = controlFor(item, form);
     if (control) control.setAttribute("aria-invalid", "true");
     const label = control ? form.querySelector(`label[for="${control.id}"]`)?.textContent : null;
-    return h("li", {}, h("code", {}, item.pointer), label ? ` (${label})` : "", `: ${item.detail}`);
+    const where = typeof item.pointer === "string" ? h("code", {}, item.pointer)
+      : typeof item.name === "string" ? [item.in ? `${item.in} parameter ` : "parameter ", h("code", {}, item.name)]
+      : null;
+    return h("li", {}, where, label ? ` (${label})` : "", where || label ? ": " : "", item.detail ?? "");
   });
   return h("div", { class: "problem", role: "alert" },
     h("strong", {}, problem.title || "Error"),

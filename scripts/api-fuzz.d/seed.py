@@ -72,6 +72,8 @@ call("PUT", "/v1/activities/fuzz-activity/update-token", app_key,
 start = {
     "environment": "sandbox", "attributes": {"homeTeam": "Arsenal"}, "contentState": {"minute": 0},
     "alert": {"title": "Kick-off", "body": "It has started"},
+    # Tokens the fuzzer registers while the event is live are then queued as late joiners.
+    "lateJoiners": {"alert": {"title": "You're in", "body": "The match is on"}},
 }
 job = call("POST", "/v1/events/fuzz-event/starts", publisher, start)
 schedule = call("POST", "/v1/events/fuzz-event/broadcasts", publisher,

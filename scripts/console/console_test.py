@@ -68,6 +68,31 @@ def check_declared_routes(operations):
         check((method, path) in declared, f"api.js lists {method} {path}, which openapi.yaml does not have")
 
 
+def check_no_import_cycle():
+    """The console's modules import each other without a cycle (the shell imports the views; the
+    views import the session and the navigation, never the shell)."""
+    folder = ROOT / "console/js"
+    graph = {}
+    for file in folder.rglob("*.js"):
+        imports = re.findall(r'^import .*? from "(\.{1,2}/[^"]+)";', file.read_text(), re.M)
+        graph[file.resolve()] = [(file.parent / target).resolve() for target in imports]
+    state = {}
+
+    def visit(node, trail):
+        state[node] = "open"
+        for target in graph.get(node, []):
+            if state.get(target) == "open":
+                cycle = trail[trail.index(target):] + [target] if target in trail else [node, target]
+                check(False, "the console's modules import in a cycle: " + " -> ".join(str(p.relative_to(folder)) for p in cycle))
+            elif target not in state:
+                visit(target, trail + [target])
+        state[node] = "done"
+
+    for node in graph:
+        if node not in state:
+            visit(node, [node])
+
+
 # --- accessibility ------------------------------------------------------------------------------
 
 axe = Axe()
@@ -154,6 +179,7 @@ def main():
         page.set_default_timeout(30_000)
         operations = openapi_operations(base, page)
         check_declared_routes(operations)
+        check_no_import_cycle()
         called = []
         page_errors = []
 
@@ -211,10 +237,29 @@ def main():
         page.get_by_label("Role").select_option("publisher")
         page.get_by_role("button", name="Create key").click()
         expect(page.get_by_test_id("new-key")).to_contain_text("mq_")
+        # The list shows the new key at once, not "No key yet." until a reload.
+        prefix = page.get_by_test_id("new-key").inner_text().split("_")[1]
+        expect(page.get_by_role("table", name="API keys")).to_contain_text(prefix)
+        expect(page.locator("section[aria-labelledby=keys]")).not_to_contain_text("No key yet.")
         review(page, "app", shots, "app-and-keys")
         page.get_by_role("button", name="Sign in with this publisher key").click()
         expect(page.get_by_role("heading", name="Events")).to_be_visible()
         check(page.get_by_role("link", name="Apps and keys").count() == 0, "a publisher key sees Apps and keys")
+
+        step("an event key the API refuses is refused in its field, by the API's own rule")
+        event_key = page.get_by_label("Event key")
+        event_key.fill("ars~che")
+        check(not event_key.evaluate("e => e.validity.valid"), "the event key field takes ars~che, which the API refuses")
+        check(event_key.get_attribute("maxlength") == "200", f"the event key's length limit is {event_key.get_attribute('maxlength')}, the API's is 200")
+        hint = page.locator("#" + event_key.get_attribute("aria-describedby"))
+        expect(hint).to_contain_text("1–200 characters")
+        expect(hint).to_contain_text(":")
+        # With the browser's checks off, the server's 422 (a parameter: no pointer) is shown, not dropped.
+        page.get_by_label("Title").fill("Arsenal v Chelsea")
+        page.locator("form:has(#" + event_key.get_attribute("id") + ")").evaluate("form => { form.noValidate = true; }")
+        page.get_by_role("button", name="Create the event").click()
+        expect(page.locator(".problem")).to_contain_text("eventKey")
+        check(event_key.get_attribute("aria-invalid") == "true", "the event key field is not marked invalid after the server refused it")
 
         step("create an event")
         page.get_by_label("Event key").fill("ars-che-console")
@@ -233,7 +278,12 @@ def main():
         step("start, with the audience's size first and live progress to the end")
         page.get_by_role("link", name="Events").click()
         page.get_by_role("link", name="Arsenal v Chelsea").click()
+        # The event page in sections: the overview first, each other a click away.
+        expect(page.get_by_role("heading", name="Channels")).to_be_visible()
+        check(not page.get_by_role("button", name="Start the Live Activity").is_visible(), "the event page shows every section at once")
+        page.get_by_role("navigation", name="Event sections").get_by_role("link", name="Start", exact=True).click()
         expect(page.get_by_test_id("audience-size")).to_have_text("200 devices")
+        check(not page.get_by_role("heading", name="Channels").is_visible(), "the start section shows the overview too")
         review(page, "event", shots, "event")
         page.get_by_role("button", name="Start the Live Activity").click()
         expect(page.get_by_test_id("job-state")).to_have_text("succeeded", timeout=120_000)
@@ -241,13 +291,22 @@ def main():
         expect(page.get_by_test_id("job-failed")).to_have_text("0")
         # The page learnt the end from the job's server-sent events, not from a reload.
         expect(page.locator("section.job")).to_contain_text("Finished: succeeded.")
+        # Live from the first accepted start, shown without a reload.
+        expect(page.locator("main .badge").first).to_have_text("live")
         if shots:
             page.locator("section.job").screenshot(path=str(Path(shots) / "start-progress.png"))
 
         step("broadcast a goal from the composer")
+        sections = page.get_by_role("navigation", name="Event sections")
+        sections.get_by_role("link", name="Broadcast", exact=True).click()
+        # The start's progress stayed with its job while another section is shown.
         composer = page.locator("section[aria-labelledby=composer]")
         state = {"homeScore": 1, "awayScore": 0, "period": "1st half", "clock": "12'", "lastEvent": "GOAL Saka 12'"}
+        # Nothing sent yet: fields of the default shape, the JSON one click away.
+        check(composer.get_by_label("homeScore", exact=True).get_attribute("type") == "number", "the composer's homeScore is not a number field")
+        composer.get_by_role("button", name="Edit as raw JSON").click()
         composer.get_by_label("Content-state (JSON)").fill(json.dumps(state))
+        expect(composer.get_by_label("lastEvent", exact=True)).to_have_value("GOAL Saka 12'")
         composer.get_by_label("Alert title").fill("Goal!")
         composer.get_by_label("Alert body").fill("Saka scores")
         preview = page.get_by_test_id("payload-preview")
@@ -256,9 +315,28 @@ def main():
         if shots:
             composer.screenshot(path=str(Path(shots) / "composer.png"))
         previewed = preview.inner_text()
-        channel_id = page.get_by_test_id("channel-sandbox").inner_text()
+        channel_id = page.get_by_test_id("channel-sandbox").text_content()
+        # The device wall open in a second tab (the key is per tab: session storage), to see the alert arrive.
+        wall = context.new_page()
+        wall.on("request", on_request)
+        wall.on("pageerror", lambda error: page_errors.append(str(error)))
+        wall.add_init_script(f"sessionStorage.setItem('marquee.console.apiKey', {json.dumps(page.evaluate('() => sessionStorage.getItem(`marquee.console.apiKey`)'))})")
+        wall.goto(f"{console}#/devices")
+        expect(wall.get_by_test_id("wall-summary")).to_contain_text("200 virtual iPhones")
+        check(wall.get_by_test_id("alert-banner").count() == 0, "the wall shows the start's alert, which arrived before it was opened, as a new banner")
         composer.get_by_role("button", name="Broadcast").click()
         expect(composer.locator("table")).to_contain_text("accepted")
+        # The wall: the goal's banner on the Lock Screens, the score on the activity and in the Dynamic Island.
+        expect(wall.get_by_test_id("alert-banner").first).to_contain_text("Goal!", timeout=30_000)
+        expect(wall.get_by_test_id("alert-banner").first).to_contain_text("Saka scores")
+        expect(wall.locator(".island").first).to_contain_text("ARS 1")
+        if shots:
+            wall.locator(".wall li").first.screenshot(path=str(Path(shots) / "lock-screen-alert.png"))
+        wall.close()
+        # The confirmation: APNs' answer and its latency.
+        confirmation = composer.get_by_role("table", name="Broadcast results")
+        check(float(confirmation.locator("td.num").nth(1).inner_text()) > 0, "the confirmation shows no latency")
+        confirmation_element = confirmation.element_handle()
         if arguments.inspection:
             # The preview is the body APNs got, byte for byte but for aps.timestamp.
             pushes = page.request.get(f"{arguments.inspection}/v1/sandbox/pushes/{quote(channel_id, safe='')}").json()
@@ -267,23 +345,38 @@ def main():
             check(strip(sent) == strip(previewed), f"the preview {previewed!r} is not the payload sent {sent!r}")
 
         step("read the log")
+        sections.get_by_role("link", name="Broadcast log", exact=True).click()
         log = page.locator("section[aria-labelledby=log]")
         expect(log.locator("tbody tr")).to_have_count(1, timeout=15_000)
+        # The log was read again in place: the confirmation is still there, not wiped by a reload.
+        check(confirmation_element.evaluate("e => e.isConnected"), "the broadcast's confirmation went with a reload of the page")
         expect(log).to_contain_text("GOAL Saka")
+        expect(log.get_by_test_id("log-alert").first).to_have_text("Goal! Saka scores")
         latency = float(log.get_by_test_id("log-latency").first.inner_text())
         check(latency > 0, f"the log's latency is {latency}")
         # The composer now checks against the goal's shape.
+        sections.get_by_role("link", name="Broadcast", exact=True).click()
         composer = page.locator("section[aria-labelledby=composer]")
         expect(composer).to_contain_text("Same shape as the content-state last sent")
+        # Its fields are the goal's: a number stays a number, a string offers the values sent before.
+        home = composer.get_by_label("homeScore", exact=True)
+        expect(home).to_have_value("1")
+        home.fill("2")
+        expect(preview).to_contain_text('"homeScore":2')
+        check(composer.locator("datalist option[value='1st half']").count() == 1, "the period field does not offer the value sent before")
         composer.get_by_label("Content-state (JSON)").fill('{"homeScore": "one"}')
         expect(composer.locator(".warning")).to_contain_text("/homeScore is string, last sent as integer")
         if shots:
+            sections.get_by_role("link", name="Broadcast log", exact=True).click()
             log.screenshot(path=str(Path(shots) / "broadcast-log.png"))
 
         step("the device wall shows the score")
         page.get_by_role("link", name="Devices").click()
         expect(page.get_by_test_id("wall-group").first).to_have_text("LIVE  Arsenal 1 - 0 Chelsea  1st half  12'", timeout=30_000)
-        expect(page.locator("pre.lockscreen").first).to_contain_text("GOAL Saka 12'")
+        screen = page.locator(".wall .phone").first
+        expect(screen.locator(".lockscreen.activity")).to_contain_text("GOAL Saka 12'")
+        expect(screen.locator(".lockscreen.activity")).to_contain_text("Premier League")
+        expect(screen).to_have_attribute("aria-label", re.compile(r"LIVE Arsenal 1 - 0 Chelsea, 1st half  12', GOAL Saka 12'"))
         review(page, "devices", shots, "device-wall")
 
         step("jobs and channels")
@@ -302,16 +395,21 @@ def main():
         page.get_by_role("link", name="Events").click()
         review(page, "events", shots, "events")
         page.get_by_role("link", name="Arsenal v Chelsea").click()
+        sections = page.get_by_role("navigation", name="Event sections")
+        sections.get_by_role("link", name="Broadcast", exact=True).click()
         composer = page.locator("section[aria-labelledby=composer]")
         composer.get_by_label("Kind").select_option("end")
         final = {"homeScore": 2, "awayScore": 1, "period": "Full time", "clock": "90+4'", "lastEvent": "GOAL Rice 84'"}
+        composer.get_by_role("button", name="Edit as raw JSON").click()
         composer.get_by_label("Content-state (JSON)").fill(json.dumps(final))
         composer.get_by_role("button", name="Broadcast").click()
         expect(composer.locator("table")).to_contain_text("accepted")
-        page.wait_for_timeout(800)
+        sections.get_by_role("link", name="Overview", exact=True).click()
         page.once("dialog", lambda dialog: dialog.accept())
         page.get_by_role("button", name="Close the event").click()
         expect(page.locator(".badge").first).to_have_text("ended")
+        # A closed event says what can be done now: a new event, not "put it again" (a 409).
+        expect(page.get_by_test_id("no-channel")).to_contain_text("create a new event with another key")
         page.get_by_role("link", name="Devices").click()
         expect(page.get_by_test_id("wall-group").first).to_have_text("ENDED  Arsenal 2 - 1 Chelsea  Full time  90+4'", timeout=30_000)
 

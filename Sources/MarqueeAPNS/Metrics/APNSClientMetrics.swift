@@ -11,6 +11,11 @@ import Synchronization
 /// - `marquee_apns_request_duration_seconds{kind}`: each attempt, from its write to APNs' answer
 /// - `marquee_apns_connections{environment}`: connections whose handshake completed, not yet closed
 /// - `marquee_apns_streams_in_flight{environment}`: requests written and not yet answered
+/// - `marquee_apns_connection_streams_in_flight{environment}`: a histogram of the requests in
+///   flight on one connection, observed each time a batch was written to it (the connection's peaks:
+///   what a reset of it would leave uncertain)
+/// - `marquee_apns_connection_concurrency_limit{environment}`: a histogram of that connection's
+///   concurrency limit at the same moments (its stream budget under the fixed window)
 ///
 /// Channel management requests are not pushes: they count towards connections and streams only.
 ///
@@ -24,6 +29,8 @@ final class APNSClientMetrics: Sendable {
     static let requestDuration = "marquee_apns_request_duration_seconds"
     static let connections = "marquee_apns_connections"
     static let streamsInFlight = "marquee_apns_streams_in_flight"
+    static let connectionStreamsInFlight = "marquee_apns_connection_streams_in_flight"
+    static let connectionConcurrencyLimit = "marquee_apns_connection_concurrency_limit"
 
     private let factory: any MetricsFactory
     private let accepted: [Counter]
@@ -33,6 +40,8 @@ final class APNSClientMetrics: Sendable {
     private let rejected = Mutex<[RejectionKey: Counter]>([:])
     let connections: Meter
     let streamsInFlight: Meter
+    private let connectionStreams: Recorder
+    private let connectionLimit: Recorder
 
     private struct RejectionKey: Hashable {
         var kind: APNSPushKind
@@ -49,6 +58,18 @@ final class APNSClientMetrics: Sendable {
         }
         connections = Meter(label: Self.connections, dimensions: [("environment", environment.rawValue)], factory: factory)
         streamsInFlight = Meter(label: Self.streamsInFlight, dimensions: [("environment", environment.rawValue)], factory: factory)
+        connectionStreams = Recorder(
+            label: Self.connectionStreamsInFlight,
+            dimensions: [("environment", environment.rawValue)],
+            aggregate: true,
+            factory: factory
+        )
+        connectionLimit = Recorder(
+            label: Self.connectionConcurrencyLimit,
+            dimensions: [("environment", environment.rawValue)],
+            aggregate: true,
+            factory: factory
+        )
     }
 
     private static func pushCounter(_ factory: any MetricsFactory, kind: APNSPushKind, outcome: String, reason: String) -> Counter {
@@ -91,6 +112,12 @@ final class APNSClientMetrics: Sendable {
             return counter
         }
         counter.increment()
+    }
+
+    /// One connection right after a batch was written to it: its requests in flight and its limit.
+    func recordConnectionLoad(inFlight: Int, limit: Int) {
+        connectionStreams.record(inFlight)
+        connectionLimit.record(limit)
     }
 
     /// One attempt's time from its write to APNs' answer.

@@ -2,8 +2,10 @@ import Foundation
 import MarqueeCore
 import NIOCore
 
-/// A Live Activity push to one device: `POST /3/device/<token>` with `apns-push-type: liveactivity`
-/// and `apns-topic: <bundle>.push-type.liveactivity`.
+/// A push to one device: `POST /3/device/<token>`. Most are Live Activity pushes
+/// (`apns-push-type: liveactivity`, `apns-topic: <bundle>.push-type.liveactivity`) to a
+/// push-to-start or update token; a background push (`background`, the bare bundle ID, priority 5)
+/// goes to the app's own device token to wake it (`background(deviceToken:bundleID:payload:)`).
 ///
 /// The body is a `ByteBuffer` encoded once: a fan-out sends the same buffer to every device without
 /// copying it.
@@ -94,6 +96,33 @@ public struct APNSDevicePush: Sendable {
         )
     }
 
+    /// A background (silent) push that wakes the app on the device whose app device token this is
+    /// (`apns-reference.md` §8a): `apns-push-type: background`, the bare bundle ID as topic,
+    /// priority 5 (10 is an error for this type). The body's `aps` must hold only
+    /// `"content-available": 1`; the caller's own keys sit beside it.
+    public static func background(
+        deviceToken: String,
+        bundleID: String,
+        payload: ByteBuffer,
+        expiration: APNSExpiration? = nil,
+        collapseID: String? = nil,
+        apnsID: UUID? = nil
+    ) throws(APNSError) -> APNSDevicePush {
+        try APNSDevicePush(
+            deviceToken: deviceToken,
+            topic: APNSPushType.background.topic(forBundleID: bundleID),
+            payload: payload,
+            priority: .normal,
+            expiration: expiration,
+            collapseID: collapseID,
+            apnsID: apnsID,
+            kind: .background
+        )
+    }
+
+    /// `apns-push-type`: what the kind of push asks of APNs.
+    var pushType: APNSPushType { kind == .background ? .background : .liveactivity }
+
     /// The same push for another device: the fan-out path, sharing topic and body.
     public func sending(to deviceToken: String) throws(APNSError) -> APNSDevicePush {
         try Self.validate(deviceToken: deviceToken)
@@ -119,6 +148,9 @@ public struct APNSDevicePush: Sendable {
             throw .payloadTooLarge(size: payload.readableBytes, limit: APNSPayloadLimit.device)
         }
         guard priority != .low else { throw .invalidRequest("Live Activity device pushes use priority 5 or 10") }
+        guard kind != .background || priority == .normal else {
+            throw .invalidRequest("background pushes use priority 5 (APNs refuses 10 for them)")
+        }
         if let collapseID {
             try APNSHeaderValue.validate(collapseID, name: "apns-collapse-id")
             guard collapseID.utf8.count <= APNSPayloadLimit.collapseIDBytes else {

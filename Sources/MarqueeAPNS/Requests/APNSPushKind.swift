@@ -2,12 +2,14 @@ import Foundation
 import NIOCore
 
 /// What a push does, as the client's metrics count it (`kind` of `marquee_apns_pushes_total`): a
-/// device push starts, updates or ends a Live Activity; a broadcast publishes to a channel.
+/// device push starts, updates or ends a Live Activity; a broadcast publishes to a channel; a
+/// background push wakes an app (to ask it what its Lock Screen shows).
 public enum APNSPushKind: Int, Sendable, Hashable, CaseIterable, CustomStringConvertible {
     case start
     case update
     case end
     case broadcast
+    case background
 
     /// The metric label value.
     public var description: String {
@@ -16,6 +18,7 @@ public enum APNSPushKind: Int, Sendable, Hashable, CaseIterable, CustomStringCon
         case .update: "update"
         case .end: "end"
         case .broadcast: "broadcast"
+        case .background: "background"
         }
     }
 

@@ -27,6 +27,9 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     private let metrics: APNSClientMetrics
     private let logger: Logger
     private var machine: APNSConnectionStateMachine<APNSQueuedRequest>
+    /// What the path needs in flight, from the latency of the answers (`nil`: the fixed window,
+    /// the whole stream budget).
+    private var concurrency: APNSConcurrencyLimit?
     private var context: ChannelHandlerContext?
     /// The owner asked to close before the channel was active.
     private var closeRequested = false
@@ -56,6 +59,9 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
         logger[metadataKey: "apns.connection"] = "\(connectionID)"
         self.logger = logger
         machine = APNSConnectionStateMachine(maximumStreams: transport.maximumStreamsPerConnection)
+        if transport.adaptiveConcurrency {
+            concurrency = APNSConcurrencyLimit(settings: .init(floor: transport.concurrencyFloor))
+        }
     }
 
     var state: State { machine.state }
@@ -64,9 +70,17 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     var effectiveStreamLimit: Int { machine.effectiveStreamLimit }
     var inFlightCount: Int { machine.inFlightCount }
 
-    /// How many more streams the pool may open here now.
+    /// The most requests this connection takes in flight now: its concurrency limit within its
+    /// stream budget.
+    var concurrencyLimit: Int {
+        min(concurrency?.limit ?? .max, machine.effectiveStreamLimit)
+    }
+
+    /// How many more streams the pool may open here now: free streams, up to the concurrency limit.
     var availableStreams: Int {
-        context == nil ? 0 : machine.availableStreams
+        guard context != nil else { return 0 }
+        guard let concurrency else { return machine.availableStreams }
+        return min(machine.availableStreams, max(0, concurrency.limit - machine.inFlightCount))
     }
 
     // MARK: Writing
@@ -202,10 +216,20 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
     /// Hands a request that left the connection to the delegate, by its fate.
     private func report(_ end: APNSConnectionStateMachine<APNSQueuedRequest>.StreamEnd) {
         switch end.fate {
-        case .answered(let response, let tokenGeneration, let sentAt):
+        case .answered(let response, let tokenGeneration, let sentAt, let inFlightAtSend):
             if let kind = end.request.operation.pushKind {
                 // `lastReadAt` was read when this frame arrived: no second clock read per answer.
                 metrics.recordDuration(kind, nanoseconds: (lastReadAt - sentAt).nanoseconds)
+            }
+            // Before APNs accepted the token the connection has one stream, which says nothing
+            // about the path's capacity.
+            if machine.tokenAccepted {
+                concurrency?.record(
+                    sentAt: sentAt,
+                    answeredAt: lastReadAt,
+                    inFlightAtSend: inFlightAtSend,
+                    budget: machine.effectiveStreamLimit
+                )
             }
             delegate.connection(self, answered: end.request, response: response, tokenGeneration: tokenGeneration)
         case .unprocessed:

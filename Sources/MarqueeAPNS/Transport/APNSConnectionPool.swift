@@ -13,7 +13,9 @@ import NIOSSL
 /// Everything here lives on one event loop: the queue, the connections' stream tables and the
 /// completion bookkeeping. No lock and no task per request; callers reach it through
 /// `eventLoop.execute`. Requests go to the connection with the most free streams, in batches, with
-/// one flush per connection per batch.
+/// one flush per connection per batch. A connection's free streams stop at its concurrency limit
+/// (`APNSConcurrencyLimit`, unless the transport asks for the fixed window): the pool takes work
+/// from the batches only as far as those carry it.
 ///
 /// Connections report each request that left them by its fate (`APNSConnectionDelegate`); what
 /// happens next is decided here, in one place: answered requests complete or are retried by their
@@ -184,6 +186,7 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
                 connection.write(request, authorization: authorization, now: now, sentAt: sentAt)
             }
             connection.flush()
+            metrics.recordConnectionLoad(inFlight: connection.inFlightCount, limit: connection.concurrencyLimit)
             if queue.isEmpty { pullFromSources() }
         }
         if !queue.isEmpty { openConnectionsIfNeeded() }

@@ -36,13 +36,15 @@ struct APNSConnectionStateMachine<Request> {
         var request: Request
         var tokenGeneration: Int
         var response: APNSResponse?
-        /// When it was written, for the latency metric.
+        /// When it was written, for the latency metric and the concurrency limit.
         var sentAt: NIODeadline
+        /// Requests in flight on the connection once it was written, itself included.
+        var inFlightAtSend: Int
     }
 
     /// What became of one request that left the connection.
     enum Fate {
-        case answered(APNSResponse, tokenGeneration: Int, sentAt: NIODeadline)
+        case answered(APNSResponse, tokenGeneration: Int, sentAt: NIODeadline, inFlightAtSend: Int)
         case unprocessed
         case uncertain(reason: String)
     }
@@ -161,7 +163,10 @@ struct APNSConnectionStateMachine<Request> {
         let streamID = HTTP2StreamID(nextStreamID)
         guard state == .ready, let generation = tokenState.generation, inFlight.canInsert(streamID) else { return nil }
         nextStreamID += 2
-        inFlight.insert(InFlight(request: request, tokenGeneration: generation, response: nil, sentAt: sentAt), for: streamID)
+        inFlight.insert(
+            InFlight(request: request, tokenGeneration: generation, response: nil, sentAt: sentAt, inFlightAtSend: inFlight.count + 1),
+            for: streamID
+        )
         // Client stream IDs are odd 31-bit numbers; a long-lived connection eventually runs out.
         let startedDraining = nextStreamID >= Int32.max - 2 ? beginDraining() : false
         return (streamID, startedDraining)
@@ -226,7 +231,7 @@ struct APNSConnectionStateMachine<Request> {
         }
         return StreamEnd(
             request: entry.request,
-            fate: .answered(response, tokenGeneration: entry.tokenGeneration, sentAt: entry.sentAt),
+            fate: .answered(response, tokenGeneration: entry.tokenGeneration, sentAt: entry.sentAt, inFlightAtSend: entry.inFlightAtSend),
             closeConnection: shouldCloseNow
         )
     }

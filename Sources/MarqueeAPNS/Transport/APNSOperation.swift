@@ -40,9 +40,10 @@ enum APNSOperation: Sendable {
         }
     }
 
-    /// The header block. Stable values (`authorization`, push type, topic, priority) are indexable so
-    /// that HPACK sends them as one-byte references after the first request; per-request values
-    /// (`:path`, `apns-id`) are not, so they do not churn APNs' small dynamic table.
+    /// The header block. Stable values (`authorization`, push type, topic, priority, collapse ID)
+    /// are indexable so that HPACK sends them as one-byte references after the first request;
+    /// per-request values (`:path`, `apns-id`) are not, so they do not churn APNs' small dynamic
+    /// table.
     func headers(scheme: String, authority: String, authorization: String, now: Date) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(11)
@@ -53,14 +54,16 @@ enum APNSOperation: Sendable {
             headers.add(name: ":authority", value: authority)
             headers.add(name: ":path", value: push.path, indexing: .nonIndexable)
             headers.add(name: "authorization", value: authorization)
-            headers.add(name: "apns-push-type", value: "liveactivity")
+            headers.add(name: "apns-push-type", value: push.pushType.rawValue)
             headers.add(name: "apns-topic", value: push.topic)
             headers.add(name: "apns-priority", value: push.priority.headerValue)
             if let expiration = push.expiration {
                 headers.add(name: "apns-expiration", value: expiration.headerValue)
             }
             if let collapseID = push.collapseID {
-                headers.add(name: "apns-collapse-id", value: collapseID, indexing: .nonIndexable)
+                // Indexable: a fan-out's starts share their event's collapse ID, so after the first
+                // request on a connection it costs a byte or two rather than its 46.
+                headers.add(name: "apns-collapse-id", value: collapseID)
             }
             if let apnsID = push.apnsID {
                 headers.add(name: "apns-id", value: apnsID.uuidString.lowercased(), indexing: .nonIndexable)

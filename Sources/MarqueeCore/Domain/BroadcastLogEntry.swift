@@ -23,6 +23,8 @@ public struct BroadcastLogEntry: Sendable, Hashable {
     public var downgraded: Bool
     /// The `content-state` it carried: what an automatic end repeats.
     public var contentState: JSONObject?
+    /// The `alert` it carried, as APNs got it (`LiveActivityAlert.jsonObject`); `nil` for none.
+    public var alert: JSONObject?
     /// The schedule that sent it. A scheduled broadcast is logged before it is sent, with `status`
     /// 0, and at most once per channel: a worker that takes the schedule over finds the entry and
     /// does not send again.
@@ -45,6 +47,7 @@ public struct BroadcastLogEntry: Sendable, Hashable {
         event: BroadcastEvent = .update,
         downgraded: Bool = false,
         contentState: JSONObject? = nil,
+        alert: JSONObject? = nil,
         scheduleID: ScheduleID? = nil,
         sequence: Int64? = nil
     ) {
@@ -61,6 +64,7 @@ public struct BroadcastLogEntry: Sendable, Hashable {
         self.event = event
         self.downgraded = downgraded
         self.contentState = contentState
+        self.alert = alert
         self.scheduleID = scheduleID
         self.sequence = sequence
     }

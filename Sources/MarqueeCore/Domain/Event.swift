@@ -27,6 +27,9 @@ public struct Event: Sendable, Hashable {
     public var plannedEnd: Date
     /// Whether (and how) the event's timeline runs by itself; `nil` when the producer never asked.
     public var timeline: EventTimelineSettings?
+    /// Whether devices whose push-to-start token arrives while the event is live get its start
+    /// (late joiners); each start can still turn it off for its own audience.
+    public var lateJoiners: Bool
     public var state: EventState
     public var createdAt: Date
     public var updatedAt: Date
@@ -43,6 +46,7 @@ public struct Event: Sendable, Hashable {
         plannedStart: Date,
         plannedEnd: Date,
         timeline: EventTimelineSettings? = nil,
+        lateJoiners: Bool = true,
         state: EventState = .scheduled,
         createdAt: Date,
         updatedAt: Date? = nil
@@ -58,6 +62,7 @@ public struct Event: Sendable, Hashable {
         self.plannedStart = plannedStart
         self.plannedEnd = plannedEnd
         self.timeline = timeline
+        self.lateJoiners = lateJoiners
         self.state = state
         self.createdAt = createdAt
         self.updatedAt = updatedAt ?? createdAt

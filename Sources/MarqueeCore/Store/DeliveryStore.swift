@@ -6,6 +6,8 @@ public protocol DeliveryStore: Sendable {
     /// outcomes as deliveries, token retirements, the job's progress and checkpoint. Nothing is
     /// written if any part fails (the event not the app's included), and `StoreError.leaseLost` if
     /// the worker no longer holds the job. Committing the same batch again writes nothing twice.
+    /// A batch with an accepted start makes its event `live` if it was `scheduled` (no other state
+    /// changes: an ended event stays ended).
     ///
     /// The batch's token row IDs come from the job's audience, read within the app. A token deleted
     /// since then (or not the app's) does not hold the batch up: the pushes were sent, so the rest

@@ -12,9 +12,13 @@ import NIOPosix
 /// | GET, POST | `/v1/{env}/devices` | devices; POST `{"bundleID", "iOSVersion", "pushToStartAttributesTypes"}` registers one |
 /// | POST | `/v1/{env}/devices/batch` | registers `count` (at most 10,000) alike: `{"bundleID", "iOSVersion", "pushToStartAttributesTypes", "count"}` |
 /// | GET | `/v1/{env}/start-counts` | per device: starts APNs accepted and activities it has had (``DeviceStartCount``) |
-/// | GET | `/v1/{env}/devices/{id}` | one device |
+/// | GET | `/v1/{env}/devices/{id}` | one device (with `appTraits` when its app is played) |
+/// | POST | `/v1/{env}/devices/{id}/launch` | the user opens a played app that knows `{"liveEvents": [...]}` are live: it reports each |
+/// | GET | `/v1/apps` | the played apps and their Marquee's base URL (never the key) |
+/// | PUT, DELETE | `/v1/apps/{bundleID}/marquee` | plays the app: `{"baseURL", "appKey", "attributesType", "eventKeyAttribute"}`; or stops |
 /// | POST | `/v1/{env}/devices/{id}/uninstall` | removes the app (its tokens answer 410) |
 /// | POST | `/v1/{env}/devices/{id}/offline`, `.../online` | takes the device offline (APNs holds its pushes) or back |
+/// | POST | `/v1/{env}/devices/{id}/live-activities-off`, `.../live-activities-on` | the user turns Live Activities off for the app (starts answer 200, nothing shows) or back on |
 /// | GET | `/v1/{env}/activities`, `/v1/{env}/activities/{id}` | Live Activities and their content-state |
 /// | GET | `/v1/{env}/update-tokens` | update tokens the apps would report |
 /// | GET | `/v1/{env}/channels` | channels, with subscribers |
@@ -95,7 +99,8 @@ final class InspectionHandler: ChannelInboundHandler {
 
     private static let encoder: JSONEncoder = {
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys, .prettyPrinted, .withoutEscapingSlashes]
+        // Compact, as Marquee's own API answers (`jq` is there for reading them).
+        encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
         encoder.dateEncodingStrategy = .iso8601
         return encoder
     }()
@@ -119,6 +124,17 @@ final class InspectionHandler: ChannelInboundHandler {
         var pushToStartAttributesTypes: [String]?
         /// For `devices/batch`: how many devices alike.
         var count: Int?
+    }
+
+    private struct AppConnection: Decodable {
+        var baseURL: String
+        var appKey: String
+        var attributesType: String?
+        var eventKeyAttribute: String?
+    }
+
+    private struct Launch: Decodable {
+        var liveEvents: [String]
     }
 
     /// Most devices one `devices/batch` request registers.
@@ -164,6 +180,25 @@ final class InspectionHandler: ChannelInboundHandler {
         case (.DELETE, ["faults"]):
             emulator.removeAllFaults()
             return encode([String]())
+        case (.GET, ["apps"]):
+            return encode(emulator.connectedAppsShown)
+        case (.PUT, let path) where path.count == 3 && path[0] == "apps" && path[2] == "marquee":
+            guard let connection = try? JSONDecoder().decode(AppConnection.self, from: Data(body)),
+                let url = URL(string: connection.baseURL), url.scheme == "http" || url.scheme == "https", !connection.appKey.isEmpty
+            else {
+                return problem(.badRequest, "expected {\"baseURL\": \"http://...\", \"appKey\": ..., \"attributesType\": ..., \"eventKeyAttribute\": \"eventKey\"}")
+            }
+            let marquee = EmulatedAppMarquee(
+                baseURL: url,
+                appKey: connection.appKey,
+                attributesType: connection.attributesType,
+                eventKeyAttribute: connection.eventKeyAttribute ?? "eventKey"
+            )
+            emulator.connectApp(bundleID: path[1], to: marquee)
+            return encode(marquee.shown(bundleID: path[1]))
+        case (.DELETE, let path) where path.count == 3 && path[0] == "apps" && path[2] == "marquee":
+            emulator.disconnectApp(bundleID: path[1])
+            return encode(emulator.connectedAppsShown)
         default:
             break
         }
@@ -231,6 +266,25 @@ final class InspectionHandler: ChannelInboundHandler {
                 return encode(emulator.device(id: id, in: environment))
             } catch {
                 return problem(.notFound, error.description)
+            }
+        case (.POST, "devices", 3) where rest[2] == "live-activities-off" || rest[2] == "live-activities-on":
+            guard let id else { return problem(.notFound, "no such device") }
+            do {
+                try emulator.setLiveActivitiesEnabled(rest[2] == "live-activities-on", environment: environment, deviceID: id)
+                return encode(emulator.device(id: id, in: environment))
+            } catch {
+                return problem(.notFound, error.description)
+            }
+        case (.POST, "devices", 3) where rest[2] == "launch":
+            guard let id else { return problem(.notFound, "no such device") }
+            guard let launch = try? JSONDecoder().decode(Launch.self, from: Data(body)) else {
+                return problem(.badRequest, "expected {\"liveEvents\": [\"event-key\", ...]}")
+            }
+            do {
+                try emulator.launchApp(environment: environment, deviceID: id, liveEvents: launch.liveEvents)
+                return encode(emulator.device(id: id, in: environment))
+            } catch {
+                return problem(.badRequest, error.description)
             }
         case (.GET, "activities", 1):
             return encode(emulator.activities(in: environment))

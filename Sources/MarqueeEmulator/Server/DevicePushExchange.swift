@@ -90,12 +90,13 @@ struct DevicePushExchange {
 
         enum Verdict {
             /// `firstStart`: the first start APNs accepted for the device.
-            case accepted(uniqueID: String?, firstStart: Bool)
+            case accepted(uniqueID: String?, firstStart: Bool, appEvent: AppModelEvent?)
             case rejected(APNSErrorReason, timestamp: Int64?)
         }
         let uniqueID = environment == .sandbox ? RandomIdentifiers.uuid() : nil
         let verdict = state.world.withLock { world -> Verdict in
             let capacity = world.historyPerTarget
+            var deliveredTo: TokenTarget?
             let verdict = world.withEnvironment(environment) { env -> Verdict in
                 switch env.lookUp(token: token, now: now, configuration: configuration) {
                 case .unknown:
@@ -142,19 +143,25 @@ struct DevicePushExchange {
                         ),
                         capacity: capacity
                     )
-                    return .accepted(uniqueID: uniqueID, firstStart: firstStart)
+                    deliveredTo = target
+                    return .accepted(uniqueID: uniqueID, firstStart: firstStart, appEvent: nil)
                 }
             }
-            if case .accepted(_, let firstStart) = verdict {
+            if case .accepted(let uniqueID, let firstStart, _) = verdict {
                 world.counters.devicePushesAccepted += 1
                 if firstStart { world.counters.devicesStarted += 1 }
+                if !world.appMarquees.isEmpty, let target = deliveredTo {
+                    // The device got it now (an offline one gets it when back): its app may notice.
+                    return .accepted(uniqueID: uniqueID, firstStart: firstStart, appEvent: world.appEvent(for: target, payload: payload?.bytes, environment: environment))
+                }
             }
             return verdict
         }
         switch verdict {
         case .rejected(let reason, let timestamp):
             return reject(reason, apnsID, timestamp: timestamp, now: now)
-        case .accepted(let uniqueID, _):
+        case .accepted(let uniqueID, _, let appEvent):
+            if let appEvent { state.appEventSink.yield(appEvent) }
             var headers = [("apns-id", apnsID)]
             if let uniqueID { headers.append(("apns-unique-id", uniqueID)) }
             return EmulatorResponse(status: 200, headers: headers)

@@ -8,12 +8,16 @@ import Synchronization
 final class EmulatorState: Sendable {
     let configuration: APNSEmulatorConfiguration
     let world: Mutex<EmulatorWorld>
+    /// What the played apps notice, for the app model; yielding never blocks.
+    let appEvents: AsyncStream<AppModelEvent>
+    let appEventSink: AsyncStream<AppModelEvent>.Continuation
     private let faultPlan = Mutex(FaultPlan())
     private let hasFaults = Atomic<Bool>(false)
 
     init(configuration: APNSEmulatorConfiguration) {
         self.configuration = configuration
         self.world = Mutex(EmulatorWorld(configuration: configuration))
+        (appEvents, appEventSink) = AsyncStream.makeStream(of: AppModelEvent.self)
     }
 
     var now: Date { configuration.clock.now }

@@ -102,8 +102,14 @@ struct EmulatorWorld: Sendable {
     var rejections: BoundedHistory<RejectedRequest>
     var counters = EmulatorCounters()
     let historyPerTarget: Int
+    /// The apps the emulator plays, by bundle ID: where each one's Marquee is.
+    var appMarquees: [String: EmulatedAppMarquee]
+    /// Draws the traits of the played apps' devices, in registration order.
+    var appTraitRandom: SeededRandom
 
     init(configuration: APNSEmulatorConfiguration) {
+        appMarquees = configuration.apps
+        appTraitRandom = SeededRandom(seed: configuration.appShares.seed)
         rejections = BoundedHistory(capacity: configuration.rejectionHistory)
         historyPerTarget = configuration.historyPerTarget
         for environment in APNSEnvironment.allCases {
@@ -143,6 +149,7 @@ public enum EmulatorError: Error, Sendable, Hashable, CustomStringConvertible {
     case notRunning
     case alreadyStarted
     case invalidConfiguration(String)
+    case appNotPlayed(bundleID: String)
 
     public var description: String {
         switch self {
@@ -155,6 +162,7 @@ public enum EmulatorError: Error, Sendable, Hashable, CustomStringConvertible {
         case .notRunning: "the emulator is not running"
         case .alreadyStarted: "the emulator was already started"
         case .invalidConfiguration(let message): "invalid emulator configuration: \(message)"
+        case .appNotPlayed(let bundleID): "the emulator does not play \(bundleID): connect it to a Marquee first"
         }
     }
 }

@@ -140,6 +140,9 @@ extension EnvironmentWorld {
             return DeviceVerdict(outcome: .ignored("a start needs attributes"))
         }
         guard aps.contains("alert") else { return DeviceVerdict(outcome: .ignored("a start needs an alert")) }
+        guard device.device.areLiveActivitiesEnabled else {
+            return DeviceVerdict(outcome: .ignored("Live Activities are turned off for the app: APNs accepted the start, nothing shows"))
+        }
 
         let iOSVersion = device.device.iOSVersion
         var channelID: String?

@@ -53,6 +53,14 @@ extension EnvironmentWorld {
         return token
     }
 
+    /// The user turns Live Activities off for the app, or back on. Off, APNs still accepts starts
+    /// and nothing shows; activities already there stay (iOS ends them; the emulator leaves that to
+    /// their own end).
+    mutating func setLiveActivitiesEnabled(_ enabled: Bool, deviceID: String) throws(EmulatorError) {
+        guard devices[deviceID] != nil else { throw .unknownDevice(id: deviceID) }
+        devices[deviceID]?.device.areLiveActivitiesEnabled = enabled
+    }
+
     /// The app leaves the device: every token it had answers 410 `Unregistered` from `now` on.
     mutating func uninstallApp(deviceID: String, now: Date) throws(EmulatorError) {
         guard var state = devices[deviceID] else { throw .unknownDevice(id: deviceID) }

@@ -66,6 +66,59 @@ public struct EmulatedDevice: Sendable, Hashable, Codable {
     public var isOnline: Bool
     /// The device's Live Activities, oldest first.
     public var activityIDs: [String]
+    /// `false` when the user turned Live Activities off for the app: APNs still accepts a start
+    /// (200) and nothing shows, which only the device's own report can tell.
+    public var areLiveActivitiesEnabled: Bool
+    /// What was drawn for the device when its app is one the emulator plays (``EmulatedAppShares``);
+    /// `nil` for other apps' devices.
+    public var appTraits: EmulatedAppTraits?
+
+    public init(
+        id: String,
+        environment: APNSEnvironment,
+        bundleID: String,
+        iOSVersion: IOSVersion,
+        deviceToken: String,
+        pushToStartTokens: [String: String],
+        isAppInstalled: Bool,
+        isOnline: Bool,
+        activityIDs: [String],
+        areLiveActivitiesEnabled: Bool = true
+    ) {
+        self.id = id
+        self.environment = environment
+        self.bundleID = bundleID
+        self.iOSVersion = iOSVersion
+        self.deviceToken = deviceToken
+        self.pushToStartTokens = pushToStartTokens
+        self.isAppInstalled = isAppInstalled
+        self.isOnline = isOnline
+        self.activityIDs = activityIDs
+        self.areLiveActivitiesEnabled = areLiveActivitiesEnabled
+    }
+
+    private enum CodingKeys: String, CodingKey {
+        case id, environment, bundleID, iOSVersion, deviceToken, pushToStartTokens, isAppInstalled, isOnline, activityIDs
+        case areLiveActivitiesEnabled, appTraits
+    }
+
+    /// An inspection answer of an emulator that predates the setting decodes with Live Activities on.
+    public init(from decoder: any Decoder) throws {
+        let container = try decoder.container(keyedBy: CodingKeys.self)
+        self.init(
+            id: try container.decode(String.self, forKey: .id),
+            environment: try container.decode(APNSEnvironment.self, forKey: .environment),
+            bundleID: try container.decode(String.self, forKey: .bundleID),
+            iOSVersion: try container.decode(IOSVersion.self, forKey: .iOSVersion),
+            deviceToken: try container.decode(String.self, forKey: .deviceToken),
+            pushToStartTokens: try container.decode([String: String].self, forKey: .pushToStartTokens),
+            isAppInstalled: try container.decode(Bool.self, forKey: .isAppInstalled),
+            isOnline: try container.decode(Bool.self, forKey: .isOnline),
+            activityIDs: try container.decode([String].self, forKey: .activityIDs),
+            areLiveActivitiesEnabled: try container.decodeIfPresent(Bool.self, forKey: .areLiveActivitiesEnabled) ?? true
+        )
+        appTraits = try container.decodeIfPresent(EmulatedAppTraits.self, forKey: .appTraits)
+    }
 }
 
 /// Where a Live Activity is in its life, on the emulator's clock.

@@ -88,7 +88,7 @@ public struct ActivityUpdateService: Sendable {
         wakeup.signal()
         logger.debug(
             "activity updates enqueued",
-            metadata: ["job.id": "\(job.id)", "event.key": "\(event.externalKey)", "job.total": "\(total)"]
+            metadata: ["job.id": "\(job.id.publicID)", "event.key": "\(event.externalKey)", "job.total": "\(total)"]
         )
         return ActivityUpdateEnqueued(jobID: job.id, total: total)
     }

@@ -9,8 +9,9 @@ public struct AppAdministration: Sendable {
     let provisioner: any APNSAccountProvisioner
     let clock: any WallClock
     let logger: Logger
-    /// What authenticating keys found lately; this replica's changes to keys and apps reach it at once.
-    let credentials: CredentialCache
+    /// What authenticating keys found lately; this replica's changes to keys and apps reach it at
+    /// once, another's through the server's listener (`forgetAll`).
+    public let credentials: CredentialCache
 
     public init(
         store: any MarqueeStore,
@@ -195,10 +196,11 @@ public struct AppAdministration: Sendable {
         guard let credential = APIKeyCredential(presented: presented) else { return nil }
         let hash = credential.hash
         if let caller = credentials.caller(forKeyHash: hash) { return caller }
+        let generation = credentials.generation
         guard let key = try await credential.authenticate(in: store) else { return nil }
         var caller = AuthenticatedCaller(key: key, app: nil)
         if let appID = key.appID { caller.app = try await store.app(appID) }
-        credentials.remember(caller, forKeyHash: hash)
+        credentials.remember(caller, forKeyHash: hash, readAt: generation)
         return caller
     }
 

@@ -15,8 +15,13 @@ public struct AuthenticatedCaller: Sendable, Hashable {
 ///
 /// Entries are found by the SHA-256 of the presented key (never the key itself), and only keys
 /// that authenticated are kept: an unknown or wrong key is looked up every time. This replica
-/// forgets a key it revokes and an app it changes at once; another replica sees such a change
-/// within `lifetime` (`auth.cacheSeconds`). A lifetime of zero keeps nothing.
+/// forgets a key it revokes and an app it changes at once. Other replicas learn of such a change
+/// from the store (on PostgreSQL a NOTIFY, `PostgresStore.credentialsChannel`) and forget
+/// everything (`forgetAll`); while they cannot hear of changes they keep nothing (`suspend`).
+/// `lifetime` (`auth.cacheSeconds`) bounds how long an entry lives regardless; zero keeps nothing.
+///
+/// Every forgetting advances a generation, and an authentication remembers what it read only if
+/// no forgetting happened since it began reading: a read that raced a revocation is never kept.
 public final class CredentialCache: Sendable {
     private struct Entry {
         var caller: AuthenticatedCaller
@@ -25,6 +30,10 @@ public final class CredentialCache: Sendable {
 
     private struct State {
         var entries: [[UInt8]: Entry] = [:]
+        /// Advanced by every forgetting and suspension.
+        var generation: UInt64 = 0
+        /// False while changes made elsewhere cannot be heard of.
+        var accepting = true
     }
 
     public let lifetime: Duration
@@ -55,11 +64,17 @@ public final class CredentialCache: Sendable {
         }
     }
 
-    func remember(_ caller: AuthenticatedCaller, forKeyHash hash: [UInt8]) {
+    /// What to pass to `remember` for a read that begins now.
+    var generation: UInt64 { state.withLock { $0.generation } }
+
+    /// Keeps what a read begun at `generation` found, unless something was forgotten since (the
+    /// read may have seen a key before its revocation) or the cache is suspended.
+    func remember(_ caller: AuthenticatedCaller, forKeyHash hash: [UInt8], readAt generation: UInt64) {
         guard isEnabled else { return }
         let now = clock.now
         let entry = Entry(caller: caller, expires: now.addingTimeInterval(lifetime.timeInterval))
         state.withLock { state in
+            guard state.accepting, state.generation == generation else { return }
             if state.entries[hash] == nil && state.entries.count >= capacity {
                 state.entries = state.entries.filter { $0.value.expires > now }
                 while state.entries.count >= capacity, let soonest = state.entries.min(by: { $0.value.expires < $1.value.expires }) {
@@ -72,12 +87,38 @@ public final class CredentialCache: Sendable {
 
     /// Forgets the key: it was revoked here.
     func forget(keyID: APIKeyID) {
-        state.withLock { $0.entries = $0.entries.filter { $0.value.caller.key.id != keyID } }
+        state.withLock {
+            $0.generation &+= 1
+            $0.entries = $0.entries.filter { $0.value.caller.key.id != keyID }
+        }
     }
 
     /// Forgets every key of the app: the app changed here.
     func forget(appID: AppID) {
-        state.withLock { $0.entries = $0.entries.filter { $0.value.caller.key.appID != appID } }
+        state.withLock {
+            $0.generation &+= 1
+            $0.entries = $0.entries.filter { $0.value.caller.key.appID != appID }
+        }
+    }
+
+    /// Forgets every key and resumes keeping them: a key or an app changed on another replica, or
+    /// this replica hears of such changes again after a time it could not.
+    public func forgetAll() {
+        state.withLock {
+            $0.generation &+= 1
+            $0.entries.removeAll()
+            $0.accepting = true
+        }
+    }
+
+    /// Forgets every key and keeps none until `forgetAll`: changes made elsewhere cannot be heard
+    /// of (the connection that listens for them is lost).
+    public func suspend() {
+        state.withLock {
+            $0.generation &+= 1
+            $0.entries.removeAll()
+            $0.accepting = false
+        }
     }
 
     var count: Int { state.withLock { $0.entries.count } }

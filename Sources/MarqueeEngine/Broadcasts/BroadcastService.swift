@@ -108,7 +108,7 @@ public struct BroadcastService: Sendable {
         let target = try await events.broadcastTarget(app: app, key: key)
         let event = target.event
         guard event.state == .scheduled || event.state == .live else {
-            throw EngineError.conflict("event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only")
+            throw EngineError.conflict("event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only; to broadcast again, create a new event with another key")
         }
         try draft.validate()
         let environments = try draft.validatedEnvironments(of: event)
@@ -270,6 +270,7 @@ public struct BroadcastService: Sendable {
             event: draft.event,
             downgraded: decision.downgraded,
             contentState: draft.contentState,
+            alert: draft.alert?.jsonObject,
             scheduleID: scheduleID
         )
         var reservedSequence: Int64?

@@ -1,3 +1,4 @@
+import CoreMetrics
 import Foundation
 import Logging
 import MarqueeCore
@@ -16,6 +17,7 @@ public struct ChannelJanitor: Service {
     let interval: Duration
     let clock: any WallClock
     let logger: Logger
+    let eventMetrics: EventMetrics
 
     public init(
         store: any MarqueeStore,
@@ -24,7 +26,8 @@ public struct ChannelJanitor: Service {
         timeline: TimelinePolicy = TimelinePolicy(),
         interval: Duration,
         clock: any WallClock,
-        logger: Logger
+        logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.store = store
         self.lifecycle = lifecycle
@@ -33,6 +36,7 @@ public struct ChannelJanitor: Service {
         self.interval = interval
         self.clock = clock
         self.logger = logger
+        self.eventMetrics = EventMetrics(factory: metricsFactory)
     }
 
     public func run() async throws {
@@ -64,6 +68,7 @@ public struct ChannelJanitor: Service {
     }
 
     func sweep(_ app: App) async throws {
+        eventMetrics.report(app: app, counts: try await store.eventCounts(appID: app.id))
         for environment in APNSEnvironment.allCases {
             let channels = try await store.channels(
                 appID: app.id,

@@ -49,7 +49,7 @@ public struct ChannelLifecycle: Sendable {
                     return live
                 case .deleting:
                     throw EngineError.conflict(
-                        "the event's \(environment) channel is being deleted; it cannot be used or created again"
+                        "the event's \(environment) channel is being deleted (the event is closing); it cannot be used or created again: create a new event with another key"
                     )
                 default:
                     if policy.isAbandoned(live, now: clock.now) {

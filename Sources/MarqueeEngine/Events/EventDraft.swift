@@ -14,6 +14,8 @@ public struct EventDraft: Sendable, Hashable {
     public var plannedEnd: Date
     /// `nil` keeps an existing event's timeline, or none for a new one.
     public var timeline: EventTimelineSettings?
+    /// `nil` keeps an existing event's choice, or takes late joiners on a new one.
+    public var lateJoiners: Bool?
 
     public init(
         title: String,
@@ -23,7 +25,8 @@ public struct EventDraft: Sendable, Hashable {
         priorityPolicy: PriorityPolicy? = nil,
         plannedStart: Date,
         plannedEnd: Date,
-        timeline: EventTimelineSettings? = nil
+        timeline: EventTimelineSettings? = nil,
+        lateJoiners: Bool? = nil
     ) {
         self.title = title
         self.attributesType = attributesType
@@ -33,6 +36,7 @@ public struct EventDraft: Sendable, Hashable {
         self.plannedStart = plannedStart
         self.plannedEnd = plannedEnd
         self.timeline = timeline
+        self.lateJoiners = lateJoiners
     }
 
     /// The storage policy of a new event's channels when the producer names none: APNs keeps the

@@ -65,6 +65,7 @@ public struct EventService: Sendable {
                 plannedStart: draft.plannedStart,
                 plannedEnd: draft.plannedEnd,
                 timeline: draft.timeline,
+                lateJoiners: draft.lateJoiners ?? true,
                 createdAt: now
             )
         )
@@ -146,14 +147,22 @@ public struct EventService: Sendable {
     }
 
     /// The event's active channel in `environment`, for the apps that subscribe to it.
-    public func activeChannel(app: App, key: String, environment: APNSEnvironment) async throws -> (Event, BroadcastChannel) {
+    public func activeChannel(app: App, key: String, environment: APNSEnvironment) async throws -> EventChannelView {
         let event = try await event(app: app, key: key)
         guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),
             channel.state == .active, channel.apnsChannelID != nil
         else {
             throw EngineError.notFound(resource: "channel", id: "\(key)/\(environment)")
         }
-        return (event, channel)
+        return EventChannelView(event: event, channel: channel, expiresAt: try await plannedClose(app: app, event: event))
+    }
+
+    /// When the event's running timeline will close it: its pending `close` step's due time. An
+    /// event without a running timeline is closed by its producer, at no time known in advance.
+    private func plannedClose(app: App, event: Event) async throws -> Date? {
+        guard EventTimeline.isRunning(event) else { return nil }
+        let steps = try await store.timelineSteps(appID: app.id, eventID: event.id)
+        return steps.first { $0.kind == .close && ($0.state == .pending || $0.state == .running) }?.dueAt
     }
 
     /// A page of open events with an active channel in `environment`. `nextKey` continues the
@@ -196,7 +205,9 @@ public struct EventService: Sendable {
 
     private func update(_ existing: Event, app: App, draft: EventDraft) async throws -> EventView {
         guard existing.state == .scheduled || existing.state == .live else {
-            throw EngineError.conflict("event \(existing.externalKey) is \(existing.state.rawValue); use a new event key")
+            throw EngineError.conflict(
+                "event \(existing.externalKey) is \(existing.state.rawValue) and cannot be changed or reopened: create a new event with another key (PUT /v1/events/{newKey})"
+            )
         }
         if existing.attributesType != draft.attributesType {
             throw EngineError.conflict(
@@ -219,6 +230,7 @@ public struct EventService: Sendable {
         event.plannedStart = draft.plannedStart
         event.plannedEnd = draft.plannedEnd
         if let timeline = draft.timeline { event.timeline = timeline }
+        if let lateJoiners = draft.lateJoiners { event.lateJoiners = lateJoiners }
         // Channels first: if APNs fails, the event is left as it was. Before the timeline's lead
         // time they wait for its `channels` step.
         let facts = EventTimeline.isRunning(event) ? try await timeline.facts(app: app, event: event) : nil

@@ -1,3 +1,4 @@
+import Foundation
 import MarqueeCore
 
 /// An event with its live channels, as the API shows it.
@@ -20,4 +21,16 @@ public struct EventView: Sendable, Hashable {
 public struct LiveEvent: Sendable, Hashable {
     public var event: Event
     public var channel: BroadcastChannel
+}
+
+/// An event's active channel in one environment as apps read it, with how long it will exist: an
+/// app that subscribes ahead of the start (an activity scheduled to begin at kick-off) needs the
+/// channel to outlive its activity.
+public struct EventChannelView: Sendable, Hashable {
+    public var event: Event
+    public var channel: BroadcastChannel
+    /// When the event's timeline will close the event and delete its channels (the `close` step's
+    /// due time); `nil` when no timeline will: the channel then lives until the producer closes the
+    /// event.
+    public var expiresAt: Date?
 }

@@ -128,7 +128,7 @@ struct FanOutRunner: Sendable {
                     stopLogged = true
                     logger.warning(
                         "fan-out part stops handing out sends; it commits what is in flight and hands its job back",
-                        metadata: ["job.id": "\(context.job.id)", "reason": "\(fence)"]
+                        metadata: ["job.id": "\(context.job.id.publicID)", "reason": "\(fence)"]
                     )
                 }
                 context.stop.raise()
@@ -159,7 +159,7 @@ struct FanOutRunner: Sendable {
     /// store may be what failed: then the lease lapses instead.
     private func giveUp(_ context: Context, _ abandoned: FanOutRunAbandoned) async {
         let why = "\(abandoned.fence); the part gave its lease up and resumes from its checkpoint"
-        logger.warning("fan-out part gave its lease up", metadata: ["job.id": "\(context.job.id)", "reason": "\(abandoned.fence)"])
+        logger.warning("fan-out part gave its lease up", metadata: ["job.id": "\(context.job.id.publicID)", "reason": "\(abandoned.fence)"])
         let now = clock.now
         let permanent = context.job.attempts >= configuration.maximumJobAttempts
         do {
@@ -167,7 +167,7 @@ struct FanOutRunner: Sendable {
         } catch {
             logger.warning(
                 "giving the lease up failed; it lapses instead",
-                metadata: ["job.id": "\(context.job.id)", "error": "\(String(reflecting: error))"]
+                metadata: ["job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))"]
             )
         }
     }
@@ -195,9 +195,9 @@ struct FanOutRunner: Sendable {
                 logger.info(
                     "fan-out completed",
                     metadata: [
-                        "job.id": "\(context.job.id)",
+                        "job.id": "\(context.job.id.publicID)",
                         "job.kind": "\(context.job.kind)",
-                        "job.parent_id": "\(context.job.parentID.map { "\($0)" } ?? "")",
+                        "job.parent_id": "\(context.job.parentID?.publicID ?? "")",
                         "job.owner": "\(context.owner)",
                     ]
                 )
@@ -328,7 +328,7 @@ struct FanOutRunner: Sendable {
                 guard let delay = policy.delay(afterFailures: failures, error: error, elapsed: .now - started) else { throw error }
                 logger.warning(
                     "committing a batch of outcomes failed; committing it again rather than sending it again",
-                    metadata: ["job.id": "\(context.job.id)", "error": "\(String(reflecting: error))", "retry_in": "\(delay)"]
+                    metadata: ["job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))", "retry_in": "\(delay)"]
                 )
                 try await Task.sleep(for: delay)
             }

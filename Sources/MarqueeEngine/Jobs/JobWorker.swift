@@ -47,43 +47,34 @@ public struct JobWorker: Service {
     }
 
     public func run() async throws {
-        let stop = RunStop()
         let running = RunningJobs()
-        await withGracefulShutdownHandler {
-            await withTaskCancellationHandler {
-                while !stop.isRaised {
-                    let free = configuration.concurrency - running.count
-                    var leasedAll = false
-                    if free > 0 {
-                        do {
-                            let lease = leaseOwner()
-                            let jobs = try await store.leaseJobs(
-                                owner: lease,
-                                kinds: Set(handlers.keys),
-                                now: clock.now,
-                                leaseDuration: configuration.leaseDuration,
-                                limit: free
-                            )
-                            for job in jobs {
-                                // Unstructured on purpose: cancelling the worker must not cut a
-                                // fan-out off mid-flight; `stop` ends it after its in-flight sends.
-                                let run = RunningJobs.Run(jobID: job.id, lease: lease)
-                                running.add(run, Task { await runJob(job, lease: lease, stop: stop, running: running) })
-                            }
-                            leasedAll = !jobs.isEmpty && jobs.count == free
-                        } catch {
-                            logger.warning("leasing jobs failed", metadata: ["error": "\(String(reflecting: error))"])
+        await wakeup.runUntilStopped { stop in
+            while !stop.isRaised {
+                let free = configuration.concurrency - running.count
+                var leasedAll = false
+                if free > 0 {
+                    do {
+                        let lease = leaseOwner()
+                        let jobs = try await store.leaseJobs(
+                            owner: lease,
+                            kinds: Set(handlers.keys),
+                            now: clock.now,
+                            leaseDuration: configuration.leaseDuration,
+                            limit: free
+                        )
+                        for job in jobs {
+                            // Unstructured on purpose: cancelling the worker must not cut a
+                            // fan-out off mid-flight; `stop` ends it after its in-flight sends.
+                            let run = RunningJobs.Run(jobID: job.id, lease: lease)
+                            running.add(run, Task { await runJob(job, lease: lease, stop: stop, running: running) })
                         }
+                        leasedAll = !jobs.isEmpty && jobs.count == free
+                    } catch {
+                        logger.warning("leasing jobs failed", metadata: ["error": "\(String(reflecting: error))"])
                     }
-                    if !leasedAll && !stop.isRaised { await wakeup.wait(timeout: configuration.pollInterval) }
                 }
-            } onCancel: {
-                stop.raise()
-                wakeup.signal()
+                if !leasedAll && !stop.isRaised { await wakeup.wait(timeout: configuration.pollInterval) }
             }
-        } onGracefulShutdown: {
-            stop.raise()
-            wakeup.signal()
         }
         await drain(running)
     }
@@ -100,7 +91,7 @@ public struct JobWorker: Service {
         while true {
             let left = running.byRun
             if left.isEmpty { return }
-            let ids = "\(left.keys.map(\.jobID.description).sorted())"
+            let ids = "\(left.keys.map(\.jobID.publicID).sorted())"
             let waited = clock.now - begun
             if waited >= configuration.leaseDuration {
                 logger.warning(
@@ -134,8 +125,8 @@ public struct JobWorker: Service {
             wakeup.signal()
         }
         var jobLogger = logger
-        jobLogger[metadataKey: "job.id"] = "\(job.id)"
-        if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID)" }
+        jobLogger[metadataKey: "job.id"] = "\(job.id.publicID)"
+        if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID.publicID)" }
         var finished = false
         do {
             guard let handler = handlers[job.kind] else { throw JobFailure(description: "no handler runs \(job.kind) jobs") }

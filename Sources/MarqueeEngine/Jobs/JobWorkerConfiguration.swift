@@ -23,6 +23,9 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     public var maximumJobAttempts: Int
     /// What a start job does with starts that were written to APNs and got no answer.
     public var uncertainStarts: UncertainStartPolicy
+    /// Start pushes carry an `apns-collapse-id` per event (`StartCollapseID`), so that APNs holds
+    /// only the newest start of an event for an offline device.
+    public var startCollapseIDs: Bool
     var fanOut: FanOutStateMachine.Configuration
 
     public init(
@@ -39,7 +42,8 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         maximumAttemptsPerToken: Int = 3,
         retryBaseDelay: Duration = .seconds(1),
         retryMaximumDelay: Duration = .seconds(60),
-        uncertainStarts: UncertainStartPolicy = .skip
+        uncertainStarts: UncertainStartPolicy = .skip,
+        startCollapseIDs: Bool = true
     ) {
         self.leaseDuration = leaseDuration
         self.pollInterval = pollInterval
@@ -50,6 +54,7 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         self.window = window
         self.maximumJobAttempts = max(1, maximumJobAttempts)
         self.uncertainStarts = uncertainStarts
+        self.startCollapseIDs = startCollapseIDs
         fanOut = .init(batchSize: max(1, batchSize), commitInterval: max(.zero, commitInterval), maximumAttempts: max(1, maximumAttemptsPerToken), retryBaseDelay: retryBaseDelay, retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay))
     }
 }

@@ -27,7 +27,11 @@ struct StartFanOutHandler: JobHandler {
             store: store,
             job: job,
             arguments: arguments,
-            templates: try StartTemplates(arguments: arguments, bundleID: app.bundleID),
+            templates: try StartTemplates(
+                arguments: arguments,
+                bundleID: app.bundleID,
+                collapseID: runner.configuration.startCollapseIDs ? StartCollapseID.value(for: arguments.eventID) : nil
+            ),
             clock: runner.clock,
             uncertainStarts: runner.configuration.uncertainStarts
         )
@@ -112,13 +116,15 @@ struct StartTemplates: Sendable {
     let channel: APNSDevicePush?
     let updateToken: APNSDevicePush
 
-    init(arguments: StartJobArguments, bundleID: String) throws {
+    /// `collapseID`: the event's (`StartCollapseID`), or `nil` for none.
+    init(arguments: StartJobArguments, bundleID: String, collapseID: String?) throws {
         func template(_ updates: LiveActivityPayload.StartUpdates) throws -> APNSDevicePush {
             try APNSDevicePush(
                 deviceToken: "00",
                 bundleID: bundleID,
                 payload: ByteBuffer(bytes: arguments.payload(updates: updates)),
-                priority: .immediate
+                priority: .immediate,
+                collapseID: collapseID
             )
         }
         channel = try arguments.apnsChannelID.map { try template(.channel($0)) }

@@ -59,10 +59,8 @@ final class JobMetrics: Sendable {
         }
     }
 
-    /// `job_` and the UUID's hex, as `PublicID.job` in the server shows it.
-    static func jobLabel(_ id: JobID) -> String {
-        "job_" + Hex.encode(withUnsafeBytes(of: id.uuid.uuid) { Array($0) })
-    }
+    /// The job's ID as the API shows it.
+    static func jobLabel(_ id: JobID) -> String { id.publicID }
 
     /// A run of (a part of) `job` began here.
     func runStarted(_ job: JobID) {

@@ -79,7 +79,7 @@ struct ScheduleRunner: JobHandler {
             return .completed
         }
         var scheduleLogger = logger
-        scheduleLogger[metadataKey: "schedule.id"] = "\(id)"
+        scheduleLogger[metadataKey: "schedule.id"] = "\(id.publicID)"
         scheduleLogger[metadataKey: "schedule.kind"] = "\(schedule.kind.rawValue)"
 
         let result = try await keepingLease(of: job, owner: owner) { try await perform(schedule) }

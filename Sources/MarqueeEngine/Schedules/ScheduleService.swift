@@ -34,7 +34,7 @@ public struct ScheduleService: Sendable {
 
     public func schedule(app: App, id: ScheduleID) async throws -> ScheduleView {
         guard let schedule = try await store.schedule(appID: app.id, id: id) else {
-            throw EngineError.notFound(resource: "schedule", id: "\(id)")
+            throw EngineError.notFound(resource: "schedule", id: id.publicID)
         }
         return try await view(app: app, schedule)
     }
@@ -52,18 +52,18 @@ public struct ScheduleService: Sendable {
     /// timeline off cancels its steps).
     public func cancel(app: App, id: ScheduleID) async throws -> ScheduleView {
         guard let schedule = try await store.schedule(appID: app.id, id: id) else {
-            throw EngineError.notFound(resource: "schedule", id: "\(id)")
+            throw EngineError.notFound(resource: "schedule", id: id.publicID)
         }
         guard schedule.origin == .api else {
             throw EngineError.scheduleConflict(
-                "schedule \(id) is a step of the event's timeline: put the event with timeline.automatic false to stop the timeline"
+                "schedule \(id.publicID) is a step of the event's timeline: put the event with timeline.automatic false to stop the timeline"
             )
         }
         guard let result = try await store.cancelSchedule(appID: app.id, id: id, state: .cancelled, outcome: nil, at: clock.now) else {
-            throw EngineError.notFound(resource: "schedule", id: "\(id)")
+            throw EngineError.notFound(resource: "schedule", id: id.publicID)
         }
         if !result.changed && result.schedule.state != .cancelled {
-            throw EngineError.scheduleConflict("schedule \(id) is \(result.schedule.state.rawValue); only a pending schedule can be cancelled")
+            throw EngineError.scheduleConflict("schedule \(id.publicID) is \(result.schedule.state.rawValue): it has already run or been cancelled, so there is nothing to cancel")
         }
         return try await view(app: app, result.schedule)
     }
@@ -94,7 +94,7 @@ public struct ScheduleService: Sendable {
         if at <= now { wakeup.signal() }
         logger.debug(
             "schedule created",
-            metadata: ["schedule.id": "\(schedule.id)", "schedule.kind": "\(schedule.kind.rawValue)", "event.key": "\(event.externalKey)"]
+            metadata: ["schedule.id": "\(schedule.id.publicID)", "schedule.kind": "\(schedule.kind.rawValue)", "event.key": "\(event.externalKey)"]
         )
         return ScheduleView(schedule: schedule, eventKey: event.externalKey)
     }

@@ -35,6 +35,11 @@ public enum ScheduledAction: Sendable, Hashable {
                 "tokens": .array(request.audience.tokens.map(JSONValue.string)),
             ]
             object["inputPushToken"] = .bool(request.inputPushToken)
+            // Only what the producer chose: schedules stored before late joiners read the same.
+            var lateJoiners = JSONObject()
+            if let enabled = request.lateJoiners.enabled { lateJoiners["enabled"] = .bool(enabled) }
+            if let alert = request.lateJoiners.alert { lateJoiners["alert"] = .object(alert) }
+            if !lateJoiners.isEmpty { object["lateJoiners"] = .object(lateJoiners) }
         case .broadcast(let draft):
             object["event"] = .string(draft.event.rawValue)
             object["contentState"] = .object(draft.contentState)
@@ -80,7 +85,8 @@ public enum ScheduledAction: Sendable, Hashable {
                     contentState: try object("contentState"),
                     alert: try object("alert"),
                     audience: StartAudience(tags: strings(audience?["tags"]), userIDs: strings(audience?["userIDs"]), tokens: strings(audience?["tokens"])),
-                    inputPushToken: value["inputPushToken"] == .bool(true)
+                    inputPushToken: value["inputPushToken"] == .bool(true),
+                    lateJoiners: LateJoinChoice(stored: value["lateJoiners"])
                 )
             )
         case .broadcast, .end:
@@ -135,5 +141,16 @@ extension LiveActivityAlert {
         var sound: String?
         if case .string(let name)? = object["sound"] { sound = name }
         self.init(title: title, body: body, sound: sound)
+    }
+}
+
+extension LateJoinChoice {
+    /// A choice as `ScheduledAction.jsonValue` wrote it; the default when absent.
+    init(stored value: JSONValue?) {
+        var enabled: Bool?
+        if case .bool(let flag)? = value?["enabled"] { enabled = flag }
+        var alert: JSONObject?
+        if case .object(let object)? = value?["alert"] { alert = object }
+        self.init(enabled: enabled, alert: alert)
     }
 }

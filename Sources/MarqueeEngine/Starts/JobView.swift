@@ -7,6 +7,8 @@ public struct JobView: Sendable, Hashable {
     /// The event a start job starts.
     public var eventKey: String?
     public var environment: APNSEnvironment?
+    /// A start of late joiners (the late-join pump's).
+    public var lateJoiners: Bool = false
     /// Final outcomes other than `accepted`, by outcome and reason.
     public var failures: [DeliveryCount]
     /// When the view was taken.

@@ -23,6 +23,9 @@ struct StartJobArguments: Sendable, Hashable {
     /// The job whose uncertain tokens this job sends the start again (`resend-uncertain`): its
     /// audience is those tokens only.
     var uncertainOf: JobID?
+    /// A start of late joiners (the late-join pump's), its audience the tokens it drained from the
+    /// pending-start queue: what the funnel counts as "late joiners started".
+    var lateJoin: Bool
 
     var jsonValue: JSONValue {
         var object = JSONObject()
@@ -48,6 +51,8 @@ struct StartJobArguments: Sendable, Hashable {
             object["partition"] = .object(range)
         }
         if let uncertainOf { object["uncertainOf"] = .string(uncertainOf.description) }
+        // Only when set: every other start's arguments stay as they were.
+        if lateJoin { object["lateJoin"] = .bool(true) }
         return .object(object)
     }
 
@@ -64,10 +69,12 @@ struct StartJobArguments: Sendable, Hashable {
         channelID: ChannelID?,
         timestamp: Int64,
         partition: AudiencePartition? = nil,
-        uncertainOf: JobID? = nil
+        uncertainOf: JobID? = nil,
+        lateJoin: Bool = false
     ) {
         self.partition = partition
         self.uncertainOf = uncertainOf
+        self.lateJoin = lateJoin
         self.eventID = eventID
         self.environment = environment
         self.attributesType = attributesType
@@ -140,7 +147,8 @@ struct StartJobArguments: Sendable, Hashable {
             channelID: (try? string("channelID")).flatMap(ChannelID.init(uuidString:)),
             timestamp: timestamp,
             partition: partition,
-            uncertainOf: uncertainOf
+            uncertainOf: uncertainOf,
+            lateJoin: value["lateJoin"] == .bool(true)
         )
     }
 

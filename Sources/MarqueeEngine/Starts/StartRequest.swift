@@ -10,6 +10,8 @@ public struct StartRequest: Sendable, Hashable {
     public var audience: StartAudience
     /// Ask every device for an update token (`input-push-token: 1`), even on iOS 18.
     public var inputPushToken: Bool
+    /// Whether devices that register while the event is live get this start, and with what alert.
+    public var lateJoiners: LateJoinChoice
 
     public init(
         environment: APNSEnvironment,
@@ -17,7 +19,8 @@ public struct StartRequest: Sendable, Hashable {
         contentState: JSONObject,
         alert: JSONObject,
         audience: StartAudience = StartAudience(),
-        inputPushToken: Bool = false
+        inputPushToken: Bool = false,
+        lateJoiners: LateJoinChoice = LateJoinChoice()
     ) {
         self.environment = environment
         self.attributes = attributes
@@ -25,5 +28,6 @@ public struct StartRequest: Sendable, Hashable {
         self.alert = alert
         self.audience = audience
         self.inputPushToken = inputPushToken
+        self.lateJoiners = lateJoiners
     }
 }

@@ -47,23 +47,9 @@ public struct StartService: Sendable {
         if let uncertainOf, total == 0 {
             throw EngineError.jobConflict("every uncertain token of job \(uncertainOf) has started since (or is gone): there is nothing to resend")
         }
-        let job = Job(
-            id: jobID,
-            appID: app.id,
-            kind: .startFanOut,
-            arguments: arguments.jsonValue,
-            dueAt: now,
-            progress: JobProgress(total: total),
-            createdAt: now
-        )
-        let partitions = Self.partitions(of: extent, pageSize: pageSize, limit: partitions)
-        let parts = partitions.map { partition in
-            var part = arguments
-            part.partition = partition
-            return Job(appID: app.id, kind: .startFanOutPartition, parentID: jobID, arguments: part.jsonValue, dueAt: now, createdAt: now)
-        }
+        let jobs = startJobs(appID: app.id, jobID: jobID, arguments: arguments, extent: extent, at: now)
         do {
-            try await store.enqueueJobs([job] + parts)
+            try await store.enqueueJobs(jobs)
         } catch {
             // Another attempt with the same ID got there first (the job and its parts go in
             // together or not at all).
@@ -73,9 +59,34 @@ public struct StartService: Sendable {
         wakeup.signal()
         logger.debug(
             "start job enqueued",
-            metadata: ["job.id": "\(jobID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(parts.count)"]
+            metadata: ["job.id": "\(jobID.publicID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(jobs.count - 1)"]
         )
-        return try await view(app: app, job: job)
+        // What its late joiners get: after the job exists, which the offer names. A resend of
+        // uncertain tokens is no start of its own and leaves the offer alone.
+        if uncertainOf == nil, let offer = LateJoinPolicy.offer(for: request, event: event, jobID: jobID, at: now) {
+            try await store.recordLateJoinOffer(offer)
+        }
+        return try await view(app: app, job: jobs[0])
+    }
+
+    /// A start job and its parts (first the job the API shows), enough parts for replicas to share
+    /// the audience `extent`.
+    func startJobs(appID: AppID, jobID: JobID, arguments: StartJobArguments, extent: AudienceExtent, at now: Date) -> [Job] {
+        let job = Job(
+            id: jobID,
+            appID: appID,
+            kind: .startFanOut,
+            arguments: arguments.jsonValue,
+            dueAt: now,
+            progress: JobProgress(total: extent.count),
+            createdAt: now
+        )
+        let parts = Self.partitions(of: extent, pageSize: pageSize, limit: partitions).map { partition in
+            var part = arguments
+            part.partition = partition
+            return Job(appID: appID, kind: .startFanOutPartition, parentID: jobID, arguments: part.jsonValue, dueAt: now, createdAt: now)
+        }
+        return [job] + parts
     }
 
     /// Checks a start as `start` would, enqueuing nothing: what a start scheduled for later is
@@ -104,13 +115,13 @@ public struct StartService: Sendable {
     static let apnsChannelIDLength = 24
 
     /// The event, if a start in `environment` may be sent to it.
-    private func checkedEvent(app: App, eventKey: String, environment: APNSEnvironment) async throws -> Event {
+    func checkedEvent(app: App, eventKey: String, environment: APNSEnvironment) async throws -> Event {
         if let error = EventKeyRule.check(eventKey) { throw EngineError.invalidInput([error]) }
         guard let event = try await store.event(appID: app.id, externalKey: eventKey) else {
             throw EngineError.notFound(resource: "event", id: eventKey)
         }
         guard event.state == .scheduled || event.state == .live else {
-            throw EngineError.conflict("event \(eventKey) is \(event.state.rawValue): its activities cannot be started")
+            throw EngineError.conflict("event \(eventKey) is \(event.state.rawValue): its activities cannot be started; create a new event with another key and start that")
         }
         guard app.environments.contains(environment) else { throw EngineError.environmentNotEnabled(environment) }
         guard event.environments.contains(environment) else {
@@ -125,6 +136,7 @@ public struct StartService: Sendable {
     /// The request's own fields: the audience's lists and the alert a start needs.
     static func check(_ request: StartRequest, pointerPrefix: String = "") throws(EngineError) {
         var errors = audienceErrors(request.audience, pointerPrefix: pointerPrefix)
+        errors += LateJoinPolicy.errors(in: request, pointerPrefix: pointerPrefix)
         if request.alert.isEmpty { errors.append(FieldError("\(pointerPrefix)/alert", "a start needs an alert (title and body)")) }
         guard errors.isEmpty else { throw .invalidInput(errors) }
     }
@@ -181,7 +193,7 @@ public struct StartService: Sendable {
     /// channel's, when it has one), so that the next update is strictly later (a device drops an
     /// update no newer than its start, and a start and a broadcast in the same second would
     /// collide).
-    private func startTimestamp(app: App, event: Event, environment: APNSEnvironment, channel: BroadcastChannel?) async throws -> Int64 {
+    func startTimestamp(app: App, event: Event, environment: APNSEnvironment, channel: BroadcastChannel?) async throws -> Int64 {
         guard let channel else {
             return try await store.nextEventTimestamp(appID: app.id, eventID: event.id, environment: environment, now: clock.unixSeconds)
         }
@@ -203,7 +215,7 @@ public struct StartService: Sendable {
 
     public func job(app: App, id: JobID) async throws -> JobView {
         guard let job = try await store.job(appID: app.id, id: id), job.kind != .schedule else {
-            throw EngineError.notFound(resource: "job", id: "\(id)")
+            throw EngineError.notFound(resource: "job", id: id.publicID)
         }
         return try await view(app: app, job: job)
     }
@@ -225,7 +237,7 @@ public struct StartService: Sendable {
         let cancelled = try await store.cancelJob(appID: app.id, id: id, at: clock.now)
         let view = try await job(app: app, id: id)
         if !cancelled && view.job.state != .cancelled {
-            throw EngineError.conflict("job \(id) has \(view.job.state.rawValue); only pending or running jobs can be cancelled")
+            throw EngineError.conflict("job \(id.publicID) has \(view.job.state.rawValue): it is finished, so there is nothing left to cancel")
         }
         return view
     }
@@ -259,9 +271,11 @@ public struct StartService: Sendable {
     func view(app: App, job: Job, withFailures: Bool = true) async throws -> JobView {
         var eventKey: String?
         var environment: APNSEnvironment?
+        var lateJoiners = false
         if job.kind == .startFanOut, let arguments = try? StartJobArguments(job.arguments) {
             eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
             environment = arguments.environment
+            lateJoiners = arguments.lateJoin
         } else if job.kind == .activityUpdate, let arguments = try? ActivityUpdateJobArguments(job.arguments) {
             eventKey = try await store.event(appID: app.id, id: arguments.eventID)?.externalKey
             environment = arguments.environment
@@ -273,6 +287,8 @@ public struct StartService: Sendable {
                 failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter { $0.outcome != .accepted && $0.outcome != .uncertain }
             }
         }
-        return JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
+        var view = JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
+        view.lateJoiners = lateJoiners
+        return view
     }
 }

@@ -9,10 +9,19 @@ public struct TokenRegistry: Sendable {
     let logger: Logger
     /// The most registrations one batch may carry.
     public let maximumBatchSize: Int
+    /// Told when a registration queued late joiners (`LateJoinPump`).
+    let lateJoinWakeup: JobWakeup
 
-    public init(store: any MarqueeStore, maximumBatchSize: Int, clock: any WallClock, logger: Logger) {
+    public init(
+        store: any MarqueeStore,
+        maximumBatchSize: Int,
+        lateJoinWakeup: JobWakeup = JobWakeup(),
+        clock: any WallClock,
+        logger: Logger
+    ) {
         self.store = store
         self.maximumBatchSize = max(1, maximumBatchSize)
+        self.lateJoinWakeup = lateJoinWakeup
         self.clock = clock
         self.logger = logger
     }
@@ -20,8 +29,10 @@ public struct TokenRegistry: Sendable {
     /// Registers or refreshes tokens, all or none. `pointerPrefix` locates each registration in the
     /// request (`/tokens` for a batch, empty for a single token). A registration naming a device ID
     /// the app knows under another token rotates that device's row to the new token
-    /// (`TokenStore.upsertPushToStartTokens`): the device keeps its starts and reports. Everything
-    /// is committed when this returns, so whatever follows a registration goes after this call.
+    /// (`TokenStore.upsertPushToStartTokens`): the device keeps its starts and reports. Once they are
+    /// committed, each token is queued for the start of every live event whose late joiners it is among
+    /// (the store's `enqueueLateJoiners`); should that fail, the registration answers an error and the
+    /// device's next registration (a retry, or its next launch) queues it.
     @discardableResult
     public func register(app: App, _ registrations: [PushToStartRegistration], pointerPrefix: String) async throws -> Int {
         var validation = InputValidation()
@@ -43,7 +54,15 @@ public struct TokenRegistry: Sendable {
             normalized.append(registration)
         }
         try validation.check()
-        return try await store.upsertPushToStartTokens(appID: app.id, normalized, at: clock.now)
+        let now = clock.now
+        let written = try await store.upsertPushToStartTokens(appID: app.id, normalized, at: now)
+        let keys = normalized.map { RegisteredTokenKey(environment: $0.environment, attributesType: $0.attributesType, token: $0.token) }
+        let queued = try await store.enqueueLateJoiners(appID: app.id, Array(Set(keys)), at: now)
+        if queued > 0 {
+            lateJoinWakeup.signal()
+            logger.debug("late joiners queued", metadata: ["late_joiners.queued": "\(queued)"])
+        }
+        return written
     }
 
     public func token(app: App, environment: APNSEnvironment, attributesType: String, token: String) async throws -> PushToStartToken {

@@ -71,14 +71,32 @@ extension APIHandler {
                 online: device.isOnline,
                 activityID: activity?.id,
                 status: screen.flatMap { Components.Schemas.EmulatorLockScreen.StatusPayload(rawValue: $0.status) },
+                competition: screen?.competition,
                 homeTeam: screen?.homeTeam,
                 awayTeam: screen?.awayTeam,
                 score: screen?.score,
                 clock: screen?.clock,
                 lastEvent: screen?.lastEvent,
+                alert: activity?.lastAlert.flatMap(Components.Schemas.EmulatorLockScreen.AlertPayload.init(shown:)),
                 lines: screen?.lines
             )
         }
         return .ok(.init(body: .json(.init(environment: input.query.environment, total: devices.count, devices: screens))))
+    }
+}
+
+extension Components.Schemas.EmulatorLockScreen.AlertPayload {
+    /// An `aps.alert` as the device shows it: a plain text as it is, a localized one by its key;
+    /// nil for anything that is not an alert object.
+    init?(shown alert: JSONValue) {
+        guard case .object(let object) = alert else { return nil }
+        func shown(_ part: JSONValue?) -> String? {
+            switch part {
+            case .string(let text): text
+            case .object(let localized): localized["loc-key"]?.text
+            default: nil
+            }
+        }
+        self.init(title: shown(object["title"]), body: shown(object["body"]))
     }
 }

@@ -16,7 +16,8 @@ extension APIHandler {
             priorityPolicy: body.priorityPolicy.map { PriorityPolicy($0) },
             plannedStart: body.plannedStart,
             plannedEnd: body.plannedEnd,
-            timeline: try body.timeline?.domain()
+            timeline: try body.timeline?.domain(),
+            lateJoiners: body.lateJoiners
         )
         switch try await engine.events.put(app: app, key: input.path.eventKey, draft: draft) {
         case .created(let view): return .created(.init(body: .json(.init(view))))
@@ -63,9 +64,9 @@ extension APIHandler {
     func getEventChannel(_ input: Operations.GetEventChannel.Input) async throws -> Operations.GetEventChannel.Output {
         let app = try await authorizedApp(.app)
         let environment = input.path.environment.domain
-        let (event, channel) = try await engine.events.activeChannel(app: app, key: input.path.eventKey, environment: environment)
-        let apnsChannelID = channel.apnsChannelID ?? ""
-        let etagValue = Self.channelETag(channel)
+        let view = try await engine.events.activeChannel(app: app, key: input.path.eventKey, environment: environment)
+        let channel = view.channel
+        let etagValue = Self.channelETag(view)
         let cacheControl = "private, max-age=\(configuration.channelCacheSeconds)"
         if let ifNoneMatch = input.headers.ifNoneMatch,
             ifNoneMatch.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == etagValue || $0.trimmingCharacters(in: .whitespaces) == "*" })
@@ -77,11 +78,13 @@ extension APIHandler {
                 headers: .init(eTag: etagValue, cacheControl: cacheControl),
                 body: .json(
                     .init(
-                        eventKey: event.externalKey,
+                        eventKey: view.event.externalKey,
                         environment: .init(environment),
-                        channelID: apnsChannelID,
+                        channelID: channel.apnsChannelID ?? "",
                         storagePolicy: .init(channel.storagePolicy),
-                        state: .init(channel.state)
+                        state: .init(channel.state),
+                        createdAt: channel.createdAt,
+                        expiresAt: view.expiresAt
                     )
                 )
             )
@@ -121,8 +124,12 @@ extension APIHandler {
     }
 
     /// A strong validator of what the channel-ID read answers: it changes when the channel does.
-    static func channelETag(_ channel: BroadcastChannel) -> String {
-        let material = "\(channel.id)|\(channel.apnsChannelID ?? "")|\(channel.state.rawValue)|\(channel.storagePolicy.rawValue)"
+    /// Changes whenever anything the answer says changes: a replaced channel, its state, or when the
+    /// event's timeline will delete it.
+    static func channelETag(_ view: EventChannelView) -> String {
+        let channel = view.channel
+        let expiry = view.expiresAt.map { String(Int64($0.timeIntervalSince1970)) } ?? "-"
+        let material = "\(channel.id)|\(channel.apnsChannelID ?? "")|\(channel.state.rawValue)|\(channel.storagePolicy.rawValue)|\(expiry)"
         return "\"\(Hex.encode(SHA256.hash(data: Data(material.utf8)).prefix(12)))\""
     }
 }

@@ -86,7 +86,7 @@ struct JobServerSentEvents: AsyncSequence, Sendable {
                 }
             let encoder = JSONEncoder()
             encoder.dateEncodingStrategy = .iso8601
-            encoder.outputFormatting = [.sortedKeys, .withoutEscapingSlashes]
+            encoder.outputFormatting = JSONAnswerStyle.foundation
             let data = String(decoding: try encoder.encode(Components.Schemas.Job(view)), as: UTF8.self)
             return ServerSentEvent(id: String(nextID), event: kind, data: data)
         }
@@ -105,6 +105,7 @@ extension Components.Schemas.Job {
             state: .init(view.job.state),
             eventKey: view.eventKey,
             environment: view.environment.map(Components.Schemas.Environment.init),
+            lateJoiners: view.lateJoiners ? true : nil,
             progress: .init(
                 total: view.total,
                 sent: view.sent,

@@ -162,6 +162,7 @@ extension Components.Schemas.Event {
             plannedStart: event.plannedStart,
             plannedEnd: event.plannedEnd,
             timeline: event.timeline.map { Components.Schemas.EventTimeline($0, durations: view.timelineDurations) },
+            lateJoiners: event.lateJoiners,
             state: .init(event.state),
             channels: view.channels.map { Components.Schemas.Channel($0, eventKey: event.externalKey) },
             createdAt: event.createdAt,
@@ -269,7 +270,8 @@ extension Components.Schemas.BroadcastLogItem {
             latencyMicroseconds: entry.latencyMicroseconds,
             sentAt: entry.sentAt,
             scheduleID: entry.scheduleID.map(PublicID.schedule),
-            contentState: entry.contentState.flatMap { JSONPassThrough.decoded($0) }
+            contentState: entry.contentState.flatMap { JSONPassThrough.decoded($0) },
+            alert: entry.alert.flatMap { JSONPassThrough.decoded($0) }
         )
     }
 }

@@ -126,8 +126,17 @@ extension Components.Schemas.StartRequest {
             alert: alert,
             audience: request.audience.isEveryone
                 ? nil : .init(tags: request.audience.tags, userIDs: request.audience.userIDs, tokens: request.audience.tokens),
-            inputPushToken: request.inputPushToken ? true : nil
+            inputPushToken: request.inputPushToken ? true : nil,
+            lateJoiners: Components.Schemas.StartLateJoiners(request.lateJoiners)
         )
+    }
+}
+
+extension Components.Schemas.StartLateJoiners {
+    /// The late-join choice as it was accepted; `nil` when the start took the defaults.
+    init?(_ choice: LateJoinChoice) {
+        guard choice.enabled != nil || choice.alert != nil else { return nil }
+        self.init(enabled: choice.enabled, alert: choice.alert.flatMap { JSONPassThrough.decoded($0) })
     }
 }
 

@@ -13,7 +13,11 @@ extension APIHandler {
             contentState: try Self.passThrough(body.contentState, pointer: "/contentState"),
             alert: try Self.passThrough(body.alert, pointer: "/alert"),
             audience: StartAudience(body.audience),
-            inputPushToken: body.inputPushToken ?? false
+            inputPushToken: body.inputPushToken ?? false,
+            lateJoiners: LateJoinChoice(
+                enabled: body.lateJoiners?.enabled,
+                alert: try body.lateJoiners?.alert.map { try Self.passThrough($0, pointer: "/lateJoiners/alert") }
+            )
         )
         if let at = body.at {
             let view = try await engine.schedules.scheduleStart(app: app, eventKey: input.path.eventKey, request: request, at: at)

@@ -2,31 +2,21 @@ import Foundation
 import MarqueeCore
 
 /// Marquee's IDs as the API shows them: opaque, with a type prefix (`app_…`, `key_…`, `chn_…`,
-/// `evt_…`, `job_…`, `sch_…`), so that an ID pasted in the wrong place is recognisably wrong.
+/// `evt_…`, `job_…`, `sch_…`), so that an ID pasted in the wrong place is recognisably wrong. The
+/// form is Core's (`Identifier.publicID`), which the log and the metrics' `job` label use too.
 enum PublicID {
-    static func app(_ id: AppID) -> String { format("app", id.uuid) }
-    static func apiKey(_ id: APIKeyID) -> String { format("key", id.uuid) }
-    static func channel(_ id: ChannelID) -> String { format("chn", id.uuid) }
-    static func event(_ id: EventID) -> String { format("evt", id.uuid) }
-    static func job(_ id: JobID) -> String { format("job", id.uuid) }
-    static func schedule(_ id: ScheduleID) -> String { format("sch", id.uuid) }
+    static func app(_ id: AppID) -> String { id.publicID }
+    static func apiKey(_ id: APIKeyID) -> String { id.publicID }
+    static func channel(_ id: ChannelID) -> String { id.publicID }
+    static func event(_ id: EventID) -> String { id.publicID }
+    static func job(_ id: JobID) -> String { id.publicID }
+    static func schedule(_ id: ScheduleID) -> String { id.publicID }
 
-    static func parseApp(_ text: String) -> AppID? { parse("app", text).map(AppID.init) }
-    static func parseAPIKey(_ text: String) -> APIKeyID? { parse("key", text).map(APIKeyID.init) }
-    static func parseChannel(_ text: String) -> ChannelID? { parse("chn", text).map(ChannelID.init) }
-    static func parseJob(_ text: String) -> JobID? { parse("job", text).map(JobID.init) }
-    static func parseSchedule(_ text: String) -> ScheduleID? { parse("sch", text).map(ScheduleID.init) }
-
-    private static func format(_ prefix: String, _ uuid: UUID) -> String {
-        let bytes = withUnsafeBytes(of: uuid.uuid) { Array($0) }
-        return "\(prefix)_\(Hex.encode(bytes))"
-    }
-
-    private static func parse(_ prefix: String, _ text: String) -> UUID? {
-        guard text.hasPrefix(prefix + "_"), let bytes = Hex.decode(text.dropFirst(prefix.count + 1)), bytes.count == 16
-        else { return nil }
-        return bytes.withUnsafeBytes { raw in UUID(uuid: raw.loadUnaligned(as: uuid_t.self)) }
-    }
+    static func parseApp(_ text: String) -> AppID? { AppID(publicID: text) }
+    static func parseAPIKey(_ text: String) -> APIKeyID? { APIKeyID(publicID: text) }
+    static func parseChannel(_ text: String) -> ChannelID? { ChannelID(publicID: text) }
+    static func parseJob(_ text: String) -> JobID? { JobID(publicID: text) }
+    static func parseSchedule(_ text: String) -> ScheduleID? { ScheduleID(publicID: text) }
 }
 
 /// The opaque `after` cursor of lists: the last item's sort key, base64url.

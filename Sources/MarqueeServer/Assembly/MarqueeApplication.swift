@@ -32,7 +32,7 @@ enum MarqueeApplication {
         ConsoleRoute.register(on: router)
         try APIHandler(engine: engine, configuration: configuration, metrics: metrics, emulator: emulator).registerHandlers(
             on: router,
-            configuration: .init(dateTranscoder: RFC3339DateTranscoder()),
+            configuration: .init(dateTranscoder: RFC3339DateTranscoder(), jsonEncodingOptions: JSONAnswerStyle.openAPI),
             middlewares: [VerbatimHeadersMiddleware()]
         )
         return router

@@ -77,7 +77,9 @@ public enum MarqueeServer {
                     clock: clock,
                     signals: [],
                     onStarted: onStarted,
-                    extraServices: [PostgresJobNotifications(client: client, wakeup: { $0.wakeup.signal() }, logger: storeLogger)]
+                    extraServices: [
+                        PostgresNotifications(client: client, subscriptions: [.jobs, .credentials], logger: storeLogger)
+                    ]
                 )
             }
             let group = ServiceGroup(
@@ -192,7 +194,7 @@ public enum MarqueeServer {
         )
         // Listed in start order; a graceful shutdown stops them in reverse: the API first, then the
         // worker (which finishes its in-flight sends), then the APNs clients.
-        services += [engine.clients, engine.janitor, engine.worker] as [any Service]
+        services += [engine.clients, engine.janitor, engine.worker, engine.lateJoiners] as [any Service]
         services += extraServices.map { $0.service(for: engine) }
         services.append(application)
         let group = ServiceGroup(

@@ -39,6 +39,9 @@ import SystemPackage
 ///   (`http://host:port`), for `/v1/emulator` (the console's device wall); the in-process one needs none
 /// - `apns.connections` (2), `apns.streamsPerConnection` (1000): HTTP/2 connections per app key and
 ///   environment, and a ceiling on each one's concurrent streams below what APNs allows
+/// - `apns.adaptiveConcurrency` (true): each connection keeps only what the path needs in flight,
+///   from the latency of its answers, never below `apns.concurrencyFloor` (20); false: every
+///   connection fills its stream budget
 /// - `channels.limit` (10000), `channels.warningFraction` (0.9), `channels.creationTimeoutSeconds`
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads
@@ -46,8 +49,9 @@ import SystemPackage
 /// - `presence.reportsPerMinute` (10): reports one device may send for one event
 ///   (`PUT /v1/events/{eventKey}/presence/{token}`) in a fixed minute that begins with its first;
 ///   past them it is answered 429 (`Retry-After`: until that minute ends)
-/// - `auth.cacheSeconds` (5): how long an authenticated API key and its app are remembered; a key
-///   revoked or an app changed on another replica is honoured here within it (0: never remembered)
+/// - `auth.cacheSeconds` (5): how long an authenticated API key and its app are remembered at most;
+///   a key revoked or an app changed on another replica is forgotten here when its NOTIFY arrives
+///   (PostgreSQL), not after this time (0: never remembered)
 /// - `broadcasts.priorityPolicy` (`standard`): `standard` (10 for important updates and those with
 ///   an alert, 5 for the rest), `immediate` (10 for all) or `normal` (5 unless important); an
 ///   event's own `priorityPolicy` wins
@@ -71,6 +75,12 @@ import SystemPackage
 ///   no answer (the device may or may not have it): `skip` (final as uncertain, never sent again:
 ///   a device may miss the start, none gets two) or `resend` (sent again in a later round, through
 ///   the start ledger: none misses it for want of an answer, one that had it gets two)
+/// - `jobs.startCollapseIDs` (true): every start push of an event carries the same
+///   `apns-collapse-id` (`marquee-start-` and the event ID's 32 hex digits), so that APNs keeps only
+///   the newest start of the event for an offline device; false: none
+/// - `lateJoiners.ratePerSecond` (200): late-join starts (devices registering while an event is
+///   live) a replica creates per second at most, a second's worth at once: a storm of
+///   registrations is spread out and never starves broadcasts
 /// - `timeline.channelLeadSeconds` (3600): how long before an automatic timeline's planned start
 ///   the event's channels are created; an event's `timeline.channelLeadSeconds` wins
 /// - `timeline.endMarginSeconds` (900): how long before Apple's 8-hour limit an automatic timeline
@@ -192,7 +202,9 @@ public struct ServerConfiguration: Sendable {
         }
         apnsTransport = APNSClientConfiguration.Transport(
             connectionsPerEndpoint: try reader.integer("apns.connections", default: 2, range: 1...64),
-            maximumStreamsPerConnection: try reader.integer("apns.streamsPerConnection", default: 1_000, range: 1...1_000)
+            maximumStreamsPerConnection: try reader.integer("apns.streamsPerConnection", default: 1_000, range: 1...1_000),
+            adaptiveConcurrency: try reader.flag("apns.adaptiveConcurrency", default: true),
+            concurrencyFloor: try reader.integer("apns.concurrencyFloor", default: 20, range: 1...1_000)
         )
         let policy = ChannelPolicy(
             limit: try reader.integer("channels.limit", default: APNSPayloadLimit.channelsPerApp, range: 1...1_000_000),
@@ -245,13 +257,15 @@ public struct ServerConfiguration: Sendable {
                 retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000))),
                 uncertainStarts: try reader.parsed("jobs.uncertainStarts", default: .skip, expected: "skip or resend") {
                     UncertainStartPolicy(rawValue: $0)
-                }
+                },
+                startCollapseIDs: try reader.flag("jobs.startCollapseIDs", default: true)
             ),
             timeline: TimelinePolicy(
                 channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
                 endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
             ),
             credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
+            lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000)),
             presenceReports: .perMinute(try reader.integer("presence.reportsPerMinute", default: 10, range: 1...10_000))
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)

@@ -161,7 +161,7 @@ private struct SchemaResolver {
             if schema.types.isEmpty { schema.types = ["string"] }
         }
         schema.format = node["format"] as? String
-        schema.pattern = node["pattern"] as? String
+        schema.pattern = (node["pattern"] as? String).map(SchemaPattern.init)
         schema.minimum = (node["minimum"] as? Int).map(Double.init) ?? node["minimum"] as? Double
         schema.maximum = (node["maximum"] as? Int).map(Double.init) ?? node["maximum"] as? Double
         schema.minLength = node["minLength"] as? Int

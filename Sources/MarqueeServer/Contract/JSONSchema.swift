@@ -10,7 +10,7 @@ struct JSONSchema: Sendable {
     /// `enum`, each value as its JSON text would read unquoted (`sandbox`, `10`).
     var enumValues: [String]?
     var format: String?
-    var pattern: String?
+    var pattern: SchemaPattern?
     var minimum: Double?
     var maximum: Double?
     var minLength: Int?
@@ -72,7 +72,7 @@ extension JSONSchema {
             return minLength == 1 ? "must not be empty" : "must be at least \(minLength) characters"
         }
         if let maxLength, length > maxLength { return "must be at most \(maxLength) characters (got \(length))" }
-        if let pattern, !Self.matches(text, pattern: pattern) { return "must match \(pattern)" }
+        if let pattern, !pattern.matches(text) { return "must match \(pattern.source)" }
         if format == "date-time", RFC3339.parse(text) == nil { return "must be \(expectation)" }
         return nil
     }
@@ -146,11 +146,5 @@ extension JSONSchema {
     static func quoted(_ text: String) -> String {
         let printable = String(String.UnicodeScalarView(text.unicodeScalars.prefix(40).map { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
         return "\"" + printable + (text.unicodeScalars.count > 40 ? "…" : "") + "\""
-    }
-
-    static func matches(_ text: String, pattern: String) -> Bool {
-        guard let expression = try? NSRegularExpression(pattern: pattern) else { return true }
-        let range = NSRange(text.startIndex..<text.endIndex, in: text)
-        return expression.firstMatch(in: text, range: range) != nil
     }
 }

@@ -17,8 +17,9 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         logger[metadataKey: "request.id"] = "\(requestID)"
         let scope = RequestScope(requestID: requestID, logger: logger, apiKey: nil)
         let started = ContinuousClock.now
-        // Tokens in paths (`/v1/push-to-start-tokens/{token}`) are shortened in every log line.
-        let path = PushTokenRedaction.redactingTokens(inPath: request.uri.path)
+        // Tokens in paths (`/v1/push-to-start-tokens/{token}`) are shortened in every log line;
+        // only a line that is written pays for it.
+        func path() -> String { PushTokenRedaction.redactingTokens(inPath: request.uri.path) }
         var response: Response
         do {
             response = try await RequestScope.$current.withValue(scope) { try await next(request, context) }
@@ -26,11 +27,11 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             let problem = Problem(error)
             if problem.type == ProblemKind.requestAbandoned.type {
                 // The client's doing, and nobody reads the answer: not the server's failure.
-                logger.debug("request abandoned by the client", metadata: ["detail": "\(problem.detail ?? "")", "http.path": "\(path)"])
+                logger.debug("request abandoned by the client", metadata: ["detail": "\(problem.detail ?? "")", "http.path": "\(path())"])
             } else if problem.status >= 500 {
                 logger.error(
                     "request failed",
-                    metadata: ["error": "\(String(reflecting: error))", "http.path": "\(path)"]
+                    metadata: ["error": "\(String(reflecting: error))", "http.path": "\(path())"]
                 )
             }
             response = problem.response(requestID: requestID)
@@ -50,7 +51,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         logger.debug(
             "request",
             metadata: [
-                "http.method": "\(request.method)", "http.path": "\(path)",
+                "http.method": "\(request.method)", "http.path": "\(path())",
                 "http.status": "\(response.status.code)",
                 "duration_ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
             ]

@@ -96,7 +96,7 @@ struct Problem: Error, Sendable, Encodable {
         var problem = self
         problem.instance = requestID
         let encoder = JSONEncoder()
-        encoder.outputFormatting = [.sortedKeys]
+        encoder.outputFormatting = JSONAnswerStyle.foundation
         let body = (try? encoder.encode(problem)) ?? Data(#"{"status":500,"title":"Internal error","type":"/problems/internal"}"#.utf8)
         var headers = HTTPFields()
         headers[.contentType] = Self.contentType

@@ -36,7 +36,7 @@ extension PostgresStore {
                 SELECT \(key.id.uuid), a.id, \(key.keyID), \(key.teamID), \(ColumnCoding.environments(key.environments)),
                        \(masterKeyID), \(Data(sealed)), \(key.createdAt)
                 FROM apps a WHERE a.id = \(key.appID.uuid)
-                RETURNING id
+                RETURNING id, pg_notify(\(Self.credentialsChannel), '')
                 """
             )
             guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: key.appID.description) }
@@ -148,7 +148,7 @@ extension PostgresStore {
                 """
                 UPDATE api_keys SET revoked_at = \(at)
                 WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND revoked_at IS NULL
-                RETURNING id
+                RETURNING id, pg_notify(\(Self.credentialsChannel), '')
                 """
             )
         } else {
@@ -156,7 +156,7 @@ extension PostgresStore {
                 """
                 UPDATE api_keys SET revoked_at = \(at)
                 WHERE app_id IS NULL AND id = \(id.uuid) AND revoked_at IS NULL
-                RETURNING id
+                RETURNING id, pg_notify(\(Self.credentialsChannel), '')
                 """
             )
         }
@@ -172,7 +172,7 @@ extension PostgresStore {
             """
             UPDATE apps SET name = \(app.name), environments = \(ColumnCoding.environments(app.environments))
             WHERE id = \(app.id.uuid)
-            RETURNING \(unescaped: RowMapping.appColumns)
+            RETURNING \(unescaped: RowMapping.appColumns), pg_notify(\(Self.credentialsChannel), '')
             """
         )
         guard let updated else { throw StoreError.notFound(entity: "app", id: app.id.description) }

@@ -34,11 +34,12 @@ extension PostgresStore {
     private static func insert(_ entry: BroadcastLogEntry, onConflictDoNothing: Bool) -> PostgresQuery {
         var query: PostgresQuery = """
             INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp,
-                                       status, reason, latency_us, sent_at, event, downgraded, content_state, schedule_id)
+                                       status, reason, latency_us, sent_at, event, downgraded, content_state, alert, schedule_id)
             SELECT c.app_id, c.id, \(entry.apnsRequestID), \(entry.apnsUniqueID), \(entry.priority.rawValue),
                    \(entry.timestamp), \(entry.status), \(entry.reason?.reasonString), \(entry.latencyMicroseconds),
                    \(entry.sentAt), \(entry.event.rawValue), \(entry.downgraded),
-                   \(entry.contentState.map { ColumnCoding.json(.object($0)) })::json, \(entry.scheduleID?.uuid)
+                   \(entry.contentState.map { ColumnCoding.json(.object($0)) })::json,
+                   \(entry.alert.map { ColumnCoding.json(.object($0)) })::json, \(entry.scheduleID?.uuid)
             FROM channels c WHERE c.app_id = \(entry.appID.uuid) AND c.id = \(entry.channelID.uuid)
             """
         if onConflictDoNothing {
@@ -107,7 +108,7 @@ extension PostgresStore {
         let columns = PostgresColumns(row, entity: "broadcast_log")
         return try EventBroadcastSummary(
             firstEndAt: columns.optionalDate("first_end_at"),
-            lastContentState: columns.optionalString("content_state").map { try RowMapping.contentState($0) }
+            lastContentState: columns.optionalString("content_state").map { try RowMapping.logObject($0, column: "content_state") }
         )
     }
 }

@@ -51,6 +51,15 @@ extension PostgresStore {
                 if written != started.count {
                     throw StoreError.notFound(entity: "event", id: "\(eventID)")
                 }
+                // The first accepted start makes the event live. One conditional statement per batch
+                // that started someone: once live, the row is matched and not written again.
+                try await connection.query(
+                    """
+                    UPDATE events SET state = 'live', updated_at = \(at)
+                    WHERE app_id = \(batch.appID.uuid) AND id = \(eventID.uuid) AND state = 'scheduled'
+                    """,
+                    logger: logger
+                )
             }
 
             if let eventID = batch.startedEventID, let starting = batch.startingActivities, !starting.pushToStartTokenRowIDs.isEmpty {

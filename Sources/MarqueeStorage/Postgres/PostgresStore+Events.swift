@@ -7,12 +7,12 @@ extension PostgresStore {
         let inserted = try await firstRow(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                priority_policy, planned_start, planned_end, timeline, state, created_at, updated_at)
+                                priority_policy, planned_start, planned_end, timeline, late_joiners, state, created_at, updated_at)
             SELECT \(event.id.uuid), a.id, \(event.externalKey), \(event.title), \(event.attributesType),
                    \(ColumnCoding.environments(event.environments)), \(event.storagePolicy.rawValue),
                    \(event.priorityPolicy?.rawValue),
                    \(event.plannedStart), \(event.plannedEnd), \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
-                   \(event.state.rawValue), \(event.createdAt), \(event.updatedAt)
+                   \(event.lateJoiners), \(event.state.rawValue), \(event.createdAt), \(event.updatedAt)
             FROM apps a WHERE a.id = \(event.appID.uuid)
             ON CONFLICT (app_id, external_key) DO NOTHING
             RETURNING \(unescaped: RowMapping.eventColumns)
@@ -63,13 +63,17 @@ extension PostgresStore {
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
+        // An edit read before a start's first accepted device cannot take the event back from live.
         let updated = try await firstRow(
             """
             UPDATE events SET title = \(event.title), environments = \(ColumnCoding.environments(event.environments)),
                               priority_policy = \(event.priorityPolicy?.rawValue),
                               planned_start = \(event.plannedStart), planned_end = \(event.plannedEnd),
                               timeline = \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
-                              state = \(event.state.rawValue), updated_at = \(event.updatedAt)
+                              late_joiners = \(event.lateJoiners),
+                              state = CASE WHEN state = 'live' AND \(event.state.rawValue)::text = 'scheduled' THEN state
+                                           ELSE \(event.state.rawValue)::text END,
+                              updated_at = \(event.updatedAt)
             WHERE app_id = \(event.appID.uuid) AND id = \(event.id.uuid)
             RETURNING \(unescaped: RowMapping.eventColumns)
             """
@@ -95,6 +99,18 @@ extension PostgresStore {
             LIMIT \(limit)
             """
         ).mapped(RowMapping.event)
+    }
+
+    public func eventCounts(appID: AppID) async throws -> [EventState: Int64] {
+        var counts: [EventState: Int64] = [:]
+        for row in try await rows("SELECT state, count(*) FROM events WHERE app_id = \(appID.uuid) GROUP BY state") {
+            let (name, count) = try row.decode((String, Int64).self)
+            guard let state = EventState(rawValue: name) else {
+                throw StoreError.corruptRow(entity: "event", detail: "unknown state \(name)")
+            }
+            counts[state] = count
+        }
+        return counts
     }
 
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {

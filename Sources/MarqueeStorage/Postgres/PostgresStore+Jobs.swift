@@ -20,7 +20,7 @@ extension PostgresStore {
 
     /// Inserts the job if its app exists (no row returned otherwise), and announces it to every
     /// replica's worker (NOTIFY is sent at commit).
-    private static func insert(_ job: Job) -> PostgresQuery {
+    static func insert(_ job: Job) -> PostgresQuery {
         """
         INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
                           progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,

@@ -58,6 +58,9 @@ public struct PostgresStore: MarqueeStore {
     static let migrationLockKey: Int64 = 0x4D41_5251_5545_4531  // "MARQUEE1"
     /// The LISTEN/NOTIFY channel on which enqueued jobs are announced (payload: the job's kind).
     public static let jobsChannel = "marquee_jobs"
+    /// The LISTEN/NOTIFY channel on which a change to an API key or an app is announced (at its
+    /// commit, no payload): every replica forgets the keys it authenticated (`CredentialCache`).
+    public static let credentialsChannel = "marquee_credentials"
 
     private func withMigrationLock<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result

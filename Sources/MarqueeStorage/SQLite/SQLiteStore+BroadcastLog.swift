@@ -32,8 +32,8 @@ extension SQLiteStore {
     private static func insertSQL(onConflictDoNothing: Bool) -> String {
         """
         INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp,
-                                   status, reason, latency_us, sent_at, event, downgraded, content_state, schedule_id)
-        SELECT c.app_id, c.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM channels c WHERE c.app_id = ? AND c.id = ?
+                                   status, reason, latency_us, sent_at, event, downgraded, content_state, alert, schedule_id)
+        SELECT c.app_id, c.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM channels c WHERE c.app_id = ? AND c.id = ?
         \(onConflictDoNothing ? "ON CONFLICT (schedule_id, channel_id) WHERE schedule_id IS NOT NULL DO NOTHING" : "")
         RETURNING id
         """
@@ -44,7 +44,7 @@ extension SQLiteStore {
             .uuid(entry.apnsRequestID), .text(entry.apnsUniqueID), .int(entry.priority.rawValue), .int(entry.timestamp),
             .int(entry.status), .text(entry.reason?.reasonString), .int(entry.latencyMicroseconds), .date(entry.sentAt),
             .text(entry.event.rawValue), .bool(entry.downgraded), .text(entry.contentState.map { ColumnCoding.json(.object($0)) }),
-            .id(entry.scheduleID), .id(entry.appID), .id(entry.channelID),
+            .text(entry.alert.map { ColumnCoding.json(.object($0)) }), .id(entry.scheduleID), .id(entry.appID), .id(entry.channelID),
         ]
     }
 
@@ -105,7 +105,7 @@ extension SQLiteStore {
         let columns = SQLiteColumns(row, entity: "broadcast_log")
         return try EventBroadcastSummary(
             firstEndAt: columns.optionalDate("first_end_at"),
-            lastContentState: columns.optionalString("content_state").map { try RowMapping.contentState($0) }
+            lastContentState: columns.optionalString("content_state").map { try RowMapping.logObject($0, column: "content_state") }
         )
     }
 }

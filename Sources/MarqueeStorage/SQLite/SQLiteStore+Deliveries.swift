@@ -48,6 +48,12 @@ extension SQLiteStore {
                         ]
                     )
                 }
+                // The first accepted start makes the event live. One conditional statement per batch
+                // that started someone: once live, the row is matched and not written again.
+                _ = try await connection.query(
+                    "UPDATE events SET state = 'live', updated_at = ? WHERE app_id = ? AND id = ? AND state = 'scheduled'",
+                    [.date(at), .id(batch.appID), .id(eventID)]
+                )
             }
 
             if let eventID = batch.startedEventID, let starting = batch.startingActivities {

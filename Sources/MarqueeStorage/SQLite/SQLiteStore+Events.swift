@@ -7,8 +7,8 @@ extension SQLiteStore {
         let inserted = try await query(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                priority_policy, planned_start, planned_end, timeline, state, created_at, updated_at)
-            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+                                priority_policy, planned_start, planned_end, timeline, late_joiners, state, created_at, updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             ON CONFLICT (app_id, external_key) DO NOTHING
             RETURNING \(RowMapping.eventColumns)
             """,
@@ -16,7 +16,8 @@ extension SQLiteStore {
                 .id(event.id), .text(event.externalKey), .text(event.title), .text(event.attributesType),
                 .text(ColumnCoding.environments(event.environments)), .int(event.storagePolicy.rawValue),
                 .text(event.priorityPolicy?.rawValue), .date(event.plannedStart), .date(event.plannedEnd),
-                .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .text(event.state.rawValue), .date(event.createdAt),
+                .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .bool(event.lateJoiners), .text(event.state.rawValue),
+                .date(event.createdAt),
                 .date(event.updatedAt), .id(event.appID),
             ]
         )
@@ -59,17 +60,19 @@ extension SQLiteStore {
     }
 
     public func updateEvent(_ event: Event) async throws -> Event {
+        // An edit read before a start's first accepted device cannot take the event back from live.
         let updated = try await query(
             """
             UPDATE events SET title = ?, environments = ?, priority_policy = ?, planned_start = ?, planned_end = ?, timeline = ?,
-                              state = ?, updated_at = ?
+                              late_joiners = ?, state = CASE WHEN state = 'live' AND ? = 'scheduled' THEN state ELSE ? END, updated_at = ?
             WHERE app_id = ? AND id = ?
             RETURNING \(RowMapping.eventColumns)
             """,
             [
                 .text(event.title), .text(ColumnCoding.environments(event.environments)), .text(event.priorityPolicy?.rawValue),
                 .date(event.plannedStart),
-                .date(event.plannedEnd), .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .text(event.state.rawValue),
+                .date(event.plannedEnd), .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .bool(event.lateJoiners),
+                .text(event.state.rawValue), .text(event.state.rawValue),
                 .date(event.updatedAt), .id(event.appID), .id(event.id),
             ]
         )
@@ -95,6 +98,16 @@ extension SQLiteStore {
         sql += " ORDER BY external_key LIMIT ?"
         binds.append(.int(limit))
         return try await query(sql, binds).mapped(RowMapping.event)
+    }
+
+    public func eventCounts(appID: AppID) async throws -> [EventState: Int64] {
+        let rows = try await query("SELECT state, count(*) AS count FROM events WHERE app_id = ? GROUP BY state", [.id(appID)])
+        var counts: [EventState: Int64] = [:]
+        for row in rows {
+            let columns = SQLiteColumns(row, entity: "event")
+            counts[try columns.parse("state", as: EventState.self)] = try columns.int64("count")
+        }
+        return counts
     }
 
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {

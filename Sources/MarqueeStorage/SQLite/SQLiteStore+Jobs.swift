@@ -9,26 +9,29 @@ extension SQLiteStore {
 
     public func enqueueJobs(_ jobs: [Job]) async throws {
         try await write { connection in
-            for job in jobs {
-                let inserted = try await connection.query(
-                    """
-                    INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
-                                      progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
-                                      progress_uncertain, checkpoint, last_error, created_at, updated_at)
-                    SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
-                    RETURNING id
-                    """,
-                    [
-                        .id(job.id), .text(job.kind.rawValue), .id(job.parentID), .text(ColumnCoding.json(job.arguments)),
-                        .date(job.dueAt), .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted),
-                        .int(job.progress.succeeded), .int(job.progress.failed), .int(job.progress.total),
-                        .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
-                        .date(job.updatedAt), .id(job.appID),
-                    ]
-                )
-                guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
-            }
+            for job in jobs { try await Self.insert(job, on: connection) }
         }
+    }
+
+    /// Inserts the job if its app exists; `StoreError.notFound` otherwise.
+    static func insert(_ job: Job, on connection: SQLiteConnection) async throws {
+        let inserted = try await connection.query(
+            """
+            INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
+                              progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
+                              progress_uncertain, checkpoint, last_error, created_at, updated_at)
+            SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
+            RETURNING id
+            """,
+            [
+                .id(job.id), .text(job.kind.rawValue), .id(job.parentID), .text(ColumnCoding.json(job.arguments)),
+                .date(job.dueAt), .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted),
+                .int(job.progress.succeeded), .int(job.progress.failed), .int(job.progress.total),
+                .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain), .text(job.checkpoint), .text(job.lastError), .date(job.createdAt),
+                .date(job.updatedAt), .id(job.appID),
+            ]
+        )
+        guard !inserted.isEmpty else { throw StoreError.notFound(entity: "app", id: job.appID.description) }
     }
 
     public func childJobs(appID: AppID, parentID: JobID) async throws -> [Job] {

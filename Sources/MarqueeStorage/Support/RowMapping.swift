@@ -57,7 +57,7 @@ enum RowMapping {
     // `timeline` is json on PostgreSQL; PostgresNIO reads a json column as its text.
     static let eventColumns = """
         id, app_id, external_key, title, attributes_type, environments, storage_policy, priority_policy, planned_start, \
-        planned_end, timeline, state, created_at, updated_at
+        planned_end, timeline, late_joiners, state, created_at, updated_at
         """
 
     /// The activities that take device pushes, `a` with its current update token `u`: the source
@@ -108,6 +108,7 @@ enum RowMapping {
                 }
                 return settings
             },
+            lateJoiners: try row.bool("late_joiners"),
             state: try row.parse("state", as: EventState.self),
             createdAt: try row.date("created_at"),
             updatedAt: try row.date("updated_at")
@@ -270,7 +271,7 @@ enum RowMapping {
 
     static let broadcastLogColumns = """
         id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, \
-        event, downgraded, content_state, schedule_id
+        event, downgraded, content_state, alert, schedule_id
         """
 
     static func broadcastLogEntry(_ row: some ColumnReader) throws -> BroadcastLogEntry {
@@ -287,15 +288,17 @@ enum RowMapping {
             sentAt: try row.date("sent_at"),
             event: try row.parse("event", as: BroadcastEvent.self),
             downgraded: try row.bool("downgraded"),
-            contentState: try row.optionalString("content_state").map(contentState),
+            contentState: try row.optionalString("content_state").map { try logObject($0, column: "content_state") },
+            alert: try row.optionalString("alert").map { try logObject($0, column: "alert") },
             scheduleID: try row.optionalID("schedule_id"),
             sequence: try row.int64("id")
         )
     }
 
-    static func contentState(_ text: String) throws -> JSONObject {
+    /// A JSON object column of the broadcast log (`content_state`, `alert`).
+    static func logObject(_ text: String, column: String) throws -> JSONObject {
         guard case .object(let object) = try ColumnCoding.jsonValue(text, entity: "broadcast_log") else {
-            throw StoreError.corruptRow(entity: "broadcast_log", detail: "content_state is not an object")
+            throw StoreError.corruptRow(entity: "broadcast_log", detail: "\(column) is not an object")
         }
         return object
     }

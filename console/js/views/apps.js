@@ -2,7 +2,9 @@
 // and revoke API keys (deployment key or the app's admin key).
 import { call } from "../api.js";
 import { h, clear, field, input, select, checkbox, problemBox, notice, when, table, announce, stat } from "../dom.js";
-import { can, session, navigate, switchKey } from "../app.js";
+import { can, session } from "../session.js";
+import { navigate, switchKey } from "../navigation.js";
+import { bodyRule } from "../schema.js";
 
 const ENVIRONMENTS = [["sandbox", "Sandbox"], ["production", "Production"]];
 
@@ -35,9 +37,9 @@ function createAppForm() {
     }
   } },
   h("div", { class: "row" },
-    field("Name", input("name", { required: true, placeholder: "Match Centre" }), { pointer: "/name" }),
-    field("Bundle ID", input("bundleID", { required: true, placeholder: "com.example.matchcentre" }), { pointer: "/bundleID" }),
-    field("Team ID", input("teamID", { required: true, placeholder: "ABCDE12345" }), { pointer: "/teamID", hint: "Your Apple developer team (10 characters)." })),
+    field("Name", input("name", { required: true, placeholder: "Match Centre" }), { pointer: "/name", rule: bodyRule("POST /v1/apps", "/name") }),
+    field("Bundle ID", input("bundleID", { required: true, placeholder: "com.example.matchcentre" }), { pointer: "/bundleID", rule: bodyRule("POST /v1/apps", "/bundleID") }),
+    field("Team ID", input("teamID", { required: true, placeholder: "ABCDE12345" }), { pointer: "/teamID", rule: bodyRule("POST /v1/apps", "/teamID") })),
   h("fieldset", { "data-pointer": "/environments" }, h("legend", {}, "Environments"),
     checkbox("Sandbox", "environments", true, "sandbox"), checkbox("Production", "environments", false, "production")),
   h("div", { class: "actions" }, h("button", { type: "submit" }, "Create app")));
@@ -46,23 +48,31 @@ function createAppForm() {
 
 export async function appView(main, appID, { signal }) {
   const app = await call("GET", `/v1/apps/${encodeURIComponent(appID)}`, undefined, { signal });
-  const keys = (await call("GET", `/v1/apps/${encodeURIComponent(appID)}/api-keys`, undefined, { signal })).apiKeys;
+  const keysPath = `/v1/apps/${encodeURIComponent(appID)}/api-keys`;
   const keyStatus = h("div");
-  const keyRows = keys.map((key) => h("tr", {},
-    h("td", {}, h("code", {}, key.prefix)),
-    h("td", {}, key.role),
-    h("td", {}, key.label || "—"),
-    h("td", {}, when(key.createdAt)),
-    h("td", {}, key.revokedAt ? `revoked ${when(key.revokedAt)}` : h("button", { type: "button", class: "danger", "aria-label": `Revoke key ${key.prefix}`, onclick: async () => {
-      if (!confirm(`Revoke key ${key.prefix}? Calls with it are refused from now on.`)) return;
-      try {
-        await call("DELETE", `/v1/apps/${encodeURIComponent(appID)}/api-keys/${encodeURIComponent(key.id)}`);
-        announce(`Key ${key.prefix} revoked`);
-        navigate(location.hash);
-      } catch (error) {
-        clear(keyStatus, problemBox(error));
-      }
-    } }, "Revoke"))));
+  const keyList = h("div", { "data-testid": "api-keys" });
+  /** Reads the keys again and redraws their list: after each change, without a reload. */
+  async function showKeys() {
+    const keys = (await call("GET", keysPath, undefined, { signal })).apiKeys;
+    const keyRows = keys.map((key) => h("tr", {},
+      h("td", {}, h("code", {}, key.prefix)),
+      h("td", {}, key.role),
+      h("td", {}, key.label || "—"),
+      h("td", {}, when(key.createdAt)),
+      h("td", {}, key.revokedAt ? `revoked ${when(key.revokedAt)}` : h("button", { type: "button", class: "danger", "aria-label": `Revoke key ${key.prefix}`, onclick: async () => {
+        if (!confirm(`Revoke key ${key.prefix}? Calls with it are refused from now on.`)) return;
+        try {
+          await call("DELETE", `${keysPath}/${encodeURIComponent(key.id)}`);
+          announce(`Key ${key.prefix} revoked`);
+          clear(keyStatus);
+          await showKeys();
+        } catch (error) {
+          clear(keyStatus, problemBox(error));
+        }
+      } }, "Revoke"))));
+    clear(keyList, keys.length ? table(["Prefix", "Role", "Label", "Created", "Revoke"], keyRows, "API keys") : h("p", {}, "No key yet."));
+  }
+  await showKeys();
   clear(main,
     h("p", {}, h("a", { href: "#/apps" }, "← Apps")),
     h("h1", {}, app.name),
@@ -73,18 +83,21 @@ export async function appView(main, appID, { signal }) {
     h("section", { class: "panel", "aria-labelledby": "keys" },
       h("h2", { id: "keys" }, "API keys"),
       keyStatus,
-      keys.length ? table(["Prefix", "Role", "Label", "Created", "Revoke"], keyRows, "API keys") : h("p", {}, "No key yet."),
-      createKeyForm(app)));
+      keyList,
+      createKeyForm(app, showKeys)));
 }
 
 
 function signingKeyForm(app) {
   const status = h("div");
   const file = h("input", { type: "file", name: "p8", accept: ".p8,application/pkcs8,text/plain", required: true });
-  const keyID = input("keyID", { required: true, placeholder: "ABC123DEFG", maxlength: 10 });
+  const keyID = input("keyID", { required: true, placeholder: "ABC123DEFG" });
   file.addEventListener("change", () => {
     const match = /AuthKey_([A-Z0-9]{10})\.p8$/i.exec(file.files[0]?.name || "");
-    if (match && !keyID.value) keyID.value = match[1].toUpperCase();
+    if (match && !keyID.value) {
+      keyID.value = match[1].toUpperCase();
+      keyID.dispatchEvent(new Event("input"));
+    }
   });
   const form = h("form", { onsubmit: async (event) => {
     event.preventDefault();
@@ -101,12 +114,12 @@ function signingKeyForm(app) {
   } },
   h("div", { class: "row" },
     field(".p8 file", file, { pointer: "/privateKey", hint: "The AuthKey_KEYID.p8 Apple's developer portal gave you. It is sealed at rest and never shown again." }),
-    field("Key ID", keyID, { pointer: "/keyID", hint: "Read from the file's name when it is AuthKey_KEYID.p8." })),
+    field("Key ID", keyID, { pointer: "/keyID", rule: bodyRule("PUT /v1/apps/{appID}/signing-key", "/keyID"), hint: "Apple's 10-character key ID, read from the file's name when it is AuthKey_KEYID.p8." })),
   h("div", { class: "actions" }, h("button", { type: "submit" }, app.signingKey ? "Replace the signing key" : "Install the signing key")));
   return h("section", { class: "panel", "aria-labelledby": "signing" }, h("h2", { id: "signing" }, "APNs signing key (.p8)"), status, form);
 }
 
-function createKeyForm(app) {
+function createKeyForm(app, showKeys) {
   const status = h("div");
   const form = h("form", { onsubmit: async (event) => {
     event.preventDefault();
@@ -119,13 +132,14 @@ function createKeyForm(app) {
         h("p", {}, `New ${created.apiKey.role} key. It is shown once: keep it now.`),
         h("div", { class: "secret" }, h("code", { "data-testid": "new-key" }, created.key), copy, useIt)));
       useIt.focus();
+      await showKeys().catch((error) => status.append(problemBox(error)));
     } catch (error) {
       clear(status, problemBox(error, form));
     }
   } },
   h("div", { class: "row" },
     field("Role", select("role", [["publisher", "publisher: events, starts, broadcasts"], ["app", "app: tokens, channel IDs"], ["admin", "admin: the app and its keys"]], "publisher"), { pointer: "/role" }),
-    field("Label", input("label", { placeholder: "sports desk" }), { pointer: "/label" })),
+    field("Label", input("label", { placeholder: "sports desk" }), { pointer: "/label", rule: bodyRule("POST /v1/apps/{appID}/api-keys", "/label") })),
   h("div", { class: "actions" }, h("button", { type: "submit" }, "Create key")));
   return h("div", {}, h("h3", {}, "Create a key"), status, form);
 }

@@ -2,26 +2,48 @@
 // job's live progress, the broadcast composer, and each channel's broadcast log.
 import { call } from "../api.js";
 import { h, clear, field, input, select, problemBox, badge, when, table, count, fromLocalInput, announce, notice } from "../dom.js";
-import { can, navigate } from "../app.js";
+import { can } from "../session.js";
+import { navigate } from "../navigation.js";
 import { eventForm } from "./events.js";
 import { jobProgress } from "./jobs.js";
 import { broadcastPayload, byteSize, shapeDifferences, BROADCAST_LIMIT } from "../payload.js";
+import { stateFields } from "../stateFields.js";
 
 const OPEN = ["scheduled", "live"];
 
-export async function eventView(main, eventKey, { signal }) {
+export async function eventView(main, eventKey, { signal, section }) {
   const path = `/v1/events/${encodeURIComponent(eventKey)}`;
   const event = await call("GET", path, undefined, { signal });
   const open = OPEN.includes(event.state);
-  const logs = can.publish ? await Promise.all(event.environments.map(async (environment) => {
+  const readLogs = () => can.publish ? Promise.all(event.environments.map(async (environment) => {
     try {
       return { environment, log: await call("GET", `${path}/channels/${environment}/broadcasts?limit=20`, undefined, { signal }) };
     } catch (error) {
       return { environment, error };
     }
   })) : [];
-  const schedules = can.publish ? (await call("GET", `${path}/schedules?limit=100`, undefined, { signal })).schedules : [];
+  const readSchedules = async () => can.publish ? (await call("GET", `${path}/schedules?limit=100`, undefined, { signal })).schedules : [];
+  const logs = await readLogs();
   const status = h("div");
+  const summary = h("p", {});
+  const timelineSlot = h("div");
+  const logSlot = h("div");
+  const drawSummary = (shown) => clear(summary, badge(shown.state), " ", h("code", {}, shown.eventKey),
+    ` · ${shown.attributesType} · planned ${when(shown.plannedStart)} – ${when(shown.plannedEnd)}`);
+  /** After each change: the event's state, its schedules and its broadcast log read again, in place. */
+  async function refresh() {
+    try {
+      const [now, schedules, logs] = await Promise.all([call("GET", path, undefined, { signal }), readSchedules(), readLogs()]);
+      drawSummary(now);
+      clear(timelineSlot, timelineSection(now, schedules, refresh));
+      clear(logSlot, can.publish ? logSection(logs) : null);
+    } catch (error) {
+      if (error.name !== "AbortError") clear(status, problemBox(error));
+    }
+  }
+  drawSummary(event);
+  clear(timelineSlot, timelineSection(event, await readSchedules(), refresh));
+  clear(logSlot, can.publish ? logSection(logs) : null);
 
   const closeButton = can.publish && open ? h("button", { type: "button", class: "danger", onclick: async () => {
     if (!confirm(`Close ${event.title}? Its channels are deleted at APNs; nothing can be sent to it afterwards.`)) return;
@@ -43,22 +65,58 @@ export async function eventView(main, eventKey, { signal }) {
   const channelRows = event.channels.map((channel) => h("tr", {},
     h("td", {}, channel.environment), h("td", {}, h("code", { "data-testid": `channel-${channel.environment}` }, channel.channelID ?? "—")), h("td", {}, badge(channel.state)), h("td", {}, channel.storagePolicy)));
 
+  // The page in sections, one shown at a time, so that a producer goes from the start to the
+  // composer to the log without scrolling past the rest. All stay in the page: a start's
+  // progress follows its job while the composer is shown.
+  const sections = [
+    { id: "overview", label: "Overview", content: [h("div", { class: "actions" }, editButton, closeButton), editSlot, h("h2", {}, "Channels"),
+      channelRows.length ? table(["Environment", "Channel ID", "State", "Storage"], channelRows, "Channels") : noChannel(event), timelineSlot] },
+    can.publish && open ? { id: "start", label: "Start", content: [startSection(event, path, signal, refresh)] } : null,
+    can.publish && open ? { id: "broadcast", label: "Broadcast", content: [composerSection(event, path, logs, refresh)] } : null,
+    can.publish ? { id: "log", label: "Broadcast log", content: [logSlot] } : null,
+  ].filter(Boolean);
+  const base = `#/events/${encodeURIComponent(event.eventKey)}`;
+  let current = sections.some((candidate) => candidate.id === section) ? section : "overview";
+  const links = new Map();
+  const panels = new Map(sections.map((candidate) => [candidate.id, h("div", { class: "event-section", "data-section": candidate.id, hidden: candidate.id !== current }, candidate.content)]));
+  const show = (id) => {
+    current = id;
+    for (const [candidateID, panel] of panels) panel.hidden = candidateID !== id;
+    for (const [candidateID, link] of links) link.setAttribute("aria-current", String(candidateID === id));
+    // The section is in the address (a reload or a shared link opens it) without drawing the page again.
+    history.replaceState(null, "", `${base}/${id}`);
+  };
+  const sectionNav = h("nav", { class: "sections", "aria-label": "Event sections" }, h("ul", {}, sections.map((candidate) => {
+    const link = h("a", { href: `${base}/${candidate.id}`, "aria-current": String(candidate.id === current), onclick: (click) => {
+      click.preventDefault();
+      show(candidate.id);
+    } }, candidate.label);
+    links.set(candidate.id, link);
+    return h("li", {}, link);
+  })));
+
   clear(main,
     h("p", {}, h("a", { href: "#/events" }, "← Events")),
     h("h1", {}, event.title),
-    h("p", {}, badge(event.state), " ", h("code", {}, event.eventKey), ` · ${event.attributesType} · planned ${when(event.plannedStart)} – ${when(event.plannedEnd)}`),
+    summary,
     status,
-    h("div", { class: "actions" }, editButton, closeButton),
-    editSlot,
-    h("h2", {}, "Channels"),
-    channelRows.length ? table(["Environment", "Channel ID", "State", "Storage"], channelRows, "Channels") : h("p", { class: "muted" }, "No live channel: put the event again to create one."),
-    timelineSection(event, schedules),
-    can.publish && open ? startSection(event, path, signal) : null,
-    can.publish && open ? composerSection(event, path, logs) : null,
-    can.publish ? logSection(logs) : null);
+    sectionNav,
+    [...panels.values()]);
 }
 
-function timelineSection(event, schedules) {
+/** Why the event has no channel, and what can be done about it. */
+function noChannel(event) {
+  if (OPEN.includes(event.state)) {
+    return h("p", { class: "muted" }, can.publish
+      ? "No channel yet: Edit, then Save the event, to create its channels (one per environment)."
+      : "No channel yet: a publisher key creates them by saving the event.");
+  }
+  return h("p", { class: "muted", "data-testid": "no-channel" },
+    `This event is ${event.state}: its channels are deleted and nothing more can be sent to it. To go on, `,
+    h("a", { href: "#/events" }, "create a new event with another key"), ".");
+}
+
+function timelineSection(event, schedules, refresh) {
   if (!can.publish) return null;
   const rows = schedules.map((schedule) => h("tr", {},
     h("td", {}, when(schedule.at)), h("td", {}, schedule.kind), h("td", {}, schedule.origin), h("td", {}, badge(schedule.state)),
@@ -66,7 +124,8 @@ function timelineSection(event, schedules) {
     h("td", {}, schedule.state === "pending" && schedule.origin === "api" ? h("button", { type: "button", class: "secondary", "aria-label": `Cancel the ${schedule.kind} at ${when(schedule.at)}`, onclick: async (click) => {
       try {
         await call("DELETE", `/v1/schedules/${encodeURIComponent(schedule.id)}`);
-        navigate(location.hash);
+        announce(`The ${schedule.kind} at ${when(schedule.at)} is cancelled`);
+        await refresh();
       } catch (error) {
         click.target.after(problemBox(error));
       }
@@ -96,7 +155,7 @@ function parseJSON(text, pointer) {
   }
 }
 
-function startSection(event, path, signal) {
+function startSection(event, path, signal, refresh) {
   const status = h("div");
   const sizeText = h("output", { "data-testid": "audience-size", "aria-live": "polite" }, "…");
   const progressSlot = h("div");
@@ -138,9 +197,13 @@ function startSection(event, path, signal) {
       clear(status);
       if (answer.progress) {
         announce(`Start job ${answer.id} created`);
-        clear(progressSlot, jobProgress(answer, { signal, onDone: (job) => announce(`Start ${job.state}: ${job.progress.accepted} accepted`) }));
+        clear(progressSlot, jobProgress(answer, { signal, onDone: (job) => {
+          announce(`Start ${job.state}: ${job.progress.accepted} accepted`);
+          refresh();
+        } }));
       } else {
         clear(progressSlot, notice(`Start scheduled for ${when(answer.at)} (${answer.id}).`));
+        await refresh();
       }
     } catch (error) {
       clear(status, problemBox(error, form));
@@ -163,15 +226,29 @@ function startSection(event, path, signal) {
   return h("section", { class: "panel", "aria-labelledby": "start" }, h("h2", { id: "start" }, "Start"), status, form, progressSlot);
 }
 
-function composerSection(event, path, logs) {
+function composerSection(event, path, logs, refreshLists) {
   const status = h("div");
   const results = h("div");
   const newest = logs.map((entry) => entry.log?.broadcasts?.find((item) => item.contentState)).find(Boolean);
-  const lastShape = newest?.contentState;
+  let lastShape = newest?.contentState;
   const budget = logs.find((entry) => entry.log?.priorityBudget)?.log.priorityBudget;
   const initial = lastShape ?? { homeScore: 0, awayScore: 0, period: "1st half", clock: "0'", lastEvent: "" };
   const kind = select("event", [["update", "Update"], ["end", "End (the final state)"]], "update");
   const contentState = h("textarea", { name: "contentState", rows: 8 }, JSON.stringify(initial, null, 1));
+  // Fields from the shape last sent; the JSON itself one click away, for what fields cannot say.
+  const history = logs.flatMap((entry) => (entry.log?.broadcasts ?? []).map((item) => item.contentState).filter(Boolean));
+  const fields = stateFields(contentState, history);
+  fields.show(initial);
+  contentState.addEventListener("input", () => {
+    try { fields.show(JSON.parse(contentState.value)); } catch { /* not JSON yet: the fields keep the last good state */ }
+  });
+  const raw = h("div", { id: "composer-raw", hidden: true });
+  const rawToggle = h("button", { type: "button", class: "secondary", "aria-expanded": "false", "aria-controls": "composer-raw", onclick: () => {
+    raw.hidden = !raw.hidden;
+    rawToggle.setAttribute("aria-expanded", String(!raw.hidden));
+    rawToggle.textContent = raw.hidden ? "Edit as raw JSON" : "Hide the raw JSON";
+    if (!raw.hidden) contentState.focus();
+  } }, "Edit as raw JSON");
   const alertTitle = input("alertTitle", { placeholder: "Goal!" });
   const alertBody = input("alertBody", { placeholder: "Saka scores" });
   const priority = select("priority", [["", "The event's policy"], ["10", "10: immediate (uses the budget)"], ["5", "5: normal"], ["1", "1: low"]], "");
@@ -233,9 +310,15 @@ function composerSection(event, path, logs) {
           h("td", {}, h("code", {}, result.apnsRequestID ?? "—"))));
         clear(results, h("h3", {}, "Sent"), table(["Environment", "Status", "Priority#", "Note", "Latency ms#", "apns-request-id"], rows, "Broadcast results"));
         announce(`Broadcast ${answer.results.map((result) => result.status).join(", ")}`);
-        setTimeout(() => navigate(location.hash), 600);
+        // The confirmation stays; the log below is read again, and the next broadcast is checked
+        // against the shape just sent.
+        lastShape = body.contentState;
+        fields.sent(body.contentState);
+        refresh();
+        await refreshLists();
       } else {
         clear(results, notice(`Scheduled for ${when(answer.at)} (${answer.id}).`));
+        await refreshLists();
       }
     } catch (error) {
       clear(status, problemBox(error, form));
@@ -244,7 +327,9 @@ function composerSection(event, path, logs) {
   h("div", { class: "row" },
     field("Kind", kind, { pointer: "/event" }),
     field("Priority", priority, { pointer: "/priority", hint: budget ? `Priority-10 budget left this hour: ${budget.remaining} of ${budget.limitPerHour}; past it, 10 is sent as 5.` : "Priority 10 counts against the channel's hourly budget." })),
-  field("Content-state (JSON)", contentState, { pointer: "/contentState", wide: true, hint: "What the Live Activity shows; it must decode into the app's ContentState." }),
+  fields.element,
+  h("div", { class: "actions" }, rawToggle),
+  raw,
   shapeNote,
   h("div", { class: "row" },
     field("Alert title", alertTitle, { pointer: "/alert" }),
@@ -256,10 +341,18 @@ function composerSection(event, path, logs) {
     field("Send later (optional)", at, { pointer: "/at", hint: "Empty: now." })),
   h("h3", {}, "Payload preview"), preview, size,
   h("div", { class: "actions" }, h("button", { type: "submit" }, "Broadcast")));
+  raw.append(field("Content-state (JSON)", contentState, { pointer: "/contentState", wide: true, hint: "What the Live Activity shows; it must decode into the app's ContentState." }));
   form.addEventListener("input", refresh);
   form.addEventListener("change", refresh);
   refresh();
   return h("section", { class: "panel", "aria-labelledby": "composer" }, h("h2", { id: "composer" }, "Broadcast"), status, form, results);
+}
+
+/** A logged alert as the device showed it: its title and body (a localized one by its key). */
+function alertText(alert) {
+  if (!alert) return "";
+  const text = (part) => typeof part === "string" ? part : part?.["loc-key"] ?? JSON.stringify(part ?? "");
+  return [h("strong", {}, text(alert.title)), alert.body !== undefined ? ` ${text(alert.body)}` : ""];
 }
 
 function logSection(logs) {
@@ -272,8 +365,9 @@ function logSection(logs) {
         h("td", { class: "num" }, item.downgraded ? `${item.priority} (downgraded)` : item.priority),
         h("td", { class: "num" }, item.status === 0 ? "no answer" : item.status), h("td", {}, item.apnsReason ?? ""),
         h("td", { class: "num", "data-testid": "log-latency" }, (item.latencyMicroseconds / 1000).toFixed(1)),
+        h("td", { "data-testid": "log-alert" }, alertText(item.alert)),
         h("td", {}, item.contentState ? h("code", {}, JSON.stringify(item.contentState)) : "")));
       return [h("h3", {}, `${environment}`, log.priorityBudget ? h("span", { class: "hint" }, ` · priority-10 budget left ${log.priorityBudget.remaining} of ${log.priorityBudget.limitPerHour}`) : null),
-        rows.length ? table(["Sent", "Kind", "Priority#", "APNs status#", "Reason", "Latency ms#", "Content-state"], rows, `Broadcast log, ${environment}`) : h("p", { class: "muted" }, "No broadcast yet.")];
+        rows.length ? table(["Sent", "Kind", "Priority#", "APNs status#", "Reason", "Latency ms#", "Alert", "Content-state"], rows, `Broadcast log, ${environment}`) : h("p", { class: "muted" }, "No broadcast yet.")];
     }));
 }

@@ -2,7 +2,11 @@
 // the form that creates or edits one (PUT /v1/events/{eventKey}).
 import { call } from "../api.js";
 import { h, clear, field, input, select, checkbox, problemBox, badge, when, table, localInput, fromLocalInput, announce, count } from "../dom.js";
-import { can, navigate } from "../app.js";
+import { can } from "../session.js";
+import { navigate } from "../navigation.js";
+import { bodyRule, parameterRule } from "../schema.js";
+
+const PUT_EVENT = "PUT /v1/events/{eventKey}";
 
 export async function eventsView(main, { signal }) {
   const events = (await call("GET", "/v1/events?limit=200", undefined, { signal })).events;
@@ -25,7 +29,7 @@ export function eventForm(event) {
   const status = h("div");
   const start = event ? new Date(event.plannedStart) : new Date(Date.now() + 5 * 60_000);
   const end = event ? new Date(event.plannedEnd) : new Date(start.getTime() + 2 * 3600_000);
-  const key = input("eventKey", { required: true, pattern: "[A-Za-z0-9._~\\-]{1,128}", placeholder: "ars-che-2026-11-28", value: event?.eventKey, readonly: !!event });
+  const key = input("eventKey", { required: true, placeholder: "ars-che-2026-11-28", value: event?.eventKey, readonly: !!event });
   const form = h("form", { onsubmit: async (submitted) => {
     submitted.preventDefault();
     const data = new FormData(form);
@@ -48,9 +52,9 @@ export function eventForm(event) {
     }
   } },
   h("div", { class: "row" },
-    field("Event key", key, { pointer: "/eventKey", hint: "Your own ID for the event: letters, digits, - . _ ~" }),
-    field("Title", input("title", { required: true, placeholder: "Arsenal v Chelsea", value: event?.title }), { pointer: "/title" }),
-    field("Attributes type", input("attributesType", { required: true, value: event?.attributesType ?? "MatchAttributes" }), { pointer: "/attributesType", hint: "The app's ActivityAttributes type." })),
+    field("Event key", key, { parameter: "eventKey", rule: parameterRule(PUT_EVENT, "eventKey") }),
+    field("Title", input("title", { required: true, placeholder: "Arsenal v Chelsea", value: event?.title }), { pointer: "/title", rule: bodyRule(PUT_EVENT, "/title") }),
+    field("Attributes type", input("attributesType", { required: true, value: event?.attributesType ?? "MatchAttributes" }), { pointer: "/attributesType", rule: bodyRule(PUT_EVENT, "/attributesType") })),
   h("div", { class: "row" },
     field("Planned start", h("input", { type: "datetime-local", name: "plannedStart", required: true, value: localInput(start) }), { pointer: "/plannedStart" }),
     field("Planned end", h("input", { type: "datetime-local", name: "plannedEnd", required: true, value: localInput(end) }), { pointer: "/plannedEnd" }),

@@ -1,8 +1,8 @@
--- 0014_devices: one device through token rotation, the app's device token, and the device's own
+-- 0017_devices: one device through token rotation, the app's device token, and the device's own
 -- word on what its Lock Screen shows (issue 34, parts 2 and 5). The same changes as
--- sql/postgres/0014_devices.sql.
+-- sql/postgres/0017_devices.sql.
 --
--- Forward-only.   sqlite3 ./data/marquee.sqlite < sql/sqlite/0014_devices.sql   (in one transaction)
+-- Forward-only.   sqlite3 ./data/marquee.sqlite < sql/sqlite/0017_devices.sql   (in one transaction)
 --
 -- A registration naming a device ID the app already has a row for (same environment and attributes
 -- type) moves that row to the new token: the lookup by device ID needs an index.

@@ -1,8 +1,8 @@
--- 0014_devices: one device through token rotation, the app's device token, and the device's own
+-- 0017_devices: one device through token rotation, the app's device token, and the device's own
 -- word on what its Lock Screen shows (issue 34, parts 2 and 5).
 --
 -- Forward-only.
---   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0014_devices.sql
+--   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0017_devices.sql
 --
 -- A push-to-start token row is the unit of the start ledger. ActivityKit rotates push-to-start
 -- tokens; a registration naming a device ID the app already has a row for (same environment and

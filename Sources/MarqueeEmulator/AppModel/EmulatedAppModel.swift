@@ -1,0 +1,239 @@
+import Foundation
+import Logging
+import MarqueeCore
+import MarqueeKit
+import Synchronization
+
+/// The app's side of every virtual device whose app is connected to a Marquee
+/// (``APNSEmulator/connectApp(bundleID:to:)``): it decides what to report with MarqueeKit's own
+/// `ActivityCensus`, reads Marquee's asks with `MarqueeBackgroundPush`, and sends MarqueeKit's
+/// requests through a `MarqueeTransport` (`URLSessionTransport` by default).
+///
+/// The world hands it events (``AppModelEvent``) through a stream; it works on tasks of its own,
+/// never on the emulator's event loops or under the world's lock. Reports wait on the emulator's
+/// clock: a start is reported ``EmulatedAppShares/reportDelay`` after it arrived, a background
+/// push after the device's drawn wake delay. Started and stopped with the emulator; stopping
+/// drops what was still waiting.
+final class EmulatedAppModel: Sendable {
+    private let runner: AppModelRunner
+    private let events: AsyncStream<AppModelEvent>
+    private let task = Mutex<Task<Void, Never>?>(nil)
+    /// How often the clock is read for due reports: the manual clock of a test moves between reads.
+    private static let pollInterval: Duration = .milliseconds(20)
+
+    init(state: EmulatorState, events: AsyncStream<AppModelEvent>) {
+        let configuration = state.configuration
+        self.runner = AppModelRunner(
+            state: state,
+            transport: configuration.appTransport ?? URLSessionTransport(),
+            logger: configuration.logger
+        )
+        self.events = events
+    }
+
+    func start() {
+        let runner = runner
+        let events = events
+        let started = Task {
+            await withTaskGroup(of: Void.self) { group in
+                group.addTask {
+                    for await event in events { await runner.receive(event) }
+                }
+                group.addTask {
+                    while !Task.isCancelled {
+                        await runner.runDue()
+                        try? await Task.sleep(for: Self.pollInterval)
+                    }
+                }
+                await group.next()
+                group.cancelAll()
+            }
+        }
+        task.withLock { $0 = started }
+    }
+
+    /// Stops at once: reports still waiting are dropped, one being sent is cancelled.
+    func shutdown() async {
+        await runner.stop()
+        let running = task.withLock { task in
+            defer { task = nil }
+            return task
+        }
+        running?.cancel()
+        await running?.value
+    }
+
+    /// Wakes scheduled and not yet played.
+    var pendingWakes: Int {
+        get async { await runner.pendingWakes }
+    }
+
+    /// Wakes played to the end (their reports sent or failed).
+    var wakesPlayed: Int {
+        get async { await runner.wakesPlayed }
+    }
+}
+
+/// The app model's state: each device's census and the wakes waiting for their time.
+actor AppModelRunner {
+    private struct DeviceKey: Hashable {
+        var environment: APNSEnvironment
+        var deviceID: String
+    }
+
+    /// The app runs at `due` and reconciles, answering `asks` and knowing `liveEvents` are live.
+    private struct Wake {
+        var due: Date
+        var sequence: Int
+        var device: DeviceKey
+        var asks: [String] = []
+        var liveEvents: Set<String> = []
+    }
+
+    private let state: EmulatorState
+    private let transport: any MarqueeTransport
+    private let logger: Logger
+    private var censuses: [DeviceKey: ActivityCensus] = [:]
+    private var wakes: [Wake] = []
+    private var sequence = 0
+    private var stopped = false
+    private(set) var wakesPlayed = 0
+
+    init(state: EmulatorState, transport: any MarqueeTransport, logger: Logger) {
+        self.state = state
+        self.transport = transport
+        self.logger = logger
+    }
+
+    var pendingWakes: Int { wakes.count }
+
+    func stop() {
+        stopped = true
+        wakes.removeAll()
+    }
+
+    func receive(_ event: AppModelEvent) {
+        guard !stopped else { return }
+        let now = state.now
+        let shares = state.configuration.appShares
+        let key = DeviceKey(environment: event.environment, deviceID: event.deviceID)
+        let found = state.world.withLock { world -> (EmulatedAppTraits, EmulatedAppMarquee)? in
+            guard let device = world.environments[event.environment]?.devices[event.deviceID]?.device,
+                let traits = device.appTraits, let marquee = world.appMarquees[device.bundleID]
+            else { return nil }
+            return (traits, marquee)
+        }
+        guard let (traits, marquee) = found, !traits.neverReports else { return }
+        let reportAt = now.addingTimeInterval(shares.reportDelay.emulatorSeconds)
+        switch event.kind {
+        case .started(let payload):
+            // The app learns of the event from the start whether or not it shows (with Live
+            // Activities off it runs for the start's token update and finds no activity).
+            let eventKey = Self.eventKey(inStart: payload, attribute: marquee.eventKeyAttribute)
+            schedule(Wake(due: reportAt, sequence: 0, device: key, liveEvents: eventKey.map { [$0] } ?? []))
+        case .updated:
+            schedule(Wake(due: reportAt, sequence: 0, device: key))
+        case .deviceTokenPush(let payload):
+            guard traits.answersBackgroundPush, let delay = traits.wakeDelaySeconds else { return }
+            guard let push = try? MarqueeBackgroundPush(json: Data(payload)), push.ask == .presence else { return }
+            let environment = MarqueeKitEnvironment(event.environment)
+            let asks = push.events.filter { $0.environment == environment }.map(\.eventKey)
+            guard !asks.isEmpty else { return }
+            schedule(Wake(due: now.addingTimeInterval(delay), sequence: 0, device: key, asks: asks))
+        case .launched(let liveEvents):
+            schedule(Wake(due: now, sequence: 0, device: key, liveEvents: Set(liveEvents)))
+        }
+    }
+
+    private func schedule(_ wake: Wake) {
+        var wake = wake
+        sequence += 1
+        wake.sequence = sequence
+        wakes.append(wake)
+    }
+
+    /// Plays every wake whose time has come, in time order.
+    func runDue() async {
+        let now = state.now
+        let due = wakes.filter { $0.due <= now }.sorted { ($0.due, $0.sequence) < ($1.due, $1.sequence) }
+        guard !due.isEmpty else { return }
+        let played = Set(due.map(\.sequence))
+        wakes.removeAll { played.contains($0.sequence) }
+        for wake in due {
+            guard !stopped, !Task.isCancelled else { return }
+            await play(wake)
+            wakesPlayed += 1
+        }
+    }
+
+    /// The app runs: it lists its activities, decides with the census, and sends each report.
+    private func play(_ wake: Wake) async {
+        let now = state.now
+        let configuration = state.configuration
+        let found = state.world.withLock { world -> (EmulatedDevice, [EmulatedActivity], EmulatedAppMarquee)? in
+            guard let env = world.environments[wake.device.environment], let device = env.devices[wake.device.deviceID]?.device,
+                let marquee = world.appMarquees[device.bundleID]
+            else { return nil }
+            return (device, device.activityIDs.compactMap { env.activities[$0]?.activity }, marquee)
+        }
+        guard let (device, activities, marquee) = found, device.isAppInstalled else { return }
+        let observed = activities.compactMap { activity -> ObservedActivity? in
+            var settled = activity
+            settled.settle(now: now, configuration: configuration)
+            guard case .string(let eventKey)? = settled.attributes[marquee.eventKeyAttribute],
+                let state = ObservedActivity.State(rawValue: settled.phase.rawValue)
+            else { return nil }
+            return ObservedActivity(id: settled.id, eventKey: eventKey, state: state)
+        }
+        var census = censuses[wake.device] ?? ActivityCensus()
+        census.ask(about: wake.asks, at: now)
+        let decision = census.reconcile(observed, liveEvents: wake.liveEvents, now: now)
+        censuses[wake.device] = census
+        guard let pushToStartToken = Self.pushToStartToken(of: device, attributesType: marquee.attributesType) else { return }
+        let requests = MarqueeRequests(baseURL: marquee.baseURL, appKey: marquee.appKey, environment: MarqueeKitEnvironment(wake.device.environment))
+        for report in decision.reports {
+            guard !stopped, !Task.isCancelled else { return }
+            let request: MarqueeHTTPRequest
+            do throws(MarqueeKitError) {
+                request = try requests.reportPresence(report, pushToStartToken: pushToStartToken)
+            } catch {
+                logger.debug("app model: no report could be made", metadata: ["emulator.error": "\(error)"])
+                continue
+            }
+            do {
+                let response = try await transport.send(request)
+                if (200..<300).contains(response.status) {
+                    // Recorded on the census as it is now: events may have arrived during the send.
+                    censuses[wake.device]?.recordSent(report, at: state.now)
+                } else {
+                    logger.debug(
+                        "app model: Marquee refused a presence report",
+                        metadata: ["emulator.status": "\(response.status)", "emulator.eventKey": "\(report.eventKey)"]
+                    )
+                }
+            } catch {
+                // Unsent: the census decides it again when the app next runs.
+                logger.debug("app model: a presence report found no Marquee", metadata: ["emulator.error": "\(error)"])
+            }
+        }
+    }
+
+    private static func pushToStartToken(of device: EmulatedDevice, attributesType: String?) -> String? {
+        if let attributesType { return device.pushToStartTokens[attributesType] }
+        return device.pushToStartTokens.sorted { $0.key < $1.key }.first?.value
+    }
+
+    private static func eventKey(inStart payload: [UInt8], attribute: String) -> String? {
+        guard let parsed = PushPayload(bytes: payload), case .string(let key)? = parsed.aps?["attributes"]?[attribute] else { return nil }
+        return key
+    }
+}
+
+extension MarqueeKitEnvironment {
+    init(_ environment: APNSEnvironment) {
+        switch environment {
+        case .sandbox: self = .sandbox
+        case .production: self = .production
+        }
+    }
+}

@@ -1,0 +1,33 @@
+import MarqueeCore
+
+extension EmulatorWorld {
+    /// Draws the traits of a device of an app the emulator plays and applies those APNs and iOS
+    /// see (offline, Live Activities off). Devices of other apps are returned as they are.
+    mutating func assignAppTraits(to device: EmulatedDevice, shares: EmulatedAppShares) -> EmulatedDevice {
+        guard appMarquees[device.bundleID] != nil else { return device }
+        let traits = EmulatedAppTraits.draw(shares, using: &appTraitRandom)
+        var updated = device
+        updated.appTraits = traits
+        if traits.offlineAtRegistration { updated.isOnline = false }
+        if traits.liveActivitiesOff { updated.areLiveActivitiesEnabled = false }
+        environments[device.environment]?.devices[device.id]?.device = updated
+        return updated
+    }
+
+    /// The app model's event for a push the device got now, when the device's app is played and
+    /// can report (a never-reporting app notices nothing worth handing over).
+    func appEvent(for target: TokenTarget, payload: [UInt8]?, environment: APNSEnvironment) -> AppModelEvent? {
+        guard let device = environments[environment]?.devices[target.deviceID]?.device,
+            device.isOnline, device.isAppInstalled,
+            let traits = device.appTraits, !traits.neverReports,
+            appMarquees[device.bundleID] != nil
+        else { return nil }
+        let kind: AppModelEvent.Kind
+        switch target {
+        case .device: kind = .deviceTokenPush(payload: payload ?? [])
+        case .pushToStart: kind = .started(payload: payload ?? [])
+        case .update: kind = .updated
+        }
+        return AppModelEvent(environment: environment, deviceID: device.id, kind: kind)
+    }
+}

@@ -1,0 +1,105 @@
+import Logging
+import MarqueeEngine
+import MarqueeStorage
+import PostgresNIO
+import ServiceLifecycle
+
+/// A service that needs the assembled engine.
+protocol EngineService: Sendable {
+    func service(for engine: MarqueeEngine) -> any Service
+}
+
+/// LISTEN on the store's channels, on one connection of the pool for all of them (a small pool
+/// must not lose a connection per channel), telling the engine of every notification, of when
+/// notifications can be heard (the LISTENs are in place) and of when they cannot (the connection
+/// is lost, until it listens again).
+struct PostgresNotifications: EngineService {
+    /// What one channel's notifications do.
+    struct Subscription: Sendable {
+        let channel: String
+        /// Notifications are heard from now on: called once the LISTEN is in place, again after each loss.
+        var listening: @Sendable (MarqueeEngine) -> Void = { _ in }
+        let notified: @Sendable (MarqueeEngine) -> Void
+        /// Notifications may be missed until `listening` is called again.
+        var lost: @Sendable (MarqueeEngine) -> Void = { _ in }
+
+        /// Wakes the job worker when any replica enqueues a job, and the late-join pump when any
+        /// replica queues a late joiner (both share the channel). Both still poll, so a lost
+        /// connection delays them by a poll interval at most.
+        static let jobs = Subscription(
+            channel: PostgresStore.jobsChannel,
+            notified: { engine in
+                engine.wakeup.signal()
+                engine.lateJoinWakeup.signal()
+            }
+        )
+
+        /// Makes every replica forget the API keys it authenticated when any replica revokes a key
+        /// or changes an app, so a revoked key is refused everywhere as soon as the NOTIFY arrives;
+        /// while the LISTEN is down the replica keeps no keys at all (`CredentialCache.suspend`).
+        static let credentials = Subscription(
+            channel: PostgresStore.credentialsChannel,
+            listening: { $0.apps.credentials.forgetAll() },
+            notified: { $0.apps.credentials.forgetAll() },
+            lost: { $0.apps.credentials.suspend() }
+        )
+    }
+
+    let client: PostgresClient
+    let subscriptions: [Subscription]
+    let logger: Logger
+
+    func service(for engine: MarqueeEngine) -> any Service {
+        Listener(client: client, subscriptions: subscriptions, engine: engine, logger: logger)
+    }
+
+    struct Listener: Service {
+        let client: PostgresClient
+        let subscriptions: [Subscription]
+        let engine: MarqueeEngine
+        let logger: Logger
+
+        func run() async throws {
+            while !Task.isCancelled && !Task.isShuttingDownGracefully {
+                do {
+                    try await cancelWhenGracefulShutdown {
+                        try await client.withConnection { connection in
+                            try await listen(on: connection, subscriptions[...], heard: [])
+                        }
+                    }
+                    for subscription in subscriptions { subscription.lost(engine) }
+                } catch {
+                    for subscription in subscriptions { subscription.lost(engine) }
+                    if Task.isCancelled || Task.isShuttingDownGracefully { return }
+                    logger.debug("LISTEN ended; listening again", metadata: ["error": "\(String(reflecting: error))"])
+                    try? await Task.sleep(for: .seconds(1))
+                }
+            }
+        }
+
+        /// LISTENs on each remaining channel in turn, then consumes every channel's notifications
+        /// until one of them ends (the connection is gone), which ends them all.
+        private func listen(
+            on connection: PostgresConnection,
+            _ remaining: ArraySlice<Subscription>,
+            heard: [(Subscription, PostgresNotificationSequence)]
+        ) async throws {
+            if let next = remaining.first {
+                try await connection.listen(on: next.channel) { notifications in
+                    try await listen(on: connection, remaining.dropFirst(), heard: heard + [(next, notifications)])
+                }
+                return
+            }
+            for (subscription, _) in heard { subscription.listening(engine) }
+            try await withThrowingTaskGroup(of: Void.self) { group in
+                for (subscription, notifications) in heard {
+                    group.addTask {
+                        for try await _ in notifications { subscription.notified(engine) }
+                    }
+                }
+                try await group.next()
+                group.cancelAll()
+            }
+        }
+    }
+}

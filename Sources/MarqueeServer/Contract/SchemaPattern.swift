@@ -1,0 +1,22 @@
+import Foundation
+
+/// A schema's `pattern`, compiled once when the document is read. Compiling it for every request
+/// that names an event key or an ID cost more than the rest of the contract check together.
+struct SchemaPattern: @unchecked Sendable {
+    // `@unchecked`: an NSRegularExpression is immutable once made and safe to match on from any
+    // thread (Foundation documents it so); nothing here changes after `init`.
+    let source: String
+    /// Nil for a pattern Foundation cannot compile: such a pattern holds nothing back, as before.
+    private let expression: NSRegularExpression?
+
+    init(_ source: String) {
+        self.source = source
+        expression = try? NSRegularExpression(pattern: source)
+    }
+
+    func matches(_ text: String) -> Bool {
+        guard let expression else { return true }
+        let range = NSRange(text.startIndex..<text.endIndex, in: text)
+        return expression.firstMatch(in: text, range: range) != nil
+    }
+}

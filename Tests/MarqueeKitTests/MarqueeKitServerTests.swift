@@ -1,0 +1,77 @@
+import Foundation
+import MarqueeKit
+import MarqueeTesting
+import Testing
+
+/// MarqueeKit over URLSession against a real Marquee over HTTP: what it registers is what the API
+/// then shows, and Marquee's problems arrive typed.
+@Suite("MarqueeKit against a running Marquee")
+struct MarqueeKitServerTests {
+    static let tokenA = "8f2a6c0d9e1b4a7c3f5e2d8b6a4c1e9f7d3b5a2c8e6f4d1b9a7c5e3f2d8b6a4c"
+    static let tokenB = "9e3b7d1f0a2c5b8d4e6f3a9c7b5d2e0f8c4a6b3d1e9f7a5c2b8d6e4f1a3c5b7d"
+    static let updateToken = "5b1d9f7e3c2a4b6d8f0e1c3a5b7d9f2e4c6a8b0d1f3e5c7a9b2d4f6e8a0c1e3b"
+    static let query = "?environment=sandbox&attributesType=MatchAttributes"
+
+    static func client(_ server: TestServer, appKey: String) throws -> MarqueeKitClient {
+        let configuration = MarqueeKitConfiguration(
+            baseURL: try #require(URL(string: server.client.baseURL)),
+            appKey: appKey,
+            environment: .sandbox,
+            attributesType: "MatchAttributes",
+            deviceID: "device-42",
+            tags: ["arsenal"],
+            iosVersion: "18.2",
+            frequentPushesEnabled: true
+        )
+        return MarqueeKitClient(configuration: configuration, transport: URLSessionTransport(), activities: ModelActivityHost())
+    }
+
+    @Test("push-to-start and update tokens registered through MarqueeKit read back through the API", arguments: TestBackend.allCases)
+    func registersTokens(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            let client = try Self.client(server, appKey: app.appKey)
+
+            #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenA)) == .registered)
+            let registered = try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)", key: app.appKey)
+            #expect(registered.status == 200)
+            #expect(registered.json["deviceID"] as? String == "device-42")
+            #expect(registered.json["tags"] as? [String] == ["arsenal"])
+            #expect(registered.json["iosVersion"] as? String == "18.2")
+            #expect(registered.json["frequentPushesEnabled"] as? Bool == true)
+            #expect(registered.json["valid"] as? Bool == true)
+
+            // The token rotates: the new one is registered too; the same one again sends nothing.
+            #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .registered)
+            #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .unchanged)
+            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenB)\(Self.query)", key: app.appKey).status == 200)
+
+            // A push-started activity's update token, adopted as the activity of its event.
+            #expect(try await server.putEvent(app, key: "ars-che-2026-11-28").status == 201)
+            let activityID = "7F3A9C2E-4B1D-4E6F-8A0C-2D4E6F8A0B1C"
+            #expect(try await client.register(updateToken: Data(hex: Self.updateToken), activityID: activityID, eventKey: "ars-che-2026-11-28") == .registered)
+            let activity = try await server.client.send("GET", "/v1/activities/\(activityID)", key: app.appKey)
+            #expect(activity.status == 200)
+            #expect(activity.json["eventKey"] as? String == "ars-che-2026-11-28")
+            #expect(activity.json["updateToken"] as? String == "…" + Self.updateToken.suffix(8))  // the API shows its last 8 characters only
+        }
+    }
+
+    @Test("Marquee's refusal arrives as its problem document: an unknown key is 401, typed")
+    func problemsTyped() async throws {
+        try await TestServer.run(.sqlite) { server in
+            let client = try Self.client(server, appKey: "mq_nokey0000_notasecret")
+            do throws(MarqueeKitError) {
+                try await client.register(pushToStartToken: Data(hex: Self.tokenA))
+                Issue.record("an unknown key was accepted")
+            } catch .rejected(let rejection) {
+                #expect(rejection.status == 401)
+                #expect(rejection.problem?.type == "/problems/unauthorized")
+                #expect(rejection.problem?.status == 401)
+                #expect(rejection.problem?.instance?.isEmpty == false)
+            } catch {
+                Issue.record("expected Marquee's refusal, got \(error)")
+            }
+        }
+    }
+}
