@@ -35,3 +35,20 @@ CREATE TABLE device_presence (
     PRIMARY KEY (event_id, token_id)
 );
 CREATE INDEX device_presence_token ON device_presence (token_id);
+
+-- Token rows merged into their device's row (a rotation to a token that had a row of its own), so
+-- that a start ledger entry written for the merged row after the merge lands on the device's. A
+-- fan-out batch writes ledger entries by token row ID without a lookup (StartLedgerInsert): one that
+-- read its audience before the merge may commit after it. The batch takes a shared per-app advisory
+-- lock before it writes, the merge an exclusive one, so either the batch commits first and the merge
+-- moves its entries, or the merge commits first and the batch's last statement re-homes what it
+-- wrote through this table (PostgresStore+DeviceRotation). `into_id` is always a live row: merging
+-- a row into which others were merged points theirs at the new one. Rows are tiny and rare; they go
+-- with their device's row.
+CREATE TABLE merged_token_rows (
+    from_id   bigint      PRIMARY KEY,
+    into_id   bigint      NOT NULL REFERENCES push_to_start_tokens (id) ON DELETE CASCADE,
+    app_id    uuid        NOT NULL,
+    merged_at timestamptz NOT NULL
+);
+CREATE INDEX merged_token_rows_into ON merged_token_rows (into_id);

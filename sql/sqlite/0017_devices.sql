@@ -29,3 +29,15 @@ CREATE TABLE device_presence (
     PRIMARY KEY (event_id, token_id)
 );
 CREATE INDEX device_presence_token ON device_presence (token_id);
+
+-- Token rows merged into their device's row (a rotation to a token that had a row of its own). A
+-- fan-out batch that read its audience before the merge and commits after it writes its start ledger
+-- entries through this table, so that a start the device got under the merged row is the device's
+-- (SQLiteStore+Deliveries). `into_id` is always a live row.
+CREATE TABLE merged_token_rows (
+    from_id   integer PRIMARY KEY,
+    into_id   integer NOT NULL REFERENCES push_to_start_tokens (id) ON DELETE CASCADE,
+    app_id    text    NOT NULL,
+    merged_at integer NOT NULL
+);
+CREATE INDEX merged_token_rows_into ON merged_token_rows (into_id);

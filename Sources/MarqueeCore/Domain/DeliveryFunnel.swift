@@ -5,7 +5,8 @@ import Foundation
 /// store's funnel query and its field in the API: nothing else changes shape.
 public enum FunnelStage: String, Sendable, Hashable, CaseIterable {
     /// The audiences of the event's start jobs when each was created (resends of uncertain starts
-    /// not counted again).
+    /// and starts sent for a reason such as `absent` re-target devices already counted: not counted
+    /// again).
     case targeted
     /// Devices a start of the event was sent to and that ended with an outcome: accepted, rejected,
     /// uncertain or failed after its retries.
@@ -26,6 +27,13 @@ public enum FunnelStage: String, Sendable, Hashable, CaseIterable {
     case absent
     /// Devices whose app last reported the activity ended or dismissed.
     case ended
+    /// Devices started by a late-join start (a start job whose arguments say `lateJoin: true`):
+    /// registered or refreshed while the event was live.
+    case lateJoinersStarted
+    /// Devices started by a start sent because the device reported `absent` (a start job whose
+    /// arguments carry `"reason": "absent"`). No job carries that reason until the `confirm`
+    /// policy's flow creates them: until then this stage reads 0.
+    case absentThenStarted
 }
 
 /// An event's delivery funnel in one environment, computed by the store in one query.

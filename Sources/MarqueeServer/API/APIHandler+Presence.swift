@@ -74,7 +74,9 @@ extension Components.Schemas.EventFunnel {
             failed: Int(funnel[.failed]),
             confirmedShowing: Int(funnel[.showing]),
             absent: Int(funnel[.absent]),
-            ended: Int(funnel[.ended])
+            ended: Int(funnel[.ended]),
+            lateJoinersStarted: Int(funnel[.lateJoinersStarted]),
+            absentThenStarted: Int(funnel[.absentThenStarted])
         )
     }
 }

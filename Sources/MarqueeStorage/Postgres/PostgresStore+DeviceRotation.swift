@@ -41,16 +41,72 @@ extension PostgresStore {
             """,
             logger: logger
         ).collect()
-        for row in found {
-            let (deviceRow, tokenRow, token) = try row.decode((Int64, Int64?, String).self)
-            try await rotate(deviceRow: deviceRow, to: token, merging: tokenRow, at: at, on: connection, logger: logger)
+        let rotations = try found.map { try $0.decode((Int64, Int64?, String).self) }
+        if rotations.contains(where: { $0.1 != nil }) {
+            // Before any token row is locked: a batch holds the shared lock while it holds token
+            // rows (its deliveries' foreign keys), so taking it later could deadlock.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.mergeLockKey(appID)))", logger: logger).collect()
+        }
+        for (deviceRow, tokenRow, token) in rotations {
+            try await rotate(appID: appID, deviceRow: deviceRow, to: token, merging: tokenRow, at: at, on: connection, logger: logger)
         }
     }
 
+    /// The advisory lock that orders a merge against the app's fan-out batches. A batch writes
+    /// start ledger entries by token row ID without looking the rows up (StartLedgerInsert, for
+    /// speed), so one that read its audience before a merge can write an entry for the merged row
+    /// after the merge deleted it: the device would be started again by the next start. Every batch
+    /// that writes ledger entries takes this lock shared for its transaction (before it touches any
+    /// token row), a merge takes it exclusive before it locks its rows. So either the batch commits
+    /// first, and the merge (which waited) moves its entries like all others; or the merge commits
+    /// first, and the batch (which waited) writes the old row ID and then re-homes it through
+    /// `merged_token_rows` (`rehomeMergedLedgerEntries`), in its own transaction. Merges are rare
+    /// (a rotation to a token that had a row without the device's ID), so batches almost never
+    /// wait; other apps' batches do not (the key is per app, collisions only cost a wait).
+    static func mergeLockKey(_ appID: AppID) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ 0x6d61_7271_7565_6521  // FNV-1a, seeded for "marquee!"
+        for byte in appID.uuid.uuidString.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    /// Within a fan-out batch's transaction, before it writes anything: the shared side of
+    /// `mergeLockKey`.
+    static func holdMergeLockShared(appID: AppID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID)))", logger: logger).collect()
+    }
+
+    /// Within a fan-out batch's transaction, after its ledger entries: those written for a token row
+    /// merged away since the batch read its audience move to the device's row, or go where that row
+    /// has its own entry for the event (the device's start is the one kept, as in a merge). One
+    /// indexed statement that finds nothing unless the app merged rows.
+    static func rehomeMergedLedgerEntries(
+        appID: AppID,
+        eventID: EventID,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            WITH stray AS (
+                DELETE FROM start_ledger s USING merged_token_rows m
+                WHERE m.app_id = \(appID.uuid) AND s.event_id = \(eventID.uuid) AND s.token_id = m.from_id
+                RETURNING s.event_id, m.into_id, s.app_id, s.job_id, s.attempt, s.apns_id, s.sent_at, s.started_at
+            )
+            INSERT INTO start_ledger (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
+            SELECT event_id, into_id, app_id, job_id, attempt, apns_id, sent_at, started_at FROM stray
+            ON CONFLICT (event_id, token_id) DO NOTHING
+            """,
+            logger: logger
+        ).collect()
+    }
+
     /// Moves the device's row to `token`; `merging` is the token's own row, folded into it first.
-    /// Both rows are locked before anything moves: a fan-out batch that is writing an outcome for
-    /// either (it holds them FOR KEY SHARE) commits first, and its entries move with the rest.
+    /// The caller holds `mergeLockKey` exclusive when merging; both rows are locked before anything
+    /// moves, so a registration or delivery holding either commits first.
     private static func rotate(
+        appID: AppID,
         deviceRow: Int64,
         to token: String,
         merging tokenRow: Int64?,
@@ -84,6 +140,24 @@ extension PostgresStore {
                   AND job_id NOT IN (SELECT job_id FROM deliveries WHERE token_id = \(deviceRow))
                 """,
                 "UPDATE activities SET push_to_start_token_id = \(deviceRow) WHERE push_to_start_token_id = \(tokenRow)",
+                // A start waiting for the token's row waits for the device's, unless the device has
+                // one for the event (then it is the one kept) or was started already (the pump
+                // would prune it). Its claim is dropped: a pump that claimed it for the merged row
+                // finds it gone from its hold (`StoreError.notActive`) and the next claim sends it
+                // to the device's row.
+                """
+                UPDATE pending_starts SET token_id = \(deviceRow), claim_owner = NULL, claimed_until = NULL
+                WHERE token_id = \(tokenRow)
+                  AND event_id NOT IN (SELECT event_id FROM pending_starts WHERE token_id = \(deviceRow))
+                  AND event_id NOT IN (SELECT event_id FROM start_ledger WHERE token_id = \(deviceRow))
+                """,
+                // Rows merged into the token's row before now point at the device's.
+                "UPDATE merged_token_rows SET into_id = \(deviceRow) WHERE into_id = \(tokenRow)",
+                """
+                INSERT INTO merged_token_rows (from_id, into_id, app_id, merged_at)
+                VALUES (\(tokenRow), \(deviceRow), \(appID.uuid), \(at))
+                ON CONFLICT (from_id) DO UPDATE SET into_id = EXCLUDED.into_id
+                """,
                 "DELETE FROM push_to_start_tokens WHERE id = \(tokenRow)",
             ]
             for move in moves {

@@ -85,11 +85,32 @@ extension SQLiteStore {
                 WHERE token_id = ?2 AND job_id NOT IN (SELECT job_id FROM deliveries WHERE token_id = ?1)
                 """,
                 "UPDATE activities SET push_to_start_token_id = ?1 WHERE push_to_start_token_id = ?2",
+                // A start waiting for the token's row waits for the device's, unless the device has
+                // one for the event or was started already; its claim is dropped (a pump holding it
+                // for the merged row no longer does, and the next claim sends it to the device's).
+                """
+                UPDATE pending_starts SET token_id = ?1, claim_owner = NULL, claimed_until = NULL
+                WHERE token_id = ?2
+                  AND event_id NOT IN (SELECT event_id FROM pending_starts WHERE token_id = ?1)
+                  AND event_id NOT IN (SELECT event_id FROM start_ledger WHERE token_id = ?1)
+                """,
+                // A batch that read the merged row before and commits after writes its ledger
+                // entries through this (SQLiteStore+Deliveries); rows merged into the token's row
+                // before now point at the device's.
+                "UPDATE merged_token_rows SET into_id = ?1 WHERE into_id = ?2",
                 "DELETE FROM push_to_start_tokens WHERE id = ?2 AND ?1 IS NOT NULL",
             ]
             for move in moves {
                 _ = try await connection.query(move, [.int(deviceRow), .int(tokenRow)])
             }
+            _ = try await connection.query(
+                """
+                INSERT INTO merged_token_rows (from_id, into_id, app_id, merged_at)
+                SELECT ?2, id, app_id, ?3 FROM push_to_start_tokens WHERE id = ?1
+                ON CONFLICT (from_id) DO UPDATE SET into_id = excluded.into_id
+                """,
+                [.int(deviceRow), .int(tokenRow), .date(at)]
+            )
         }
         // The registration's time becomes the row's: a 410 APNs dated before it (for either token)
         // does not retire the row, and one for the old token never does (it names that token).

@@ -25,12 +25,16 @@ enum PresenceQueries {
     /// row, 4 environment, 5 state, 6 activity ID, 7 the time, 8 the time the current window must
     /// have begun after to still count (NULL: no bound, the window is left as it is), 9 the bound.
     /// No row comes back when the event or the token row is not the app's, or the window is full.
+    /// Parameters 6 and 8 may be NULL, which PostgreSQL cannot type from the statement: they are
+    /// cast (in SQLite a cast to `timestamptz` is a numeric affinity, which leaves its integer
+    /// microseconds as they are).
     static func record(_ p: Placeholder) -> String {
-        """
+        let since = "CAST(\(p(8)) AS timestamptz)"
+        return """
         INSERT INTO device_presence AS p
             (event_id, token_id, app_id, environment, state, activity_id, first_reported_at, reported_at,
              window_started_at, reports_in_window)
-        SELECT e.id, t.id, e.app_id, \(p(4)), \(p(5)), \(p(6)), \(p(7)), \(p(7)), \(p(7)), 1
+        SELECT e.id, t.id, e.app_id, \(p(4)), \(p(5)), CAST(\(p(6)) AS text), \(p(7)), \(p(7)), \(p(7)), 1
         FROM events e JOIN push_to_start_tokens t ON t.app_id = e.app_id AND t.id = \(p(3))
         WHERE e.app_id = \(p(1)) AND e.id = \(p(2))
         ON CONFLICT (event_id, token_id) DO UPDATE SET
@@ -38,13 +42,13 @@ enum PresenceQueries {
             state = excluded.state,
             activity_id = excluded.activity_id,
             reported_at = excluded.reported_at,
-            window_started_at = CASE WHEN \(p(8)) IS NULL THEN p.window_started_at
-                                     WHEN p.window_started_at <= \(p(8)) THEN excluded.reported_at
+            window_started_at = CASE WHEN \(since) IS NULL THEN p.window_started_at
+                                     WHEN p.window_started_at <= \(since) THEN excluded.reported_at
                                      ELSE p.window_started_at END,
-            reports_in_window = CASE WHEN \(p(8)) IS NULL THEN p.reports_in_window
-                                     WHEN p.window_started_at <= \(p(8)) THEN 1
+            reports_in_window = CASE WHEN \(since) IS NULL THEN p.reports_in_window
+                                     WHEN p.window_started_at <= \(since) THEN 1
                                      ELSE p.reports_in_window + 1 END
-        WHERE \(p(8)) IS NULL OR p.window_started_at <= \(p(8)) OR p.reports_in_window < \(p(9))
+        WHERE \(since) IS NULL OR p.window_started_at <= \(since) OR p.reports_in_window < \(p(9))
         RETURNING \(presenceColumns)
         """
     }
@@ -54,7 +58,7 @@ enum PresenceQueries {
     private static func startJobs(_ p: Placeholder) -> String {
         """
         SELECT j.id, j.parent_id, j.kind, j.progress_total, j.arguments ->> 'environment' AS environment,
-               j.arguments ->> 'uncertainOf' AS uncertain_of
+               j.arguments ->> 'uncertainOf' AS uncertain_of, j.arguments ->> 'reason' AS reason
         FROM jobs j
         WHERE j.app_id = \(p(1)) AND j.kind IN (\(p(4)), \(p(5))) AND j.arguments ->> 'eventID' = \(p(3))
         """
@@ -79,12 +83,19 @@ enum PresenceQueries {
     /// reason) and `devices`. Parameters: 1 app, 2 event, 3 the event as text, 4 and 5 the start
     /// job kinds. An outcome other than accepted counts only for a device the ledger does not have:
     /// a device rejected or left uncertain by one start and accepted by a later one is accepted.
+    /// Late joiners started and absent-then-started devices are ledger entries by the arguments of
+    /// the job that wrote them (`lateJoin` is JSON `true`, which `->>` reads as 'true' in
+    /// PostgreSQL and 1 in SQLite).
     static func funnel(_ p: Placeholder) -> String {
         """
         WITH starts AS (\(startJobs(p))),
         ledger AS (
-            SELECT t.environment, s.token_id FROM start_ledger s
+            SELECT t.environment, s.token_id,
+                   CASE WHEN CAST(j.arguments ->> 'lateJoin' AS text) IN ('true', '1') THEN 1 ELSE 0 END AS late_join,
+                   CASE WHEN j.arguments ->> 'reason' = 'absent' THEN 1 ELSE 0 END AS after_absent
+            FROM start_ledger s
             JOIN push_to_start_tokens t ON t.id = s.token_id AND t.app_id = \(p(1))
+            LEFT JOIN jobs j ON j.id = s.job_id
             WHERE s.event_id = \(p(2))
         ),
         outcomes AS (
@@ -100,13 +111,18 @@ enum PresenceQueries {
             FROM device_presence WHERE app_id = \(p(1)) AND event_id = \(p(2))
         )
         SELECT environment, 'targeted' AS stage, '' AS reason, CAST(COALESCE(sum(progress_total), 0) AS bigint) AS devices
-        FROM starts WHERE parent_id IS NULL AND kind = \(p(4)) AND uncertain_of IS NULL GROUP BY environment
+        FROM starts WHERE parent_id IS NULL AND kind = \(p(4)) AND uncertain_of IS NULL AND reason IS NULL
+        GROUP BY environment
         UNION ALL
         SELECT environment, 'sent', '', CAST(count(*) AS bigint)
         FROM (SELECT environment, token_id FROM ledger UNION SELECT environment, token_id FROM outcomes) sent
         GROUP BY environment
         UNION ALL
         SELECT environment, 'accepted', '', CAST(count(*) AS bigint) FROM ledger GROUP BY environment
+        UNION ALL
+        SELECT environment, 'lateJoinersStarted', '', CAST(count(*) AS bigint) FROM ledger WHERE late_join = 1 GROUP BY environment
+        UNION ALL
+        SELECT environment, 'absentThenStarted', '', CAST(count(*) AS bigint) FROM ledger WHERE after_absent = 1 GROUP BY environment
         UNION ALL
         SELECT environment, 'rejected', '', CAST(count(DISTINCT token_id) AS bigint)
         FROM outcomes WHERE outcome IN ('rejected', 'token_invalid') GROUP BY environment
