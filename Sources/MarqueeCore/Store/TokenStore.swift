@@ -62,8 +62,12 @@ public protocol TokenStore: Sendable {
     /// When the new token has a row of its own that carries no such device ID, that row is merged
     /// into the device's in the same transaction: its ledger entries and reports move where the
     /// device's row has none for the event (the device's own are kept: they are what it was sent),
-    /// its deliveries where the device's row has none in the job, its activities all; then it is
-    /// deleted. A batch naming one device twice keeps its last registration. All or none.
+    /// its deliveries where the device's row has none in the job, its activities all, its pending
+    /// starts where the device's row has none for the event and no start (their claims dropped);
+    /// then it is deleted, and remembered as merged into the device's row, so that a fan-out batch
+    /// that read it before and commits after writes its starts to the device's row
+    /// (`commitDeliveryBatch`). A batch naming one device twice keeps its last registration. A
+    /// registration without a device ID is only its token's. All or none.
     func upsertPushToStartTokens(appID: AppID, _ registrations: [PushToStartRegistration], at: Date) async throws -> Int
 
     func pushToStartToken(
