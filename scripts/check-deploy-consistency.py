@@ -42,6 +42,7 @@ METRICS = {
     "marquee_channels": "gauge",
     "marquee_channel_quota_ratio": "gauge",
     "marquee_events": "gauge",
+    "marquee_event_funnel": "gauge",
     "marquee_broadcast_latency_seconds": "histogram",
 }
 

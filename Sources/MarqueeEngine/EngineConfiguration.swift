@@ -1,4 +1,5 @@
 import CoreMetrics
+import MarqueeCore
 
 /// What the engine's use cases are tuned by.
 public struct EngineConfiguration: Sendable {
@@ -22,6 +23,8 @@ public struct EngineConfiguration: Sendable {
     /// The most channel-ID answers kept in memory (`ChannelAnswerCache`); zero reads them from the
     /// store on every request.
     public var channelAnswerCacheSize: Int
+    /// How often one device may report what it shows for one event.
+    public var presenceReports: PresenceRateBound
     /// How the late-join pump drains the pending-start queue.
     public var lateJoiners: LateJoinConfiguration
 
@@ -35,6 +38,7 @@ public struct EngineConfiguration: Sendable {
         credentialLifetime: Duration = .seconds(5),
         channelAnswerCacheSize: Int = 10_000,
         lateJoiners: LateJoinConfiguration = LateJoinConfiguration(),
+        presenceReports: PresenceRateBound = .perMinute(10),
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.channels = channels
@@ -46,6 +50,7 @@ public struct EngineConfiguration: Sendable {
         self.timeline = timeline
         self.credentialLifetime = credentialLifetime
         self.channelAnswerCacheSize = channelAnswerCacheSize
+        self.presenceReports = presenceReports
         self.lateJoiners = lateJoiners
     }
 }

@@ -13,6 +13,8 @@ public struct MarqueeEngine: Sendable {
     public let events: EventService
     public let broadcasts: BroadcastService
     public let tokens: TokenRegistry
+    /// What devices say they show, and the events' funnels.
+    public let presence: PresenceService
     public let janitor: ChannelJanitor
     public let idempotency: IdempotencyKeys
     public let starts: StartService
@@ -105,6 +107,7 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
+        presence = PresenceService(store: store, bound: configuration.presenceReports, clock: clock, logger: logger)
         idempotency = IdempotencyKeys(store: store, clock: clock)
         janitor = ChannelJanitor(
             store: store,

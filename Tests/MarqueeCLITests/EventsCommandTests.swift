@@ -32,6 +32,12 @@ struct EventsCommandTests {
             let direct = try await server.client.send("GET", "/v1/events/ars-che", key: app.publisherKey)
             #expect(NSDictionary(dictionary: shown.json) == NSDictionary(dictionary: direct.json))
             let channels = try #require(shown.json["channels"] as? [[String: Any]])
+            // As text, with its delivery funnel per environment (nothing started yet).
+            let text = await marquee("events", "show", "ars-che")
+            #expect(text.code == 0, "\(text)")
+            #expect(text.standardOutput.contains("LATE JOINERS STARTED"), "\(text.standardOutput)")
+            let sandboxRow = text.standardOutput.split(separator: "\n").first { $0.hasPrefix("sandbox") && $0.contains(" 0 ") }
+            #expect(sandboxRow != nil, "\(text.standardOutput)")
             let sandboxChannelID = try #require(channels.first { $0["environment"] as? String == "sandbox" }?["channelID"] as? String)
 
             // The channel IDs per environment, as the app's key reads them.

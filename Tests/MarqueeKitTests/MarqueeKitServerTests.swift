@@ -57,6 +57,43 @@ struct MarqueeKitServerTests {
         }
     }
 
+    @Test("MarqueeKit's device token and presence reports are what the server takes: the token's GET shows the device token, the funnel counts the reports", arguments: TestBackend.allCases)
+    func reportsPresence(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            #expect(try await server.putEvent(app, key: "match").status == 201)
+            let client = try Self.client(server, appKey: app.appKey)
+            let deviceToken = String(repeating: "0f", count: 32)
+            #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenA)) == .registered)
+            #expect(try await client.register(deviceToken: Data(hex: deviceToken)) == .registered)
+            let registered = try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)", key: app.appKey)
+            #expect(registered.json["deviceToken"] as? String == deviceToken, "\(registered.text)")
+
+            // The app's schedule says the match is live and no activity is there: absent.
+            let absent = await client.reconcile(activities: [], liveEvents: ["match"])
+            #expect(absent.unsent.isEmpty, "\(absent.unsent)")
+            #expect(absent.sent.map(\.state) == [.absent])
+            var funnel = try await server.client.send("GET", "/v1/events/match/funnel", key: app.publisherKey)
+            var sandbox = (funnel.json["environments"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
+            #expect(sandbox?["absent"] as? Int == 1, "\(funnel.text)")
+
+            // The token rotates (same device ID) and the activity appears: the device's report,
+            // under its new token, replaces the last one.
+            #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .registered)
+            let activityID = "7F3A9C2E-4B1D-4E6F-8A0C-2D4E6F8A0B1C"
+            let showing = await client.reconcile(activities: [ObservedActivity(id: activityID, eventKey: "match", state: .active)], liveEvents: ["match"])
+            #expect(showing.unsent.isEmpty, "\(showing.unsent)")
+            #expect(showing.sent.map(\.state) == [.showing])
+            funnel = try await server.client.send("GET", "/v1/events/match/funnel", key: app.publisherKey)
+            sandbox = (funnel.json["environments"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
+            #expect(sandbox?["absent"] as? Int == 0, "\(funnel.text)")
+            #expect(sandbox?["confirmedShowing"] as? Int == 1)
+            let rotated = try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenB)\(Self.query)", key: app.appKey)
+            #expect(rotated.json["deviceToken"] as? String == deviceToken, "\(rotated.text)")
+            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)", key: app.appKey).status == 404)
+        }
+    }
+
     @Test("Marquee's refusal arrives as its problem document: an unknown key is 401, typed")
     func problemsTyped() async throws {
         try await TestServer.run(.sqlite) { server in

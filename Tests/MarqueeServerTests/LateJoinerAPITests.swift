@@ -226,7 +226,7 @@ struct LateJoinerAPITests {
                 #expect(try await server.putEvent(app, key: "match").status == 201)
                 if !onEvent {
                     var put = try await server.client.send("GET", "/v1/events/match", key: app.publisherKey).json
-                    for key in ["id", "eventKey", "state", "channels", "createdAt", "updatedAt", "timeline"] { put.removeValue(forKey: key) }
+                    for key in ["id", "eventKey", "state", "channels", "funnel", "createdAt", "updatedAt", "timeline"] { put.removeValue(forKey: key) }
                     put["lateJoiners"] = false
                     let updated = try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: put)
                     #expect(updated.json["lateJoiners"] as? Bool == false, "\(name): \(updated.text)")

@@ -98,6 +98,13 @@ struct MetricsAPITests {
             #expect(counted.declares("marquee_events", as: "gauge"))
             #expect(counted.value("marquee_events", ["app": app.bundleID, "state": "live"]) == 1)
             #expect(counted.value("marquee_events", ["app": app.bundleID, "state": "scheduled"]) == 0)
+            // The live event's funnel, per environment and stage, 0 included.
+            #expect(counted.declares("marquee_event_funnel", as: "gauge"))
+            let funnel = ["app": app.bundleID, "environment": "sandbox"]
+            #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "accepted"]) { $1 }) == 30)
+            #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "sent"]) { $1 }) == 30)
+            #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "late_joiners_started"]) { $1 }) == 0)
+            #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "confirmed_showing"]) { $1 }) == 0)
 
             // The API by route template.
             let broadcasts = ["method": "POST", "route": "/v1/events/{eventKey}/broadcasts"]

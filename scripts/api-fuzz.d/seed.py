@@ -15,6 +15,7 @@ import urllib.request
 BASE, DEPLOYMENT_KEY = sys.argv[1], sys.argv[2]
 TOKENS = ["ab" * 32, "cd" * 32, "ef" * 32]
 UPDATE_TOKEN = "12" * 32
+DEVICE_TOKENS = ["a1" * 32, "b2" * 32, "c3" * 32]
 
 
 def call(method, path, key, body=None, expect=(200, 201, 202, 204)):
@@ -64,8 +65,14 @@ event = {
 call("PUT", "/v1/events/fuzz-event", publisher, event)
 doomed = call("PUT", "/v1/events/fuzz-doomed", publisher, event)
 channel_id = doomed["channels"][0]["id"]
+# Each device with its ID and its app's device token (the background push's address). The fuzzed
+# token (TOKENS[0]) is registered in both environments, so that a presence report for the event
+# (reportDevicePresence, path.token) finds it whichever environment the fuzzer names.
 call("POST", "/v1/push-to-start-tokens/batch", app_key, {"tokens": [
-    {"token": token, "environment": "sandbox", "attributesType": "MatchAttributes", "tags": ["arsenal"]} for token in TOKENS
+    {"token": token, "environment": environment, "attributesType": "MatchAttributes", "tags": ["arsenal"],
+     "deviceID": f"fuzz-device-{index}-{environment}", "deviceToken": DEVICE_TOKENS[index]}
+    for index, token in enumerate(TOKENS) for environment in ["sandbox", "production"]
+    if index == 0 or environment == "sandbox"
 ]})
 call("PUT", "/v1/activities/fuzz-activity/update-token", app_key,
      {"eventKey": "fuzz-event", "environment": "sandbox", "token": UPDATE_TOKEN})
@@ -76,6 +83,10 @@ start = {
     "lateJoiners": {"alert": {"title": "You're in", "body": "The match is on"}},
 }
 job = call("POST", "/v1/events/fuzz-event/starts", publisher, start)
+# The devices' word for the event, so that its funnel (getEventFunnel) has reports beside starts.
+call("PUT", f"/v1/events/fuzz-event/presence/{TOKENS[1]}", app_key, {"environment": "sandbox", "state": "absent"})
+call("PUT", f"/v1/events/fuzz-event/presence/{TOKENS[2]}", app_key,
+     {"environment": "sandbox", "state": "showing", "activityID": "fuzz-seeded-activity"})
 schedule = call("POST", "/v1/events/fuzz-event/broadcasts", publisher,
                 {"event": "update", "contentState": {"minute": 1}, "at": "2030-01-01T15:30:00Z"})
 

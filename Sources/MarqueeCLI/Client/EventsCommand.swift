@@ -102,7 +102,7 @@ extension EventsCommand {
     }
 
     struct Show: ClientCommand {
-        static let configuration = CommandConfiguration(abstract: "Shows an event with its channels.")
+        static let configuration = CommandConfiguration(abstract: "Shows an event with its channels and its delivery funnel per environment.")
 
         @OptionGroup var options: ClientOptions
 
@@ -175,6 +175,31 @@ extension EventsCommand {
         var text = Table.details(pairs)
         if !event.channels.isEmpty {
             text += "\n\n" + ChannelsCommand.table(event.channels)
+        }
+        if let funnel = event.funnel, !funnel.isEmpty {
+            text += "\n\n" + funnelTable(funnel)
+        }
+        return text
+    }
+
+    /// The delivery funnel per environment (`marquee events show`), then the rejections by APNs'
+    /// reason where there are any.
+    static func funnelTable(_ funnels: [Components.Schemas.EventFunnel]) -> String {
+        var table = Table(
+            "funnel", "targeted", "sent", "accepted", "rejected", "uncertain", "failed", "showing", "absent", "ended",
+            "late joiners started", "absent then started"
+        )
+        for funnel in funnels {
+            table.append(
+                funnel.environment.rawValue, "\(funnel.targeted)", "\(funnel.sent)", "\(funnel.accepted)", "\(funnel.rejected.devices)",
+                "\(funnel.uncertain)", "\(funnel.failed)", "\(funnel.confirmedShowing)", "\(funnel.absent)", "\(funnel.ended)",
+                "\(funnel.lateJoinersStarted)", "\(funnel.absentThenStarted)"
+            )
+        }
+        var text = table.text
+        for funnel in funnels where !funnel.rejected.byReason.additionalProperties.isEmpty {
+            let reasons = funnel.rejected.byReason.additionalProperties.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            text += "\nRejected in \(funnel.environment.rawValue): " + reasons.joined(separator: ", ")
         }
         return text
     }

@@ -22,6 +22,9 @@ public struct PushToStartToken: Sendable, Hashable {
     public var lastRegisteredAt: Date
     public var invalidatedAt: Date?
     public var invalidationReason: APNSErrorReason?
+    /// The app's APNs device token (hex), which a background push wakes the app through; `nil`
+    /// until the app registers one.
+    public var deviceToken: String?
 
     public init(
         rowID: Int64,
@@ -37,7 +40,8 @@ public struct PushToStartToken: Sendable, Hashable {
         firstRegisteredAt: Date,
         lastRegisteredAt: Date,
         invalidatedAt: Date?,
-        invalidationReason: APNSErrorReason?
+        invalidationReason: APNSErrorReason?,
+        deviceToken: String? = nil
     ) {
         self.rowID = rowID
         self.appID = appID
@@ -53,6 +57,7 @@ public struct PushToStartToken: Sendable, Hashable {
         self.lastRegisteredAt = lastRegisteredAt
         self.invalidatedAt = invalidatedAt
         self.invalidationReason = invalidationReason
+        self.deviceToken = deviceToken
     }
 
     public var isValid: Bool { invalidatedAt == nil }
@@ -64,6 +69,11 @@ extension PushToStartToken: CustomStringConvertible {
 }
 
 /// One registration as a device sends it; the input of the bulk upsert.
+///
+/// A registration naming a `deviceID` the app already has a row for (same environment and
+/// attributes type) under another token is that device's rotated token: the row moves to the new
+/// token and keeps its row ID, so that its start ledger entries, activities and reports follow the
+/// device (`TokenStore.upsertPushToStartTokens`).
 public struct PushToStartRegistration: Sendable, Hashable {
     public var environment: APNSEnvironment
     public var attributesType: String
@@ -73,6 +83,8 @@ public struct PushToStartRegistration: Sendable, Hashable {
     public var tags: [String]
     public var iosVersion: String?
     public var frequentPushesEnabled: Bool
+    /// The app's APNs device token (hex); `nil` keeps the one the row has.
+    public var deviceToken: String?
 
     public init(
         environment: APNSEnvironment,
@@ -82,7 +94,8 @@ public struct PushToStartRegistration: Sendable, Hashable {
         userID: String? = nil,
         tags: [String] = [],
         iosVersion: String? = nil,
-        frequentPushesEnabled: Bool = false
+        frequentPushesEnabled: Bool = false,
+        deviceToken: String? = nil
     ) {
         self.environment = environment
         self.attributesType = attributesType
@@ -92,5 +105,6 @@ public struct PushToStartRegistration: Sendable, Hashable {
         self.tags = tags
         self.iosVersion = iosVersion
         self.frequentPushesEnabled = frequentPushesEnabled
+        self.deviceToken = deviceToken
     }
 }

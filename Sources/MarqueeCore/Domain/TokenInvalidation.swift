@@ -7,10 +7,15 @@ public struct TokenInvalidation: Sendable, Hashable {
     public var reason: APNSErrorReason
     /// APNs' `timestamp` in the 410 body: milliseconds since 1970.
     public var apnsTimestampMilliseconds: Int64
+    /// The token (hex) APNs refused, when known: a row that has moved to another token since (its
+    /// device's token rotated) is not retired by a late 410 for the one it had. `nil` judges the
+    /// row whatever its token.
+    public var token: String?
 
-    public init(reason: APNSErrorReason, apnsTimestampMilliseconds: Int64) {
+    public init(reason: APNSErrorReason, apnsTimestampMilliseconds: Int64, token: String? = nil) {
         self.reason = reason
         self.apnsTimestampMilliseconds = apnsTimestampMilliseconds
+        self.token = token
     }
 
     /// APNs' verdict as a date.

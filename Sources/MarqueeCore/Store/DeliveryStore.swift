@@ -13,7 +13,10 @@ public protocol DeliveryStore: Sendable {
     /// since then (or not the app's) does not hold the batch up: the pushes were sent, so the rest
     /// commits and the job does not send its window again. Such a token gets no delivery row; its
     /// ledger entry, if the store writes one, is never read (every reader starts from a token row,
-    /// and token row IDs are never reused) and goes with the event.
+    /// and token row IDs are never reused) and goes with the event. A token row merged into its
+    /// device's row since (a rotation, `upsertPushToStartTokens`) is that device's: its accepted
+    /// start is written to the device's row (unless that row has its own for the event), so the
+    /// device is never started again.
     func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws
 
     /// The job's recorded outcomes other than accepted starts (those are in the start ledger:

@@ -55,6 +55,19 @@ public struct AudienceQuery: Sendable, Hashable {
 public protocol TokenStore: Sendable {
     /// Inserts or refreshes registrations in bulk; a refresh updates the metadata and
     /// `lastRegisteredAt` and clears an invalidation. Returns the number of registrations written.
+    ///
+    /// A registration naming a device ID that the app has a row for (same environment and
+    /// attributes type) under another token rotates that row: it keeps its row ID and takes the
+    /// new token, so its start ledger entries, activities, deliveries and reports stay the device's.
+    /// When the new token has a row of its own that carries no such device ID, that row is merged
+    /// into the device's in the same transaction: its ledger entries and reports move where the
+    /// device's row has none for the event (the device's own are kept: they are what it was sent),
+    /// its deliveries where the device's row has none in the job, its activities all, its pending
+    /// starts where the device's row has none for the event and no start (their claims dropped);
+    /// then it is deleted, and remembered as merged into the device's row, so that a fan-out batch
+    /// that read it before and commits after writes its starts to the device's row
+    /// (`commitDeliveryBatch`). A batch naming one device twice keeps its last registration. A
+    /// registration without a device ID is only its token's. All or none.
     func upsertPushToStartTokens(appID: AppID, _ registrations: [PushToStartRegistration], at: Date) async throws -> Int
 
     func pushToStartToken(
@@ -73,8 +86,14 @@ public protocol TokenStore: Sendable {
         token: String
     ) async throws -> Bool
 
+    /// The app's device tokens of these token rows (rows without one are left out): where the
+    /// background push that wakes each device's app goes.
+    func deviceTokens(appID: AppID, tokenRowIDs: [Int64]) async throws -> [Int64: String]
+
     /// Retires the token if `invalidation.retires(tokenLastRegisteredAt:)` holds for the row as it
-    /// is at that moment (a re-registration racing the 410 wins). Returns whether it was retired.
+    /// is at that moment (a re-registration racing the 410 wins), and, when the invalidation names
+    /// its token, the row still has it (a rotated row is not retired by its old token's 410).
+    /// Returns whether it was retired.
     func invalidatePushToStartToken(appID: AppID, rowID: Int64, _ invalidation: TokenInvalidation) async throws -> Bool
 
     /// Valid tokens of the audience with `rowID > cursor`, in `rowID` order, at most `limit`:

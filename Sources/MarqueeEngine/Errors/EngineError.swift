@@ -31,6 +31,11 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
     /// The job's kind or state does not allow this (a resend of uncertain starts from a job that is
     /// not a finished start with uncertain tokens).
     case jobConflict(String)
+    /// The push-to-start token (redacted) is not registered for the attributes type in the
+    /// environment: the app registers it first.
+    case tokenNotRegistered(token: String, attributesType: String, environment: APNSEnvironment)
+    /// The caller did this too often; it may again after `retryAfterSeconds`.
+    case rateLimited(String, retryAfterSeconds: Int)
 
     public var description: String {
         switch self {
@@ -52,6 +57,9 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
                 + "; put the event again (PUT /v1/events/{eventKey}) to create a new channel"
         case .scheduleConflict(let detail): detail
         case .jobConflict(let detail): detail
+        case .tokenNotRegistered(let token, let attributesType, let environment):
+            "push-to-start token \(token) is not registered for \(attributesType) in \(environment): register it first (PUT /v1/push-to-start-tokens/{token})"
+        case .rateLimited(let detail, _): detail
         }
     }
 }

@@ -327,7 +327,8 @@ struct FanOutStateMachine {
                 if let rejection, rejection.status == 410, let milliseconds = rejection.timestampMilliseconds {
                     pending.invalidations[send.tokenRowID] = TokenInvalidation(
                         reason: rejection.reason,
-                        apnsTimestampMilliseconds: milliseconds
+                        apnsTimestampMilliseconds: milliseconds,
+                        token: send.token
                     )
                 }
             case .rejected:

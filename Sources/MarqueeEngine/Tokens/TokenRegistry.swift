@@ -27,10 +27,12 @@ public struct TokenRegistry: Sendable {
     }
 
     /// Registers or refreshes tokens, all or none. `pointerPrefix` locates each registration in the
-    /// request (`/tokens` for a batch, empty for a single token). Once they are committed, each
-    /// token is queued for the start of every live event whose late joiners it is among (the store's
-    /// `enqueueLateJoiners`); should that fail, the registration answers an error and the device's
-    /// next registration (a retry, or its next launch) queues it.
+    /// request (`/tokens` for a batch, empty for a single token). A registration naming a device ID
+    /// the app knows under another token rotates that device's row to the new token
+    /// (`TokenStore.upsertPushToStartTokens`): the device keeps its starts and reports. Once they are
+    /// committed, each token is queued for the start of every live event whose late joiners it is among
+    /// (the store's `enqueueLateJoiners`); should that fail, the registration answers an error and the
+    /// device's next registration (a retry, or its next launch) queues it.
     @discardableResult
     public func register(app: App, _ registrations: [PushToStartRegistration], pointerPrefix: String) async throws -> Int {
         var validation = InputValidation()
@@ -48,6 +50,7 @@ public struct TokenRegistry: Sendable {
             TokenRules.validate(registration, app: app, pointer: pointer, into: &validation)
             var registration = registration
             registration.token = registration.token.lowercased()
+            registration.deviceToken = registration.deviceToken?.lowercased()
             normalized.append(registration)
         }
         try validation.check()
@@ -164,6 +167,19 @@ public struct TokenRegistry: Sendable {
             }
         }
         guard let activity else { throw EngineError.notFound(resource: "activity", id: activityID) }
+        if let device = activity.pushToStartTokenRowID {
+            // A push-started activity that reports its update token is on the device: its word,
+            // as a `showing` report (Marquee's inference, so the device's report bound does not
+            // count it).
+            _ = try await store.recordPresence(
+                appID: app.id,
+                eventID: event.id,
+                tokenRowID: device,
+                PresenceReport(environment: environment, state: .showing, activityID: activityID),
+                bound: nil,
+                at: now
+            )
+        }
         return try await store.recordUpdateToken(
             appID: app.id,
             id: activity.id,

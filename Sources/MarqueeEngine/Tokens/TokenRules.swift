@@ -44,6 +44,9 @@ enum TokenRules {
         for (index, tag) in registration.tags.enumerated() where tag.isEmpty || tag.unicodeScalars.count > maximumTagLength {
             validation.add(FieldError("\(pointer)/tags/\(index)", "must be 1–\(maximumTagLength) characters"))
         }
+        if let deviceToken = registration.deviceToken, let error = checkHex(deviceToken, pointer: "\(pointer)/deviceToken") {
+            validation.add(error)
+        }
         if let version = registration.iosVersion, !isIOSVersion(version) {
             validation.add(FieldError("\(pointer)/iosVersion", "must be a version such as 17.2 or 18.0.1"))
         }

@@ -26,7 +26,11 @@ extension APIHandler {
 
     func getEvent(_ input: Operations.GetEvent.Input) async throws -> Operations.GetEvent.Output {
         let app = try await authorizedApp(.publisher)
-        return .ok(.init(body: .json(.init(try await engine.events.view(app: app, key: input.path.eventKey)))))
+        let view = try await engine.events.view(app: app, key: input.path.eventKey)
+        var event = Components.Schemas.Event(view)
+        // One statement over the event's starts and reports: cheap beside the view itself.
+        event.funnel = try await engine.presence.funnels(app: app, event: view.event).map(Components.Schemas.EventFunnel.init)
+        return .ok(.init(body: .json(event)))
     }
 
     func listEvents(_ input: Operations.ListEvents.Input) async throws -> Operations.ListEvents.Output {

@@ -202,7 +202,8 @@ extension Components.Schemas.PushToStartToken {
             lastRegisteredAt: token.lastRegisteredAt,
             valid: token.isValid,
             invalidatedAt: token.invalidatedAt,
-            invalidationReason: token.invalidationReason?.reasonString
+            invalidationReason: token.invalidationReason?.reasonString,
+            deviceToken: token.deviceToken
         )
     }
 }

@@ -17,7 +17,8 @@ extension APIHandler {
                 userID: item.userID,
                 tags: item.tags ?? [],
                 iosVersion: item.iosVersion,
-                frequentPushesEnabled: item.frequentPushesEnabled ?? false
+                frequentPushesEnabled: item.frequentPushesEnabled ?? false,
+                deviceToken: item.deviceToken
             )
         }
         let count = try await engine.tokens.register(app: app, registrations, pointerPrefix: "/tokens")
@@ -37,7 +38,8 @@ extension APIHandler {
             userID: body.userID,
             tags: body.tags ?? [],
             iosVersion: body.iosVersion,
-            frequentPushesEnabled: body.frequentPushesEnabled ?? false
+            frequentPushesEnabled: body.frequentPushesEnabled ?? false,
+            deviceToken: body.deviceToken
         )
         do {
             try await engine.tokens.register(app: app, [registration], pointerPrefix: "")

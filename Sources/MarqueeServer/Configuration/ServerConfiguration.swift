@@ -48,6 +48,9 @@ import SystemPackage
 /// - `channels.answerCacheSize` (10000): channel-ID answers kept in memory, forgotten when their
 ///   event or channel changes on any replica (0: read every time)
 /// - `tokens.maxBatch` (10000)
+/// - `presence.reportsPerMinute` (10): reports one device may send for one event
+///   (`PUT /v1/events/{eventKey}/presence/{token}`) in a fixed minute that begins with its first;
+///   past them it is answered 429 (`Retry-After`: until that minute ends)
 /// - `auth.cacheSeconds` (5): how long an authenticated API key and its app are remembered at most;
 ///   a key revoked or an app changed on another replica is forgotten here when its NOTIFY arrives
 ///   (PostgreSQL), not after this time (0: never remembered)
@@ -267,7 +270,8 @@ public struct ServerConfiguration: Sendable {
             ),
             credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
             channelAnswerCacheSize: try reader.integer("channels.answerCacheSize", default: 10_000, range: 0...1_000_000),
-            lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000))
+            lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000)),
+            presenceReports: .perMinute(try reader.integer("presence.reportsPerMinute", default: 10, range: 1...10_000))
         )
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
         metricsEnabled = try reader.flag("metrics.enabled", default: true)

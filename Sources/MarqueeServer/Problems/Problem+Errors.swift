@@ -61,6 +61,10 @@ extension Problem {
             self.init(.scheduleConflict, detail: detail)
         case .jobConflict(let detail):
             self.init(.jobConflict, detail: detail)
+        case .tokenNotRegistered:
+            self.init(.notFound, detail: error.description)
+        case .rateLimited(let detail, let retryAfterSeconds):
+            self.init(.tooManyReports, detail: detail, retryAfter: retryAfterSeconds)
         }
     }
 

@@ -29,6 +29,8 @@ enum ProblemKind: String, Sendable, CaseIterable {
     /// counted (status 499, as nginx names it) and logged at debug, not as the server's failure.
     case requestAbandoned = "request-abandoned"
     case jobConflict = "job-conflict"
+    /// A device reported what it shows more often than `presence.reportsPerMinute` allows.
+    case tooManyReports = "too-many-reports"
     case internalError = "internal"
 
     var type: String { "/problems/\(rawValue)" }
@@ -36,7 +38,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
     var status: HTTPResponse.Status {
         switch self {
         case .unauthorized: .unauthorized
-        case .authenticationThrottled: .tooManyRequests
+        case .authenticationThrottled, .tooManyReports: .tooManyRequests
         case .forbidden: .forbidden
         case .notFound: .notFound
         case .methodNotAllowed: .methodNotAllowed
@@ -81,6 +83,7 @@ enum ProblemKind: String, Sendable, CaseIterable {
         case .scheduleConflict: "The schedule does not allow this change"
         case .requestAbandoned: "The client closed the request"
         case .jobConflict: "The job does not allow this"
+        case .tooManyReports: "The device reports too often"
         case .internalError: "Internal error"
         }
     }

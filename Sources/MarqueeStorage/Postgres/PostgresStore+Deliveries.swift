@@ -17,6 +17,12 @@ extension PostgresStore {
             // again. A plain join let the planner hash the app's whole token table when its
             // statistics were stale (right after a bulk load), which cost more than the rest of the
             // fan-out.
+            let started = batch.ledgerEntries
+            if batch.startedEventID != nil, !started.isEmpty {
+                // Ordered against a merge of token rows (PostgresStore.mergeLockKey): before the
+                // deliveries below hold any token row.
+                try await Self.holdMergeLockShared(appID: batch.appID, on: connection, logger: logger)
+            }
             let recorded = batch.recordedDeliveries
             if !recorded.isEmpty {
                 // A conflicting row (the same window committed again) is kept as it was. Arrays
@@ -43,7 +49,6 @@ extension PostgresStore {
                 )
             }
 
-            let started = batch.ledgerEntries
             if let eventID = batch.startedEventID, !started.isEmpty {
                 let insert = StartLedgerInsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
                 var written: Int64 = 0
@@ -51,6 +56,7 @@ extension PostgresStore {
                 if written != started.count {
                     throw StoreError.notFound(entity: "event", id: "\(eventID)")
                 }
+                try await Self.rehomeMergedLedgerEntries(appID: batch.appID, eventID: eventID, on: connection, logger: logger)
                 // The first accepted start makes the event live. One conditional statement per batch
                 // that started someone: once live, the row is matched and not written again.
                 try await connection.query(

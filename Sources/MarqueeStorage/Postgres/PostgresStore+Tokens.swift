@@ -3,7 +3,7 @@ import MarqueeCore
 import PostgresNIO
 
 extension PostgresStore {
-    /// Rows per statement: each chunk is one `INSERT ... SELECT FROM UNNEST(...)` with eight array
+    /// Rows per statement: each chunk is one `INSERT ... SELECT FROM UNNEST(...)` with nine array
     /// parameters, whatever its size.
     static let upsertChunkSize = 10_000
 
@@ -19,6 +19,9 @@ extension PostgresStore {
                 try await connection.query("SELECT 1 FROM apps WHERE id = \(appID.uuid) FOR SHARE", logger: logger)
                     .collect().count == 1
             else { throw StoreError.notFound(entity: "app", id: appID.description) }
+            // Rotated devices' rows take their new tokens first: the upsert below then refreshes
+            // them in place like any known token.
+            try await Self.rotateDevices(appID: appID, unique, at: at, on: connection, logger: logger)
             var written = 0
             var start = 0
             while start < unique.count {
@@ -34,16 +37,19 @@ extension PostgresStore {
                 let tags = chunk.map { ColumnCoding.tags($0.tags) }
                 let versions = chunk.map { $0.iosVersion ?? "" }
                 let frequent = chunk.map(\.frequentPushesEnabled)
+                let deviceTokens = chunk.map { $0.deviceToken ?? "" }
                 let result = try await connection.query(
                     """
                     INSERT INTO push_to_start_tokens AS t
                         (app_id, environment, attributes_type, token, device_id, user_id, tags, ios_version,
-                         frequent_pushes_enabled, first_registered_at, last_registered_at)
+                         frequent_pushes_enabled, first_registered_at, last_registered_at, device_token)
                     SELECT \(appID.uuid), u.environment, u.attributes_type, u.token, NULLIF(u.device_id, ''),
-                           NULLIF(u.user_id, ''), u.tags::jsonb, NULLIF(u.ios_version, ''), u.frequent, \(at), \(at)
+                           NULLIF(u.user_id, ''), u.tags::jsonb, NULLIF(u.ios_version, ''), u.frequent, \(at), \(at),
+                           NULLIF(u.device_token, '')
                     FROM UNNEST(\(environments)::text[], \(types)::text[], \(tokens)::text[], \(devices)::text[],
-                                \(users)::text[], \(tags)::text[], \(versions)::text[], \(frequent)::bool[])
-                         AS u(environment, attributes_type, token, device_id, user_id, tags, ios_version, frequent)
+                                \(users)::text[], \(tags)::text[], \(versions)::text[], \(frequent)::bool[],
+                                \(deviceTokens)::text[])
+                         AS u(environment, attributes_type, token, device_id, user_id, tags, ios_version, frequent, device_token)
                     ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
                         device_id = EXCLUDED.device_id,
                         user_id = EXCLUDED.user_id,
@@ -51,6 +57,7 @@ extension PostgresStore {
                         ios_version = EXCLUDED.ios_version,
                         frequent_pushes_enabled = EXCLUDED.frequent_pushes_enabled,
                         last_registered_at = GREATEST(t.last_registered_at, EXCLUDED.last_registered_at),
+                        device_token = COALESCE(EXCLUDED.device_token, t.device_token),
                         invalidated_at = NULL,
                         invalidation_reason = NULL
                     """,
@@ -106,6 +113,21 @@ extension PostgresStore {
         }
     }
 
+    public func deviceTokens(appID: AppID, tokenRowIDs: [Int64]) async throws -> [Int64: String] {
+        guard !tokenRowIDs.isEmpty else { return [:] }
+        var found: [Int64: String] = [:]
+        for row in try await rows(
+            """
+            SELECT id, device_token FROM push_to_start_tokens
+            WHERE app_id = \(appID.uuid) AND id = ANY(\(tokenRowIDs)::bigint[]) AND device_token IS NOT NULL
+            """
+        ) {
+            let (rowID, deviceToken) = try row.decode((Int64, String).self)
+            found[rowID] = deviceToken
+        }
+        return found
+    }
+
     public func invalidatePushToStartToken(
         appID: AppID,
         rowID: Int64,
@@ -121,6 +143,7 @@ extension PostgresStore {
         SET invalidated_at = \(invalidation.invalidSince), invalidation_reason = \(invalidation.reason.reasonString)
         WHERE app_id = \(appID.uuid) AND id = \(rowID) AND invalidated_at IS NULL
           AND last_registered_at < \(invalidation.invalidSince)
+          AND (\(invalidation.token)::text IS NULL OR token = \(invalidation.token))
         RETURNING id
         """
     }

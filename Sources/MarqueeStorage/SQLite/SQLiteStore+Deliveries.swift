@@ -35,11 +35,15 @@ extension SQLiteStore {
                 guard !event.isEmpty else { throw StoreError.notFound(entity: "event", id: "\(eventID)") }
                 for start in batch.ledgerEntries {
                     // The ledger keeps the first start: a conflicting entry (the same window committed
-                    // again) is left as it was. Tokens are as above: the app's, still there.
+                    // again) is left as it was. Tokens are as above: the app's, still there; a row
+                    // merged into its device's row since the audience was read is that row (the
+                    // device has the activity: its next start must not send it again), and where the
+                    // device's row has its own entry, that one is kept.
                     _ = try await connection.query(
                         """
                         INSERT INTO start_ledger (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
-                        SELECT ?, t.id, t.app_id, ?, ?, ?, ?, ? FROM push_to_start_tokens t WHERE t.app_id = ? AND t.id = ?
+                        SELECT ?1, t.id, t.app_id, ?2, ?3, ?4, ?5, ?6 FROM push_to_start_tokens t
+                        WHERE t.app_id = ?7 AND t.id = COALESCE((SELECT into_id FROM merged_token_rows WHERE from_id = ?8), ?8)
                         ON CONFLICT (event_id, token_id) DO NOTHING
                         """,
                         [

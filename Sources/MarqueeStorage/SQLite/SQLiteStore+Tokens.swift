@@ -3,7 +3,7 @@ import MarqueeCore
 import SQLiteNIO
 
 extension SQLiteStore {
-    /// Rows per statement: 8 parameters each, far below SQLite's 32,766-parameter limit.
+    /// Rows per statement: 9 parameters each, far below SQLite's 32,766-parameter limit.
     static let upsertChunkSize = 1_000
 
     public func upsertPushToStartTokens(
@@ -17,31 +17,34 @@ extension SQLiteStore {
             guard try await !connection.query("SELECT 1 FROM apps WHERE id = ?", [.id(appID)]).isEmpty else {
                 throw StoreError.notFound(entity: "app", id: appID.description)
             }
+            // Rotated devices' rows take their new tokens first: the upsert below then refreshes
+            // them in place like any known token.
+            try await Self.rotateDevices(appID: appID, unique, at: at, on: connection)
             var start = 0
             while start < unique.count {
                 let chunk = unique[start..<min(start + Self.upsertChunkSize, unique.count)]
                 start += chunk.count
                 var binds: [SQLiteData] = [.id(appID), .date(at)]
-                binds.reserveCapacity(2 + chunk.count * 8)
+                binds.reserveCapacity(2 + chunk.count * 9)
                 for registration in chunk {
                     binds += [
                         .text(registration.environment.rawValue), .text(registration.attributesType),
                         .text(registration.token), .text(registration.deviceID), .text(registration.userID),
                         .text(ColumnCoding.tags(registration.tags)), .text(registration.iosVersion),
-                        .bool(registration.frequentPushesEnabled),
+                        .bool(registration.frequentPushesEnabled), .text(registration.deviceToken),
                     ]
                 }
                 // ?1 is the app and ?2 the time in every row; each row's own values follow, numbered.
                 let values = (0..<chunk.count).map { row in
-                    let first = 3 + row * 8
+                    let first = 3 + row * 9
                     let own = (first..<(first + 8)).map { "?\($0)" }.joined(separator: ", ")
-                    return "(?1, \(own), ?2, ?2)"
+                    return "(?1, \(own), ?2, ?2, ?\(first + 8))"
                 }.joined(separator: ", ")
                 _ = try await connection.query(
                     """
                     INSERT INTO push_to_start_tokens
                         (app_id, environment, attributes_type, token, device_id, user_id, tags, ios_version,
-                         frequent_pushes_enabled, first_registered_at, last_registered_at)
+                         frequent_pushes_enabled, first_registered_at, last_registered_at, device_token)
                     VALUES \(values)
                     ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
                         device_id = excluded.device_id,
@@ -50,6 +53,7 @@ extension SQLiteStore {
                         ios_version = excluded.ios_version,
                         frequent_pushes_enabled = excluded.frequent_pushes_enabled,
                         last_registered_at = MAX(last_registered_at, excluded.last_registered_at),
+                        device_token = COALESCE(excluded.device_token, device_token),
                         invalidated_at = NULL,
                         invalidation_reason = NULL
                     """,
@@ -93,6 +97,23 @@ extension SQLiteStore {
         ).isEmpty
     }
 
+    public func deviceTokens(appID: AppID, tokenRowIDs: [Int64]) async throws -> [Int64: String] {
+        guard !tokenRowIDs.isEmpty else { return [:] }
+        let rows = try await query(
+            """
+            SELECT id, device_token FROM push_to_start_tokens
+            WHERE app_id = ? AND id IN (SELECT value FROM json_each(?)) AND device_token IS NOT NULL
+            """,
+            [.id(appID), .text(ColumnCoding.json(.array(tokenRowIDs.map { .integer($0) })))]
+        )
+        var found: [Int64: String] = [:]
+        for row in rows {
+            let columns = SQLiteColumns(row, entity: "push-to-start token")
+            found[try columns.int64("id")] = try columns.string("device_token")
+        }
+        return found
+    }
+
     public func invalidatePushToStartToken(
         appID: AppID,
         rowID: Int64,
@@ -114,9 +135,10 @@ extension SQLiteStore {
             """
             UPDATE push_to_start_tokens SET invalidated_at = ?1, invalidation_reason = ?2
             WHERE app_id = ?3 AND id = ?4 AND invalidated_at IS NULL AND last_registered_at < ?1
+              AND (?5 IS NULL OR token = ?5)
             RETURNING id
             """,
-            [.date(invalidation.invalidSince), .text(invalidation.reason.reasonString), .id(appID), .int(rowID)]
+            [.date(invalidation.invalidSince), .text(invalidation.reason.reasonString), .id(appID), .int(rowID), .text(invalidation.token)]
         ).isEmpty
     }
 

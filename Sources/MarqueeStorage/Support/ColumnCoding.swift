@@ -58,30 +58,39 @@ enum ColumnCoding {
         return value
     }
 
-    /// Registrations deduplicated by key, the last one winning: one statement may not upsert the
-    /// same row twice.
+    /// Registrations deduplicated, the last one winning: one statement may not upsert the same row
+    /// twice, and a batch naming one device twice (the same device ID, environment and attributes
+    /// type under two tokens) keeps the device's last registration, the token it rotated to last
+    /// (an earlier one would otherwise become a second row of the same device).
     static func deduplicated(_ registrations: [PushToStartRegistration]) -> [PushToStartRegistration] {
-        struct Key: Hashable {
+        struct TokenKey: Hashable {
             var environment: APNSEnvironment
             var attributesType: String
             var token: String
         }
-        var positions: [Key: Int] = [:]
+        struct DeviceKey: Hashable {
+            var environment: APNSEnvironment
+            var attributesType: String
+            var deviceID: String
+        }
+        var tokens: Set<TokenKey> = []
+        var devices: Set<DeviceKey> = []
         var unique: [PushToStartRegistration] = []
         unique.reserveCapacity(registrations.count)
-        for registration in registrations {
-            let key = Key(
-                environment: registration.environment,
-                attributesType: registration.attributesType,
-                token: registration.token
-            )
-            if let position = positions[key] {
-                unique[position] = registration
-            } else {
-                positions[key] = unique.count
-                unique.append(registration)
+        for registration in registrations.reversed() {
+            guard
+                tokens.insert(TokenKey(environment: registration.environment, attributesType: registration.attributesType, token: registration.token))
+                    .inserted
+            else { continue }
+            if let deviceID = registration.deviceID {
+                guard
+                    devices.insert(DeviceKey(environment: registration.environment, attributesType: registration.attributesType, deviceID: deviceID))
+                        .inserted
+                else { continue }
             }
+            unique.append(registration)
         }
+        unique.reverse()
         return unique
     }
 

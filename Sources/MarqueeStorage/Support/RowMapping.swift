@@ -174,7 +174,8 @@ enum RowMapping {
     static func tokenColumns(_ dialect: Dialect) -> String {
         """
         id, app_id, environment, attributes_type, token, device_id, user_id, \(dialect == .postgres ? "tags::text AS tags" : "tags"), \
-        ios_version, frequent_pushes_enabled, first_registered_at, last_registered_at, invalidated_at, invalidation_reason
+        ios_version, frequent_pushes_enabled, first_registered_at, last_registered_at, invalidated_at, invalidation_reason, \
+        device_token
         """
     }
 
@@ -193,7 +194,8 @@ enum RowMapping {
             firstRegisteredAt: try row.date("first_registered_at"),
             lastRegisteredAt: try row.date("last_registered_at"),
             invalidatedAt: try row.optionalDate("invalidated_at"),
-            invalidationReason: try row.reason("invalidation_reason")
+            invalidationReason: try row.reason("invalidation_reason"),
+            deviceToken: try row.optionalString("device_token")
         )
     }
 

@@ -1,0 +1,179 @@
+import Foundation
+import Logging
+import MarqueeCore
+import PostgresNIO
+
+extension PostgresStore {
+    /// Within a registration's transaction: each registration that names a device whose row (same
+    /// app, environment and attributes type) has another token moves that row to its token,
+    /// merging the token's own row into it first when it has one that carries no such device ID
+    /// (`TokenStore.upsertPushToStartTokens` says what moves). `registrations` are deduplicated:
+    /// one per device. One statement finds the rotations; a batch of devices never seen before
+    /// costs nothing else.
+    static func rotateDevices(
+        appID: AppID,
+        _ registrations: [PushToStartRegistration],
+        at: Date,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        let named = registrations.filter { $0.deviceID != nil }
+        guard !named.isEmpty else { return }
+        // The device's row is its latest registered one (rows written before rotations were
+        // recognised may share a device ID); a token row that already names the device is the
+        // device's row, and nothing rotates.
+        let found = try await connection.query(
+            """
+            SELECT d.id, n.id, u.token
+            FROM UNNEST(\(named.map(\.environment.rawValue))::text[], \(named.map(\.attributesType))::text[],
+                        \(named.map(\.token))::text[], \(named.map { $0.deviceID ?? "" })::text[])
+                 WITH ORDINALITY AS u(environment, attributes_type, token, device_id, position)
+            CROSS JOIN LATERAL (
+                SELECT d.id FROM push_to_start_tokens d
+                WHERE d.app_id = \(appID.uuid) AND d.environment = u.environment AND d.attributes_type = u.attributes_type
+                  AND d.device_id = u.device_id AND d.token <> u.token
+                ORDER BY d.last_registered_at DESC, d.id DESC LIMIT 1) d
+            LEFT JOIN push_to_start_tokens n
+                ON n.app_id = \(appID.uuid) AND n.environment = u.environment AND n.attributes_type = u.attributes_type
+               AND n.token = u.token
+            WHERE n.id IS NULL OR n.device_id IS DISTINCT FROM u.device_id
+            ORDER BY u.position
+            """,
+            logger: logger
+        ).collect()
+        let rotations = try found.map { try $0.decode((Int64, Int64?, String).self) }
+        if rotations.contains(where: { $0.1 != nil }) {
+            // Before any token row is locked: a batch holds the shared lock while it holds token
+            // rows (its deliveries' foreign keys), so taking it later could deadlock.
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.mergeLockKey(appID)))", logger: logger).collect()
+        }
+        for (deviceRow, tokenRow, token) in rotations {
+            try await rotate(appID: appID, deviceRow: deviceRow, to: token, merging: tokenRow, at: at, on: connection, logger: logger)
+        }
+    }
+
+    /// The advisory lock that orders a merge against the app's fan-out batches. A batch writes
+    /// start ledger entries by token row ID without looking the rows up (StartLedgerInsert, for
+    /// speed), so one that read its audience before a merge can write an entry for the merged row
+    /// after the merge deleted it: the device would be started again by the next start. Every batch
+    /// that writes ledger entries takes this lock shared for its transaction (before it touches any
+    /// token row), a merge takes it exclusive before it locks its rows. So either the batch commits
+    /// first, and the merge (which waited) moves its entries like all others; or the merge commits
+    /// first, and the batch (which waited) writes the old row ID and then re-homes it through
+    /// `merged_token_rows` (`rehomeMergedLedgerEntries`), in its own transaction. Merges are rare
+    /// (a rotation to a token that had a row without the device's ID), so batches almost never
+    /// wait; other apps' batches do not (the key is per app, collisions only cost a wait).
+    static func mergeLockKey(_ appID: AppID) -> Int64 {
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325 ^ 0x6d61_7271_7565_6521  // FNV-1a, seeded for "marquee!"
+        for byte in appID.uuid.uuidString.utf8 {
+            hash = (hash ^ UInt64(byte)) &* 0x0000_0100_0000_01b3
+        }
+        return Int64(bitPattern: hash)
+    }
+
+    /// Within a fan-out batch's transaction, before it writes anything: the shared side of
+    /// `mergeLockKey`.
+    static func holdMergeLockShared(appID: AppID, on connection: PostgresConnection, logger: Logger) async throws {
+        try await connection.query("SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID)))", logger: logger).collect()
+    }
+
+    /// Within a fan-out batch's transaction, after its ledger entries: those written for a token row
+    /// merged away since the batch read its audience move to the device's row, or go where that row
+    /// has its own entry for the event (the device's start is the one kept, as in a merge). One
+    /// indexed statement that finds nothing unless the app merged rows.
+    static func rehomeMergedLedgerEntries(
+        appID: AppID,
+        eventID: EventID,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        try await connection.query(
+            """
+            WITH stray AS (
+                DELETE FROM start_ledger s USING merged_token_rows m
+                WHERE m.app_id = \(appID.uuid) AND s.event_id = \(eventID.uuid) AND s.token_id = m.from_id
+                RETURNING s.event_id, m.into_id, s.app_id, s.job_id, s.attempt, s.apns_id, s.sent_at, s.started_at
+            )
+            INSERT INTO start_ledger (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
+            SELECT event_id, into_id, app_id, job_id, attempt, apns_id, sent_at, started_at FROM stray
+            ON CONFLICT (event_id, token_id) DO NOTHING
+            """,
+            logger: logger
+        ).collect()
+    }
+
+    /// Moves the device's row to `token`; `merging` is the token's own row, folded into it first.
+    /// The caller holds `mergeLockKey` exclusive when merging; both rows are locked before anything
+    /// moves, so a registration or delivery holding either commits first.
+    private static func rotate(
+        appID: AppID,
+        deviceRow: Int64,
+        to token: String,
+        merging tokenRow: Int64?,
+        at: Date,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        let rows = [deviceRow] + (tokenRow.map { [$0] } ?? [])
+        try await connection.query(
+            "SELECT id FROM push_to_start_tokens WHERE id = ANY(\(rows)::bigint[]) ORDER BY id FOR UPDATE",
+            logger: logger
+        ).collect()
+        if let tokenRow {
+            // Where both rows have an entry for the same event (or job), the device's is kept: it
+            // is what the device was sent; the token's goes with its row.
+            let moves: [PostgresQuery] = [
+                """
+                UPDATE start_ledger SET token_id = \(deviceRow)
+                WHERE token_id = \(tokenRow)
+                  AND event_id NOT IN (SELECT event_id FROM start_ledger WHERE token_id = \(deviceRow))
+                """,
+                "DELETE FROM start_ledger WHERE token_id = \(tokenRow)",
+                """
+                UPDATE device_presence SET token_id = \(deviceRow)
+                WHERE token_id = \(tokenRow)
+                  AND event_id NOT IN (SELECT event_id FROM device_presence WHERE token_id = \(deviceRow))
+                """,
+                """
+                UPDATE deliveries SET token_id = \(deviceRow)
+                WHERE token_id = \(tokenRow)
+                  AND job_id NOT IN (SELECT job_id FROM deliveries WHERE token_id = \(deviceRow))
+                """,
+                "UPDATE activities SET push_to_start_token_id = \(deviceRow) WHERE push_to_start_token_id = \(tokenRow)",
+                // A start waiting for the token's row waits for the device's, unless the device has
+                // one for the event (then it is the one kept) or was started already (the pump
+                // would prune it). Its claim is dropped: a pump that claimed it for the merged row
+                // finds it gone from its hold (`StoreError.notActive`) and the next claim sends it
+                // to the device's row.
+                """
+                UPDATE pending_starts SET token_id = \(deviceRow), claim_owner = NULL, claimed_until = NULL
+                WHERE token_id = \(tokenRow)
+                  AND event_id NOT IN (SELECT event_id FROM pending_starts WHERE token_id = \(deviceRow))
+                  AND event_id NOT IN (SELECT event_id FROM start_ledger WHERE token_id = \(deviceRow))
+                """,
+                // Rows merged into the token's row before now point at the device's.
+                "UPDATE merged_token_rows SET into_id = \(deviceRow) WHERE into_id = \(tokenRow)",
+                """
+                INSERT INTO merged_token_rows (from_id, into_id, app_id, merged_at)
+                VALUES (\(tokenRow), \(deviceRow), \(appID.uuid), \(at))
+                ON CONFLICT (from_id) DO UPDATE SET into_id = EXCLUDED.into_id
+                """,
+                "DELETE FROM push_to_start_tokens WHERE id = \(tokenRow)",
+            ]
+            for move in moves {
+                try await connection.query(move, logger: logger).collect()
+            }
+        }
+        // The registration's time becomes the row's: a 410 APNs dated before it (for either token)
+        // does not retire the row, and one for the old token never does (it names that token).
+        try await connection.query(
+            """
+            UPDATE push_to_start_tokens
+            SET token = \(token), last_registered_at = GREATEST(last_registered_at, \(at)),
+                invalidated_at = NULL, invalidation_reason = NULL
+            WHERE id = \(deviceRow)
+            """,
+            logger: logger
+        ).collect()
+    }
+}
