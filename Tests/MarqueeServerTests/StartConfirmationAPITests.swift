@@ -133,6 +133,12 @@ struct StartConfirmationAPITests {
             let funnel = try await server.client.send("GET", "/v1/events/match/funnel", key: app.publisherKey)
             let sandbox = (funnel.json["environments"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
             #expect((sandbox?["uncertain"] as? Int).map(Int64.init) == counts[.uncertain], "\(funnel.text)")
+            let shownJob = try await server.client.send("GET", location, key: app.publisherKey)
+            let confirmation = shownJob.json["confirmation"] as? [String: Any]
+            #expect(confirmation?["confirmed"] as? Int == Int(counts[.confirmed]), "\(shownJob.text)")
+            #expect(confirmation?["restarted"] as? Int == Int(counts[.restarted]))
+            #expect(confirmation?["uncertain"] as? Int == Int(counts[.uncertain]))
+            #expect(confirmation?["waiting"] as? Int == 0)
             let metrics = try await server.scrapeMetrics()
             for outcome in [ConfirmationOutcome.confirmed, .restarted, .uncertain] {
                 #expect(
@@ -165,6 +171,7 @@ struct StartConfirmationAPITests {
             #expect(StartFanOutAPITests.progress(job, "uncertain") == 20, "\(job)")
             let appID = try #require(PublicID.parseApp(app.id))
             #expect(try await server.store.jobs(appID: appID, kinds: [.confirmStarts], before: nil, limit: 10).isEmpty)
+            #expect(job["confirmation"] == nil, "\(job)")
             let shown = emulator.activities(in: .sandbox).count
 
             // Every device registers again while the match is live (a refresh): the uncertain ones

@@ -301,6 +301,9 @@ public struct StartService: Sendable {
         }
         var view = JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
         view.lateJoiners = lateJoiners
+        if confirmsStarts, job.kind == .startFanOut {
+            view.confirmation = try await store.confirmationCounts(appID: app.id, jobID: job.id)
+        }
         return view
     }
 }
