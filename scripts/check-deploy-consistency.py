@@ -39,6 +39,7 @@ METRICS = {
     "marquee_job_tokens_total": "counter",
     "marquee_jobs_running": "gauge",
     "marquee_job_remaining_tokens": "gauge",
+    "marquee_start_confirmations_total": "counter",
     "marquee_channels": "gauge",
     "marquee_channel_quota_ratio": "gauge",
     "marquee_events": "gauge",

@@ -124,6 +124,7 @@ public struct MarqueeEngine: Sendable {
             wakeup: wakeup,
             partitions: configuration.jobs.partitions,
             pageSize: configuration.jobs.pageSize,
+            confirmsStarts: configuration.jobs.uncertainStarts == .confirm,
             clock: clock,
             logger: logger
         )
@@ -155,6 +156,16 @@ public struct MarqueeEngine: Sendable {
             store: store,
             handlers: [
                 StartFanOutHandler(store: store, clients: clients, runner: runner),
+                StartConfirmationHandler(
+                    store: store,
+                    clients: clients,
+                    rules: configuration.jobs.confirmation,
+                    configuration: configuration.jobs,
+                    pendingStartWakeup: lateJoinWakeup,
+                    clock: clock,
+                    logger: logger,
+                    metrics: ConfirmationMetrics(factory: configuration.metricsFactory)
+                ),
                 ActivityUpdateHandler(store: store, clients: clients, runner: runner, budget: configuration.broadcasts.activityBudget),
                 ScheduleRunner(
                     store: store,

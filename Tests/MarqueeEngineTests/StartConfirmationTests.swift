@@ -27,6 +27,19 @@ struct StartConfirmationTests {
         #expect(rules.step(for: device, now: at(1)) == .uncertain)
     }
 
+    @Test("a watched device whose app cannot be asked is waited for through the window: its app may still report on its own")
+    func unaskableWatched() {
+        var device = StartConfirmation.Device(start: .uncertain(sentAt: sent), canBeAsked: false, watchedSince: at(10))
+        #expect(rules.step(for: device, now: at(11)) == .wait(until: at(610)))
+        #expect(rules.step(for: device, now: at(610)) == .uncertain)
+        // The user opened the app, which said no activity is there: the start goes once the grace passed.
+        device.report = .absent(at: at(30))
+        #expect(rules.step(for: device, now: at(31)) == .wait(until: at(60)))
+        #expect(rules.step(for: device, now: at(60)) == .start)
+        device.restarted = true
+        #expect(rules.step(for: device, now: at(61)) == .uncertain)
+    }
+
     @Test("a device that reports showing is confirmed and never started again, even after a later absent-free window")
     func showingConfirms() {
         let device = StartConfirmation.Device(

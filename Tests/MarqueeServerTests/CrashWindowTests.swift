@@ -8,7 +8,8 @@ import Testing
 
 /// A replica killed in the middle of a start fan-out leaves a small, named crash window: the tokens
 /// it had handed to APNs without a committed outcome. The replica that resumes the part records them
-/// as uncertain (`jobs.uncertainStarts=skip`, the default) and sends none of them again.
+/// as uncertain (`jobs.uncertainStarts=skip`, and likewise `confirm`, the default) and sends none
+/// of them again.
 @Suite("Crash window")
 struct CrashWindowTests {
     @Test("a part resumed after a SIGKILL marks its reserved, unsettled tokens uncertain and starts no device twice", arguments: TestBackend.allCases)
@@ -25,6 +26,7 @@ struct CrashWindowTests {
             // The killed replica's lease lapses soon, so the second one takes the part over.
             "jobs.leaseMilliseconds": "1500",
             "jobs.pollMilliseconds": "100",
+            "jobs.uncertainStarts": "skip",
         ].merging(try emulator.customTargetSettings()) { _, new in new }
         try await TestServer.withDatabase(backend) { database in
             let app = try await TestServer.run(on: database, settings: settings) { server in

@@ -18,6 +18,10 @@ public struct JobKind: RawRepresentable, Hashable, Sendable, Codable, CustomStri
     /// One partition of a start fan-out's audience, leased and resumed on its own, so that
     /// replicas share one fan-out.
     public static let startFanOutPartition = JobKind(rawValue: "activity.start.partition")
+    /// The confirmation of a start job's uncertain starts (`jobs.uncertainStarts=confirm`): asks
+    /// each uncertain device's app, then acts on its answer. Not a part of the start job: the
+    /// start finishes without waiting for it.
+    public static let confirmStarts = JobKind(rawValue: "activity.start.confirm")
     public static let broadcast = JobKind(rawValue: "channel.broadcast")
     /// An update or end pushed to each activity of an event that is not on a channel, through
     /// its update token.

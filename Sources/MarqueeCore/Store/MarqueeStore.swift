@@ -3,7 +3,7 @@
 /// say why not (authentication by API-key prefix, job leasing, purging expired keys).
 public protocol MarqueeStore:
     AppStore, EventStore, ChannelStore, TokenStore, ActivityStore, JobStore, DeliveryStore, IdempotencyStore,
-    BroadcastLogStore, ScheduleStore, PendingStartStore, PresenceStore
+    BroadcastLogStore, ScheduleStore, PendingStartStore, PresenceStore, StartConfirmationStore
 {
     /// Applies pending migrations; refuses if an applied migration was edited.
     func migrate() async throws

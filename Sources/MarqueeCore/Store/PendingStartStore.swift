@@ -4,6 +4,9 @@ import Foundation
 public enum PendingStartReason: String, Sendable, Hashable, CaseIterable {
     /// The token was registered or refreshed while the event was live.
     case lateJoin = "late_join"
+    /// The device's start ended uncertain, and its app then reported no activity there once the
+    /// start had had time to arrive (`confirm` policy): it gets the start once more.
+    case absent
 }
 
 /// What a late joiner of an event gets in one environment: decided by the latest start that
@@ -70,6 +73,9 @@ public struct PendingStart: Sendable, Hashable {
     public var token: String
     public var reason: PendingStartReason
     public var pendingSince: Date
+    /// For `absent`: the start job whose uncertain start this one makes up for (its attributes are
+    /// sent again); `nil` for late joiners.
+    public var sourceJobID: JobID?
 
     public init(
         id: Int64,
@@ -79,7 +85,8 @@ public struct PendingStart: Sendable, Hashable {
         tokenRowID: Int64,
         token: String,
         reason: PendingStartReason,
-        pendingSince: Date
+        pendingSince: Date,
+        sourceJobID: JobID? = nil
     ) {
         self.id = id
         self.appID = appID
@@ -89,6 +96,7 @@ public struct PendingStart: Sendable, Hashable {
         self.token = token
         self.reason = reason
         self.pendingSince = pendingSince
+        self.sourceJobID = sourceJobID
     }
 }
 
@@ -122,8 +130,9 @@ public protocol PendingStartStore: Sendable {
     /// Returns how many rows it queued. On PostgreSQL a queued row wakes every replica's pump.
     func enqueueLateJoiners(appID: AppID, _ tokens: [RegisteredTokenKey], at: Date) async throws -> Int
 
-    /// Removes pending starts that will never be sent: their event is ended or cancelled, late
-    /// joining is off for it, the token is invalid or the event's ledger holds it. Returns how many.
+    /// Removes pending starts that will never be sent: their event is ended or cancelled, the token
+    /// is invalid or the event's ledger holds it, or (late joiners only) late joining is off for
+    /// it. Returns how many.
     func prunePendingStarts() async throws -> Int
 
     /// Claims up to `limit` pending starts, oldest first, for `owner` until `until`: rows nobody

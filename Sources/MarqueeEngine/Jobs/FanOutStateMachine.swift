@@ -346,7 +346,8 @@ struct FanOutStateMachine {
         }
     }
 
-    /// A send that may have reached the device. A start is final as `uncertain` under `.skip`; under
+    /// A send that may have reached the device. A start is final as `uncertain` under `.skip` and
+    /// `.confirm` (whose confirmation job then asks the device); under
     /// `.resend` it is sent again after a back-off, like a "later" but without using up an attempt
     /// (through the start ledger: see `retryRowsDue`), until it is answered or has gone unanswered
     /// `maximumUnansweredResends` times more: then it is final as `uncertain`. Other pushes
@@ -355,12 +356,12 @@ struct FanOutStateMachine {
         switch uncertainStarts {
         case nil:
             later(send, rejection: nil, apnsID: nil, now: now)
-        case .resend? where send.unanswered < Self.maximumUnansweredResends:
+        case let policy? where policy.resendsInJob && send.unanswered < Self.maximumUnansweredResends:
             var resend = send
             resend.mayHaveArrived = true
             resend.unanswered += 1
             waitingForRetry.append((resend, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
-        case .skip?, .resend?:
+        case .some:
             finish(send, outcome: .uncertain, status: nil, apnsID: nil, reason: nil, now: now)
         }
     }

@@ -23,6 +23,9 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     public var maximumJobAttempts: Int
     /// What a start job does with starts that were written to APNs and got no answer.
     public var uncertainStarts: UncertainStartPolicy
+    /// Under `confirm`: how long a start may take to arrive, and how long the app of an uncertain
+    /// device is given to answer.
+    public var confirmation: StartConfirmation
     /// Start pushes carry an `apns-collapse-id` per event (`StartCollapseID`), so that APNs holds
     /// only the newest start of an event for an offline device.
     public var startCollapseIDs: Bool
@@ -42,7 +45,8 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         maximumAttemptsPerToken: Int = 3,
         retryBaseDelay: Duration = .seconds(1),
         retryMaximumDelay: Duration = .seconds(60),
-        uncertainStarts: UncertainStartPolicy = .skip,
+        uncertainStarts: UncertainStartPolicy = .confirm,
+        confirmation: StartConfirmation = StartConfirmation(),
         startCollapseIDs: Bool = true
     ) {
         self.leaseDuration = leaseDuration
@@ -54,6 +58,7 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         self.window = window
         self.maximumJobAttempts = max(1, maximumJobAttempts)
         self.uncertainStarts = uncertainStarts
+        self.confirmation = confirmation
         self.startCollapseIDs = startCollapseIDs
         fanOut = .init(batchSize: max(1, batchSize), commitInterval: max(.zero, commitInterval), maximumAttempts: max(1, maximumAttemptsPerToken), retryBaseDelay: retryBaseDelay, retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay))
     }

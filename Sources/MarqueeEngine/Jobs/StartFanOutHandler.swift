@@ -63,9 +63,10 @@ struct StartFanOutWork: FanOutWork {
         guard let last = recipients.last else { return nil }
         // The crash window: what an earlier run handed out (through its reservation) and that has
         // neither a ledger entry nor a final outcome of the job (the audience leaves those out) may
-        // have been sent. Under `skip` it is uncertain and not sent; under `resend` it goes again.
+        // have been sent. Under `skip` and `confirm` it is uncertain and not sent; under `resend`
+        // it goes again.
         let crashWindowEnd = job.attempts > 1 ? job.reservedThrough : nil
-        let uncertainThrough = uncertainStarts == .skip ? crashWindowEnd : nil
+        let uncertainThrough = uncertainStarts.resendsInJob ? nil : crashWindowEnd
         let uncertain = uncertainThrough.map { through in recipients.prefix { $0.rowID <= through } } ?? []
         let now = clock.now
         let sends = machine.withLock { machine in

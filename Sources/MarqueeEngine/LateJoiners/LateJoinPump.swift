@@ -68,16 +68,19 @@ public struct LateJoinPump: Service {
         }
     }
 
-    /// The claims by event and environment, in the order of their oldest.
+    /// The claims by event, environment and reason (and the start an `absent` one makes up for),
+    /// in the order of their oldest: each group is one start job.
     static func groups(_ claims: [PendingStart]) -> [[PendingStart]] {
         struct Key: Hashable {
             var eventID: EventID
             var environment: APNSEnvironment
+            var reason: PendingStartReason
+            var sourceJobID: JobID?
         }
         var order: [Key] = []
         var byKey: [Key: [PendingStart]] = [:]
         for claim in claims {
-            let key = Key(eventID: claim.eventID, environment: claim.environment)
+            let key = Key(eventID: claim.eventID, environment: claim.environment, reason: claim.reason, sourceJobID: claim.sourceJobID)
             if byKey[key] == nil { order.append(key) }
             byKey[key, default: []].append(claim)
         }

@@ -9,6 +9,9 @@ public struct JobView: Sendable, Hashable {
     public var environment: APNSEnvironment?
     /// A start of late joiners (the late-join pump's).
     public var lateJoiners: Bool = false
+    /// Under `confirm`, on a start job: what its confirmation did with the devices whose start
+    /// ended uncertain.
+    public var confirmation: ConfirmationCounts?
     /// Final outcomes other than `accepted`, by outcome and reason.
     public var failures: [DeliveryCount]
     /// When the view was taken.

@@ -54,13 +54,25 @@ public struct StartConfirmation: Sendable, Hashable {
         /// at most once per event, so that a device whose Live Activities are off is not sent a
         /// start after every report.
         public var restarted: Bool
+        /// When the confirmation began watching the device: one whose app cannot be asked may still
+        /// report on its own (the user opens the app), so it is watched for the window from then.
+        /// `nil`: not watched, such a device is uncertain at once.
+        public var watchedSince: Date?
 
-        public init(start: Start, report: Report? = nil, askedAt: Date? = nil, canBeAsked: Bool, restarted: Bool = false) {
+        public init(
+            start: Start,
+            report: Report? = nil,
+            askedAt: Date? = nil,
+            canBeAsked: Bool,
+            restarted: Bool = false,
+            watchedSince: Date? = nil
+        ) {
             self.start = start
             self.report = report
             self.askedAt = askedAt
             self.canBeAsked = canBeAsked
             self.restarted = restarted
+            self.watchedSince = watchedSince
         }
     }
 
@@ -107,7 +119,11 @@ public struct StartConfirmation: Sendable, Hashable {
         }
         // No report since the start was sent.
         guard isUncertain else { return .none }
-        guard device.canBeAsked else { return .uncertain }
+        guard device.canBeAsked else {
+            guard let watchedSince = device.watchedSince else { return .uncertain }
+            let closes = watchedSince.advanced(by: window.timeInterval)
+            return now >= closes ? .uncertain : .wait(until: closes)
+        }
         guard let askedAt = device.askedAt else { return .ask }
         let closes = askedAt.advanced(by: window.timeInterval)
         return now >= closes ? .uncertain : .wait(until: closes)

@@ -26,6 +26,10 @@ struct StartJobArguments: Sendable, Hashable {
     /// A start of late joiners (the late-join pump's), its audience the tokens it drained from the
     /// pending-start queue: what the funnel counts as "late joiners started".
     var lateJoin: Bool
+    /// A start sent again to devices whose start ended uncertain and whose app then reported no
+    /// activity there (`confirm`): its arguments say `"reason": "absent"`, which is how the funnel
+    /// counts "absent then started".
+    var absentRestart: Bool = false
 
     var jsonValue: JSONValue {
         var object = JSONObject()
@@ -53,6 +57,7 @@ struct StartJobArguments: Sendable, Hashable {
         if let uncertainOf { object["uncertainOf"] = .string(uncertainOf.description) }
         // Only when set: every other start's arguments stay as they were.
         if lateJoin { object["lateJoin"] = .bool(true) }
+        if absentRestart { object["reason"] = .string(PendingStartReason.absent.rawValue) }
         return .object(object)
     }
 
@@ -150,6 +155,7 @@ struct StartJobArguments: Sendable, Hashable {
             uncertainOf: uncertainOf,
             lateJoin: value["lateJoin"] == .bool(true)
         )
+        absentRestart = value["reason"] == .string(PendingStartReason.absent.rawValue)
     }
 
     /// The audience of the job's start. A run that follows an earlier one of the same job (its

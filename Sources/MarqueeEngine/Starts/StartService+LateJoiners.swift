@@ -20,12 +20,19 @@ extension StartService {
     /// choice; the event's newest broadcast content-state; the channel active now; a fresh
     /// timestamp. The job is enqueued in the transaction that removes the claims from the queue
     /// (`StoreError.notActive` if the claim lapsed meanwhile: another pump holds them now).
+    ///
+    /// The claims are all of one reason (and, for `absent`, one source job: `LateJoinPump.groups`).
+    /// Late joiners leave out devices whose start of the event ended uncertain: their confirmation
+    /// decides for them (under `skip` they are never sent the start again). An `absent` start is
+    /// exactly for such devices (their app said no activity is there): it is sent with the
+    /// attributes of the start it makes up for and `"reason": "absent"` in its arguments.
     func startLateJoiners(_ claims: [PendingStart], owner: String) async throws -> LateJoinOutcome {
         guard let first = claims.first else { return .nothingToSend }
         let ids = claims.map(\.id)
         let environment = first.environment
         var arguments: StartJobArguments
-        switch try await lateJoinArguments(first) {
+        let made = first.reason == .absent ? try await absentArguments(first) : try await lateJoinArguments(first)
+        switch made {
         case .success(let made):
             arguments = made
         case .failure(let refused):
@@ -39,9 +46,18 @@ extension StartService {
             )
             return .dropped(refused.reason)
         }
-        arguments.audience = StartAudience(tokens: claims.map(\.token))
-        let jobID = JobID()
+        var sending = claims
+        if first.reason == .lateJoin {
+            let uncertain = try await store.uncertainStartTokens(appID: first.appID, eventID: first.eventID, among: claims.map(\.tokenRowID))
+            sending.removeAll { uncertain.contains($0.tokenRowID) }
+        }
         let now = clock.now
+        guard !sending.isEmpty else {
+            try await store.enqueueJobs([], consumingPendingStarts: ids, owner: owner, at: now)
+            return .nothingToSend
+        }
+        arguments.audience = StartAudience(tokens: sending.map(\.token))
+        let jobID = JobID()
         let extent = try await store.audienceExtent(arguments.audienceQuery(appID: first.appID, jobID: jobID, afterEarlierRuns: false))
         guard extent.count > 0 else {
             try await store.enqueueJobs([], consumingPendingStarts: ids, owner: owner, at: now)
@@ -52,7 +68,10 @@ extension StartService {
         wakeup.signal()
         logger.debug(
             "late-join start job enqueued",
-            metadata: ["job.id": "\(jobID)", "event.id": "\(first.eventID)", "environment": "\(environment.rawValue)", "job.total": "\(extent.count)"]
+            metadata: [
+                "job.id": "\(jobID)", "event.id": "\(first.eventID)", "environment": "\(environment.rawValue)", "job.total": "\(extent.count)",
+                "reason": "\(first.reason.rawValue)",
+            ]
         )
         return .enqueued(jobID)
     }
@@ -94,6 +113,51 @@ extension StartService {
             timestamp: try await startTimestamp(app: app, event: event, environment: environment, channel: active),
             lateJoin: true
         )
+        do {
+            try Self.checkSize(arguments)
+        } catch {
+            return .failure(.init(reason: "the start with the event's latest content-state is over APNs' payload limit"))
+        }
+        return .success(arguments)
+    }
+
+    /// The start a device that reported no activity after an uncertain start (`pending`, reason
+    /// `absent`) gets now: the attributes, input-push choice and audience kind of the start it makes
+    /// up for, the event's newest content-state (its newest broadcast, else the late-join offer's,
+    /// else that start's own), the late joiners' alert (or none: the device missed a start, not a
+    /// moment of the match), the channel active now and a fresh timestamp; a refusal when the event
+    /// cannot be started any more. Late joining off does not stop it: the device was in the start's
+    /// audience.
+    private func absentArguments(_ pending: PendingStart) async throws -> Result<StartJobArguments, LateJoinRefused> {
+        let environment = pending.environment
+        guard let app = try await store.app(pending.appID) else { return .failure(.init(reason: "the app is gone")) }
+        guard let event = try await store.event(appID: app.id, id: pending.eventID) else { return .failure(.init(reason: "the event is gone")) }
+        guard event.state == .live || event.state == .scheduled else {
+            return .failure(.init(reason: "event \(event.externalKey) is \(event.state.rawValue)"))
+        }
+        guard let sourceID = pending.sourceJobID, let source = try await store.job(appID: app.id, id: sourceID),
+            let started = try? StartJobArguments(source.arguments)
+        else { return .failure(.init(reason: "the start it makes up for is gone")) }
+        guard app.environments.contains(environment), event.environments.contains(environment), app.signingKeyID != nil else {
+            return .failure(.init(reason: "the app or event no longer sends starts in \(environment.rawValue)"))
+        }
+        let offer = try await store.lateJoinOffer(appID: app.id, eventID: event.id, environment: environment)
+        let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment)
+        let active = channel.flatMap { $0.state == .active ? $0 : nil }
+        var arguments = StartJobArguments(
+            eventID: event.id,
+            environment: environment,
+            attributesType: event.attributesType,
+            attributes: started.attributes,
+            contentState: offer?.contentState ?? started.contentState,
+            alert: offer?.alert ?? [:],
+            audience: StartAudience(),
+            inputPushToken: started.inputPushToken,
+            apnsChannelID: active?.apnsChannelID,
+            channelID: active?.id,
+            timestamp: try await startTimestamp(app: app, event: event, environment: environment, channel: active)
+        )
+        arguments.absentRestart = true
         do {
             try Self.checkSize(arguments)
         } catch {

@@ -11,6 +11,9 @@ public struct StartService: Sendable {
     /// size that decides how many a small audience gets.
     let partitions: Int
     let pageSize: Int
+    /// Whether each start job gets a confirmation job (`jobs.uncertainStarts=confirm`), enqueued
+    /// with it, which asks the devices whose start ends uncertain.
+    var confirmsStarts: Bool = false
     let clock: any WallClock
     let logger: Logger
 
@@ -59,7 +62,7 @@ public struct StartService: Sendable {
         wakeup.signal()
         logger.debug(
             "start job enqueued",
-            metadata: ["job.id": "\(jobID.publicID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(jobs.count - 1)"]
+            metadata: ["job.id": "\(jobID.publicID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(jobs.filter { $0.kind == .startFanOutPartition }.count)"]
         )
         // What its late joiners get: after the job exists, which the offer names. A resend of
         // uncertain tokens is no start of its own and leaves the offer alone.
@@ -96,7 +99,16 @@ public struct StartService: Sendable {
                 createdAt: now
             )
         }
-        return [job] + parts
+        guard confirmsStarts else { return [job] + parts }
+        // Enqueued with the start in one transaction: it waits for the start to finish, then asks.
+        let confirmation = Job(
+            appID: appID,
+            kind: .confirmStarts,
+            arguments: ConfirmationJobArguments(startJobID: jobID, eventID: arguments.eventID, environment: arguments.environment).jsonValue,
+            dueAt: now,
+            createdAt: now
+        )
+        return [job] + parts + [confirmation]
     }
 
     /// Checks a start as `start` would, enqueuing nothing: what a start scheduled for later is
@@ -299,6 +311,9 @@ public struct StartService: Sendable {
         }
         var view = JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
         view.lateJoiners = lateJoiners
+        if confirmsStarts, job.kind == .startFanOut {
+            view.confirmation = try await store.confirmationCounts(appID: app.id, jobID: job.id)
+        }
         return view
     }
 }

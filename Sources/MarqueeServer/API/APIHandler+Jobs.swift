@@ -106,6 +106,16 @@ extension Components.Schemas.Job {
             eventKey: view.eventKey,
             environment: view.environment.map(Components.Schemas.Environment.init),
             lateJoiners: view.lateJoiners ? true : nil,
+            confirmation: view.confirmation.map { counts in
+                .init(
+                    asked: counts.asked,
+                    confirmed: counts[.confirmed],
+                    restarted: counts[.restarted],
+                    ended: counts[.ended],
+                    uncertain: counts[.uncertain],
+                    waiting: counts.waiting
+                )
+            },
             progress: .init(
                 total: view.total,
                 sent: view.sent,

@@ -73,10 +73,18 @@ import SystemPackage
 ///   the job worker
 /// - `jobs.partitions` (8): parts a start fan-out is split into, each leased on its own, so that
 ///   replicas share one fan-out
-/// - `jobs.uncertainStarts` (`skip`): what a start job does with a start written to APNs that got
-///   no answer (the device may or may not have it): `skip` (final as uncertain, never sent again:
-///   a device may miss the start, none gets two) or `resend` (sent again in a later round, through
-///   the start ledger: none misses it for want of an answer, one that had it gets two)
+/// - `jobs.uncertainStarts` (`confirm`): what a start job does with a start written to APNs that
+///   got no answer (the device may or may not have it): `confirm` (final as uncertain in the job,
+///   then the device is asked: its app gets a background push and reports; showing is confirmed
+///   and never sent again, absent gets the start once more with the latest content-state, no
+///   answer within the window stays uncertain and is reported), `skip` (final as uncertain, never
+///   sent again: a device may miss the start, none gets two) or `resend` (sent again in a later
+///   round, through the start ledger: none misses it for want of an answer, one that had it gets two)
+/// - `jobs.confirmation.graceSeconds` (60): under `confirm`, how long a start may take to arrive:
+///   an `absent` report is weighed only once this has passed since the start was sent
+/// - `jobs.confirmation.windowSeconds` (600): under `confirm`, how long the app of an uncertain
+///   device is given to answer the background push (iOS delivers those at its discretion); past
+///   it the device stays uncertain
 /// - `jobs.startCollapseIDs` (true): every start push of an event carries the same
 ///   `apns-collapse-id` (`marquee-start-` and the event ID's 32 hex digits), so that APNs keeps only
 ///   the newest start of the event for an offline device; false: none
@@ -259,9 +267,13 @@ public struct ServerConfiguration: Sendable {
                 maximumAttemptsPerToken: try reader.integer("jobs.maxAttemptsPerToken", default: 3, range: 1...1_000),
                 retryBaseDelay: .milliseconds(Int64(try reader.integer("jobs.retryBaseMilliseconds", default: 1_000, range: 1...600_000))),
                 retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000))),
-                uncertainStarts: try reader.parsed("jobs.uncertainStarts", default: .skip, expected: "skip or resend") {
+                uncertainStarts: try reader.parsed("jobs.uncertainStarts", default: .confirm, expected: "confirm, skip or resend") {
                     UncertainStartPolicy(rawValue: $0)
                 },
+                confirmation: StartConfirmation(
+                    arrivalGrace: .seconds(try reader.integer("jobs.confirmation.graceSeconds", default: 60, range: 0...86_400)),
+                    window: .seconds(try reader.integer("jobs.confirmation.windowSeconds", default: 600, range: 1...86_400))
+                ),
                 startCollapseIDs: try reader.flag("jobs.startCollapseIDs", default: true)
             ),
             timeline: TimelinePolicy(

@@ -76,8 +76,10 @@ extension PostgresStore {
             DELETE FROM pending_starts p
             USING events e, push_to_start_tokens t
             WHERE e.id = p.event_id AND t.id = p.token_id
-              AND (e.state IN ('ended', 'cancelled') OR NOT e.late_joiners OR t.invalidated_at IS NOT NULL
-                   OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND o.environment = p.environment AND o.enabled)
+              AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL
+                   OR (p.reason = 'late_join'
+                       AND (NOT e.late_joiners
+                            OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND o.environment = p.environment AND o.enabled)))
                    OR EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = p.event_id AND s.token_id = p.token_id))
             RETURNING p.id
             """
@@ -98,7 +100,7 @@ extension PostgresStore {
             UPDATE pending_starts p SET claim_owner = \(owner), claimed_until = \(until)
             FROM claimable c, push_to_start_tokens t
             WHERE p.id = c.id AND t.id = p.token_id
-            RETURNING p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since
+            RETURNING p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since, p.source_job_id
             """
         ).mapped(RowMapping.pendingStart).sorted { $0.id < $1.id }
     }

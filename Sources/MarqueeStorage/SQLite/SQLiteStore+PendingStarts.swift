@@ -74,8 +74,10 @@ extension SQLiteStore {
             WHERE EXISTS (
                 SELECT 1 FROM events e, push_to_start_tokens t
                 WHERE e.id = p.event_id AND t.id = p.token_id
-                  AND (e.state IN ('ended', 'cancelled') OR NOT e.late_joiners OR t.invalidated_at IS NOT NULL
-                       OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND o.environment = p.environment AND o.enabled = 1)
+                  AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL
+                       OR (p.reason = 'late_join'
+                           AND (NOT e.late_joiners
+                                OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND o.environment = p.environment AND o.enabled = 1)))
                        OR EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = p.event_id AND s.token_id = p.token_id)))
             RETURNING id
             """
@@ -101,7 +103,7 @@ extension SQLiteStore {
             guard !claimed.isEmpty else { return [] }
             return try await connection.query(
                 """
-                SELECT p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since
+                SELECT p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since, p.source_job_id
                 FROM pending_starts p JOIN push_to_start_tokens t ON t.id = p.token_id
                 WHERE p.claim_owner = ? ORDER BY p.id
                 """,

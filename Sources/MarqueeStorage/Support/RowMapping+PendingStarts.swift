@@ -38,7 +38,8 @@ extension RowMapping {
             tokenRowID: try row.int64("token_id"),
             token: try row.string("token"),
             reason: try row.parse("reason", as: PendingStartReason.self),
-            pendingSince: try row.date("pending_since")
+            pendingSince: try row.date("pending_since"),
+            sourceJobID: try row.optionalID("source_job_id")
         )
     }
 
