@@ -232,7 +232,7 @@ class Emulator:
     budget and one push kept per token or channel; its URLs, CA and key read from its state file."""
 
     def __init__(self, binary, work, cleanup, faults, log_level="info", bundle_id="com.example.marquee", team_id="EMUTEAM001",
-                 key_id="EMUKEY0001", attributes_type="MatchAttributes"):
+                 key_id="EMUKEY0001", attributes_type="MatchAttributes", extra=()):
         self.bundle_id = bundle_id
         self.attributes_type = attributes_type
         self.dir = os.path.join(work, "emulator")
@@ -243,6 +243,7 @@ class Emulator:
         ]
         for fault in faults:
             arguments += ["--fault", json.dumps(fault)]
+        arguments += list(extra)
         self.log_file = open(self.log_path, "ab")
         self.process = subprocess.Popen(arguments, stdout=self.log_file, stderr=subprocess.STDOUT, preexec_fn=die_with_parent)
         cleanup.add("emulator", lambda: (stop_process(self.process), self.log_file.close()))
@@ -275,6 +276,13 @@ class Emulator:
                 devices += expect(request(self.inspection, "POST", "/v1/sandbox/devices/batch", body=body, timeout=300), 200, "register devices")
                 wanted -= batch
         return devices
+
+    def connect_app(self, base, app_key, event_key_attribute="eventKey"):
+        """The emulator plays the demo app against Marquee at `base` (MarqueeKit's logic on every
+        device registered from now on): it reports what each device shows and answers background
+        pushes, with the shares given as `extra` options."""
+        body = {"baseURL": base, "appKey": app_key, "attributesType": self.attributes_type, "eventKeyAttribute": event_key_attribute}
+        expect(request(self.inspection, "PUT", f"/v1/apps/{self.bundle_id}/marquee", body=body), 200, "connect the app model")
 
     def start_counts(self):
         return expect(request(self.inspection, "GET", "/v1/sandbox/start-counts", timeout=300), 200, "start counts")
