@@ -202,7 +202,16 @@ public struct StartService: Sendable {
     /// Refuses a start whose payload is over APNs' limit in either of its forms.
     static func checkSize(_ arguments: StartJobArguments, pointerPrefix: String = "") throws(EngineError) {
         for updates in [LiveActivityPayload.StartUpdates.updateToken] + (arguments.apnsChannelID.map { [.channel($0)] } ?? []) {
-            let size = arguments.payload(updates: updates).count
+            let payload = arguments.payload(updates: updates)
+            // A start is kept as JSON in its job's arguments, which PostgreSQL reads with `->>`
+            // (the funnel, late joiners); that fails on a string holding U+0000 anywhere in the
+            // row, and no Live Activity needs one.
+            if String(decoding: payload, as: UTF8.self).contains("\\u0000") {
+                throw .invalidInput([
+                    FieldError("\(pointerPrefix)/contentState", "a string of the start (its attributes, content-state or alert) holds U+0000 (NUL), which Marquee does not store: remove it")
+                ])
+            }
+            let size = payload.count
             if size > APNSPayloadLimit.device {
                 throw .invalidInput([
                     FieldError("\(pointerPrefix)/contentState", "the start payload is \(size) bytes, over APNs' \(APNSPayloadLimit.device)")
