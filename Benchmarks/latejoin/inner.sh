@@ -30,7 +30,7 @@ for run in $(seq "$RUNS"); do
     for _ in $(seq 600); do [ "$(ledger | wc -l)" -ge "$registered" ] && break; sleep 0.1; done
     echo "$result" | jq -c --arg ledger "$(ledger)" --arg run "$run" --arg load "$load1" '
       ($ledger | split("\n") | map(select(length > 0) | split(" ") | {key: .[0], value: (.[1] | tonumber)}) | from_entries) as $started
-      | [.registrations[] | select($started[.token]) | ($started[.token] - .registered) * 1000] | sort as $ms
+      | ([.registrations[] | select($started[.token]) | ($started[.token] - .registered) * 1000] | sort) as $ms
       | def pct(p): if ($ms | length) == 0 then null else $ms[((($ms | length) - 1) * p) | floor] | . * 10 | round / 10 end;
       {run: ($run | tonumber), start_seconds: .seconds, start_accepted: .accepted, late_registered: (.registrations | length),
        late_started: ($ms | length), latency_ms: {p50: pct(0.5), p99: pct(0.99), max: pct(1)}, load_before: ($load | tonumber),
