@@ -33,12 +33,13 @@ function svg(tag, attributes = {}, ...children) {
   return element;
 }
 
-/** 0, then about four round steps up to at least `maximum` (1, 2 or 5 times a power of ten). */
+/** 0, then about four round steps up to at least `maximum` (1, 2 or 5 times a power of ten, 1 at least). */
 function valueTicks(maximum) {
   const top = Math.max(maximum, 1);
   const rough = top / 4;
   const power = 10 ** Math.floor(Math.log10(rough));
-  const step = [1, 2, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= rough);
+  // Whole devices: never a step under 1.
+  const step = Math.max(1, [1, 2, 5, 10].map((factor) => factor * power).find((candidate) => candidate >= rough));
   const ticks = [];
   for (let value = 0; value < top + step; value += step) {
     ticks.push(value);
