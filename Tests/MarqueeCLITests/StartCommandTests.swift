@@ -95,4 +95,52 @@ struct StartCommandTests {
             #expect(await marquee("jobs", "show", "job_00000000000000000000000000000000").code == 4)
         }
     }
+
+    /// The confirm policy (the default) with one stream per APNs connection, so that a reset cuts
+    /// off exactly the start it answers, and a window of 2 s: tokens imported from a file have no
+    /// device token, so their apps cannot be asked and the window decides them.
+    static let confirming = [
+        "apns.connections": "2",
+        "apns.streamsPerConnection": "1",
+        "jobs.pollMilliseconds": "100",
+        "jobs.confirmation.graceSeconds": "0",
+        "jobs.confirmation.windowSeconds": "2",
+        "jobs.maxAttemptsPerToken": "1000",
+        "jobs.retryBaseMilliseconds": "50",
+        "jobs.retryMaxMilliseconds": "200",
+    ]
+
+    @Test("jobs follow and show print what the confirmation did with a start's uncertain devices, and the resend hint names only those it left uncertain", arguments: TestBackend.allCases)
+    func confirmation(backend: TestBackend) async throws {
+        try await TestServer.run(backend, settings: Self.confirming) { server in
+            let app = try await server.makeApp()
+            #expect(try await server.putEvent(app, key: "match").status == 201)
+            _ = try await Self.devices(6, server: server, app: app)
+            // The first 2 starts are reset before APNs processes them: uncertain, and not there.
+            try server.emulator.injectFault(.init(.resetConnection, rate: .first(2), endpoints: [.devicePush]))
+
+            let marquee = server.cli(key: app.publisherKey)
+            let started = await marquee.run(["start", "match", "--tag", "arsenal", "--json"] + Self.start)
+            let jobID = try #require(started.json["id"] as? String, "\(started)")
+            let followed = await marquee("jobs", "follow", jobID)
+            #expect(followed.code == 7, "\(followed)")
+            #expect(followed.standardOutput.contains("2 uncertain"), "\(followed)")
+            #expect(followed.standardOutput.contains("\nconfirmation: "), "the summary says what the confirmation did so far: \(followed)")
+
+            try await server.poll("/v1/jobs/\(jobID)", key: app.publisherKey, "the confirmation deciding both uncertain devices") { job in
+                let confirmation = job["confirmation"] as? [String: Any]
+                return confirmation?["waiting"] as? Int == 0 && confirmation?["uncertain"] as? Int == 2
+            }
+            let shown = await marquee("jobs", "show", jobID)
+            #expect(shown.code == 0, "\(shown)")
+            let line = shown.standardOutput.split(separator: "\n").first { $0.hasPrefix("Confirmation") }
+            #expect(line?.hasSuffix("  0 asked, 0 confirmed, 0 restarted, 0 ended, 2 uncertain, 0 waiting") == true, "\(shown)")
+            // Nobody could be asked: the two stay uncertain, and only they are worth a resend.
+            #expect(shown.standardOutput.contains("2 starts got no answer from APNs"), "\(shown)")
+            #expect(shown.standardOutput.contains("marquee jobs resend-uncertain \(jobID)"), "\(shown)")
+            #expect(!shown.standardOutput.contains("undecided"), "\(shown)")
+            let json = await marquee("jobs", "show", jobID, "--json")
+            #expect((json.json["confirmation"] as? [String: Any])?["uncertain"] as? Int == 2, "\(json)")
+        }
+    }
 }

@@ -12,6 +12,7 @@ export const ROUTES = [
   "GET /v1/events", "PUT /v1/events/{eventKey}", "GET /v1/events/{eventKey}", "POST /v1/events/{eventKey}/close",
   "POST /v1/events/{eventKey}/audience", "POST /v1/events/{eventKey}/starts", "POST /v1/events/{eventKey}/broadcasts",
   "GET /v1/events/{eventKey}/channels/{environment}/broadcasts", "GET /v1/events/{eventKey}/schedules",
+  "GET /v1/events/{eventKey}/funnel/series",
   "DELETE /v1/schedules/{scheduleID}",
   "GET /v1/jobs", "GET /v1/jobs/{jobID}", "POST /v1/jobs/{jobID}/cancel", "GET /v1/jobs/{jobID}/events",
   "GET /v1/channels", "GET /v1/channels/quota", "POST /v1/channels/reconcile",

@@ -83,7 +83,8 @@ start = {
     "lateJoiners": {"alert": {"title": "You're in", "body": "The match is on"}},
 }
 job = call("POST", "/v1/events/fuzz-event/starts", publisher, start)
-# The devices' word for the event, so that its funnel (getEventFunnel) has reports beside starts.
+# The devices' word for the event, so that its funnel (getEventFunnel) and the funnel over time
+# (getEventFunnelSeries: path.eventKey is this event for every operation) have reports beside starts.
 call("PUT", f"/v1/events/fuzz-event/presence/{TOKENS[1]}", app_key, {"environment": "sandbox", "state": "absent"})
 call("PUT", f"/v1/events/fuzz-event/presence/{TOKENS[2]}", app_key,
      {"environment": "sandbox", "state": "showing", "activityID": "fuzz-seeded-activity"})

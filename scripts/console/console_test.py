@@ -271,7 +271,10 @@ def main():
         step("add 200 virtual iPhones and register their tokens")
         page.get_by_role("link", name="Devices").click()
         page.get_by_label("How many").fill("200")
-        page.get_by_role("button", name="Add virtual iPhones").click()
+        # Their push-to-start tokens, for the devices' own reports once the start is on their Lock Screens.
+        with page.expect_response(lambda response: response.url.endswith("/v1/emulator/devices") and response.request.method == "POST") as added:
+            page.get_by_role("button", name="Add virtual iPhones").click()
+        added_devices = added.value.json()["devices"]
         expect(page.locator(".notice")).to_contain_text("200 virtual iPhones added; 200 push-to-start tokens registered")
         expect(page.get_by_test_id("wall-summary")).to_contain_text("200 virtual iPhones")
 
@@ -285,6 +288,11 @@ def main():
         expect(page.get_by_test_id("audience-size")).to_have_text("200 devices")
         check(not page.get_by_role("heading", name="Channels").is_visible(), "the start section shows the overview too")
         review(page, "event", shots, "event")
+        # Before the first start the delivery chart says why it is empty.
+        event_sections = page.get_by_role("navigation", name="Event sections")
+        event_sections.get_by_role("link", name="Delivery", exact=True).click()
+        expect(page.get_by_test_id("funnel-empty")).to_contain_text("No start sent yet")
+        event_sections.get_by_role("link", name="Start", exact=True).click()
         page.get_by_role("button", name="Start the Live Activity").click()
         expect(page.get_by_test_id("job-state")).to_have_text("succeeded", timeout=120_000)
         expect(page.get_by_test_id("job-accepted")).to_have_text("200")
@@ -295,6 +303,44 @@ def main():
         expect(page.locator("main .badge").first).to_have_text("live")
         if shots:
             page.locator("section.job").screenshot(path=str(Path(shots) / "start-progress.png"))
+
+        step("the delivery funnel over time: the chart shows the API's numbers as devices report")
+        publisher = page.evaluate("() => sessionStorage.getItem('marquee.console.apiKey')")
+        auth = {"Authorization": f"Bearer {publisher}"}
+        screens = page.request.get(f"{base}/v1/emulator/lock-screens?environment=sandbox&limit=1000", headers=auth).json()["devices"]
+        activity_of = {screen["deviceID"]: screen.get("activityID") for screen in screens}
+        # 50 devices say the activity is on their Lock Screen, 10 that it ended (as MarqueeKit reports).
+        for index, device in enumerate(added_devices[:60]):
+            state = "showing" if index < 50 else "ended"
+            report = {"environment": "sandbox", "state": state, "activityID": activity_of.get(device["deviceID"]) or f"console-activity-{index}"}
+            answer = page.request.put(f"{base}/v1/events/ars-che-console/presence/{device['pushToStartToken']}", headers=auth, data=report)
+            check(answer.status == 200, f"a presence report answered {answer.status}: {answer.text()}")
+        event_sections.get_by_role("link", name="Delivery", exact=True).click()
+        delivery = page.locator("section[aria-labelledby=delivery]")
+        # The section reads the funnel again every few seconds: the reports arrive without a reload.
+        expect(page.get_by_test_id("funnel-sandbox-confirmedShowing")).to_have_text("50", timeout=30_000)
+        expect(page.get_by_test_id("funnel-sandbox-ended")).to_have_text("10", timeout=30_000)
+        series = page.request.get(f"{base}/v1/events/ars-che-console/funnel/series", headers=auth).json()
+        points = series["environments"][0]["points"]
+        last = points[-1]
+        check([last["sent"], last["accepted"], last["confirmedShowing"], last["ended"]] == [200, 200, 50, 10], f"the API's last point is {last}")
+        for key in ["sent", "accepted", "confirmedShowing", "ended", "lateJoinersStarted"]:
+            shown = page.get_by_test_id(f"funnel-sandbox-{key}").inner_text()
+            check(shown == f"{last[key]:,}", f"the chart's table shows {key} {shown}, the API {last[key]}")
+        expect(page.get_by_test_id("funnel-total-sandbox-accepted")).to_have_text("200")
+        chart = page.get_by_test_id("funnel-chart-sandbox")
+        expect(chart).to_have_attribute("aria-label", re.compile(r"devices as of .*: 200 sent, 200 accepted by APNs, 50 confirmed on devices$"))
+        # One vertex per point after the origin's zero, for each of the three lines; a line drawn
+        # higher (a smaller y) counts more devices.
+        tops = {}
+        for key in ["sent", "accepted", "confirmedShowing"]:
+            vertices = chart.locator(f"polyline[data-series={key}]").get_attribute("points").split()
+            check(len(vertices) == len(points) + 1, f"the {key} line has {len(vertices)} vertices for {len(points)} points")
+            tops[key] = float(vertices[-1].split(",")[1])
+        check(tops["sent"] == tops["accepted"] < tops["confirmedShowing"], f"the lines end at heights {tops}")
+        accessible(page, "delivery")
+        if shots:
+            delivery.screenshot(path=str(Path(shots) / "funnel-chart.png"))
 
         step("broadcast a goal from the composer")
         sections = page.get_by_role("navigation", name="Event sections")

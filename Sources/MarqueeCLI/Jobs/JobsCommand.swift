@@ -149,6 +149,7 @@ extension JobsCommand {
             ("Tokens retired", Formatting.count(progress.tokensRetired)), ("Attempts", String(job.attempts)),
             ("Created", Formatting.date(job.createdAt)), ("Updated", Formatting.date(job.updatedAt)),
         ]
+        if let confirmation = job.confirmation { pairs.append(("Confirmation", JobProgress.confirmation(confirmation))) }
         if let error = job.lastError { pairs.append(("Last error", error)) }
         var text = Table.details(pairs)
         if let hint = JobProgress.uncertainHint(job) { text += "\n\n" + hint }

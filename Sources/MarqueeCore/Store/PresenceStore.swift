@@ -23,4 +23,9 @@ public protocol PresenceStore: Sendable {
 
     /// The event's funnel per environment where any stage counts a device, in one query.
     func deliveryFunnels(appID: AppID, eventID: EventID) async throws -> [DeliveryFunnel]
+
+    /// The event's funnel over time, in one query: buckets from its first send to `until` (or the
+    /// last moment a stage counts a device, if later), per environment where a stage counts a
+    /// device; the last bucket's counts equal `deliveryFunnels`' for the same stages.
+    func deliveryFunnelTimeline(appID: AppID, eventID: EventID, until: Date) async throws -> DeliveryFunnelTimeline
 }

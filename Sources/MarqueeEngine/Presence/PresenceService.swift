@@ -83,4 +83,19 @@ public struct PresenceService: Sendable {
             counted.first { $0.environment == environment } ?? DeliveryFunnel(environment: environment)
         }
     }
+
+    /// The event's funnel over time, one series per environment of the event (a stage the store
+    /// counts nobody in reads 0 throughout): from the event's first send to now, or to the end of an
+    /// event that is over (when it was ended or cancelled), or to the last moment a stage counts a
+    /// device if that is later (a device reporting its activity ended after the close).
+    public func timeline(app: App, event: Event) async throws -> DeliveryFunnelTimeline {
+        let over = event.state == .ended || event.state == .cancelled
+        let counted = try await store.deliveryFunnelTimeline(appID: app.id, eventID: event.id, until: over ? event.updatedAt : clock.now)
+        return DeliveryFunnelTimeline(
+            buckets: counted.buckets,
+            series: event.environments.sorted { $0.rawValue < $1.rawValue }.map { environment in
+                counted.series.first { $0.environment == environment } ?? DeliveryFunnelTimeline.Series(environment: environment)
+            }
+        )
+    }
 }

@@ -22,6 +22,13 @@ extension APIHandler {
         let funnels = try await engine.presence.funnels(app: app, event: event)
         return .ok(.init(body: .json(.init(eventKey: event.externalKey, environments: funnels.map(Components.Schemas.EventFunnel.init)))))
     }
+
+    func getEventFunnelSeries(_ input: Operations.GetEventFunnelSeries.Input) async throws -> Operations.GetEventFunnelSeries.Output {
+        let app = try await authorizedApp(.publisher)
+        let event = try await engine.events.view(app: app, key: input.path.eventKey).event
+        let timeline = try await engine.presence.timeline(app: app, event: event)
+        return .ok(.init(body: .json(.init(timeline, eventKey: event.externalKey))))
+    }
 }
 
 extension Components.Schemas.PresenceState {
@@ -78,5 +85,36 @@ extension Components.Schemas.EventFunnel {
             lateJoinersStarted: Int(funnel[.lateJoinersStarted]),
             absentThenStarted: Int(funnel[.absentThenStarted])
         )
+    }
+}
+
+extension Components.Schemas.EventFunnelSeries {
+    init(_ timeline: DeliveryFunnelTimeline, eventKey: String) {
+        let buckets = timeline.buckets
+        self.init(
+            eventKey: eventKey,
+            from: buckets?.origin,
+            until: buckets?.until,
+            bucketSeconds: buckets.map { Int($0.stepMicroseconds / 1_000_000) },
+            environments: timeline.series.map { series in
+                .init(environment: .init(series.environment), points: buckets.map { Self.points(series, $0) } ?? [])
+            }
+        )
+    }
+
+    /// One point per bucket, as of the bucket's end.
+    private static func points(_ series: DeliveryFunnelTimeline.Series, _ buckets: DeliveryFunnelTimeline.Buckets) -> [Components.Schemas.FunnelPoint] {
+        let counts = { (stage: FunnelStage) in series.counts(of: stage, bucketCount: buckets.count) }
+        let (sent, accepted, showing, ended, lateJoiners) = (counts(.sent), counts(.accepted), counts(.showing), counts(.ended), counts(.lateJoinersStarted))
+        return (0..<buckets.count).map { index in
+            .init(
+                at: buckets.end(of: index),
+                sent: Int(sent[index]),
+                accepted: Int(accepted[index]),
+                confirmedShowing: Int(showing[index]),
+                ended: Int(ended[index]),
+                lateJoinersStarted: Int(lateJoiners[index])
+            )
+        }
     }
 }

@@ -56,7 +56,13 @@ extension PostgresStore {
                 if written != started.count {
                     throw StoreError.notFound(entity: "event", id: "\(eventID)")
                 }
-                try await Self.rehomeMergedLedgerEntries(appID: batch.appID, eventID: eventID, on: connection, logger: logger)
+                try await Self.rehomeMergedLedgerEntries(
+                    appID: batch.appID,
+                    eventID: eventID,
+                    tokenRowIDs: started.map(\.tokenRowID),
+                    on: connection,
+                    logger: logger
+                )
                 // The first accepted start makes the event live. One conditional statement per batch
                 // that started someone: once live, the row is matched and not written again.
                 try await connection.query(

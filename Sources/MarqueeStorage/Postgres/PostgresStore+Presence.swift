@@ -69,10 +69,23 @@ extension PostgresStore {
         )
     }
 
+    public func deliveryFunnelTimeline(appID: AppID, eventID: EventID, until: Date) async throws -> DeliveryFunnelTimeline {
+        var binds = eventBinds(appID: appID, eventID: eventID)
+        binds.append(Self.microseconds(until))
+        binds.append(DeliveryFunnelTimeline.stepDivisorMicroseconds)
+        let statement = PresenceQueries.timeline(Self.placeholder) { "CAST(floor(extract(epoch FROM \($0)) * 1000000) AS bigint)" }
+        return try PresenceQueries.timeline(try await rows(PostgresQuery(unsafeSQL: statement, binds: binds)).mapped(PresenceQueries.TimelineRow.init))
+    }
+
+    /// A time as `timeline`'s statement reckons it: whole microseconds since 1970, as PostgreSQL keeps them.
+    private static func microseconds(_ date: Date) -> Int64 {
+        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+    }
+
     /// Parameters 1 to 5 of the funnel's statements: the app, the event, the event as the jobs'
     /// arguments carry it, and the two kinds of start job.
     private func eventBinds(appID: AppID, eventID: EventID) -> PostgresBindings {
-        var binds = PostgresBindings(capacity: 6)
+        var binds = PostgresBindings(capacity: 7)
         binds.append(appID.uuid)
         binds.append(eventID.uuid)
         binds.append(eventID.description)

@@ -61,6 +61,13 @@ extension SQLiteStore {
         )
     }
 
+    public func deliveryFunnelTimeline(appID: AppID, eventID: EventID, until: Date) async throws -> DeliveryFunnelTimeline {
+        let binds = Self.eventBinds(appID: appID, eventID: eventID) + [.date(until), .int(DeliveryFunnelTimeline.stepDivisorMicroseconds)]
+        // Times are integer microseconds in SQLite already.
+        let rows = try await query(PresenceQueries.timeline(Self.placeholder) { $0 }, binds)
+        return try PresenceQueries.timeline(try rows.mapped(PresenceQueries.TimelineRow.init))
+    }
+
     /// Parameters 1 to 5 of the funnel's statements: the app, the event, the event as the jobs'
     /// arguments carry it, and the two kinds of start job.
     private static func eventBinds(appID: AppID, eventID: EventID) -> [SQLiteData] {

@@ -24,6 +24,8 @@ enum PresenceQueries {
     /// Records a report unless the device's window is full. Parameters: 1 app, 2 event, 3 token
     /// row, 4 environment, 5 state, 6 activity ID, 7 the time, 8 the time the current window must
     /// have begun after to still count (NULL: no bound, the window is left as it is), 9 the bound.
+    /// `state_since` moves only when the state does (`ended` and `dismissed` are one state there,
+    /// as in the funnel): the funnel over time counts a device in its stage from then.
     /// No row comes back when the event or the token row is not the app's, or the window is full.
     /// Parameters 6 and 8 may be NULL, which PostgreSQL cannot type from the statement: they are
     /// cast (in SQLite a cast to `timestamptz` is a numeric affinity, which leaves its integer
@@ -33,8 +35,8 @@ enum PresenceQueries {
         return """
         INSERT INTO device_presence AS p
             (event_id, token_id, app_id, environment, state, activity_id, first_reported_at, reported_at,
-             window_started_at, reports_in_window)
-        SELECT e.id, t.id, e.app_id, \(p(4)), \(p(5)), CAST(\(p(6)) AS text), \(p(7)), \(p(7)), \(p(7)), 1
+             window_started_at, reports_in_window, state_since)
+        SELECT e.id, t.id, e.app_id, \(p(4)), \(p(5)), CAST(\(p(6)) AS text), \(p(7)), \(p(7)), \(p(7)), 1, \(p(7))
         FROM events e JOIN push_to_start_tokens t ON t.app_id = e.app_id AND t.id = \(p(3))
         WHERE e.app_id = \(p(1)) AND e.id = \(p(2))
         ON CONFLICT (event_id, token_id) DO UPDATE SET
@@ -42,6 +44,8 @@ enum PresenceQueries {
             state = excluded.state,
             activity_id = excluded.activity_id,
             reported_at = excluded.reported_at,
+            state_since = CASE WHEN \(stage("p.state")) = \(stage("excluded.state")) THEN p.state_since
+                               ELSE excluded.reported_at END,
             window_started_at = CASE WHEN \(since) IS NULL THEN p.window_started_at
                                      WHEN p.window_started_at <= \(since) THEN excluded.reported_at
                                      ELSE p.window_started_at END,
@@ -62,6 +66,27 @@ enum PresenceQueries {
         FROM jobs j
         WHERE j.app_id = \(p(1)) AND j.kind IN (\(p(4)), \(p(5))) AND j.arguments ->> 'eventID' = \(p(3))
         """
+    }
+
+    /// The event's start ledger entries of the app's devices, with when each was sent and answered
+    /// and the arguments of the job that wrote it (`lateJoin` is JSON `true`, which `->>` reads as
+    /// 'true' in PostgreSQL and 1 in SQLite). Parameters: 1 app, 2 event. An entry written before
+    /// 0008 has no `sent_at`: it was sent when it was answered, as far as anyone knows.
+    private static func ledger(_ p: Placeholder) -> String {
+        """
+        SELECT t.environment, s.token_id, COALESCE(s.sent_at, s.started_at) AS sent_at, s.started_at,
+               CASE WHEN CAST(j.arguments ->> 'lateJoin' AS text) IN ('true', '1') THEN 1 ELSE 0 END AS late_join,
+               CASE WHEN j.arguments ->> 'reason' = 'absent' THEN 1 ELSE 0 END AS after_absent
+        FROM start_ledger s
+        JOIN push_to_start_tokens t ON t.id = s.token_id AND t.app_id = \(p(1))
+        LEFT JOIN jobs j ON j.id = s.job_id
+        WHERE s.event_id = \(p(2))
+        """
+    }
+
+    /// A reported state as the funnel counts it: `dismissed` is `ended`.
+    private static func stage(_ column: String) -> String {
+        "CASE \(column) WHEN 'dismissed' THEN 'ended' ELSE \(column) END"
     }
 
     /// Whether the ledger has the device for the event, and whether one of the event's start jobs
@@ -89,15 +114,7 @@ enum PresenceQueries {
     static func funnel(_ p: Placeholder) -> String {
         """
         WITH starts AS (\(startJobs(p))),
-        ledger AS (
-            SELECT t.environment, s.token_id,
-                   CASE WHEN CAST(j.arguments ->> 'lateJoin' AS text) IN ('true', '1') THEN 1 ELSE 0 END AS late_join,
-                   CASE WHEN j.arguments ->> 'reason' = 'absent' THEN 1 ELSE 0 END AS after_absent
-            FROM start_ledger s
-            JOIN push_to_start_tokens t ON t.id = s.token_id AND t.app_id = \(p(1))
-            LEFT JOIN jobs j ON j.id = s.job_id
-            WHERE s.event_id = \(p(2))
-        ),
+        ledger AS (\(ledger(p))),
         outcomes AS (
             SELECT DISTINCT t.environment, d.token_id, d.outcome, COALESCE(d.reason, 'none') AS reason
             FROM starts j
@@ -107,7 +124,7 @@ enum PresenceQueries {
               AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = \(p(2)) AND s.token_id = d.token_id)
         ),
         reports AS (
-            SELECT environment, CASE state WHEN 'dismissed' THEN 'ended' ELSE state END AS stage
+            SELECT environment, \(stage("state")) AS stage
             FROM device_presence WHERE app_id = \(p(1)) AND event_id = \(p(2))
         )
         SELECT environment, 'targeted' AS stage, '' AS reason, CAST(COALESCE(sum(progress_total), 0) AS bigint) AS devices
@@ -152,5 +169,115 @@ enum PresenceQueries {
             funnels[environment] = funnel
         }
         return funnels.values.sorted { $0.environment.rawValue < $1.environment.rawValue }
+    }
+}
+
+extension PresenceQueries {
+    /// How each dialect turns a time column into integer microseconds since 1970: PostgreSQL from
+    /// `timestamptz`, SQLite as it stores times (`{ $0 }`).
+    typealias Microseconds = (String) -> String
+
+    /// The funnel over time (`DeliveryFunnelTimeline`) in one statement: the moment each device
+    /// entered each of `DeliveryFunnelTimeline.stages` (the same rows `funnel` counts, so the last
+    /// bucket equals its totals), the buckets' origin (the first of those moments), their end
+    /// (parameter 6 or the last moment, whichever is later) and their width (the span over parameter
+    /// 7, rounded up to whole seconds: `DeliveryFunnelTimeline.stepMicroseconds`), and one row per
+    /// environment, stage and bucket that counts devices: `environment`, `stage`, `bucket`,
+    /// `devices`, `origin`, `step`, `finish` (times in microseconds). No row before the first send.
+    /// Parameters: 1 app, 2 event, 3 the event as text, 4 and 5 the start job kinds, 6 the end in
+    /// microseconds, 7 `DeliveryFunnelTimeline.stepDivisorMicroseconds`.
+    static func timeline(_ p: Placeholder, microseconds: Microseconds) -> String {
+        let end = "CAST(\(p(6)) AS bigint)"
+        let divisor = "CAST(\(p(7)) AS bigint)"
+        return """
+        WITH starts AS (\(startJobs(p))),
+        ledger AS (\(ledger(p))),
+        sends AS (
+            SELECT environment, token_id, sent_at AS at FROM ledger
+            UNION ALL
+            SELECT t.environment, d.token_id, d.sent_at
+            FROM starts j
+            JOIN deliveries d ON d.job_id = j.id
+            JOIN push_to_start_tokens t ON t.id = d.token_id
+            WHERE d.outcome IN ('rejected', 'token_invalid', 'uncertain', 'failed')
+        ),
+        moments AS (
+            SELECT environment, 'sent' AS stage, min(at) AS at FROM sends GROUP BY environment, token_id
+            UNION ALL
+            SELECT environment, 'accepted', started_at FROM ledger
+            UNION ALL
+            SELECT environment, 'lateJoinersStarted', started_at FROM ledger WHERE late_join = 1
+            UNION ALL
+            SELECT environment, \(stage("state")), state_since
+            FROM device_presence WHERE app_id = \(p(1)) AND event_id = \(p(2)) AND state <> 'absent'
+        ),
+        stamped AS (SELECT environment, stage, \(microseconds("at")) AS at FROM moments),
+        span AS (
+            SELECT min(at) AS origin, CASE WHEN max(at) > \(end) THEN max(at) ELSE \(end) END AS finish
+            FROM stamped
+        ),
+        bounds AS (
+            SELECT origin, finish,
+                   1000000 * CASE WHEN (finish - origin + \(divisor) - 1) / \(divisor) > 1
+                                  THEN (finish - origin + \(divisor) - 1) / \(divisor) ELSE 1 END AS step
+            FROM span WHERE origin IS NOT NULL
+        )
+        SELECT s.environment, s.stage, (s.at - b.origin) / b.step AS bucket, CAST(count(*) AS bigint) AS devices,
+               b.origin, b.step, b.finish
+        FROM stamped s CROSS JOIN bounds b
+        GROUP BY s.environment, s.stage, (s.at - b.origin) / b.step, b.origin, b.step, b.finish
+        """
+    }
+
+    /// One row of `timeline`.
+    struct TimelineRow {
+        var environment: String
+        var stage: String
+        var bucket: Int64
+        var devices: Int64
+        var origin: Int64
+        var step: Int64
+        var finish: Int64
+
+        init(_ row: some ColumnReader) throws {
+            environment = try row.string("environment")
+            stage = try row.string("stage")
+            bucket = try row.int64("bucket")
+            devices = try row.int64("devices")
+            origin = try row.int64("origin")
+            step = try row.int64("step")
+            finish = try row.int64("finish")
+        }
+    }
+
+    /// `timeline`'s rows as cumulative counts per environment and stage, one per bucket.
+    static func timeline(_ rows: [TimelineRow]) throws -> DeliveryFunnelTimeline {
+        guard let first = rows.first else { return DeliveryFunnelTimeline(buckets: nil, series: []) }
+        let count = Int((first.finish - first.origin) / first.step) + 1
+        let buckets = DeliveryFunnelTimeline.Buckets(
+            origin: Date(timeIntervalSince1970: Double(first.origin) / 1_000_000),
+            stepMicroseconds: first.step,
+            until: Date(timeIntervalSince1970: Double(first.finish) / 1_000_000),
+            count: count
+        )
+        var added: [APNSEnvironment: [FunnelStage: [Int64]]] = [:]
+        for row in rows {
+            let environment = try ColumnCoding.parse(APNSEnvironment.self, row.environment, entity: "funnel timeline")
+            let stage = try ColumnCoding.parse(FunnelStage.self, row.stage, entity: "funnel timeline")
+            guard (0..<Int64(count)).contains(row.bucket) else {
+                throw StoreError.corruptRow(entity: "funnel timeline", detail: "bucket \(row.bucket) outside 0..<\(count)")
+            }
+            added[environment, default: [:]][stage, default: Array(repeating: 0, count: count)][Int(row.bucket)] += row.devices
+        }
+        let series = added.map { environment, stages in
+            DeliveryFunnelTimeline.Series(
+                environment: environment,
+                counts: stages.mapValues { perBucket in
+                    var total: Int64 = 0
+                    return perBucket.map { total += $0; return total }
+                }
+            )
+        }
+        return DeliveryFunnelTimeline(buckets: buckets, series: series.sorted { $0.environment.rawValue < $1.environment.rawValue })
     }
 }

@@ -1,15 +1,19 @@
 // One event: its channels, timeline and schedules, the start form with the audience's size, the
-// job's live progress, the broadcast composer, and each channel's broadcast log.
+// job's live progress, the broadcast composer, each channel's broadcast log, and the delivery
+// funnel (its totals, and over time as a chart).
 import { call } from "../api.js";
-import { h, clear, field, input, select, problemBox, badge, when, table, count, fromLocalInput, announce, notice } from "../dom.js";
+import { h, clear, field, input, select, problemBox, badge, when, table, count, fromLocalInput, announce, notice, stat } from "../dom.js";
 import { can } from "../session.js";
 import { navigate } from "../navigation.js";
 import { eventForm } from "./events.js";
 import { jobProgress } from "./jobs.js";
 import { broadcastPayload, byteSize, shapeDifferences, BROADCAST_LIMIT } from "../payload.js";
 import { stateFields } from "../stateFields.js";
+import { funnelChart } from "../funnelChart.js";
 
 const OPEN = ["scheduled", "live"];
+/** How often the delivery section reads the funnel again while the event is open and the page seen. */
+const DELIVERY_REFRESH_MILLISECONDS = 5000;
 
 export async function eventView(main, eventKey, { signal, section }) {
   const path = `/v1/events/${encodeURIComponent(eventKey)}`;
@@ -28,6 +32,7 @@ export async function eventView(main, eventKey, { signal, section }) {
   const summary = h("p", {});
   const timelineSlot = h("div");
   const logSlot = h("div");
+  const delivery = can.publish ? deliverySection(path, signal) : null;
   const drawSummary = (shown) => clear(summary, badge(shown.state), " ", h("code", {}, shown.eventKey),
     ` · ${shown.attributesType} · planned ${when(shown.plannedStart)} – ${when(shown.plannedEnd)}`);
   /** After each change: the event's state, its schedules and its broadcast log read again, in place. */
@@ -37,6 +42,7 @@ export async function eventView(main, eventKey, { signal, section }) {
       drawSummary(now);
       clear(timelineSlot, timelineSection(now, schedules, refresh));
       clear(logSlot, can.publish ? logSection(logs) : null);
+      await delivery?.refresh(now);
     } catch (error) {
       if (error.name !== "AbortError") clear(status, problemBox(error));
     }
@@ -74,6 +80,7 @@ export async function eventView(main, eventKey, { signal, section }) {
     can.publish && open ? { id: "start", label: "Start", content: [startSection(event, path, signal, refresh)] } : null,
     can.publish && open ? { id: "broadcast", label: "Broadcast", content: [composerSection(event, path, logs, refresh)] } : null,
     can.publish ? { id: "log", label: "Broadcast log", content: [logSlot] } : null,
+    delivery ? { id: "delivery", label: "Delivery", content: [delivery.element] } : null,
   ].filter(Boolean);
   const base = `#/events/${encodeURIComponent(event.eventKey)}`;
   let current = sections.some((candidate) => candidate.id === section) ? section : "overview";
@@ -102,6 +109,59 @@ export async function eventView(main, eventKey, { signal, section }) {
     status,
     sectionNav,
     [...panels.values()]);
+  if (delivery) {
+    await delivery.refresh(event);
+    // The funnel moves while the event is open (starts, late joiners, devices' reports): read again
+    // like the device wall, while the section is seen; a change on this page reads it at once (refresh).
+    const timer = setInterval(() => {
+      if (!document.hidden && !delivery.element.parentElement?.hidden && OPEN.includes(delivery.state())) delivery.refresh();
+    }, DELIVERY_REFRESH_MILLISECONDS);
+    signal.addEventListener("abort", () => clearInterval(timer));
+  }
+}
+
+/** The funnel's totals per environment (from the event's GET) and the funnel over time as charts. */
+function deliverySection(path, signal) {
+  const body = h("div");
+  const status = h("div");
+  let state = "scheduled";
+  let funnel = [];
+  async function refresh(event) {
+    try {
+      if (!event) event = await call("GET", path, undefined, { signal });
+      state = event.state;
+      funnel = event.funnel ?? funnel;
+      const series = await call("GET", `${path}/funnel/series`, undefined, { signal });
+      clear(status);
+      clear(body, series.environments.map((environment) => {
+        const totals = funnel.find((entry) => entry.environment === environment.environment);
+        return [
+          series.environments.length > 1 ? h("h3", {}, environment.environment) : null,
+          totals ? funnelTotals(totals) : null,
+          environment.points.length
+            ? funnelChart(environment, series)
+            : h("p", { class: "muted", "data-testid": "funnel-empty" }, "No start sent yet: the chart of sent, accepted and confirmed devices begins with the event's first start."),
+        ];
+      }));
+    } catch (error) {
+      if (error.name !== "AbortError") clear(status, problemBox(error));
+    }
+  }
+  const element = h("section", { "aria-labelledby": "delivery" },
+    h("h2", { id: "delivery" }, "Delivery"),
+    h("p", { class: "hint" }, "How far the event's starts reached, from APNs' answers to what the devices report. Read again every few seconds while the event is open."),
+    status, body);
+  return { element, refresh, state: () => state };
+}
+
+function funnelTotals(funnel) {
+  const figure = (label, value, key, title) => stat(label, value, { testid: `funnel-total-${funnel.environment}-${key}`, title });
+  return h("dl", { class: "stats" },
+    figure("Targeted", funnel.targeted, "targeted", "In the audiences of the event's starts when each was created"),
+    figure("Sent", funnel.sent, "sent"), figure("Accepted", funnel.accepted, "accepted"),
+    figure("Rejected", funnel.rejected.devices, "rejected"), figure("Uncertain", funnel.uncertain, "uncertain", "Written to APNs with no answer"),
+    figure("Failed", funnel.failed, "failed"), figure("Confirmed showing", funnel.confirmedShowing, "showing", "The app reported the activity on the Lock Screen"),
+    figure("Absent", funnel.absent, "absent"), figure("Ended", funnel.ended, "ended"));
 }
 
 /** Why the event has no channel, and what can be done about it. */
