@@ -79,12 +79,15 @@ extension PostgresStore {
 
     /// Within a fan-out batch's transaction, after its ledger entries: those written for a token row
     /// merged away since the batch read its audience move to the device's row, or go where that row
-    /// has its own entry for the event (the device's start is the one kept, as in a merge). One
-    /// statement bounded by the batch's own token rows (`tokenRowIDs`), on both sides: matched only
-    /// against the event's whole ledger, the planner, with statistics that predate the event (its
-    /// entries are written during the run), scanned every entry of the event at each commit, and a
-    /// fan-out slowed as its ledger grew (0.82 of h2load's ceiling on a fresh database, 0.14 once
-    /// the statistics had seen an earlier event's ledger: `run-fanout.sh` with its statements report).
+    /// has its own entry for the event (the device's start is the one kept, as in a merge).
+    ///
+    /// Two statements, so that a batch with nothing merged (all but never) reads only
+    /// `merged_token_rows` by its primary key: one statement joining that table to the event's
+    /// ledger let the planner, whose statistics predate the event's entries (they are written
+    /// during the run), scan every entry of the event at each commit, and a fan-out slowed as its
+    /// ledger grew (0.82 of h2load's ceiling on a fresh database, 0.14 from the second run on,
+    /// `run-fanout.sh` with its statements report). The shared merge lock this transaction holds
+    /// keeps `merged_token_rows` as read until it commits.
     static func rehomeMergedLedgerEntries(
         appID: AppID,
         eventID: EventID,
@@ -92,12 +95,18 @@ extension PostgresStore {
         on connection: PostgresConnection,
         logger: Logger
     ) async throws {
+        let merged = try await connection.query(
+            "SELECT from_id, into_id FROM merged_token_rows WHERE from_id = ANY(\(tokenRowIDs)::bigint[]) AND app_id = \(appID.uuid)",
+            logger: logger
+        ).collect().map { try $0.decode((Int64, Int64).self) }
+        guard !merged.isEmpty else { return }
         try await connection.query(
             """
-            WITH stray AS (
-                DELETE FROM start_ledger s USING merged_token_rows m
-                WHERE m.from_id = ANY(\(tokenRowIDs)::bigint[]) AND m.app_id = \(appID.uuid)
-                  AND s.event_id = \(eventID.uuid) AND s.token_id = ANY(\(tokenRowIDs)::bigint[]) AND s.token_id = m.from_id
+            WITH moves AS (
+                SELECT * FROM UNNEST(\(merged.map(\.0))::bigint[], \(merged.map(\.1))::bigint[]) AS m(from_id, into_id)
+            ), stray AS (
+                DELETE FROM start_ledger s USING moves m
+                WHERE s.event_id = \(eventID.uuid) AND s.token_id = m.from_id
                 RETURNING s.event_id, m.into_id, s.app_id, s.job_id, s.attempt, s.apns_id, s.sent_at, s.started_at
             )
             INSERT INTO start_ledger (event_id, token_id, app_id, job_id, attempt, apns_id, sent_at, started_at)
