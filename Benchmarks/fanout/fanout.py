@@ -10,6 +10,17 @@ finished. Meanwhile it samples VmRSS of the serve process (its maximum, and a se
 second); VmHWM is read at the end."""
 import http.client, json, sys, time, urllib.parse
 
+# The start every fan-out posts (run-late-joiners.sh posts it too).
+START_BODY = {
+    "environment": "sandbox",
+    "attributes": {"matchId": "m-2026-01-01-hfc-afc", "homeTeam": "Home FC", "awayTeam": "Away FC",
+                   "competition": "League", "venue": "Example Stadium"},
+    "contentState": {"homeTeamScore": 0, "awayTeamScore": 0, "period": "1st half", "clock": "00:00", "status": "live",
+                     "lastEvent": {"type": "kickoff", "description": "The match has started"}},
+    "alert": {"title": {"loc-key": "%@ vs %@ has started", "loc-args": ["Home FC", "Away FC"]},
+              "body": {"loc-key": "Follow the match live", "loc-args": []}, "sound": "default"},
+}
+
 def connect(base):
     u = urllib.parse.urlparse(base)
     return http.client.HTTPConnection(u.hostname, u.port, timeout=120)
@@ -48,19 +59,10 @@ def load(base, key, attributes_type, count, prefix):
 
 def start(base, key, event_key, pid):
     conn = connect(base)
-    body = {
-        "environment": "sandbox",
-        "attributes": {"matchId": "m-2026-01-01-hfc-afc", "homeTeam": "Home FC", "awayTeam": "Away FC",
-                       "competition": "League", "venue": "Example Stadium"},
-        "contentState": {"homeTeamScore": 0, "awayTeamScore": 0, "period": "1st half", "clock": "00:00", "status": "live",
-                         "lastEvent": {"type": "kickoff", "description": "The match has started"}},
-        "alert": {"title": {"loc-key": "%@ vs %@ has started", "loc-args": ["Home FC", "Away FC"]},
-                  "body": {"loc-key": "Follow the match live", "loc-args": []}, "sound": "default"},
-    }
     rss_before = status_kib(pid, "VmRSS")
     rss_max = rss_before
     t0 = time.monotonic()
-    s, job = call(conn, "POST", f"/v1/events/{event_key}/starts", key, body)
+    s, job = call(conn, "POST", f"/v1/events/{event_key}/starts", key, START_BODY)
     if s != 202:
         sys.exit(f"start: HTTP {s} {job}")
     job_id = job["id"]

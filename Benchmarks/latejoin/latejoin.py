@@ -12,15 +12,7 @@ time its registration was answered (the start ledger's started_at, when APNs ans
 compared with it by the caller)."""
 import json, os, sys, threading, time
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "fanout"))
-from fanout import call, connect  # noqa: E402
-
-START_BODY = {
-    "environment": "sandbox",
-    "attributes": {"matchId": "m-late", "homeTeam": "Home FC", "awayTeam": "Away FC",
-                   "competition": "League", "venue": "Example Stadium"},
-    "contentState": {"homeTeamScore": 0, "awayTeamScore": 0, "period": "1st half", "clock": "00:00", "status": "live"},
-    "alert": {"title": "Kick-off", "body": "Follow the match live", "sound": "default"},
-}
+from fanout import START_BODY, call, connect  # noqa: E402
 
 def run(base, pub, app, event_key, attributes_type, late, rate, prefix):
     control = connect(base)
