@@ -58,6 +58,8 @@ public struct BroadcastDraft: Sendable, Hashable {
         var validation = InputValidation()
         validation.require(dismissalDate == nil || event == .end, "/dismissalDate", "is only allowed with event end")
         if let relevanceScore { validation.require(relevanceScore.isFinite, "/relevanceScore", "must be a finite number") }
+        validation.rejectNUL(in: contentState, "/contentState")
+        if let alert { validation.rejectNUL(in: alert.jsonObject, "/alert") }
         if let priority {
             validation.require(priority == .immediate || !important, "/important", "true asks for priority 10; leave out priority or send 10")
         }

@@ -160,6 +160,12 @@ public struct StartService: Sendable {
         var errors = audienceErrors(request.audience, pointerPrefix: pointerPrefix)
         errors += LateJoinPolicy.errors(in: request, pointerPrefix: pointerPrefix)
         if request.alert.isEmpty { errors.append(FieldError("\(pointerPrefix)/alert", "a start needs an alert (title and body)")) }
+        var strings = InputValidation()
+        strings.rejectNUL(in: request.attributes, "\(pointerPrefix)/attributes")
+        strings.rejectNUL(in: request.contentState, "\(pointerPrefix)/contentState")
+        strings.rejectNUL(in: request.alert, "\(pointerPrefix)/alert")
+        if let alert = request.lateJoiners.alert { strings.rejectNUL(in: alert, "\(pointerPrefix)/lateJoiners/alert") }
+        errors += strings.errors
         guard errors.isEmpty else { throw .invalidInput(errors) }
     }
 
@@ -202,16 +208,7 @@ public struct StartService: Sendable {
     /// Refuses a start whose payload is over APNs' limit in either of its forms.
     static func checkSize(_ arguments: StartJobArguments, pointerPrefix: String = "") throws(EngineError) {
         for updates in [LiveActivityPayload.StartUpdates.updateToken] + (arguments.apnsChannelID.map { [.channel($0)] } ?? []) {
-            let payload = arguments.payload(updates: updates)
-            // A start is kept as JSON in its job's arguments, which PostgreSQL reads with `->>`
-            // (the funnel, late joiners); that fails on a string holding U+0000 anywhere in the
-            // row, and no Live Activity needs one.
-            if String(decoding: payload, as: UTF8.self).contains("\\u0000") {
-                throw .invalidInput([
-                    FieldError("\(pointerPrefix)/contentState", "a string of the start (its attributes, content-state or alert) holds U+0000 (NUL), which Marquee does not store: remove it")
-                ])
-            }
-            let size = payload.count
+            let size = arguments.payload(updates: updates).count
             if size > APNSPayloadLimit.device {
                 throw .invalidInput([
                     FieldError("\(pointerPrefix)/contentState", "the start payload is \(size) bytes, over APNs' \(APNSPayloadLimit.device)")
