@@ -267,6 +267,30 @@ struct FollowersAPITests {
             }
             let rejectedByReason = (funnel["rejected"] as? [String: Any])?["byReason"] as? [String: Any]
             #expect(rejectedByReason?.isEmpty ?? true, "\(funnel)")
+
+            // The final whistle: the end reaches every activity (on the channel, or on its update
+            // token), each app that reports notices its activity ended and says so, and the funnel
+            // moves them from showing to ended, again device for device.
+            let end = try await server.client.send(
+                "POST",
+                "/v1/events/match/broadcasts",
+                key: app.publisherKey,
+                json: ["event": "end", "contentState": ["homeScore": 1, "awayScore": 0]]
+            )
+            #expect(end.status == 200, "\(end.text)")
+            // Activities on update tokens get the end through a job of their own: the devices are
+            // read again with each look at the funnel.
+            var afterEnd: [String: Int] = [:]
+            try? await waitUntil("every activity ended and the funnel's ended agreeing with the devices") {
+                afterEnd = Self.funnelFromDevices(emulator: emulator, audience: everyone, cutOff: cutOffIDs, late: lateIDs)
+                funnel = try await DevicePresenceAPITests.funnel(server, app)
+                return afterEnd["confirmedShowing"] == 0 && Self.counts(funnel) == afterEnd
+            }
+            #expect(afterEnd["confirmedShowing"] == 0 && afterEnd["ended"] == expected["confirmedShowing"], "\(afterEnd)")
+            let endedCounts = Self.counts(funnel)
+            for stage in afterEnd.keys.sorted() {
+                #expect(endedCounts[stage] == afterEnd[stage], "after the end, \(stage): the funnel says \(endedCounts[stage] ?? -1), the devices \(afterEnd[stage] ?? -1)\nfunnel: \(funnel)")
+            }
         }
     }
 

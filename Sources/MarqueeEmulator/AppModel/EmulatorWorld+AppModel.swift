@@ -17,17 +17,26 @@ extension EmulatorWorld {
     /// The app model's event for a push the device got now, when the device's app is played and
     /// can report (a never-reporting app notices nothing worth handing over).
     func appEvent(for target: TokenTarget, payload: [UInt8]?, environment: APNSEnvironment) -> AppModelEvent? {
-        guard let device = environments[environment]?.devices[target.deviceID]?.device,
-            device.isOnline, device.isAppInstalled,
-            let traits = device.appTraits, !traits.neverReports,
-            appMarquees[device.bundleID] != nil
-        else { return nil }
         let kind: AppModelEvent.Kind
         switch target {
         case .device: kind = .deviceTokenPush(payload: payload ?? [])
         case .pushToStart: kind = .started(payload: payload ?? [])
         case .update: kind = .updated
         }
+        return appEvent(kind, deviceID: target.deviceID, environment: environment)
+    }
+
+    /// The app model's event for a channel broadcast that ended one of the device's activities.
+    func appEventForEndedActivity(deviceID: String, environment: APNSEnvironment) -> AppModelEvent? {
+        appEvent(.updated, deviceID: deviceID, environment: environment)
+    }
+
+    private func appEvent(_ kind: AppModelEvent.Kind, deviceID: String, environment: APNSEnvironment) -> AppModelEvent? {
+        guard let device = environments[environment]?.devices[deviceID]?.device,
+            device.isOnline, device.isAppInstalled,
+            let traits = device.appTraits, !traits.neverReports,
+            appMarquees[device.bundleID] != nil
+        else { return nil }
         return AppModelEvent(environment: environment, deviceID: device.id, kind: kind)
     }
 }

@@ -86,8 +86,10 @@ struct BroadcastExchange {
         let uniqueID = RandomIdentifiers.uuid()
         let budget = configuration.broadcastBudgetPerHour[channel.messageStoragePolicy]
         let throttle = configuration.broadcastThrottle
+        var appEvents: [AppModelEvent] = []
         let admitted = state.world.withLock { world -> Bool in
             let capacity = world.historyPerTarget
+            var endedOn: [String] = []
             let admitted = world.withEnvironment(environment) { env -> Bool in
                 // The throttle's state is committed only once the budget also admitted the broadcast,
                 // so that a refusal by either leaves both as they were.
@@ -107,7 +109,8 @@ struct BroadcastExchange {
                     priority: priority,
                     expiration: expiration,
                     now: now,
-                    configuration: configuration
+                    configuration: configuration,
+                    endedOn: &endedOn
                 )
                 env.record(
                     ReceivedPush(
@@ -129,8 +132,11 @@ struct BroadcastExchange {
                 return true
             }
             if admitted { world.counters.broadcastsAccepted += 1 }
+            appEvents = endedOn.compactMap { world.appEventForEndedActivity(deviceID: $0, environment: environment) }
             return admitted
         }
+        // Handed over outside the world's lock: the app model takes its own time.
+        for event in appEvents { state.appEventSink.yield(event) }
         guard admitted else { return reject(.tooManyRequests, requestID, now: now) }
         return EmulatorResponse(status: 200, headers: [("apns-request-id", requestID), ("apns-unique-id", uniqueID)])
     }

@@ -69,7 +69,8 @@ extension EnvironmentWorld {
     /// Delivers an accepted broadcast to every activity subscribed to `channelID`. A Most-Recent-
     /// Message-Stored channel keeps it (unless `apns-expiration` is 0) for at most 8 hours, and
     /// subscribers on offline devices get it when they are back; on a No-Message-Stored channel
-    /// they miss it.
+    /// they miss it. The devices whose activity the broadcast ended are added to `endedOn`: their
+    /// apps, when played, notice it the next time they run, as ActivityKit's state updates do.
     mutating func deliverBroadcast(
         channelID: String,
         requestID: String,
@@ -77,7 +78,8 @@ extension EnvironmentWorld {
         priority: APNSPriority,
         expiration: Int64?,
         now: Date,
-        configuration: APNSEmulatorConfiguration
+        configuration: APNSEmulatorConfiguration,
+        endedOn: inout [String]
     ) -> [DeviceOutcome] {
         guard var channel = channels[channelID] else { return [] }
         channel.channel.broadcastsReceived += 1
@@ -110,7 +112,11 @@ extension EnvironmentWorld {
             }
             let verdict = Self.apply(payload: payload, to: &state, context: context)
             outcomes.append(verdict.outcome)
-            if state.activity.endedAt == nil { stillSubscribed.append(activityID) }
+            if state.activity.endedAt == nil {
+                stillSubscribed.append(activityID)
+            } else if case .applied = verdict.outcome {
+                endedOn.append(state.activity.deviceID)
+            }
             activities[activityID] = state
         }
         channel.channel.subscriberIDs = stillSubscribed
