@@ -225,10 +225,19 @@ struct EmulatorCommand: AsyncParsableCommand {
         let emulator = APNSEmulator(configuration: configuration)
         for fault in try parsedFaults() { emulator.injectFault(fault) }
         let demoKey = try emulator.makeDemoKey(teamID: teamID, keyID: keyID, bundleID: bundleID)
-        let service = EmulatorService(emulator: emulator, demoKey: demoKey, stateDir: stateDir)
+        // Started before the group, so that its listeners (and the state file scripts read) are
+        // announced once they are bound; the group then serves until SIGTERM or SIGINT.
+        try await emulator.start()
+        var p8Path: String?
+        if let stateDir {
+            let written = try APNSEmulatorStateFile.write(emulator: emulator, demoKey: demoKey, to: URL(fileURLWithPath: stateDir))
+            p8Path = written.demoKey?.p8Path
+        }
+        // Written unbuffered so a script reading the output sees it at once.
+        FileHandle.standardOutput.write(Data((Self.summary(of: emulator, demoKey: demoKey, p8Path: p8Path, stateDir: stateDir) + "\n").utf8))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
-                services: [service],
+                services: [emulator],
                 gracefulShutdownSignals: [.sigterm, .sigint],
                 logger: configuration.logger
             )
@@ -255,26 +264,9 @@ struct EmulatorCommand: AsyncParsableCommand {
     }
 }
 
-/// Runs the emulator inside the service group until graceful shutdown.
-private struct EmulatorService: Service {
-    let emulator: APNSEmulator
-    let demoKey: APNSEmulatorDemoKey
-    let stateDir: String?
-
-    func run() async throws {
-        try await emulator.start()
-        var p8Path: String?
-        if let stateDir {
-            let written = try APNSEmulatorStateFile.write(emulator: emulator, demoKey: demoKey, to: URL(fileURLWithPath: stateDir))
-            p8Path = written.demoKey?.p8Path
-        }
-        // Written unbuffered so a script reading the output sees it at once.
-        FileHandle.standardOutput.write(Data((summary(p8Path: p8Path) + "\n").utf8))
-        try? await gracefulShutdown()
-        await emulator.shutdown()
-    }
-
-    private func summary(p8Path: String?) -> String {
+extension EmulatorCommand {
+    /// What `marquee emulator` prints once its listeners are bound.
+    static func summary(of emulator: APNSEmulator, demoKey: APNSEmulatorDemoKey, p8Path: String?, stateDir: String?) -> String {
         var lines = ["Marquee APNs emulator"]
         for (listener, _) in emulator.listeners.sorted(by: { $0.key.description < $1.key.description }) {
             lines.append("  \(listener.description.padding(toLength: 34, withPad: " ", startingAt: 0)) \(emulator.url(for: listener) ?? "")")

@@ -74,19 +74,16 @@ public final class APNSEmulator: Sendable {
         }
     }
 
+    /// Starts the emulator unless something already started it (a server that needs its ports for
+    /// its own configuration starts it before its service group runs): what `run()` begins with.
+    func startUnlessStarted() async throws {
+        guard runtime.withLock({ $0.phase == .idle }) else { return }
+        try await start()
+    }
+
     /// Closes every listener and connection. Safe to call more than once.
     public func shutdown() async {
         await closeEverything()
-    }
-
-    /// Starts the emulator and serves until the task is cancelled, then shuts it down: the shape
-    /// ServiceLifecycle's `Service.run()` expects.
-    public func run() async throws {
-        try await start()
-        while !Task.isCancelled {
-            try? await Task.sleep(for: .seconds(3600))
-        }
-        await shutdown()
     }
 
     private func bindEverything() async throws {

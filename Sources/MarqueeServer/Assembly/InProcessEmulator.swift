@@ -9,8 +9,10 @@ import ServiceLifecycle
 
 /// The APNs emulator run inside `marquee serve` when no APNs is configured: Marquee's clients talk
 /// to it over real TLS HTTP/2, and apps and signing keys are registered with it as they are
-/// created, so that everything works end to end with no Apple account.
-struct InProcessEmulator: Service {
+/// created, so that everything works end to end with no Apple account. Started here, before the
+/// service group (its ports configure the APNs clients); the emulator itself is the group's
+/// service that serves until the shutdown.
+struct InProcessEmulator {
     let emulator: APNSEmulator
 
     /// Starts an emulator on free ports of 127.0.0.1, on the service's clock: provider tokens
@@ -46,10 +48,6 @@ struct InProcessEmulator: Service {
         return APNSTarget(pushEndpoints: push, channelManagementEndpoints: management)
     }
 
-    func run() async throws {
-        try? await gracefulShutdown()
-        await emulator.shutdown()
-    }
 }
 
 /// Tells the in-process emulator about apps and signing keys as Marquee learns them.

@@ -142,7 +142,7 @@ public enum MarqueeServer {
                 logger: logger.withLevel(atMost: .info)
             )
             emulator = started
-            services.append(started)
+            services.append(started.emulator)
             target = try started.target()
             let emulatorProvisioner = EmulatorAccountProvisioner(emulator: started.emulator)
             try await emulatorProvisioner.provisionEverything(in: opened.store)
