@@ -15,8 +15,9 @@ public struct MarqueeRejection: Sendable, Equatable, CustomStringConvertible {
         self.retryAfter = retryAfter
     }
 
-    /// Reads an answer that is not a success.
-    init(_ response: MarqueeHTTPResponse) {
+    /// Reads an answer that is not a success (a transport of the app's own, or the emulator's
+    /// played app, turns Marquee's refusals into the same values `RetryPolicy` decides on).
+    public init(_ response: MarqueeHTTPResponse) {
         self.status = response.status
         self.problem = try? JSONDecoder().decode(MarqueeProblem.self, from: response.body)
         self.retryAfter = response.header("Retry-After").flatMap(RetryAfter.init(header:))

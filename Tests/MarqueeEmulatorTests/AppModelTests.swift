@@ -2,6 +2,7 @@ import Foundation
 import MarqueeCore
 import MarqueeEmulator
 import MarqueeKit
+import NIOHTTP1
 import Testing
 
 extension EmulatorTests {
@@ -240,6 +241,31 @@ extension EmulatorTests {
                 try await eventually("the launch reported") { marquee.requests.count == 1 }
                 #expect(marquee.requests.first?.path.hasPrefix("/v1/events/m7/presence/") == true)
                 #expect(marquee.requests.first?.authorization == "Bearer \(Self.appKey)")
+            }
+        }
+
+        @Test("A report Marquee did not take (503) is sent again after MarqueeKit's retry wait; one it refused (422) is not")
+        func failedReportIsRetried() async throws {
+            try await withPlayedApp { fixture, marquee in
+                let device = try register(fixture)
+                marquee.answer(.serviceUnavailable)
+                try await start(fixture, device)
+                try await play(fixture, scheduled: 1, advancing: 2)
+                #expect(marquee.requests.map { $0.json["state"] } == ["showing"])
+
+                // RetryPolicy's first wait: 1 s and up to 1 s of jitter. Then Marquee takes it.
+                marquee.answer(.noContent)
+                try await play(fixture, scheduled: 1, advancing: 2)
+                #expect(marquee.requests.map { $0.json["state"] } == ["showing", "showing"])
+                #expect(await fixture.emulator.pendingAppWakes == 0, "taken: nothing more to send")
+
+                // A refusal time cannot mend is not sent again.
+                marquee.answer(.unprocessableEntity)
+                try await ask(fixture, device, about: ["m2"])
+                try await play(fixture, scheduled: 1, advancing: 10)
+                #expect(marquee.requests.count == 3)
+                fixture.clock.advance(by: 60)
+                #expect(await fixture.emulator.pendingAppWakes == 0)
             }
         }
 

@@ -82,16 +82,22 @@ actor AppModelRunner {
     }
 
     /// The app runs at `due` and reconciles, answering `asks` and knowing `liveEvents` are live.
+    /// `attempt` counts the runs since a report last failed: MarqueeKit's `RetryPolicy` decides
+    /// whether and when the app tries again, as a real app's client does.
     private struct Wake {
         var due: Date
         var sequence: Int
         var device: DeviceKey
         var asks: [String] = []
         var liveEvents: Set<String> = []
+        var attempt = 1
     }
 
     private let state: EmulatorState
     private let transport: any MarqueeTransport
+    /// MarqueeKit's own: a report Marquee did not take (no answer in time, 429, 5xx) is sent again
+    /// after its wait; the census, which records only what was taken, decides what to send then.
+    private let retryPolicy = RetryPolicy()
     private let logger: Logger
     private var censuses: [DeviceKey: ActivityCensus] = [:]
     private var wakes: [Wake] = []
@@ -221,6 +227,8 @@ actor AppModelRunner {
         censuses[wake.device] = census
         guard let pushToStartToken = Self.pushToStartToken(of: device, attributesType: marquee.attributesType) else { return }
         let requests = MarqueeRequests(baseURL: marquee.baseURL, appKey: marquee.appKey, environment: MarqueeKitEnvironment(wake.device.environment))
+        var failure: MarqueeKitError?
+        defer { if let failure { retry(wake, after: failure) } }
         for report in decision.reports {
             guard !stopped, !Task.isCancelled else { return }
             let request: MarqueeHTTPRequest
@@ -236,6 +244,7 @@ actor AppModelRunner {
                     // Recorded on the census as it is now: events may have arrived during the send.
                     censuses[wake.device]?.recordSent(report, at: state.now)
                 } else {
+                    failure = .rejected(MarqueeRejection(response))
                     logger.debug(
                         "app model: Marquee refused a presence report",
                         metadata: ["emulator.status": "\(response.status)", "emulator.eventKey": "\(report.eventKey)"]
@@ -243,9 +252,22 @@ actor AppModelRunner {
                 }
             } catch {
                 // Unsent: the census decides it again when the app next runs.
+                failure = .unreachable(String(describing: error))
                 logger.debug("app model: a presence report found no Marquee", metadata: ["emulator.error": "\(error)"])
             }
         }
+    }
+
+    /// A report of `wake` was not taken: the app runs again when MarqueeKit's retry policy says
+    /// (a busy Marquee's timeout or 429 is not the end of what the device has to say), or gives up
+    /// until something else runs it.
+    private func retry(_ wake: Wake, after failure: MarqueeKitError) {
+        guard !stopped else { return }
+        let now = state.now
+        guard case .retry(let wait) = retryPolicy.decide(after: failure, attempt: wake.attempt, now: now, randomFraction: .random(in: 0..<1)) else {
+            return
+        }
+        schedule(Wake(due: now.addingTimeInterval(wait.emulatorSeconds), sequence: 0, device: wake.device, attempt: wake.attempt + 1))
     }
 
     private static func pushToStartToken(of device: EmulatedDevice, attributesType: String?) -> String? {
