@@ -169,7 +169,7 @@ public struct ChannelLifecycle: Sendable {
 
     private func create(_ row: BroadcastChannel, app: App) async throws -> BroadcastChannel {
         let created: APNSChannelCreated
-        let client: APNSClient
+        let client: any APNSChannelManaging
         do {
             client = try await clients.client(for: app, environment: row.environment)
             created = try await client.createChannel(

@@ -104,7 +104,7 @@ public struct ChannelReconciler: Sendable {
         return report
     }
 
-    private func deleteAtAPNS(_ apnsID: String, app: App, client: APNSClient) async throws -> Bool {
+    private func deleteAtAPNS(_ apnsID: String, app: App, client: any APNSChannelManaging) async throws -> Bool {
         do {
             try await client.deleteChannel(bundleID: app.bundleID, channelID: apnsID)
             return true

@@ -40,7 +40,7 @@ struct FanOutRunner: Sendable {
         _ job: Job,
         owner: String,
         stop: RunStop,
-        client: APNSClient,
+        client: any APNSDevicePushing,
         machine: FanOutStateMachine,
         work: some FanOutWork
     ) async throws -> Ending {
@@ -172,7 +172,7 @@ struct FanOutRunner: Sendable {
         }
     }
 
-    private func fanOut(_ context: Context, client: APNSClient, work: some FanOutWork) async throws -> Ending {
+    private func fanOut(_ context: Context, client: any APNSDevicePushing, work: some FanOutWork) async throws -> Ending {
         let pages = WorkPushPages(
             sliceSize: min(Self.maximumSliceSize, configuration.window ?? .max),
             work: work,
@@ -237,7 +237,7 @@ struct FanOutRunner: Sendable {
     /// Sends one round and commits its outcomes in batches as they come.
     private func sendRound<Pages: AsyncSequence & Sendable>(
         _ context: Context,
-        client: APNSClient,
+        client: any APNSDevicePushing,
         work: some FanOutWork,
         pages: Pages,
         beginRound: Bool = true
