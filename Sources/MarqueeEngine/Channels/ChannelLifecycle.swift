@@ -13,7 +13,7 @@ import MarqueeCore
 /// `creating` row that `ChannelPolicy.isAbandoned` recognises, and the channel APNs made is found
 /// by `ChannelReconciler` as an orphan and deleted.
 public struct ChannelLifecycle: Sendable {
-    let store: any MarqueeStore
+    let store: any ChannelStore
     let clients: APNSClientRegistry
     let policy: ChannelPolicy
     let clock: any WallClock
@@ -21,7 +21,7 @@ public struct ChannelLifecycle: Sendable {
     let metrics: ChannelMetrics
 
     public init(
-        store: any MarqueeStore,
+        store: any ChannelStore,
         clients: APNSClientRegistry,
         policy: ChannelPolicy,
         clock: any WallClock,

@@ -7,7 +7,7 @@ import MarqueeCore
 /// repairs the difference: unknown channels become `orphaned` rows (deleted at APNs after the
 /// grace period, or at once when asked), active channels APNs no longer lists become `deleted`.
 public struct ChannelReconciler: Sendable {
-    let store: any MarqueeStore
+    let store: any ChannelStore
     let clients: APNSClientRegistry
     let lifecycle: ChannelLifecycle
     let policy: ChannelPolicy

@@ -7,7 +7,7 @@ import MarqueeCore
 /// automatic gets its channels from the timeline's `channels` step, a lead time before its start
 /// (`EventTimeline.defersChannels`), and every change of the event replans its timeline.
 public struct EventService: Sendable {
-    let store: any MarqueeStore
+    let store: any ChannelStore & EventStore & ScheduleStore
     let clients: APNSClientRegistry
     let channels: ChannelLifecycle
     let timeline: TimelinePlanner
@@ -18,7 +18,7 @@ public struct EventService: Sendable {
     let logger: Logger
 
     init(
-        store: any MarqueeStore,
+        store: any ChannelStore & EventStore & ScheduleStore,
         clients: APNSClientRegistry,
         channels: ChannelLifecycle,
         timeline: TimelinePlanner,

@@ -9,7 +9,7 @@ import Synchronization
 /// retry after a delay, finish, or hand the job back). The I/O half of every fan-out; what is sent
 /// and where outcomes go is the `FanOutWork`'s.
 struct FanOutRunner: Sendable {
-    let store: any MarqueeStore
+    let store: any JobStore
     let configuration: JobWorkerConfiguration
     let clock: any WallClock
     let logger: Logger
