@@ -135,6 +135,16 @@ public struct ChannelLifecycle: Sendable {
         }
     }
 
+    /// The app's channel with this ID, `nil` if it has none.
+    public func channel(app: App, id: ChannelID) async throws -> BroadcastChannel? {
+        try await store.channel(appID: app.id, id: id)
+    }
+
+    /// The app's channels in `environment` in one of `states`.
+    public func channels(app: App, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel] {
+        try await store.channels(appID: app.id, environment: environment, states: states)
+    }
+
     /// The channels counted against Apple's cap in `environment` (and the gauges of it).
     public func quota(app: App, environment: APNSEnvironment) async throws -> ChannelQuota {
         let used = try await store.channelCount(appID: app.id, environment: environment, states: ChannelPolicy.countedStates)

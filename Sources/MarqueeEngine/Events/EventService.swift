@@ -196,6 +196,12 @@ public struct EventService: Sendable {
         return (live, page.count == limit ? page.last?.externalKey : nil)
     }
 
+    /// The key the publisher gave the event with this ID, `nil` if the event is gone (a channel or
+    /// an activity outlives its event's row only after a purge).
+    public func externalKey(app: App, eventID: EventID) async throws -> String? {
+        try await store.event(appID: app.id, id: eventID)?.externalKey
+    }
+
     // MARK: Steps
 
     func event(app: App, key: String) async throws -> Event {
