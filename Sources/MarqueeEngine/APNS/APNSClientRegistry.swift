@@ -21,7 +21,7 @@ public actor APNSClientRegistry: Service {
 
     private struct Entry {
         var signingKeyID: SigningKeyID
-        var client: APNSClient
+        var client: any APNSGateway
     }
 
     private let store: any AppStore
@@ -37,7 +37,7 @@ public actor APNSClientRegistry: Service {
     /// Holds per client, so that a replaced client closes when its last run is done with it.
     private var holdsByClient: [ObjectIdentifier: Int] = [:]
     /// Clients a key rotation replaced while runs still held them.
-    private var retired: [ObjectIdentifier: APNSClient] = [:]
+    private var retired: [ObjectIdentifier: any APNSGateway] = [:]
     /// Shutdowns of replaced clients under way (awaited by `shutdown()`).
     private var closing: [ObjectIdentifier: Task<Void, Never>] = [:]
     /// Shutdowns waiting for `holds` to reach zero.
@@ -60,7 +60,7 @@ public actor APNSClientRegistry: Service {
     }
 
     /// The client for the app's current signing key in `environment`.
-    public func client(for app: App, environment: APNSEnvironment) async throws -> APNSClient {
+    public func client(for app: App, environment: APNSEnvironment) async throws -> any APNSGateway {
         guard !isShutDown else { throw EngineError.apnsUnavailable("the service is shutting down") }
         guard app.environments.contains(environment) else { throw EngineError.environmentNotEnabled(environment) }
         let slot = Slot(appID: app.id, environment: environment)
@@ -103,7 +103,7 @@ public actor APNSClientRegistry: Service {
 
     /// The client for the app's current signing key, held by the caller until `release(_:)`:
     /// a key rotation meanwhile does not close it.
-    func holdClient(for app: App, environment: APNSEnvironment) async throws -> APNSClient {
+    func holdClient(for app: App, environment: APNSEnvironment) async throws -> any APNSGateway {
         let client = try await client(for: app, environment: environment)
         guard !isShutDown else { throw EngineError.apnsUnavailable("the service is shutting down") }
         holdsByClient[ObjectIdentifier(client), default: 0] += 1
@@ -112,7 +112,7 @@ public actor APNSClientRegistry: Service {
     }
 
     /// Ends a hold from `holdClient`; a retired client's last release shuts it down.
-    func release(_ client: APNSClient) {
+    func release(_ client: any APNSGateway) {
         let id = ObjectIdentifier(client)
         let remaining = (holdsByClient[id] ?? 1) - 1
         if remaining > 0 {
@@ -126,7 +126,7 @@ public actor APNSClientRegistry: Service {
     }
 
     /// A client no new work gets: closed now if nobody holds it, else by its last `release`.
-    private func retire(_ client: APNSClient) {
+    private func retire(_ client: any APNSGateway) {
         let id = ObjectIdentifier(client)
         if holdsByClient[id, default: 0] > 0 {
             retired[id] = client
@@ -137,7 +137,7 @@ public actor APNSClientRegistry: Service {
 
     /// Closes `client` without making the caller wait (callers may be mid-way through handing out
     /// a client); `shutdown()` waits for it.
-    private func shutDownInBackground(_ client: APNSClient) {
+    private func shutDownInBackground(_ client: any APNSGateway) {
         let id = ObjectIdentifier(client)
         closing[id] = Task {
             await client.shutdown()
@@ -181,7 +181,7 @@ public actor APNSClientRegistry: Service {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func makeClient(app: App, signingKeyID: SigningKeyID, environment: APNSEnvironment) async throws -> APNSClient {
+    private func makeClient(app: App, signingKeyID: SigningKeyID, environment: APNSEnvironment) async throws -> any APNSGateway {
         guard let key = try await store.signingKeys(appID: app.id).first(where: { $0.id == signingKeyID }),
             let pem = try await store.signingKeyPEM(appID: app.id, id: signingKeyID)
         else {

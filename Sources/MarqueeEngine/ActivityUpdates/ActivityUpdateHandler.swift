@@ -8,7 +8,7 @@ import NIOCore
 /// activities that is not on a channel (iOS 17.2–17.x, or started with `input-push-token`), through
 /// `FanOutRunner`, with timestamps that keep increasing per activity.
 struct ActivityUpdateHandler: JobHandler {
-    let store: any MarqueeStore
+    let store: any ActivityStore & AppStore
     let clients: APNSClientRegistry
     let runner: FanOutRunner
     let budget: ActivityPriorityBudget
@@ -42,7 +42,7 @@ struct ActivityUpdateHandler: JobHandler {
 
 /// An activity-update job's audience, pushes and commits.
 struct ActivityUpdateWork: FanOutWork {
-    let store: any MarqueeStore
+    let store: any ActivityStore & AppStore
     let job: Job
     let arguments: ActivityUpdateJobArguments
     let budget: ActivityPriorityBudget
@@ -53,7 +53,7 @@ struct ActivityUpdateWork: FanOutWork {
     let template: APNSDevicePush
 
     init(
-        store: any MarqueeStore,
+        store: any ActivityStore & AppStore,
         job: Job,
         arguments: ActivityUpdateJobArguments,
         bundleID: String,

@@ -7,7 +7,7 @@ import MarqueeCore
 /// (started with `input-push-token`, or on iOS 17.2–17.x): one durable job per event and
 /// environment, run by `ActivityUpdateHandler`.
 public struct ActivityUpdateService: Sendable {
-    let store: any MarqueeStore
+    let store: any ActivityStore & JobStore
     let wakeup: JobWakeup
     let clock: any WallClock
     let logger: Logger

@@ -183,6 +183,11 @@ public struct AppAdministration: Sendable {
         }
     }
 
+    /// Asks the store a cheap question, so that readiness fails when the store does not answer.
+    public func checkStoreAnswers() async throws {
+        _ = try await store.hasAnyAPIKey()
+    }
+
     /// On a store that never had a key, creates the first deployment key and returns it (to be
     /// shown once); `nil` otherwise.
     public func bootstrapDeploymentKey() async throws -> String? {

@@ -17,7 +17,7 @@ import MarqueeCore
 /// A channel APNs says is gone (`ChannelNotRegistered`, `BadChannelId`) is marked deleted; putting
 /// the event again creates a new one.
 public struct BroadcastService: Sendable {
-    let store: any MarqueeStore
+    let store: any BroadcastLogStore & ChannelStore
     let clients: APNSClientRegistry
     let events: EventService
     let policy: BroadcastPolicy
@@ -32,7 +32,7 @@ public struct BroadcastService: Sendable {
     let latency: CoreMetrics.Timer
 
     init(
-        store: any MarqueeStore,
+        store: any BroadcastLogStore & ChannelStore,
         clients: APNSClientRegistry,
         events: EventService,
         policy: BroadcastPolicy,

@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// events (those whose timeline has not reached its channels' lead time excepted). Every step is a
 /// conditional store transition, so replicas running it together agree.
 public struct ChannelJanitor: Service {
-    let store: any MarqueeStore
+    let store: any AppStore & ChannelStore & EventStore & PresenceStore
     let lifecycle: ChannelLifecycle
     let policy: ChannelPolicy
     let timeline: TimelinePolicy
@@ -21,7 +21,7 @@ public struct ChannelJanitor: Service {
     let funnelMetrics: FunnelMetrics
 
     public init(
-        store: any MarqueeStore,
+        store: any AppStore & ChannelStore & EventStore & PresenceStore,
         lifecycle: ChannelLifecycle,
         policy: ChannelPolicy,
         timeline: TimelinePolicy = TimelinePolicy(),

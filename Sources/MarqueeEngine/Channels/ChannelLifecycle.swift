@@ -13,7 +13,7 @@ import MarqueeCore
 /// `creating` row that `ChannelPolicy.isAbandoned` recognises, and the channel APNs made is found
 /// by `ChannelReconciler` as an orphan and deleted.
 public struct ChannelLifecycle: Sendable {
-    let store: any MarqueeStore
+    let store: any ChannelStore
     let clients: APNSClientRegistry
     let policy: ChannelPolicy
     let clock: any WallClock
@@ -21,7 +21,7 @@ public struct ChannelLifecycle: Sendable {
     let metrics: ChannelMetrics
 
     public init(
-        store: any MarqueeStore,
+        store: any ChannelStore,
         clients: APNSClientRegistry,
         policy: ChannelPolicy,
         clock: any WallClock,
@@ -135,6 +135,16 @@ public struct ChannelLifecycle: Sendable {
         }
     }
 
+    /// The app's channel with this ID, `nil` if it has none.
+    public func channel(app: App, id: ChannelID) async throws -> BroadcastChannel? {
+        try await store.channel(appID: app.id, id: id)
+    }
+
+    /// The app's channels in `environment` in one of `states`.
+    public func channels(app: App, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel] {
+        try await store.channels(appID: app.id, environment: environment, states: states)
+    }
+
     /// The channels counted against Apple's cap in `environment` (and the gauges of it).
     public func quota(app: App, environment: APNSEnvironment) async throws -> ChannelQuota {
         let used = try await store.channelCount(appID: app.id, environment: environment, states: ChannelPolicy.countedStates)
@@ -169,7 +179,7 @@ public struct ChannelLifecycle: Sendable {
 
     private func create(_ row: BroadcastChannel, app: App) async throws -> BroadcastChannel {
         let created: APNSChannelCreated
-        let client: APNSClient
+        let client: any APNSChannelManaging
         do {
             client = try await clients.client(for: app, environment: row.environment)
             created = try await client.createChannel(

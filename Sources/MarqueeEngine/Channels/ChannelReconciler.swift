@@ -7,7 +7,7 @@ import MarqueeCore
 /// repairs the difference: unknown channels become `orphaned` rows (deleted at APNs after the
 /// grace period, or at once when asked), active channels APNs no longer lists become `deleted`.
 public struct ChannelReconciler: Sendable {
-    let store: any MarqueeStore
+    let store: any ChannelStore
     let clients: APNSClientRegistry
     let lifecycle: ChannelLifecycle
     let policy: ChannelPolicy
@@ -104,7 +104,7 @@ public struct ChannelReconciler: Sendable {
         return report
     }
 
-    private func deleteAtAPNS(_ apnsID: String, app: App, client: APNSClient) async throws -> Bool {
+    private func deleteAtAPNS(_ apnsID: String, app: App, client: any APNSChannelManaging) async throws -> Bool {
         do {
             try await client.deleteChannel(bundleID: app.bundleID, channelID: apnsID)
             return true

@@ -7,7 +7,7 @@ import MarqueeCore
 /// automatic gets its channels from the timeline's `channels` step, a lead time before its start
 /// (`EventTimeline.defersChannels`), and every change of the event replans its timeline.
 public struct EventService: Sendable {
-    let store: any MarqueeStore
+    let store: any ChannelStore & EventStore & ScheduleStore
     let clients: APNSClientRegistry
     let channels: ChannelLifecycle
     let timeline: TimelinePlanner
@@ -18,7 +18,7 @@ public struct EventService: Sendable {
     let logger: Logger
 
     init(
-        store: any MarqueeStore,
+        store: any ChannelStore & EventStore & ScheduleStore,
         clients: APNSClientRegistry,
         channels: ChannelLifecycle,
         timeline: TimelinePlanner,
@@ -194,6 +194,12 @@ public struct EventService: Sendable {
             }
         }
         return (live, page.count == limit ? page.last?.externalKey : nil)
+    }
+
+    /// The key the publisher gave the event with this ID, `nil` if the event is gone (a channel or
+    /// an activity outlives its event's row only after a purge).
+    public func externalKey(app: App, eventID: EventID) async throws -> String? {
+        try await store.event(appID: app.id, id: eventID)?.externalKey
     }
 
     // MARK: Steps

@@ -10,11 +10,11 @@ import MarqueeCore
 /// is claimed afresh (and that request runs, through its own role check), never answered with the
 /// first key's stored answer.
 public struct IdempotencyKeys: Sendable {
-    let store: any MarqueeStore
+    let store: any IdempotencyStore
     let clock: any WallClock
     public let retention: Duration
 
-    public init(store: any MarqueeStore, clock: any WallClock, retention: Duration = .seconds(24 * 3600)) {
+    public init(store: any IdempotencyStore, clock: any WallClock, retention: Duration = .seconds(24 * 3600)) {
         self.store = store
         self.clock = clock
         self.retention = retention

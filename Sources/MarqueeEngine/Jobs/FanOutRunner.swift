@@ -9,7 +9,7 @@ import Synchronization
 /// retry after a delay, finish, or hand the job back). The I/O half of every fan-out; what is sent
 /// and where outcomes go is the `FanOutWork`'s.
 struct FanOutRunner: Sendable {
-    let store: any MarqueeStore
+    let store: any JobStore
     let configuration: JobWorkerConfiguration
     let clock: any WallClock
     let logger: Logger
@@ -40,7 +40,7 @@ struct FanOutRunner: Sendable {
         _ job: Job,
         owner: String,
         stop: RunStop,
-        client: APNSClient,
+        client: any APNSDevicePushing,
         machine: FanOutStateMachine,
         work: some FanOutWork
     ) async throws -> Ending {
@@ -172,7 +172,7 @@ struct FanOutRunner: Sendable {
         }
     }
 
-    private func fanOut(_ context: Context, client: APNSClient, work: some FanOutWork) async throws -> Ending {
+    private func fanOut(_ context: Context, client: any APNSDevicePushing, work: some FanOutWork) async throws -> Ending {
         let pages = WorkPushPages(
             sliceSize: min(Self.maximumSliceSize, configuration.window ?? .max),
             work: work,
@@ -237,7 +237,7 @@ struct FanOutRunner: Sendable {
     /// Sends one round and commits its outcomes in batches as they come.
     private func sendRound<Pages: AsyncSequence & Sendable>(
         _ context: Context,
-        client: APNSClient,
+        client: any APNSDevicePushing,
         work: some FanOutWork,
         pages: Pages,
         beginRound: Bool = true

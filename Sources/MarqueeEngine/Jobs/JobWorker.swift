@@ -13,7 +13,7 @@ import Synchronization
 /// the sends in flight and commit them, and hands the jobs back so another replica resumes them at
 /// once.
 public struct JobWorker: Service {
-    let store: any MarqueeStore
+    let store: any JobStore
     /// Who runs each kind of job.
     let handlers: [JobKind: any JobHandler]
     let configuration: JobWorkerConfiguration
@@ -26,7 +26,7 @@ public struct JobWorker: Service {
     public let owner: String
 
     init(
-        store: any MarqueeStore,
+        store: any JobStore,
         handlers: [any JobHandler],
         configuration: JobWorkerConfiguration,
         wakeup: JobWakeup,

@@ -13,7 +13,7 @@ import NIOCore
 /// Every pass is recorded in one transaction, so a run that dies is resumed where it stopped; a
 /// device asked twice after a crash is only woken twice.
 struct StartConfirmationHandler: JobHandler {
-    let store: any MarqueeStore
+    let store: any AppStore & EventStore & JobStore & StartConfirmationStore
     let clients: APNSClientRegistry
     let rules: StartConfirmation
     let configuration: JobWorkerConfiguration

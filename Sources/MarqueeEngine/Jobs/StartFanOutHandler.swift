@@ -6,7 +6,7 @@ import NIOCore
 /// Runs a start job's partitions: the event's start to each push-to-start token of the
 /// partition's audience, once (the start ledger), through `FanOutRunner`.
 struct StartFanOutHandler: JobHandler {
-    let store: any MarqueeStore
+    let store: any AppStore & DeliveryStore & TokenStore
     let clients: APNSClientRegistry
     let runner: FanOutRunner
 
@@ -49,7 +49,7 @@ struct StartFanOutHandler: JobHandler {
 
 /// A start partition's audience, pushes and commits.
 struct StartFanOutWork: FanOutWork {
-    let store: any MarqueeStore
+    let store: any AppStore & DeliveryStore & TokenStore
     let job: Job
     let arguments: StartJobArguments
     let templates: StartTemplates

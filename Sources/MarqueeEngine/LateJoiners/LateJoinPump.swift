@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// start. Replicas share the queue (claims with `FOR UPDATE SKIP LOCKED` on PostgreSQL); woken at
 /// once by a registration (here, or NOTIFY from another replica), polling otherwise.
 public struct LateJoinPump: Service {
-    let store: any MarqueeStore
+    let store: any PendingStartStore
     let starts: StartService
     let configuration: LateJoinConfiguration
     let wakeup: JobWakeup

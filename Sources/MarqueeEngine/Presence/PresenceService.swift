@@ -5,13 +5,13 @@ import MarqueeCore
 /// The device's own word: what the app says ActivityKit shows for an event, and the funnel it
 /// completes beside what APNs answered.
 public struct PresenceService: Sendable {
-    let store: any MarqueeStore
+    let store: any PresenceStore & TokenStore
     let clock: any WallClock
     let logger: Logger
     /// How often one device may report for one event.
     public let bound: PresenceRateBound
 
-    public init(store: any MarqueeStore, bound: PresenceRateBound, clock: any WallClock, logger: Logger) {
+    public init(store: any PresenceStore & TokenStore, bound: PresenceRateBound, clock: any WallClock, logger: Logger) {
         self.store = store
         self.bound = bound
         self.clock = clock

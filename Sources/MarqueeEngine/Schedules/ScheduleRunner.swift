@@ -22,7 +22,7 @@ import MarqueeCore
 /// The outcome is recorded on the schedule (running → succeeded, failed or skipped) before the job
 /// is completed; a worker that finds the schedule finished only completes the job.
 struct ScheduleRunner: JobHandler {
-    let store: any MarqueeStore
+    let store: any AppStore & BroadcastLogStore & EventStore & JobStore & ScheduleStore
     let starts: StartService
     let broadcasts: BroadcastService
     let events: EventService

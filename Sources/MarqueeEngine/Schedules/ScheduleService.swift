@@ -6,7 +6,7 @@ import MarqueeCore
 /// would check them (a bad request is refused when it is made, not when it is due), stored with
 /// the job that wakes a worker then, listed, read and cancelled. `ScheduleRunner` performs them.
 public struct ScheduleService: Sendable {
-    let store: any MarqueeStore
+    let store: any EventStore & ScheduleStore
     let starts: StartService
     let broadcasts: BroadcastService
     let events: EventService

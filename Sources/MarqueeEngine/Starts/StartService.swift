@@ -5,7 +5,7 @@ import MarqueeCore
 /// Starting an event's Live Activity on its audience's devices, as a durable job, and the jobs'
 /// progress, listing and cancellation.
 public struct StartService: Sendable {
-    let store: any MarqueeStore
+    let store: any ActivityStore & AppStore & ChannelStore & DeliveryStore & EventStore & JobStore & PendingStartStore & StartConfirmationStore & TokenStore
     let wakeup: JobWakeup
     /// Parts a fan-out is split into at most (`JobWorkerConfiguration.partitions`), and the page
     /// size that decides how many a small audience gets.

@@ -8,7 +8,7 @@ import MarqueeCore
 /// was sent. Every change is a conditional store update, so replicas planning at once agree (and
 /// a step is created once: the store keeps one per kind).
 struct TimelinePlanner: Sendable {
-    let store: any MarqueeStore
+    let store: any BroadcastLogStore & ScheduleStore
     let policy: TimelinePolicy
     let wakeup: JobWakeup
     let clock: any WallClock

@@ -4,7 +4,7 @@ import MarqueeCore
 
 /// Push-to-start tokens and activities' update tokens, as devices report them.
 public struct TokenRegistry: Sendable {
-    let store: any MarqueeStore
+    let store: any ActivityStore & PendingStartStore & PresenceStore & TokenStore
     let clock: any WallClock
     let logger: Logger
     /// The most registrations one batch may carry.

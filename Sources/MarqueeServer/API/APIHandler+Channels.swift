@@ -11,7 +11,7 @@ extension APIHandler {
         let states = input.query.state.map { Set([$0.domain]) } ?? Set(ChannelState.allCases)
         var channels: [BroadcastChannel] = []
         for environment in input.query.environment.map({ [$0.domain] }) ?? APNSEnvironment.allCases {
-            channels += try await engine.store.channels(appID: app.id, environment: environment, states: states)
+            channels += try await engine.channels.channels(app: app, environment: environment, states: states)
         }
         // Oldest first; the cursor is the last channel's (created, id) so that pages never overlap.
         let ordered = channels.map { (key: Self.channelSortKey($0), channel: $0) }.sorted { $0.key < $1.key }
@@ -23,7 +23,7 @@ extension APIHandler {
             var eventKey: String?
             if let eventID = channel.eventID {
                 if eventKeys[eventID] == nil {
-                    eventKeys[eventID] = try await engine.store.event(appID: app.id, id: eventID)?.externalKey
+                    eventKeys[eventID] = try await engine.events.externalKey(app: app, eventID: eventID)
                 }
                 eventKey = eventKeys[eventID]
             }
@@ -89,7 +89,7 @@ extension APIHandler {
     func getChannel(_ input: Operations.GetChannel.Input) async throws -> Operations.GetChannel.Output {
         let app = try await authorizedApp(.publisher)
         let channel = try await channel(input.path.channelID, of: app)
-        let eventKey = try await channel.eventID.asyncMap { try await engine.store.event(appID: app.id, id: $0)?.externalKey } ?? nil
+        let eventKey = try await channel.eventID.asyncMap { try await engine.events.externalKey(app: app, eventID: $0) } ?? nil
         return .ok(.init(body: .json(.init(channel, eventKey: eventKey))))
     }
 
@@ -107,7 +107,7 @@ extension APIHandler {
     }
 
     private func channel(_ publicID: String, of app: App) async throws -> BroadcastChannel {
-        guard let id = PublicID.parseChannel(publicID), let channel = try await engine.store.channel(appID: app.id, id: id) else {
+        guard let id = PublicID.parseChannel(publicID), let channel = try await engine.channels.channel(app: app, id: id) else {
             throw Problem(.notFound, detail: "channel \(publicID) not found")
         }
         return channel

@@ -10,7 +10,7 @@ extension APIHandler {
 
     func getReadiness(_ input: Operations.GetReadiness.Input) async throws -> Operations.GetReadiness.Output {
         do {
-            _ = try await engine.store.hasAnyAPIKey()
+            try await engine.apps.checkStoreAnswers()
         } catch {
             try scope.logger.warning("readiness check: the store does not answer", metadata: ["error": "\(String(reflecting: error))"])
             throw Problem(.storeUnavailable, detail: "the store does not answer", retryAfter: 5)

@@ -99,7 +99,7 @@ extension APIHandler {
     func getActivity(_ input: Operations.GetActivity.Input) async throws -> Operations.GetActivity.Output {
         let app = try await authorizedApp(.app)
         let activity = try await engine.tokens.activity(app: app, activityID: input.path.activityID)
-        let eventKey = try await engine.store.event(appID: app.id, id: activity.eventID)?.externalKey ?? ""
+        let eventKey = try await engine.events.externalKey(app: app, eventID: activity.eventID) ?? ""
         return .ok(.init(body: .json(.init(activity, eventKey: eventKey))))
     }
 
