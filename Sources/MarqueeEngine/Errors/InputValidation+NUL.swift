@@ -1,4 +1,3 @@
-import Foundation
 import MarqueeCore
 
 extension InputValidation {
@@ -29,7 +28,7 @@ extension InputValidation {
             return nil
         case .object(let object):
             for (key, element) in object.pairs {
-                let path = "\(pointer)/\(escaped(key))"
+                let path = "\(pointer)/\(JSONPointer.referenceToken(key))"
                 if key.unicodeScalars.contains("\0") { return path }
                 if let found = firstNUL(in: element, at: path) { return found }
             }
@@ -37,10 +36,5 @@ extension InputValidation {
         case .null, .bool, .integer, .number:
             return nil
         }
-    }
-
-    /// A key as a JSON Pointer reference token: `~` as `~0`, `/` as `~1`.
-    private static func escaped(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 }

@@ -47,7 +47,6 @@ struct InProcessEmulator {
         }
         return APNSTarget(pushEndpoints: push, channelManagementEndpoints: management)
     }
-
 }
 
 /// Tells the in-process emulator about apps and signing keys as Marquee learns them.

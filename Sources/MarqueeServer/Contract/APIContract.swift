@@ -1,6 +1,7 @@
 import Foundation
 import HTTPTypes
 import MarqueeAPI
+import MarqueeCore
 import Yams
 
 /// What the OpenAPI document promises, read from it once at start: its paths and the methods each
@@ -132,7 +133,7 @@ private struct SchemaResolver {
         while let reference = node?["$ref"] as? String, reference.hasPrefix("#/"), hops < 16 {
             var target: Any? = document
             for key in reference.dropFirst(2).split(separator: "/") {
-                target = (target as? [String: Any])?[String(key).replacingOccurrences(of: "~1", with: "/").replacingOccurrences(of: "~0", with: "~")]
+                target = (target as? [String: Any])?[JSONPointer.key(key)]
             }
             node = target as? [String: Any]
             hops += 1

@@ -107,7 +107,7 @@ extension JSONSchema {
             guard let properties else { return }
             for (key, member) in object.pairs {
                 guard let property = properties[key] else { continue }
-                property.problems(with: member, at: pointer + "/" + Self.escape(key), into: &found)
+                property.problems(with: member, at: pointer + "/" + JSONPointer.referenceToken(key), into: &found)
             }
         case .array(let array):
             guard types.contains("array") else { return found.append(mismatch) }
@@ -137,10 +137,6 @@ extension JSONSchema {
                 return found.append(mismatch)
             }
         }
-    }
-
-    static func escape(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 
     /// A value a client sent, quoted for a detail: printable and short.
