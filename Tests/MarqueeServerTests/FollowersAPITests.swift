@@ -261,10 +261,7 @@ struct FollowersAPITests {
                 funnel = try await DevicePresenceAPITests.funnel(server, app)
                 return Self.counts(funnel) == expected
             }
-            let counts = Self.counts(funnel)
-            for stage in expected.keys.sorted() {
-                #expect(counts[stage] == expected[stage], "\(stage): the funnel says \(counts[stage] ?? -1), the devices \(expected[stage] ?? -1)\nfunnel: \(funnel)")
-            }
+            Self.expectFunnel(funnel, equals: expected)
             let rejectedByReason = (funnel["rejected"] as? [String: Any])?["byReason"] as? [String: Any]
             #expect(rejectedByReason?.isEmpty ?? true, "\(funnel)")
 
@@ -287,10 +284,7 @@ struct FollowersAPITests {
                 return afterEnd["confirmedShowing"] == 0 && Self.counts(funnel) == afterEnd
             }
             #expect(afterEnd["confirmedShowing"] == 0 && afterEnd["ended"] == expected["confirmedShowing"], "\(afterEnd)")
-            let endedCounts = Self.counts(funnel)
-            for stage in afterEnd.keys.sorted() {
-                #expect(endedCounts[stage] == afterEnd[stage], "after the end, \(stage): the funnel says \(endedCounts[stage] ?? -1), the devices \(afterEnd[stage] ?? -1)\nfunnel: \(funnel)")
-            }
+            Self.expectFunnel(funnel, equals: afterEnd, "after the end")
         }
     }
 
@@ -345,6 +339,24 @@ struct FollowersAPITests {
             // The cut-off devices: nothing after the kick-off, the activity now.
             "absentThenStarted": cutOff.filter { activities[$0] != nil }.count,
         ]
+    }
+
+    /// Each of the funnel's counts is the devices' (`funnelFromDevices`), stage by stage.
+    static func expectFunnel(
+        _ funnel: [String: Any],
+        equals devices: [String: Int],
+        _ moment: String = "",
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let counts = counts(funnel)
+        let prefix = moment.isEmpty ? "" : "\(moment), "
+        for stage in devices.keys.sorted() {
+            #expect(
+                counts[stage] == devices[stage],
+                "\(prefix)\(stage): the funnel says \(counts[stage] ?? -1), the devices \(devices[stage] ?? -1)\nfunnel: \(funnel)",
+                sourceLocation: sourceLocation
+            )
+        }
     }
 
     /// The funnel's counts by stage (rejected as its total).
