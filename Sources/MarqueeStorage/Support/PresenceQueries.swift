@@ -108,20 +108,15 @@ enum PresenceQueries {
         """
     }
 
-    /// The event's start ledger entries counted per environment, in one pass: every entry (the
-    /// devices accepted), those a late-join start wrote, and those a restart after an absent report
-    /// wrote (by the arguments of the job that wrote each, `starts`, which the statement defines
-    /// first). Parameters: 1 app, 2 event.
+    /// The event's start ledger entries (`ledger`) counted per environment, in one pass: every
+    /// entry (the devices accepted), those a late-join start wrote, and those a restart after an
+    /// absent report wrote. Parameters: 1 app, 2 event; `starts` defined first.
     private static func ledgerCounts(_ p: Placeholder) -> String {
         """
-        SELECT t.environment, CAST(count(*) AS bigint) AS accepted,
-               CAST(sum(CASE WHEN j.late_join = 1 THEN 1 ELSE 0 END) AS bigint) AS late_joiners,
-               CAST(sum(CASE WHEN j.reason = 'absent' THEN 1 ELSE 0 END) AS bigint) AS after_absent
-        FROM start_ledger s
-        JOIN push_to_start_tokens t ON t.id = s.token_id AND t.app_id = \(p(1))
-        LEFT JOIN starts j ON j.id = s.job_id
-        WHERE s.event_id = \(p(2))
-        GROUP BY t.environment
+        SELECT environment, CAST(count(*) AS bigint) AS accepted,
+               CAST(sum(late_join) AS bigint) AS late_joiners, CAST(sum(after_absent) AS bigint) AS after_absent
+        FROM (\(ledger(p))) entries
+        GROUP BY environment
         """
     }
 
