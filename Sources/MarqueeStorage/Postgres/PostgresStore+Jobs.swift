@@ -164,8 +164,7 @@ extension PostgresStore {
             SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs
             WHERE app_id = \(appID.uuid) AND parent_id IS NULL
               AND (\(kindNames == nil) OR kind = ANY(\(kindNames ?? [])))
-              AND (\(before == nil) OR (created_at, id) < (\(before?.createdAt ?? Date())::timestamptz,
-                                                          \(before?.id.uuid ?? UUID())::uuid))
+              AND (\(before == nil) OR (created_at, id) < (\(exactTime: before?.createdAt), \(before?.id.uuid ?? UUID())::uuid))
             ORDER BY created_at DESC, id DESC
             LIMIT \(max(1, limit))
             """

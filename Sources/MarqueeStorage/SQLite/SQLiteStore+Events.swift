@@ -119,7 +119,7 @@ extension SQLiteStore {
         }
         if let states {
             let names = states.map(\.rawValue).sorted()
-            sql += " AND state IN (\(names.map { _ in "?" }.joined(separator: ", ")))"
+            sql += " AND state IN (\(Self.placeholders(names.count)))"
             binds += names.map { .text($0) }
         }
         sql += " ORDER BY external_key LIMIT ?"

@@ -74,7 +74,7 @@ extension SQLiteStore {
         // the update cannot interleave with another worker's.
         let kindNames = kinds.map { $0.map(\.rawValue).sorted() }
         let kindFilter = kindNames.map { names in
-            names.isEmpty ? " AND 0" : " AND j.kind IN (\(names.map { _ in "?" }.joined(separator: ", ")))"
+            names.isEmpty ? " AND 0" : " AND j.kind IN (\(Self.placeholders(names.count)))"
         } ?? ""
         return try await write { connection in
             let due = try await connection.query(

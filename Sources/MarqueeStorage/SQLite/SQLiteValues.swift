@@ -25,7 +25,7 @@ extension SQLiteData {
 
 enum SQLiteDates {
     static func microseconds(_ date: Date) -> Int64 {
-        Int64((date.timeIntervalSince1970 * 1_000_000).rounded())
+        date.microsecondsSince1970
     }
 
     static func date(microseconds: Int64) -> Date {
@@ -103,5 +103,12 @@ extension Array where Element == SQLiteRow {
 extension Optional where Wrapped == SQLiteRow {
     func mapped<Value>(_ transform: (SQLiteColumns) throws -> Value) throws -> Value? {
         try map { try transform(SQLiteColumns($0, entity: "\(Value.self)")) }
+    }
+}
+
+extension SQLiteStore {
+    /// `count` bind markers for an `IN (…)` list: `?, ?, ?`.
+    static func placeholders(_ count: Int) -> String {
+        Array(repeating: "?", count: count).joined(separator: ", ")
     }
 }
