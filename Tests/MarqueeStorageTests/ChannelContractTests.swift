@@ -222,6 +222,70 @@ struct ChannelContractTests {
         }
     }
 
+    @Test("the channel list pages oldest first with each event's key, in the app, environments and states asked", arguments: Backend.allCases)
+    func channelPages(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let app = try await fixture.makeApp()
+            var expected: [ListedChannel] = []
+            // Stored at microseconds (…294319, …294324) whose `Date` from the API's cursor a
+            // truncating bind would send a microsecond early; two rows share each time.
+            let times = [1_795_887_794.294_319_5, 1_795_887_794.294_324_5].map { Date(timeIntervalSince1970: $0) }
+            for (index, key) in ["match-1", "match-2", "match-3"].enumerated() {
+                let event = try await fixture.makeEvent(for: app, key: key)
+                for environment in [APNSEnvironment.sandbox, .production] {
+                    let channel = try await fixture.store.reserveChannel(
+                        appID: app.id,
+                        eventID: event.id,
+                        environment: environment,
+                        storagePolicy: event.storagePolicy,
+                        requestID: UUID(),
+                        at: times[index % 2]
+                    ).channel
+                    expected.append(.init(channel: channel, eventKey: key))
+                }
+            }
+            let orphan = try await fixture.store.recordOrphanedChannel(
+                appID: app.id,
+                environment: .production,
+                apnsChannelID: "b3JwaGFu",
+                storagePolicy: .noMessageStored,
+                at: fixture.now
+            )
+            expected.append(.init(channel: orphan, eventKey: nil))
+            let other = try await fixture.makeApp("Other")
+            _ = try await fixture.makeActiveChannel(for: try await fixture.makeEvent(for: other))
+            // Rows made at the same instant are ordered by ID, so pages never overlap.
+            expected.sort { ($0.channel.createdAt, $0.channel.id.description) < ($1.channel.createdAt, $1.channel.id.description) }
+
+            var listed: [ListedChannel] = []
+            var after: ChannelListPosition?
+            repeat {
+                let page = try await fixture.store.channelPage(
+                    appID: app.id,
+                    environments: [.sandbox, .production],
+                    states: Set(ChannelState.allCases),
+                    after: after,
+                    limit: 2
+                )
+                #expect(page.count <= 2)
+                listed += page
+                // The position as the API's cursor carries it: the time in whole microseconds.
+                after = page.count == 2 ? page.last.map { Self.cursorPosition($0.channel) } : nil
+            } while after != nil && listed.count <= expected.count
+            #expect(listed == expected)
+
+            let creatingInProduction = try await fixture.store.channelPage(
+                appID: app.id,
+                environments: [.production],
+                states: [.creating],
+                after: nil,
+                limit: 100
+            )
+            #expect(creatingInProduction.compactMap(\.eventKey).sorted() == ["match-1", "match-2", "match-3"])
+            #expect(creatingInProduction.allSatisfy { $0.channel.environment == .production && $0.channel.state == .creating })
+        }
+    }
+
     @Test("the broadcast log keeps each request, newest first, with its content-state and alert", arguments: Backend.allCases)
     func broadcastLog(backend: Backend) async throws {
         try await withStore(backend) { fixture in
@@ -402,5 +466,9 @@ struct ChannelContractTests {
             #expect(try await fixture.store.channel(appID: app.id, id: holder.id) == holder)
         }
     }
-}
 
+    static func cursorPosition(_ channel: BroadcastChannel) -> ChannelListPosition {
+        let microseconds = (channel.createdAt.timeIntervalSince1970 * 1_000_000).rounded()
+        return ChannelListPosition(createdAt: Date(timeIntervalSince1970: microseconds / 1_000_000), id: channel.id)
+    }
+}

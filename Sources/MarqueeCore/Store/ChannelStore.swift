@@ -40,6 +40,15 @@ public protocol ChannelStore: Sendable {
     /// The live (`creating`, `active` or `deleting`) channel of the event in the environment.
     func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel?
     func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel]
+    /// A page of the app's channels in `environments` and `states`, oldest first (`createdAt`, then
+    /// `id`), strictly after `after`, at most `limit`, each with its event's key from the same read.
+    func channelPage(
+        appID: AppID,
+        environments: Set<APNSEnvironment>,
+        states: Set<ChannelState>,
+        after: ChannelListPosition?,
+        limit: Int
+    ) async throws -> [ListedChannel]
     /// Every channel row of the event, in any state, oldest first.
     func channels(appID: AppID, eventID: EventID) async throws -> [BroadcastChannel]
     /// Channels counted against Apple's cap of `APNSPayloadLimit.channelsPerApp`.

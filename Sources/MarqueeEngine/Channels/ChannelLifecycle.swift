@@ -140,9 +140,16 @@ public struct ChannelLifecycle: Sendable {
         try await store.channel(appID: app.id, id: id)
     }
 
-    /// The app's channels in `environment` in one of `states`.
-    public func channels(app: App, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel] {
-        try await store.channels(appID: app.id, environment: environment, states: states)
+    /// A page of the app's channels in `environments` and `states`, oldest first, after `after`,
+    /// each with its event's key.
+    public func channelPage(
+        app: App,
+        environments: Set<APNSEnvironment>,
+        states: Set<ChannelState>,
+        after: ChannelListPosition?,
+        limit: Int
+    ) async throws -> [ListedChannel] {
+        try await store.channelPage(appID: app.id, environments: environments, states: states, after: after, limit: limit)
     }
 
     /// The channels counted against Apple's cap in `environment` (and the gauges of it).

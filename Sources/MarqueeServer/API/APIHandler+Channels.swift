@@ -7,28 +7,15 @@ extension APIHandler {
     func listChannels(_ input: Operations.ListChannels.Input) async throws -> Operations.ListChannels.Output {
         let app = try await authorizedApp(.publisher)
         let limit = try Cursor.limit(input.query.limit)
-        let after = try Cursor.decode(input.query.after)
-        let states = input.query.state.map { Set([$0.domain]) } ?? Set(ChannelState.allCases)
-        var channels: [BroadcastChannel] = []
-        for environment in input.query.environment.map({ [$0.domain] }) ?? APNSEnvironment.allCases {
-            channels += try await engine.channels.channels(app: app, environment: environment, states: states)
-        }
-        // Oldest first; the cursor is the last channel's (created, id) so that pages never overlap.
-        let ordered = channels.map { (key: Self.channelSortKey($0), channel: $0) }.sorted { $0.key < $1.key }
-        let page = ordered.filter { after == nil || $0.key > after! }.prefix(limit)
-        let next = page.count == limit ? page.last.map { Cursor.encode($0.key) } : nil
-        var eventKeys: [EventID: String] = [:]
-        var answers: [Components.Schemas.Channel] = []
-        for (_, channel) in page {
-            var eventKey: String?
-            if let eventID = channel.eventID {
-                if eventKeys[eventID] == nil {
-                    eventKeys[eventID] = try await engine.events.externalKey(app: app, eventID: eventID)
-                }
-                eventKey = eventKeys[eventID]
-            }
-            answers.append(.init(channel, eventKey: eventKey))
-        }
+        let page = try await engine.channels.channelPage(
+            app: app,
+            environments: input.query.environment.map { [$0.domain] } ?? Set(APNSEnvironment.allCases),
+            states: input.query.state.map { [$0.domain] } ?? Set(ChannelState.allCases),
+            after: try Cursor.decode(input.query.after).map(Self.channelPosition),
+            limit: limit
+        )
+        let next = page.count == limit ? page.last.map { Cursor.encode(Self.channelCursorKey($0.channel)) } : nil
+        let answers = page.map { Components.Schemas.Channel($0.channel, eventKey: $0.eventKey) }
         return .ok(
             .init(
                 headers: .init(
@@ -113,9 +100,15 @@ extension APIHandler {
         return channel
     }
 
-    static func channelSortKey(_ channel: BroadcastChannel) -> String {
-        let micros = Int64(channel.createdAt.timeIntervalSince1970 * 1_000_000)
-        return String(repeating: "0", count: max(0, 20 - String(micros).count)) + String(micros) + "|" + "\(channel.id)"
+    /// The list cursor's key: the channel's creation time and its ID.
+    static func channelCursorKey(_ channel: BroadcastChannel) -> String {
+        Cursor.key(channel.createdAt, channel.id)
+    }
+
+    static func channelPosition(_ key: String) throws -> ChannelListPosition {
+        let (createdAt, id) = try Cursor.timeAndID(key)
+        guard let id = ChannelID(uuidString: id) else { throw Cursor.notIssued }
+        return ChannelListPosition(createdAt: createdAt, id: id)
     }
 }
 

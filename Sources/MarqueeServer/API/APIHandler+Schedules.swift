@@ -38,17 +38,15 @@ extension APIHandler {
         return id
     }
 
-    /// The list cursor's key: the schedule's due time in microseconds and its ID.
+    /// The list cursor's key: the schedule's due time and its ID.
     static func scheduleCursorKey(_ schedule: Schedule) -> String {
-        "\(Int64((schedule.dueAt.timeIntervalSince1970 * 1_000_000).rounded()))|\(schedule.id)"
+        Cursor.key(schedule.dueAt, schedule.id)
     }
 
     static func schedulePosition(_ key: String) throws -> ScheduleListPosition {
-        let parts = key.split(separator: "|", maxSplits: 1)
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = ScheduleID(uuidString: String(parts[1])) else {
-            throw Cursor.notIssued
-        }
-        return ScheduleListPosition(dueAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
+        let (dueAt, id) = try Cursor.timeAndID(key)
+        guard let id = ScheduleID(uuidString: id) else { throw Cursor.notIssued }
+        return ScheduleListPosition(dueAt: dueAt, id: id)
     }
 }
 

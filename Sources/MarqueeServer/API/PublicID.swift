@@ -32,6 +32,18 @@ enum Cursor {
         return String(decoding: data, as: UTF8.self)
     }
 
+    /// A list key ordered by time, then ID: the time in microseconds since 1970 and the ID.
+    static func key(_ time: Date, _ id: some CustomStringConvertible) -> String {
+        "\(Int64((time.timeIntervalSince1970 * 1_000_000).rounded()))|\(id)"
+    }
+
+    /// The time and the ID's text of a `key(_:_:)`; `notIssued` for any other key.
+    static func timeAndID(_ key: String) throws -> (Date, String) {
+        let parts = key.split(separator: "|", maxSplits: 1)
+        guard parts.count == 2, let micros = Int64(parts[0]) else { throw notIssued }
+        return (Date(timeIntervalSince1970: Double(micros) / 1_000_000), String(parts[1]))
+    }
+
     /// A cursor of the documented form that this API did not issue: 422 naming `after`.
     static let notIssued = Problem.invalid([.init(parameter: "after", in: "query", detail: "must be the nextCursor of a previous page")])
 

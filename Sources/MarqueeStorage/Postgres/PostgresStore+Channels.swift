@@ -201,3 +201,25 @@ extension PostgresStore {
         ).mapped(RowMapping.channel)
     }
 }
+
+extension PostgresStore {
+    public func channelPage(
+        appID: AppID,
+        environments: Set<APNSEnvironment>,
+        states: Set<ChannelState>,
+        after: ChannelListPosition?,
+        limit: Int
+    ) async throws -> [ListedChannel] {
+        try await rows(
+            """
+            SELECT \(unescaped: RowMapping.channelColumns(of: "c")), e.external_key AS event_key
+            FROM channels c LEFT JOIN events e ON e.app_id = c.app_id AND e.id = c.event_id
+            WHERE c.app_id = \(appID.uuid) AND c.environment = ANY(\(environments.map(\.rawValue)))
+              AND c.state = ANY(\(states.map(\.rawValue)))
+              AND (\(after == nil) OR (c.created_at, c.id) > (\(exactTime: after?.createdAt), \(after?.id.uuid ?? UUID())::uuid))
+            ORDER BY c.created_at, c.id
+            LIMIT \(max(1, limit))
+            """
+        ).mapped(RowMapping.listedChannel)
+    }
+}

@@ -76,7 +76,7 @@ extension SQLiteStore {
 
     public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel {
         let allowed = ColumnCoding.channelStates(allowingTransitionTo: state)
-        let placeholders = allowed.map { _ in "?" }.joined(separator: ", ")
+        let placeholders = Self.placeholders(allowed.count)
         let updated = try await query(
             """
             UPDATE channels SET state = ?, updated_at = ?
@@ -140,7 +140,7 @@ extension SQLiteStore {
         return try await query(
             """
             SELECT \(RowMapping.channelColumns) FROM channels
-            WHERE app_id = ? AND environment = ? AND state IN (\(names.map { _ in "?" }.joined(separator: ", ")))
+            WHERE app_id = ? AND environment = ? AND state IN (\(Self.placeholders(names.count)))
             ORDER BY created_at, id
             """,
             [.id(appID), .text(environment.rawValue)] + names.map { .text($0) }
@@ -160,7 +160,7 @@ extension SQLiteStore {
         let rows = try await query(
             """
             SELECT count(*) AS n FROM channels
-            WHERE app_id = ? AND environment = ? AND state IN (\(names.map { _ in "?" }.joined(separator: ", ")))
+            WHERE app_id = ? AND environment = ? AND state IN (\(Self.placeholders(names.count)))
             """,
             [.id(appID), .text(environment.rawValue)] + names.map { .text($0) }
         )
@@ -193,4 +193,32 @@ extension SQLiteStore {
         WHERE app_id = ?2 AND event_id = ?3 AND environment = ?4 AND state = 'active'
         RETURNING \(RowMapping.channelColumns)
         """
+}
+
+extension SQLiteStore {
+    public func channelPage(
+        appID: AppID,
+        environments: Set<APNSEnvironment>,
+        states: Set<ChannelState>,
+        after: ChannelListPosition?,
+        limit: Int
+    ) async throws -> [ListedChannel] {
+        guard !environments.isEmpty, !states.isEmpty else { return [] }
+        let environmentNames = environments.map(\.rawValue).sorted()
+        let stateNames = states.map(\.rawValue).sorted()
+        var sql = """
+            SELECT \(RowMapping.channelColumns(of: "c")), e.external_key AS event_key
+            FROM channels c LEFT JOIN events e ON e.app_id = c.app_id AND e.id = c.event_id
+            WHERE c.app_id = ? AND c.environment IN (\(Self.placeholders(environmentNames.count)))
+              AND c.state IN (\(Self.placeholders(stateNames.count)))
+            """
+        var binds: [SQLiteData] = [.id(appID)] + environmentNames.map { .text($0) } + stateNames.map { .text($0) }
+        if let after {
+            sql += " AND (c.created_at > ? OR (c.created_at = ? AND c.id > ?))"
+            binds += [.date(after.createdAt), .date(after.createdAt), .id(after.id)]
+        }
+        sql += " ORDER BY c.created_at, c.id LIMIT ?"
+        binds.append(.int(max(1, limit)))
+        return try await query(sql, binds).mapped(RowMapping.listedChannel)
+    }
 }

@@ -97,12 +97,7 @@ enum RowMapping {
 
     /// `channelColumns` of the table `alias`, each named with `takenChannelPrefix`.
     static func takenChannelColumns(of alias: String) -> String {
-        channelColumns.split(separator: ",")
-            .map { column in
-                let name = column.trimmingCharacters(in: .whitespacesAndNewlines)
-                return "\(alias).\(name) AS \(takenChannelPrefix)\(name)"
-            }
-            .joined(separator: ", ")
+        channelColumnNames.map { "\(alias).\($0) AS \(takenChannelPrefix)\($0)" }.joined(separator: ", ")
     }
 
     /// A broadcast's target from `beginBroadcast`'s rows: the event (with its update-audience
@@ -154,6 +149,20 @@ enum RowMapping {
         id, app_id, event_id, environment, apns_channel_id, storage_policy, state, create_request_id, \
         last_broadcast_timestamp, created_at, updated_at
         """
+
+    /// `channelColumns` of the table `alias` under their own names, for a read that joins another table.
+    static func channelColumns(of alias: String) -> String {
+        channelColumnNames.map { "\(alias).\($0)" }.joined(separator: ", ")
+    }
+
+    private static let channelColumnNames = channelColumns.split(separator: ",").map {
+        $0.trimmingCharacters(in: .whitespacesAndNewlines)
+    }
+
+    /// A channel list row: `channelColumns(of:)` and the event's `event_key`.
+    static func listedChannel(_ row: some ColumnReader) throws -> ListedChannel {
+        ListedChannel(channel: try channel(row), eventKey: try row.optionalString("event_key"))
+    }
 
     static func channel(_ row: some ColumnReader) throws -> BroadcastChannel {
         BroadcastChannel(
