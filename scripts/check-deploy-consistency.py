@@ -88,12 +88,12 @@ def environment_name(key):
     return "_".join(encoded)
 
 
-CONFIGURATION = ROOT / "Sources/MarqueeServer/Configuration/ServerConfiguration.swift"
+CONFIGURATION = ROOT / "Sources/MarqueeServer/Configuration"
 
 
 def configuration_keys():
-    source = CONFIGURATION.read_text()
-    # Every dotted string literal in the file is a key it reads (reader.raw("http.host"), ...,
+    source = "\n".join(path.read_text() for path in sorted(CONFIGURATION.glob("*.swift")))
+    # Every dotted string literal in the folder's files is a key they read (reader.raw("http.host"), ...,
     # and customEndpointKeys), except the default file name marquee.sqlite.
     literals = set(re.findall(r'"([a-z][A-Za-z0-9]*(?:\.[a-z][A-Za-z0-9]*)+)"', source))
     return sorted(k for k in literals if not k.endswith(".sqlite"))

@@ -3,6 +3,7 @@ import Foundation
 import Logging
 import MarqueeCore
 import MarqueeEmulator
+import MarqueeServer
 import ServiceLifecycle
 import UnixSignals
 
@@ -15,226 +16,203 @@ struct EmulatorCommand: AsyncParsableCommand {
             Listens on 127.0.0.1 with HTTP/2 over TLS (a CA generated at start) and h2c, \
             one push and one channel-management listener per environment, plus a JSON inspection API. \
             With --state-dir it writes DIR/emulator.json (URLs, CA path, a demo key it accepts) \
-            and the demo key's .p8. Runs until SIGINT or SIGTERM.
+            and the demo key's .p8. Runs until SIGINT or SIGTERM. Every setting is a configuration key \
+            (emulator.*, in parentheses below) that can also come from the environment \
+            (MARQUEE_ + the key in upper snake case, e.g. MARQUEE_EMULATOR_HOST) or a JSON file (--config); \
+            flags win over the environment, the environment over the file.
             """
     )
 
-    @Option(help: "Address to listen on.")
-    var host = "127.0.0.1"
+    @Option(help: "Address to listen on (emulator.host, default 127.0.0.1).")
+    var host: String?
 
     @Option(
         help: ArgumentHelp(
-            "Answer as Apple's servers were seen answering (observed) or as Apple's documentation says (documented).",
+            "Answer as Apple's servers were seen answering (observed, the default) or as Apple's documentation says (documented) (emulator.profile).",
             valueName: "observed|documented"
         )
     )
-    var profile: APNSEmulatorProfile = .observed
+    var profile: APNSEmulatorProfile?
 
     @Option(
         name: .customLong("port"),
         help: ArgumentHelp(
-            "A fixed port for one listener, as LISTENER=PORT (repeatable). LISTENER is ENV-KIND-TRANSPORT: sandbox|production, push|channelManagement, tls|h2c; e.g. sandbox-push-h2c=8080.",
+            "A fixed port for one listener, as LISTENER=PORT (repeatable; emulator.ports, comma-separated). LISTENER is ENV-KIND-TRANSPORT: sandbox|production, push|channelManagement, tls|h2c; e.g. sandbox-push-h2c=8080.",
             valueName: "listener=port"
         )
     )
     var ports: [String] = []
 
-    @Option(help: "Port of the JSON inspection API (0: any free port).")
-    var inspectionPort = 0
+    @Option(help: "Port of the JSON inspection API (emulator.inspectionPort; 0, the default: any free port).")
+    var inspectionPort: Int?
 
-    @Flag(inversion: .prefixedNo, help: "Serve HTTP/2 over TLS.")
-    var tls = true
+    @Flag(inversion: .prefixedNo, help: "Serve HTTP/2 over TLS (emulator.tls, default on).")
+    var tls: Bool?
 
-    @Flag(inversion: .prefixedNo, help: "Serve cleartext HTTP/2 (h2c, prior knowledge).")
-    var h2c = true
+    @Flag(inversion: .prefixedNo, help: "Serve cleartext HTTP/2, h2c with prior knowledge (emulator.h2c, default on).")
+    var h2c: Bool?
 
-    @Option(help: "Directory for emulator.json, ca.pem and the demo key's .p8.")
+    @Option(help: "Directory for emulator.json, ca.pem and the demo key's .p8 (emulator.stateDir).")
     var stateDir: String?
 
-    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS once a provider token was accepted.")
-    var maxConcurrentStreams = 1000
+    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS once a provider token was accepted (emulator.maxConcurrentStreams, default 1000).")
+    var maxConcurrentStreams: Int?
 
-    @Option(help: "Team ID of the demo key.")
-    var teamID = "EMUTEAM001"
+    @Option(help: "Team ID of the demo key (emulator.teamID, default EMUTEAM001).")
+    var teamID: String?
 
-    @Option(help: "Key ID of the demo key (random when absent).")
+    @Option(help: "Key ID of the demo key (emulator.keyID; random when absent).")
     var keyID: String?
 
-    @Option(help: "Bundle ID of the demo app.")
-    var bundleID = "com.example.marquee"
+    @Option(help: "Bundle ID of the demo app (emulator.bundleID, default com.example.marquee).")
+    var bundleID: String?
 
-    @Option(help: "Starts a device accepts per hour (0: unlimited).")
-    var pushToStartBudget = 10
+    @Option(help: "Starts a device accepts per hour (emulator.pushToStartBudget, default 10; 0: unlimited).")
+    var pushToStartBudget: Int?
 
-    @Option(help: "Priority-10 updates per activity per hour (0: unlimited).")
-    var priorityBudget = 40
+    @Option(help: "Priority-10 updates per activity per hour (emulator.priorityBudget, default 40; 0: unlimited).")
+    var priorityBudget: Int?
 
-    @Option(help: "Pushes kept per token or channel for inspection.")
-    var history = 50
+    @Option(help: "Pushes kept per token or channel for inspection (emulator.history, default 50).")
+    var history: Int?
 
-    @Option(help: "Close connections silent this many seconds with GOAWAY IdleTimeout (0: never).")
-    var idleTimeout = 0.0
+    @Option(help: "Close connections silent this many seconds with GOAWAY IdleTimeout (emulator.idleTimeoutSeconds; 0, the default: never).")
+    var idleTimeout: Double?
 
-    @Option(help: "Broadcasts per hour a No-Message-Stored channel may publish before 429 TooManyRequests (0: unlimited).")
-    var broadcastBudgetNoStorage = 0
+    @Option(help: "Broadcasts per hour a No-Message-Stored channel may publish before 429 TooManyRequests (emulator.broadcastBudgetNoStorage; 0, the default: unlimited).")
+    var broadcastBudgetNoStorage: Int?
 
-    @Option(help: "Broadcasts per hour a Most-Recent-Message-Stored channel may publish before 429 TooManyRequests (0: unlimited).")
-    var broadcastBudgetStored = 0
+    @Option(help: "Broadcasts per hour a Most-Recent-Message-Stored channel may publish before 429 TooManyRequests (emulator.broadcastBudgetStored; 0, the default: unlimited).")
+    var broadcastBudgetStored: Int?
 
-    @Option(help: "Channel-management requests per app and hour before 429 TooManyRequests (0: unlimited).")
-    var channelManagementBudget = 0
+    @Option(help: "Channel-management requests per app and hour before 429 TooManyRequests (emulator.channelManagementBudget; 0, the default: unlimited).")
+    var channelManagementBudget: Int?
 
-    @Option(help: "Seconds between broadcasts on one channel before 429 TooManyRequests; Apple speaks of about 1 (0: no throttling).")
-    var broadcastThrottle = 0.0
+    @Option(help: "Seconds between broadcasts on one channel before 429 TooManyRequests; Apple speaks of about 1 (emulator.broadcastThrottleSeconds; 0, the default: no throttling).")
+    var broadcastThrottle: Double?
 
     @Option(
         help: ArgumentHelp(
-            "Play the demo app against this Marquee: its devices report presence there as MarqueeKit would, with the app-role key in the environment variable MARQUEE_EMULATOR_APP_KEY (kept off the command line).",
+            "Play the demo app against this Marquee (emulator.marqueeURL): its devices report presence there as MarqueeKit would, with the app-role key in the environment variable MARQUEE_EMULATOR_APP_KEY (kept off the command line).",
             valueName: "url"
         )
     )
     var marqueeURL: String?
 
-    @Option(help: "The played app's attributes-type whose push-to-start token the reports name (default: the device's first).")
+    @Option(help: "The played app's attributes-type whose push-to-start token the reports name (emulator.attributesType; default: the device's first).")
     var attributesType: String?
 
-    @Option(help: "The member of a start's attributes that holds the event key.")
-    var eventKeyAttribute = "eventKey"
+    @Option(help: "The member of a start's attributes that holds the event key (emulator.eventKeyAttribute, default eventKey).")
+    var eventKeyAttribute: String?
 
-    @Option(help: "Share (0–1) of the played app's devices that never report.")
-    var neverReportShare = 0.0
+    @Option(help: "Share (0–1) of the played app's devices that never report (emulator.neverReportShare, default 0).")
+    var neverReportShare: Double?
 
-    @Option(help: "Share (0–1) of the played app's devices offline at registration (APNs holds their newest push).")
-    var offlineShare = 0.0
+    @Option(help: "Share (0–1) of the played app's devices offline at registration, APNs holding their newest push (emulator.offlineShare, default 0).")
+    var offlineShare: Double?
 
-    @Option(help: "Share (0–1) of the played app's devices with Live Activities turned off (starts answer 200, nothing shows).")
-    var liveActivitiesOffShare = 0.0
+    @Option(help: "Share (0–1) of the played app's devices with Live Activities turned off: starts answer 200, nothing shows (emulator.liveActivitiesOffShare, default 0).")
+    var liveActivitiesOffShare: Double?
 
-    @Option(help: "Share (0–1) of the played app's devices that wake for Marquee's background push; the rest never do.")
-    var answerShare = 1.0
+    @Option(help: "Share (0–1) of the played app's devices that wake for Marquee's background push; the rest never do (emulator.answerShare, default 1).")
+    var answerShare: Double?
 
-    @Option(help: "Seconds within which an answering device wakes for a background push (drawn evenly per device).")
-    var wakeWithin = 10.0
+    @Option(help: "Seconds within which an answering device wakes for a background push, drawn evenly per device (emulator.wakeWithinSeconds, default 10).")
+    var wakeWithin: Double?
 
-    @Option(help: "Seconds after a start or an end before the app reports what it shows.")
-    var reportDelay = 2.0
+    @Option(help: "Seconds after a start or an end before the app reports what it shows (emulator.reportDelaySeconds, default 2).")
+    var reportDelay: Double?
 
-    @Option(help: "Seed of the per-device draws: the same seed and registrations give the same devices.")
-    var seed: UInt64 = 1
+    @Option(help: "Seed of the per-device draws: the same seed and registrations give the same devices (emulator.seed, default 1).")
+    var seed: UInt64?
 
     @Option(
         name: .customLong("fault"),
         help: ArgumentHelp(
-            #"A fault to inject from the start, as the inspection API's POST /v1/faults takes it (repeatable), e.g. '{"action":"respond","reason":"TooManyRequests","probability":0.1}'."#,
+            #"A fault to inject from the start, as the inspection API's POST /v1/faults takes it (repeatable; emulator.faults, a JSON array), e.g. '{"action":"respond","reason":"TooManyRequests","probability":0.1}'."#,
             valueName: "json"
         )
     )
     var faults: [String] = []
 
-    @Option(help: "Log level on standard error: trace, debug (every rejected request), info, notice, warning, error, critical.")
-    var logLevel: Logger.Level = .info
+    @Option(name: .customLong("config"), help: "A JSON file of configuration keys.")
+    var configFile: String?
 
-    func validate() throws {
-        _ = try parsedFaults()
-        guard idleTimeout >= 0 else { throw ValidationError("--idle-timeout must not be negative") }
-        guard broadcastThrottle >= 0 else { throw ValidationError("--broadcast-throttle must not be negative (0 means none)") }
-        for (name, share) in [
-            ("--never-report-share", neverReportShare), ("--offline-share", offlineShare),
-            ("--live-activities-off-share", liveActivitiesOffShare), ("--answer-share", answerShare),
-        ] where !(0...1).contains(share) {
-            throw ValidationError("\(name) must be between 0 and 1")
-        }
-        guard wakeWithin >= 0, reportDelay >= 0 else { throw ValidationError("--wake-within and --report-delay must not be negative") }
-        if let marqueeURL {
-            guard let url = URL(string: marqueeURL), url.scheme == "http" || url.scheme == "https" else {
-                throw ValidationError("--marquee-url \(marqueeURL): expected an http(s) URL, e.g. http://127.0.0.1:8080")
-            }
-            guard let key = ProcessInfo.processInfo.environment[Self.appKeyVariable], !key.isEmpty else {
-                throw ValidationError("--marquee-url needs the app-role API key in \(Self.appKeyVariable)")
-            }
-        }
-        guard broadcastBudgetNoStorage >= 0, broadcastBudgetStored >= 0, channelManagementBudget >= 0 else {
-            throw ValidationError("budgets must not be negative (0 means unlimited)")
-        }
-    }
+    @Option(help: "Log level on standard error (emulator.logLevel, default info): trace, debug (every rejected request), info, notice, warning, error, critical.")
+    var logLevel: Logger.Level?
 
-    /// Where the played app's key comes from: an environment variable, so that `ps` never shows it.
-    static let appKeyVariable = "MARQUEE_EMULATOR_APP_KEY"
-
-    private var appShares: EmulatedAppShares {
-        var shares = EmulatedAppShares()
-        shares.neverReports = neverReportShare
-        shares.offlineAtRegistration = offlineShare
-        shares.liveActivitiesOff = liveActivitiesOffShare
-        shares.answersBackgroundPush = answerShare
-        shares.wakeWithin = .milliseconds(Int64(wakeWithin * 1000))
-        shares.reportDelay = .milliseconds(Int64(reportDelay * 1000))
-        shares.seed = seed
-        return shares
-    }
-
-    private func parsedFaults() throws -> [APNSEmulatorFault] {
-        try faults.map { text in
-            guard let request = try? JSONDecoder().decode(InspectionFaultRequest.self, from: Data(text.utf8)),
-                let fault = request.fault
-            else {
-                throw ValidationError(#"--fault \#(text): expected a fault as JSON, e.g. {"action":"respond","reason":"ServiceUnavailable","every":3}"#)
-            }
-            return fault
-        }
+    /// The flags given, as configuration keys: they win over the environment and the file.
+    var flagValues: [String: String] {
+        var values: [String: String] = [:]
+        values["emulator.host"] = host
+        values["emulator.profile"] = profile?.rawValue
+        values["emulator.ports"] = ports.isEmpty ? nil : ports.joined(separator: ",")
+        values["emulator.inspectionPort"] = inspectionPort.map(String.init)
+        values["emulator.tls"] = tls.map(String.init)
+        values["emulator.h2c"] = h2c.map(String.init)
+        values["emulator.stateDir"] = stateDir
+        values["emulator.maxConcurrentStreams"] = maxConcurrentStreams.map(String.init)
+        values["emulator.teamID"] = teamID
+        values["emulator.keyID"] = keyID
+        values["emulator.bundleID"] = bundleID
+        values["emulator.pushToStartBudget"] = pushToStartBudget.map(String.init)
+        values["emulator.priorityBudget"] = priorityBudget.map(String.init)
+        values["emulator.history"] = history.map(String.init)
+        values["emulator.idleTimeoutSeconds"] = idleTimeout.map { String($0) }
+        values["emulator.broadcastBudgetNoStorage"] = broadcastBudgetNoStorage.map(String.init)
+        values["emulator.broadcastBudgetStored"] = broadcastBudgetStored.map(String.init)
+        values["emulator.channelManagementBudget"] = channelManagementBudget.map(String.init)
+        values["emulator.broadcastThrottleSeconds"] = broadcastThrottle.map { String($0) }
+        values["emulator.marqueeURL"] = marqueeURL
+        values["emulator.attributesType"] = attributesType
+        values["emulator.eventKeyAttribute"] = eventKeyAttribute
+        values["emulator.neverReportShare"] = neverReportShare.map { String($0) }
+        values["emulator.offlineShare"] = offlineShare.map { String($0) }
+        values["emulator.liveActivitiesOffShare"] = liveActivitiesOffShare.map { String($0) }
+        values["emulator.answerShare"] = answerShare.map { String($0) }
+        values["emulator.wakeWithinSeconds"] = wakeWithin.map { String($0) }
+        values["emulator.reportDelaySeconds"] = reportDelay.map { String($0) }
+        values["emulator.seed"] = seed.map(String.init)
+        values["emulator.faults"] = faults.isEmpty ? nil : "[" + faults.joined(separator: ",") + "]"
+        values["emulator.logLevel"] = logLevel?.rawValue
+        return values
     }
 
     func run() async throws {
-        let level = logLevel
+        let settings: EmulatorSettings
+        do {
+            settings = try await EmulatorSettings.load(flags: flagValues, file: configFile)
+        } catch let error as ConfigurationError {
+            FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
+            throw ExitCode(2)
+        }
+        let level = settings.logLevel
         LoggingSystem.bootstrap { label in
             var handler = StreamLogHandler.standardError(label: label)
             handler.logLevel = level
             return handler
         }
-        var configuration = APNSEmulatorConfiguration(profile: profile)
+        var configuration = settings.emulator
         configuration.logger = Logger(label: "marquee.emulator")
-        configuration.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil
-        if broadcastBudgetNoStorage > 0 { configuration.broadcastBudgetPerHour[.noMessageStored] = broadcastBudgetNoStorage }
-        if broadcastBudgetStored > 0 { configuration.broadcastBudgetPerHour[.mostRecentMessageStored] = broadcastBudgetStored }
-        configuration.channelManagementBudgetPerHour = channelManagementBudget > 0 ? channelManagementBudget : nil
-        configuration.broadcastThrottle = broadcastThrottle > 0 ? APNSEmulatorBroadcastThrottle(interval: broadcastThrottle) : nil
-        configuration.host = host
-        configuration.h2c = h2c
-        configuration.tls = tls ? .generated : .disabled
-        configuration.inspectionPort = inspectionPort
-        configuration.maxConcurrentStreams = maxConcurrentStreams
-        configuration.pushToStartBudget = pushToStartBudget > 0 ? pushToStartBudget : nil
-        configuration.priorityTenBudgetPerHour = priorityBudget > 0 ? priorityBudget : nil
-        configuration.historyPerTarget = history
-        configuration.ports = try Self.parsePorts(ports)
-        configuration.appShares = appShares
-        if let marqueeURL, let url = URL(string: marqueeURL), let key = ProcessInfo.processInfo.environment[Self.appKeyVariable] {
-            configuration.apps[bundleID] = EmulatedAppMarquee(
-                baseURL: url,
-                appKey: key,
-                attributesType: attributesType,
-                eventKeyAttribute: eventKeyAttribute
-            )
-        }
-        if let stateDir {
+        if let stateDir = settings.stateDirectory {
             let directory = URL(fileURLWithPath: stateDir)
             try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
             configuration.caCertificatePath = directory.appendingPathComponent("ca.pem").path
         }
-
         let emulator = APNSEmulator(configuration: configuration)
-        for fault in try parsedFaults() { emulator.injectFault(fault) }
-        let demoKey = try emulator.makeDemoKey(teamID: teamID, keyID: keyID, bundleID: bundleID)
+        for fault in settings.faults { emulator.injectFault(fault) }
+        let demoKey = try emulator.makeDemoKey(teamID: settings.demoTeamID, keyID: settings.demoKeyID, bundleID: settings.demoBundleID)
         // Started before the group, so that its listeners (and the state file scripts read) are
         // announced once they are bound; the group then serves until SIGTERM or SIGINT.
         try await emulator.start()
         var p8Path: String?
-        if let stateDir {
+        if let stateDir = settings.stateDirectory {
             let written = try APNSEmulatorStateFile.write(emulator: emulator, demoKey: demoKey, to: URL(fileURLWithPath: stateDir))
             p8Path = written.demoKey?.p8Path
         }
         // Written unbuffered so a script reading the output sees it at once.
-        FileHandle.standardOutput.write(Data((Self.summary(of: emulator, demoKey: demoKey, p8Path: p8Path, stateDir: stateDir) + "\n").utf8))
+        let summary = Self.summary(of: emulator, demoKey: demoKey, p8Path: p8Path, stateDir: settings.stateDirectory)
+        FileHandle.standardOutput.write(Data((summary + "\n").utf8))
         let group = ServiceGroup(
             configuration: ServiceGroupConfiguration(
                 services: [emulator],
@@ -243,24 +221,6 @@ struct EmulatorCommand: AsyncParsableCommand {
             )
         )
         try await group.run()
-    }
-
-    static func parsePorts(_ specifications: [String]) throws -> [APNSEmulatorListener: Int] {
-        var ports: [APNSEmulatorListener: Int] = [:]
-        for specification in specifications {
-            let parts = specification.split(separator: "=")
-            let names = parts.first?.split(separator: "-") ?? []
-            guard parts.count == 2, names.count == 3,
-                let environment = APNSEnvironment(rawValue: String(names[0])),
-                let kind = APNSEmulatorListener.Kind(rawValue: String(names[1])),
-                let transport = APNSEmulatorListener.Transport(rawValue: String(names[2])),
-                let port = Int(parts[1]), (0...65535).contains(port)
-            else {
-                throw ValidationError("--port \(specification): expected ENV-KIND-TRANSPORT=PORT, e.g. sandbox-push-tls=2197")
-            }
-            ports[APNSEmulatorListener(environment: environment, kind: kind, transport: transport)] = port
-        }
-        return ports
     }
 }
 

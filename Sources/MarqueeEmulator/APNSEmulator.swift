@@ -252,12 +252,16 @@ public final class APNSEmulator: Sendable {
         }
     }
 
+    /// The demo key's team and app unless told otherwise.
+    public static let defaultDemoTeamID = "EMUTEAM001"
+    public static let defaultDemoBundleID = "com.example.marquee"
+
     /// Makes a fresh P-256 key, registers it and the app for `teamID`, and returns it for clients.
     /// Without a `keyID` a random 10-character one is chosen.
     public func makeDemoKey(
-        teamID: String = "EMUTEAM001",
+        teamID: String = APNSEmulator.defaultDemoTeamID,
         keyID: String? = nil,
-        bundleID: String = "com.example.marquee",
+        bundleID: String = APNSEmulator.defaultDemoBundleID,
         environments: Set<APNSEnvironment> = Set(APNSEnvironment.allCases)
     ) throws(EmulatorError) -> APNSEmulatorDemoKey {
         let privateKey = P256.Signing.PrivateKey()

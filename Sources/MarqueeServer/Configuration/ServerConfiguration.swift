@@ -187,23 +187,7 @@ public struct ServerConfiguration: Sendable {
                 "is required with PostgreSQL (every replica seals signing keys with it): set MARQUEE_SECRETS_MASTER_KEYS to id:base64-of-32-bytes"
             )
         }
-        switch reader.raw("apns.target") ?? "emulator" {
-        case "emulator":
-            apns = .emulator
-        case "apple":
-            apns = .apple
-        case "custom":
-            var endpoints: [String: String] = [:]
-            for key in Self.customEndpointKeys {
-                guard let url = reader.raw(key) else {
-                    throw ConfigurationError(key: key, "is required with apns.target custom")
-                }
-                endpoints[key] = url
-            }
-            apns = .custom(endpoints: endpoints, caFile: reader.raw("apns.caFile"))
-        case let other:
-            throw ConfigurationError(key: "apns.target", "'\(other)' is not emulator, apple or custom")
-        }
+        apns = try APNSTargetChoice(reader: reader)
         if let text = reader.raw("emulator.inspectionURL") {
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
                 throw ConfigurationError(key: "emulator.inspectionURL", "must be an http:// URL of an emulator's inspection API")
@@ -218,73 +202,7 @@ public struct ServerConfiguration: Sendable {
             adaptiveConcurrency: try reader.flag("apns.adaptiveConcurrency", default: true),
             concurrencyFloor: try reader.integer("apns.concurrencyFloor", default: 20, range: 1...1_000)
         )
-        let policy = ChannelPolicy(
-            limit: try reader.integer("channels.limit", default: APNSPayloadLimit.channelsPerApp, range: 1...1_000_000),
-            warningFraction: try reader.parsed("channels.warningFraction", default: 0.9, expected: "a fraction from 0 to 1") {
-                Double($0).flatMap { (0...1).contains($0) ? $0 : nil }
-            },
-            creationTimeout: try reader.seconds("channels.creationTimeoutSeconds", default: 120),
-            orphanGracePeriod: try reader.seconds("channels.orphanGraceSeconds", default: 600)
-        )
-        engine = EngineConfiguration(
-            channels: policy,
-            janitorInterval: .milliseconds(Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)),
-            maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000),
-            broadcasts: BroadcastPolicy(
-                priorityPolicy: try reader.parsed(
-                    "broadcasts.priorityPolicy",
-                    default: .standard,
-                    expected: "standard, immediate or normal"
-                ) { PriorityPolicy(rawValue: $0) },
-                priorityBudgetPerHour: try reader.integer(
-                    "broadcasts.priorityBudgetPerHour",
-                    default: BroadcastPolicy.defaultPriorityBudgetPerHour,
-                    range: 0...100_000
-                ),
-                activityBudget: ActivityPriorityBudget(
-                    limitPerHour: try reader.integer(
-                        "broadcasts.activityPriorityBudgetPerHour",
-                        default: ActivityPriorityBudget.defaultLimitPerHour,
-                        range: 0...100_000
-                    ),
-                    frequentLimitPerHour: try reader.integer(
-                        "broadcasts.frequentActivityPriorityBudgetPerHour",
-                        default: ActivityPriorityBudget.defaultFrequentLimitPerHour,
-                        range: 0...100_000
-                    )
-                )
-            ),
-            jobs: JobWorkerConfiguration(
-                leaseDuration: .milliseconds(Int64(try reader.integer("jobs.leaseMilliseconds", default: 30_000, range: 100...3_600_000))),
-                pollInterval: .milliseconds(Int64(try reader.integer("jobs.pollMilliseconds", default: 2_000, range: 10...600_000))),
-                stallTimeout: .milliseconds(Int64(try reader.integer("jobs.stallTimeoutMilliseconds", default: 60_000, range: 100...3_600_000))),
-                commitInterval: .milliseconds(Int64(try reader.integer("jobs.commitIntervalMilliseconds", default: 250, range: 1...600_000))),
-                concurrency: try reader.integer("jobs.concurrency", default: 4, range: 1...64),
-                pageSize: try reader.integer("jobs.pageSize", default: 1_000, range: 1...100_000),
-                partitions: try reader.integer("jobs.partitions", default: 8, range: 1...1_024),
-                window: reader.raw("jobs.window") == nil ? nil : try reader.integer("jobs.window", default: 1, range: 1...100_000),
-                batchSize: try reader.integer("jobs.batchSize", default: 500, range: 1...100_000),
-                maximumAttemptsPerToken: try reader.integer("jobs.maxAttemptsPerToken", default: 3, range: 1...1_000),
-                retryBaseDelay: .milliseconds(Int64(try reader.integer("jobs.retryBaseMilliseconds", default: 1_000, range: 1...600_000))),
-                retryMaximumDelay: .milliseconds(Int64(try reader.integer("jobs.retryMaxMilliseconds", default: 60_000, range: 1...3_600_000))),
-                uncertainStarts: try reader.parsed("jobs.uncertainStarts", default: .confirm, expected: "confirm, skip or resend") {
-                    UncertainStartPolicy(rawValue: $0)
-                },
-                confirmation: StartConfirmation(
-                    arrivalGrace: .seconds(try reader.integer("jobs.confirmation.graceSeconds", default: 60, range: 0...86_400)),
-                    window: .seconds(try reader.integer("jobs.confirmation.windowSeconds", default: 600, range: 1...86_400))
-                ),
-                startCollapseIDs: try reader.flag("jobs.startCollapseIDs", default: true)
-            ),
-            timeline: TimelinePolicy(
-                channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
-                endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
-            ),
-            credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
-            channelAnswerCacheSize: try reader.integer("channels.answerCacheSize", default: 10_000, range: 0...1_000_000),
-            lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000)),
-            presenceReports: .perMinute(try reader.integer("presence.reportsPerMinute", default: 10, range: 1...10_000))
-        )
+        engine = try EngineConfiguration(reader: reader)
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
         metricsEnabled = try reader.flag("metrics.enabled", default: true)
         metricsBearerToken = reader.raw("metrics.bearerToken", isSecret: true)
@@ -305,36 +223,16 @@ public struct ServerConfiguration: Sendable {
 
     /// The configuration of a given set of values (tests, the CLI), over the environment.
     public static func reading(_ values: [String: String], environment: Bool = true) throws(ConfigurationError) -> ServerConfiguration {
-        var providers: [any ConfigProvider] = [
-            InMemoryProvider(values: Dictionary(uniqueKeysWithValues: values.map { (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: false)) }))
-        ]
-        if environment { providers.append(EnvironmentVariablesProvider().prefixKeys(with: "marquee")) }
-        return try ServerConfiguration(reader: ConfigReader(providers: providers))
+        try ServerConfiguration(reader: ConfigurationSources.reader(values: values, environment: environment, secretKeys: secretKeys))
     }
 }
 
 extension ServerConfiguration {
+    /// The keys read as secrets wherever they are set.
+    static let secretKeys: Set<String> = ["database.url", "secrets.masterKeys", "metrics.bearerToken"]
+
     /// Flags over the environment (`MARQUEE_…`) over a JSON file over defaults.
     public static func load(flags: [String: String], file: String?) async throws -> ServerConfiguration {
-        var providers: [any ConfigProvider] = [
-            InMemoryProvider(
-                values: Dictionary(
-                    uniqueKeysWithValues: flags.map {
-                        (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: $0.key == "database.url"))
-                    }
-                )
-            ),
-            EnvironmentVariablesProvider(
-                secretsSpecifier: .specific(["MARQUEE_DATABASE_URL", "MARQUEE_SECRETS_MASTER_KEYS", "MARQUEE_METRICS_BEARER_TOKEN"])
-            ).prefixKeys(with: "marquee"),
-        ]
-        if let file {
-            do {
-                providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(file)))
-            } catch {
-                throw ConfigurationError(key: "--config", "cannot read \(file) as JSON configuration: \(error)")
-            }
-        }
-        return try ServerConfiguration(reader: ConfigReader(providers: providers))
+        try ServerConfiguration(reader: try await ConfigurationSources.reader(flags: flags, file: file, secretKeys: secretKeys))
     }
 }
