@@ -154,7 +154,15 @@ final class InspectionHandler: ChannelInboundHandler {
         let path = head.uri.split(separator: "?", maxSplits: 1).first.map(String.init) ?? head.uri
         let parts = path.split(separator: "/").map(String.init)
         guard parts.first == "v1", parts.count >= 2 else { return problem(.notFound, "unknown path") }
-        switch (head.method, Array(parts.dropFirst())) {
+        if let answer = routeEmulator(head.method, Array(parts.dropFirst()), body: body) { return answer }
+        guard let environment = APNSEnvironment(rawValue: parts[1]) else { return problem(.notFound, "unknown path") }
+        return routeEnvironment(head.method, environment, Array(parts.dropFirst(2)), body: body)
+    }
+
+    /// `/v1/summary`, `/v1/rejections`, `/v1/faults` and `/v1/apps`: the emulator as a whole; `nil`
+    /// for any other path.
+    private func routeEmulator(_ method: HTTPMethod, _ parts: [String], body: [UInt8]) -> (HTTPResponseStatus, [UInt8])? {
+        switch (method, parts) {
         case (.GET, ["summary"]):
             var listeners: [String: String] = [:]
             for listener in emulator.listeners.keys { listeners[listener.description] = emulator.url(for: listener) }
@@ -200,13 +208,20 @@ final class InspectionHandler: ChannelInboundHandler {
             emulator.disconnectApp(bundleID: path[1])
             return encode(emulator.connectedAppsShown)
         default:
-            break
+            return nil
         }
-        guard let environment = APNSEnvironment(rawValue: parts[1]) else { return problem(.notFound, "unknown path") }
-        let rest = Array(parts.dropFirst(2))
+    }
+
+    /// `/v1/{environment}/…`: the virtual devices, activities, channels and pushes of one environment.
+    private func routeEnvironment(
+        _ method: HTTPMethod,
+        _ environment: APNSEnvironment,
+        _ rest: [String],
+        body: [UInt8]
+    ) -> (HTTPResponseStatus, [UInt8]) {
         let resource = rest.first ?? ""
         let id = rest.count > 1 ? rest[1] : nil
-        switch (head.method, resource, rest.count) {
+        switch (method, resource, rest.count) {
         case (.GET, "devices", 1):
             return encode(emulator.devices(in: environment))
         case (.POST, "devices", 1):
@@ -251,41 +266,9 @@ final class InspectionHandler: ChannelInboundHandler {
         case (.GET, "devices", 2):
             guard let id, let device = emulator.device(id: id, in: environment) else { return problem(.notFound, "no such device") }
             return encode(device)
-        case (.POST, "devices", 3) where rest[2] == "uninstall":
+        case (.POST, "devices", 3):
             guard let id else { return problem(.notFound, "no such device") }
-            do {
-                try emulator.uninstallApp(environment: environment, deviceID: id)
-                return encode(emulator.device(id: id, in: environment))
-            } catch {
-                return problem(.notFound, error.description)
-            }
-        case (.POST, "devices", 3) where rest[2] == "offline" || rest[2] == "online":
-            guard let id else { return problem(.notFound, "no such device") }
-            do {
-                try emulator.setDeviceOnline(rest[2] == "online", environment: environment, deviceID: id)
-                return encode(emulator.device(id: id, in: environment))
-            } catch {
-                return problem(.notFound, error.description)
-            }
-        case (.POST, "devices", 3) where rest[2] == "live-activities-off" || rest[2] == "live-activities-on":
-            guard let id else { return problem(.notFound, "no such device") }
-            do {
-                try emulator.setLiveActivitiesEnabled(rest[2] == "live-activities-on", environment: environment, deviceID: id)
-                return encode(emulator.device(id: id, in: environment))
-            } catch {
-                return problem(.notFound, error.description)
-            }
-        case (.POST, "devices", 3) where rest[2] == "launch":
-            guard let id else { return problem(.notFound, "no such device") }
-            guard let launch = try? JSONDecoder().decode(Launch.self, from: Data(body)) else {
-                return problem(.badRequest, "expected {\"liveEvents\": [\"event-key\", ...]}")
-            }
-            do {
-                try emulator.launchApp(environment: environment, deviceID: id, liveEvents: launch.liveEvents)
-                return encode(emulator.device(id: id, in: environment))
-            } catch {
-                return problem(.badRequest, error.description)
-            }
+            return deviceAction(rest[2], deviceID: id, environment: environment, body: body)
         case (.GET, "activities", 1):
             return encode(emulator.activities(in: environment))
         case (.GET, "activities", 2):
@@ -300,6 +283,54 @@ final class InspectionHandler: ChannelInboundHandler {
             return encode(emulator.pushes(to: id.removingPercentEncoding ?? id, in: environment))
         default:
             return problem(.notFound, "unknown path")
+        }
+    }
+
+    /// `POST /v1/{environment}/devices/{id}/{action}`: what a person does to a device.
+    private func deviceAction(
+        _ action: String,
+        deviceID: String,
+        environment: APNSEnvironment,
+        body: [UInt8]
+    ) -> (HTTPResponseStatus, [UInt8]) {
+        switch action {
+        case "uninstall":
+            return changing(deviceID, in: environment, failing: .notFound) { () throws(EmulatorError) in
+                try emulator.uninstallApp(environment: environment, deviceID: deviceID)
+            }
+        case "offline", "online":
+            return changing(deviceID, in: environment, failing: .notFound) { () throws(EmulatorError) in
+                try emulator.setDeviceOnline(action == "online", environment: environment, deviceID: deviceID)
+            }
+        case "live-activities-off", "live-activities-on":
+            return changing(deviceID, in: environment, failing: .notFound) { () throws(EmulatorError) in
+                let enabled = action == "live-activities-on"
+                try emulator.setLiveActivitiesEnabled(enabled, environment: environment, deviceID: deviceID)
+            }
+        case "launch":
+            guard let launch = try? JSONDecoder().decode(Launch.self, from: Data(body)) else {
+                return problem(.badRequest, "expected {\"liveEvents\": [\"event-key\", ...]}")
+            }
+            return changing(deviceID, in: environment, failing: .badRequest) { () throws(EmulatorError) in
+                try emulator.launchApp(environment: environment, deviceID: deviceID, liveEvents: launch.liveEvents)
+            }
+        default:
+            return problem(.notFound, "unknown path")
+        }
+    }
+
+    /// The device after `change`, or the emulator's refusal of it as `status`.
+    private func changing(
+        _ deviceID: String,
+        in environment: APNSEnvironment,
+        failing status: HTTPResponseStatus,
+        _ change: () throws(EmulatorError) -> Void
+    ) -> (HTTPResponseStatus, [UInt8]) {
+        do {
+            try change()
+            return encode(emulator.device(id: deviceID, in: environment))
+        } catch {
+            return problem(status, error.description)
         }
     }
 }

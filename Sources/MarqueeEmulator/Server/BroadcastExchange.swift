@@ -38,56 +38,108 @@ struct BroadcastExchange {
         environment: APNSEnvironment,
         configuration: APNSEmulatorConfiguration
     ) -> EmulatorResponse {
-        let state = processor.state
+        let broadcast: ValidBroadcast
+        switch validatedBroadcast(identity: identity, now: now, environment: environment, configuration: configuration) {
+        case .success(let valid): broadcast = valid
+        case .failure(let reason): return reject(reason, requestID, now: now)
+        }
+        let (admitted, uniqueID, appEvents) = admit(
+            broadcast,
+            requestID: requestID,
+            now: now,
+            environment: environment,
+            configuration: configuration
+        )
+        // Handed over outside the world's lock: the app model takes its own time.
+        for event in appEvents { processor.state.appEventSink.yield(event) }
+        guard admitted else { return reject(.tooManyRequests, requestID, now: now) }
+        return EmulatorResponse(status: 200, headers: [("apns-request-id", requestID), ("apns-unique-id", uniqueID)])
+    }
+
+    /// A broadcast whose path, headers, channel and payload passed every rule.
+    struct ValidBroadcast {
+        var channelID: String
+        var storagePolicy: MessageStoragePolicy
+        var priority: APNSPriority
+        var expiration: Int64?
+        var payload: PushPayload
+    }
+
+    /// The request as APNs checks it, in APNs' order, up to the channel it names.
+    private func validatedBroadcast(
+        identity: ConnectionAuthenticator.Identity,
+        now: Date,
+        environment: APNSEnvironment,
+        configuration: APNSEmulatorConfiguration
+    ) -> Checked<ValidBroadcast> {
         let bundleID = String(request.path.dropFirst("/4/broadcasts/apps/".count))
-        guard !bundleID.contains("/") else { return reject(.badPath, requestID, now: now) }
-        if let reason = processor.checkBroadcastTopic(bundleID, identity: identity) { return reject(reason, requestID, now: now) }
+        guard !bundleID.contains("/") else { return .failure(.badPath) }
+        if let reason = processor.checkBroadcastTopic(bundleID, identity: identity) { return .failure(reason) }
 
         guard let channelID = request.header(.apnsChannelID), !channelID.isEmpty else {
-            return reject(.missingChannelId, requestID, now: now)
+            return .failure(.missingChannelId)
         }
-        guard processor.isWellFormedChannelID(channelID) else { return reject(.badChannelId, requestID, now: now) }
-        guard let pushTypeText = request.header(.apnsPushType) else { return reject(.missingPushType, requestID, now: now) }
-        guard APNSPushType(headerValue: pushTypeText) == .liveactivity else { return reject(.invalidPushType, requestID, now: now) }
+        guard processor.isWellFormedChannelID(channelID) else { return .failure(.badChannelId) }
+        guard let pushTypeText = request.header(.apnsPushType) else { return .failure(.missingPushType) }
+        guard APNSPushType(headerValue: pushTypeText) == .liveactivity else { return .failure(.invalidPushType) }
 
         let expiration: Int64?
         switch APNSRequestProcessor.expiration(request.header(.apnsExpiration)) {
         case .success(let value): expiration = value
-        case .failure(let reason): return reject(reason, requestID, now: now)
+        case .failure(let reason): return .failure(reason)
         }
-        if expiration == nil, configuration.broadcastRequiresExpiration { return reject(.badExpirationDate, requestID, now: now) }
+        if expiration == nil, configuration.broadcastRequiresExpiration { return .failure(.badExpirationDate) }
         var priority = APNSPriority.immediate
         if let text = request.header(.apnsPriority) {
-            guard let parsed = APNSPriority(headerValue: text) else { return reject(.badPriority, requestID, now: now) }
+            guard let parsed = APNSPriority(headerValue: text) else { return .failure(.badPriority) }
             priority = parsed
         } else if configuration.broadcastRequiresPriority {
-            return reject(.badPriority, requestID, now: now)
+            return .failure(.badPriority)
         }
 
-        let channel = state.world.withLock { world in
+        let channel = processor.state.world.withLock { world in
             world.environments[environment]?.channels[channelID]?.channel
         }
-        guard let channel else { return reject(configuration.neverCreatedChannelBroadcastReason, requestID, now: now) }
-        guard !channel.isDeleted, channel.bundleID == bundleID else { return reject(.channelNotRegistered, requestID, now: now) }
+        guard let channel else { return .failure(configuration.neverCreatedChannelBroadcastReason) }
+        guard !channel.isDeleted, channel.bundleID == bundleID else { return .failure(.channelNotRegistered) }
         switch channel.messageStoragePolicy {
         case .noMessageStored:
-            if let expiration, expiration != 0 { return reject(.badExpirationDate, requestID, now: now) }
+            if let expiration, expiration != 0 { return .failure(.badExpirationDate) }
         case .mostRecentMessageStored:
             let limit = Int64(now.timeIntervalSince1970) + MessageStoragePolicy.maximumStorageSeconds
             if let expiration, expiration > limit, configuration.rejectsBroadcastExpirationBeyondStorageLimit {
-                return reject(.badExpirationDate, requestID, now: now)
+                return .failure(.badExpirationDate)
             }
         }
 
-        guard request.bodyLength > 0 else { return reject(.payloadEmpty, requestID, now: now) }
-        guard request.bodyLength <= APNSPayloadLimit.broadcast else { return reject(.payloadTooLarge, requestID, now: now) }
-        guard let payload = PushPayload(bytes: request.body) else { return reject(.badRequestPayload, requestID, now: now) }
+        guard request.bodyLength > 0 else { return .failure(.payloadEmpty) }
+        guard request.bodyLength <= APNSPayloadLimit.broadcast else { return .failure(.payloadTooLarge) }
+        guard let payload = PushPayload(bytes: request.body) else { return .failure(.badRequestPayload) }
+        return .success(
+            ValidBroadcast(
+                channelID: channelID,
+                storagePolicy: channel.messageStoragePolicy,
+                priority: priority,
+                expiration: expiration,
+                payload: payload
+            )
+        )
+    }
 
+    /// The broadcast through the channel's throttle and budget to its subscribers, recorded; whether
+    /// it was admitted, its `apns-unique-id` and what the played app may notice.
+    private func admit(
+        _ broadcast: ValidBroadcast,
+        requestID: String,
+        now: Date,
+        environment: APNSEnvironment,
+        configuration: APNSEmulatorConfiguration
+    ) -> (admitted: Bool, uniqueID: String, appEvents: [AppModelEvent]) {
         let uniqueID = RandomIdentifiers.uuid()
-        let budget = configuration.broadcastBudgetPerHour[channel.messageStoragePolicy]
+        let budget = configuration.broadcastBudgetPerHour[broadcast.storagePolicy]
         let throttle = configuration.broadcastThrottle
         var appEvents: [AppModelEvent] = []
-        let admitted = state.world.withLock { world -> Bool in
+        let admitted = processor.state.world.withLock { world -> Bool in
             let capacity = world.historyPerTarget
             var endedOn: [String] = []
             let admitted = world.withEnvironment(environment) { env -> Bool in
@@ -95,19 +147,19 @@ struct BroadcastExchange {
                 // so that a refusal by either leaves both as they were.
                 var pacing: PacingThrottle?
                 if let throttle {
-                    pacing = env.channels[channelID]?.pacing
+                    pacing = env.channels[broadcast.channelID]?.pacing
                     guard pacing?.admit(at: now, interval: throttle.interval, burst: throttle.burst) == true else { return false }
                 }
-                if let budget, env.channels[channelID]?.broadcasts.admit(at: now, limit: budget, window: 3600) == false {
+                if let budget, env.channels[broadcast.channelID]?.broadcasts.admit(at: now, limit: budget, window: 3600) == false {
                     return false
                 }
-                if let pacing { env.channels[channelID]?.pacing = pacing }
+                if let pacing { env.channels[broadcast.channelID]?.pacing = pacing }
                 let outcomes = env.deliverBroadcast(
-                    channelID: channelID,
+                    channelID: broadcast.channelID,
                     requestID: requestID,
-                    payload: payload,
-                    priority: priority,
-                    expiration: expiration,
+                    payload: broadcast.payload,
+                    priority: broadcast.priority,
+                    expiration: broadcast.expiration,
                     now: now,
                     configuration: configuration,
                     endedOn: &endedOn
@@ -117,12 +169,12 @@ struct BroadcastExchange {
                         receivedAt: now,
                         environment: environment,
                         endpoint: .broadcast,
-                        target: channelID,
+                        target: broadcast.channelID,
                         requestID: requestID,
                         uniqueID: uniqueID,
                         pushType: APNSPushType.liveactivity.rawValue,
-                        priority: priority.rawValue,
-                        expiration: expiration,
+                        priority: broadcast.priority.rawValue,
+                        expiration: broadcast.expiration,
                         collapseID: nil,
                         payloadBytes: request.body,
                         outcomes: outcomes
@@ -135,9 +187,6 @@ struct BroadcastExchange {
             appEvents = endedOn.compactMap { world.appEventForEndedActivity(deviceID: $0, environment: environment) }
             return admitted
         }
-        // Handed over outside the world's lock: the app model takes its own time.
-        for event in appEvents { state.appEventSink.yield(event) }
-        guard admitted else { return reject(.tooManyRequests, requestID, now: now) }
-        return EmulatorResponse(status: 200, headers: [("apns-request-id", requestID), ("apns-unique-id", uniqueID)])
+        return (admitted, uniqueID, appEvents)
     }
 }
