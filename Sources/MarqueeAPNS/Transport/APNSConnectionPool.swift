@@ -39,24 +39,20 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
     let metrics: APNSClientMetrics
     private let sslContext: NIOSSLContext?
 
-    private var queue = Deque<APNSQueuedRequest>()
+    private var machine: APNSPoolStateMachine
     private var connections: [APNSConnectionHandler] = []
     private var nextConnectionID = 1
-    private var consecutiveConnectFailures = 0
     private var reconnect: Scheduled<Void>?
     private var sources = Deque<any APNSRequestSource>()
-    /// Requests admitted and not yet answered: queued, in flight or waiting to retry.
-    private(set) var outstanding = 0
     private var dirtySinks: [ObjectIdentifier: any APNSResponseSink] = [:]
     /// The sink marked dirty last: a batch's completions come in runs, so most marks are repeats.
     private var lastDirtySink: (any APNSResponseSink)?
-    private(set) var isShutDown = false
-    /// Requests waiting out a back-off, with their timers, so that shutdown can answer them.
-    private var retryTimers: [Int: (timer: Scheduled<Void>, request: APNSQueuedRequest)] = [:]
-    private var nextRetryTimerID = 0
-    /// What this pool last added to the shared connection and stream gauges.
-    private var reportedConnections = 0
-    private var reportedStreams = 0
+    /// The timers of the requests waiting out a back-off (the requests are the machine's).
+    private var retryTimers: [Int: Scheduled<Void>] = [:]
+
+    /// Requests admitted and not yet answered: queued, in flight or waiting to retry.
+    var outstanding: Int { machine.outstanding }
+    var isShutDown: Bool { machine.isShutDown }
 
     init(
         eventLoop: any EventLoop,
@@ -77,6 +73,13 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         self.retryPolicy = retryPolicy
         self.tokenCache = tokenCache
         self.clock = clock
+        machine = APNSPoolStateMachine(
+            settings: .init(
+                maximumOutstandingRequests: configuration.maximumOutstandingRequests,
+                connectionsPerEndpoint: configuration.connectionsPerEndpoint,
+                retryPolicy: retryPolicy
+            )
+        )
         var logger = logger
         logger[metadataKey: "apns.endpoint"] = "\(endpoint.host):\(endpoint.port)"
         self.logger = logger
@@ -105,14 +108,11 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
     /// Queues one request (a single `send`); the caller's suspension is its back-pressure.
     func submit(_ request: APNSQueuedRequest) {
         eventLoop.assertInEventLoop()
-        guard !isShutDown else {
-            if let kind = request.operation.pushKind { metrics.recordOutcome(kind, .failure(.clientShutDown)) }
-            request.sink.requestCompleted(tag: request.tag, operation: request.operation, result: .failure(.clientShutDown))
-            request.sink.flushOutcomes()
+        if let refused = machine.submit(request) {
+            deliver(refused)
+            flushSinks()
             return
         }
-        outstanding += 1
-        queue.append(request)
         dispatch()
     }
 
@@ -128,19 +128,14 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         dispatch()
     }
 
-    /// Takes requests from the batches only as far as free streams can carry them now (one when
-    /// there is none, so that a connection opens): a request taken is a push the batch handed over,
-    /// and what waits unwritten in the pool when the process dies is as uncertain to a fan-out as
-    /// what was in flight. What waits stays in its batch instead, never handed out.
+    /// Takes requests from the batches as far as the machine's room says (`pullRoom`).
     private func pullFromSources() {
-        var room = connections.reduce(0) { $0 + $1.availableStreams } - queue.count
-        if room <= 0 && queue.isEmpty { room = 1 }
-        while room > 0, outstanding < configuration.maximumOutstandingRequests, let source = sources.first {
+        var room = machine.pullRoom(freeStreams: connections.reduce(0) { $0 + $1.availableStreams })
+        while room > 0, let source = sources.first {
             switch source.nextRequest() {
             case .request(let request):
-                outstanding += 1
+                machine.pulled(request)
                 room -= 1
-                queue.append(request)
             case .paused:
                 // Keep it for later; try the next one.
                 sources.append(sources.removeFirst())
@@ -164,7 +159,7 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         // One clock read per dispatch for the latency of every request it writes.
         let sentAt = NIODeadline.now()
         var round = APNSDispatchRound()
-        while !queue.isEmpty {
+        while machine.hasQueuedRequests {
             guard let connection = round.choose(from: connections) else { break }
             let authorization: String?
             do {
@@ -178,30 +173,24 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
                 round.decline(connection)
                 continue
             }
-            while connection.availableStreams > 0, let request = queue.popFirst() {
-                if request.sink.isCancelled {
-                    finish(request, result: .failure(.cancelled))
-                    continue
+            while connection.availableStreams > 0, let next = machine.nextWrite() {
+                switch next {
+                case .write(let request): connection.write(request, authorization: authorization, now: now, sentAt: sentAt)
+                case .drop(let completion): deliver(completion)
                 }
-                connection.write(request, authorization: authorization, now: now, sentAt: sentAt)
             }
             connection.flush()
             metrics.recordConnectionLoad(inFlight: connection.inFlightCount, limit: connection.concurrencyLimit)
-            if queue.isEmpty { pullFromSources() }
+            if !machine.hasQueuedRequests { pullFromSources() }
         }
-        if !queue.isEmpty { openConnectionsIfNeeded() }
+        openConnectionsIfNeeded()
         flushSinks()
     }
 
     private func openConnectionsIfNeeded() {
-        guard reconnect == nil else { return }
-        let live = connections.filter { $0.state == .connecting || $0.state == .ready }
-        // While a connection is still on its first stream (token not yet accepted), opening more would
-        // only multiply handshakes; more come once the first is known to work.
-        let wanted = consecutiveConnectFailures > 0 || !connections.contains(where: \.tokenAccepted) ? 1 : configuration.connectionsPerEndpoint
-        if live.count < wanted {
-            for _ in live.count..<wanted { connect() }
-        }
+        let live = connections.count(where: { $0.state == .connecting || $0.state == .ready })
+        let count = machine.connectionsToOpen(live: live, anyTokenAccepted: connections.contains(where: \.tokenAccepted))
+        for _ in 0..<count { connect() }
     }
 
     private func connect() {
@@ -251,36 +240,40 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         connected.whenFailure { [self] error in
             logger.debug("APNs connection attempt failed", metadata: ["error": "\(error)"])
             connections.removeAll { $0 === loopBoundHandler.value }
-            connectAttemptFailed(reason: "\(error)")
+            carryOut(machine.connectAttemptFailed(description: unreachable("\(error)"), batchesWaiting: !sources.isEmpty))
         }
     }
 
-    private func connectAttemptFailed(reason: String) {
-        consecutiveConnectFailures += 1
-        if consecutiveConnectFailures >= retryPolicy.maximumConnectAttempts {
-            consecutiveConnectFailures = 0
-            failAllQueued(.connectionFailed("no connection to \(endpoint.host):\(endpoint.port): \(reason)"))
-            return
-        }
-        guard !queue.isEmpty || !sources.isEmpty, reconnect == nil, !isShutDown else { return }
-        let delay = retryPolicy.delay(beforeRetry: consecutiveConnectFailures)
-        reconnect = eventLoop.scheduleTask(in: .nanoseconds(delay.wholeNanoseconds)) { [self] in
-            reconnect = nil
-            dispatch()
+    private func unreachable(_ reason: String) -> String {
+        "no connection to \(endpoint.host):\(endpoint.port): \(reason)"
+    }
+
+    private func carryOut(_ action: APNSPoolStateMachine.ConnectFailureAction) {
+        switch action {
+        case .none:
+            break
+        case .scheduleReconnect(let delay):
+            reconnect = eventLoop.scheduleTask(in: .nanoseconds(delay.wholeNanoseconds)) { [self] in
+                reconnect = nil
+                machine.reconnectTimerFired()
+                dispatch()
+            }
+        case .giveUp(let error):
+            failAllQueued(error)
         }
     }
 
     // MARK: Connection events (APNSConnectionDelegate)
 
     func connectionBecameReady(_ connection: APNSConnectionHandler) {
-        consecutiveConnectFailures = 0
+        machine.connectionBecameReady()
         logger.debug("APNs connection ready", metadata: ["apns.connection": "\(connection.connectionID)"])
         dispatch()
     }
 
     func connectionStartedDraining(_ connection: APNSConnectionHandler) {
         // Its replacement is opened by the next dispatch if requests are waiting.
-        if !queue.isEmpty { eventLoop.execute { [self] in dispatch() } }
+        if machine.hasQueuedRequests { eventLoop.execute { [self] in dispatch() } }
     }
 
     func connectionReadCycleEnded(_ connection: APNSConnectionHandler) {
@@ -304,12 +297,11 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
                 "apns.uncertain": "\(uncertain.count)",
             ]
         )
-        if !wasReady && !isShutDown {
-            connectAttemptFailed(reason: "the connection closed during the handshake")
-        }
-        requeueUnprocessed(unprocessed)
+        let description = unreachable("the connection closed during the handshake")
+        carryOut(machine.connectionClosed(wasReady: wasReady, description: description, batchesWaiting: !sources.isEmpty))
+        for completion in machine.requeueUnprocessed(unprocessed) { deliver(completion) }
         for request in uncertain {
-            requestLeftUncertain(request, reason: reason)
+            carryOut(machine.leftUncertain(request, reason: reason))
         }
         dispatch()
         // Dispatch delivers nothing once the pool is shut down; the outcomes of this close must
@@ -318,11 +310,11 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
     }
 
     func connection(_ connection: APNSConnectionHandler, didNotProcess requests: [APNSQueuedRequest]) {
-        requeueUnprocessed(requests)
+        for completion in machine.requeueUnprocessed(requests) { deliver(completion) }
     }
 
     func connection(_ connection: APNSConnectionHandler, leftUncertain request: APNSQueuedRequest, reason: String) {
-        requestLeftUncertain(request, reason: reason)
+        carryOut(machine.leftUncertain(request, reason: reason))
     }
 
     func connection(
@@ -331,100 +323,51 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         response: APNSResponse,
         tokenGeneration: Int
     ) {
-        if response.isSuccess {
-            finish(request, result: .success(response))
+        let generation: Int
+        switch machine.answered(request, response: response, tokenGeneration: tokenGeneration) {
+        case .outcome(let outcome):
+            carryOut(outcome)
+            return
+        case .renewTokenAndRetry(let rejectedGeneration):
+            generation = rejectedGeneration
+        }
+        logger.debug(
+            "APNs called the provider token expired; renewing it once",
+            metadata: ["apns.token_generation": "\(generation)"]
+        )
+        do {
+            try tokenCache.renew(rejectedGeneration: generation)
+        } catch {
+            deliver(machine.finish(request, result: .failure(error)))
             return
         }
-        let rejection = response.rejection
-        switch rejection.failureClass {
-        case .renewTokenAndRetry where !request.renewedToken:
-            logger.debug("APNs called the provider token expired; renewing it once", metadata: ["apns.token_generation": "\(tokenGeneration)"])
-            do {
-                try tokenCache.renew(rejectedGeneration: tokenGeneration)
-            } catch {
-                finish(request, result: .failure(error))
-                return
-            }
-            connection.tokenWasRejected(generation: tokenGeneration)
-            var retry = request
-            retry.renewedToken = true
-            queue.prepend(retry)
-        case .retryLater:
-            retryLater(request, error: .rejected(rejection))
-        // Spelled out rather than `default` so that a new class has to be placed here on purpose:
-        // everything else is final, the second ExpiredProviderToken of a request included.
-        // (`uncertain` is never an answer's class.)
-        case .renewTokenAndRetry, .tokenDead, .channelGone, .appMisconfigured, .requestRejected, .uncertain:
-            finish(request, result: .failure(.rejected(rejection)))
-        }
+        connection.tokenWasRejected(generation: generation)
+        machine.retryWithRenewedToken(request)
     }
 
     // MARK: Outcomes
 
-    /// Requests APNs provably did not process (never written, above a GOAWAY's last-stream-id, or
-    /// refused): back to the front of the queue, in their order, without counting an attempt.
-    private func requeueUnprocessed(_ requests: [APNSQueuedRequest]) {
-        guard !isShutDown else {
-            for request in requests { finish(request, result: .failure(.clientShutDown)) }
-            return
-        }
-        for request in requests.reversed() { queue.prepend(request) }
-    }
-
-    /// The one decision about a request that was written and never answered: APNs may have
-    /// delivered it. What a device would show twice (a start) and what APNs would do twice (a
-    /// channel creation) ends here as `uncertain`; the rest is retried like a transient failure.
-    private func requestLeftUncertain(_ request: APNSQueuedRequest, reason: String) {
-        var request = request
-        if request.uncertainty == nil { request.uncertainty = reason }
-        if request.operation.mayResendWhenUncertain {
-            retryLater(request, error: .uncertain(reason))
-        } else {
-            finish(request, result: .failure(.uncertain(reason)))
+    private func carryOut(_ outcome: APNSPoolStateMachine.Outcome) {
+        switch outcome {
+        case .completed(let completion):
+            deliver(completion)
+        case .scheduleRetry(let timerID, let delay):
+            retryTimers[timerID] = eventLoop.scheduleTask(in: .nanoseconds(delay.wholeNanoseconds)) { [self] in
+                retryTimers.removeValue(forKey: timerID)
+                machine.retryTimerFired(timerID)
+                dispatch()
+            }
         }
     }
 
-    private func retryLater(_ request: APNSQueuedRequest, error: APNSError) {
-        guard request.attempt < retryPolicy.maximumAttempts, !isShutDown, !request.sink.isCancelled else {
-            finish(request, result: .failure(isShutDown ? .clientShutDown : error))
-            return
-        }
-        var retry = request
-        let delay = retryPolicy.delay(beforeRetry: retry.attempt)
-        retry.attempt += 1
-        let timerID = nextRetryTimerID
-        nextRetryTimerID += 1
-        let loopBoundRetry = NIOLoopBound(retry, eventLoop: eventLoop)
-        let timer = eventLoop.scheduleTask(in: .nanoseconds(delay.wholeNanoseconds)) { [self] in
-            retryTimers.removeValue(forKey: timerID)
-            queue.append(loopBoundRetry.value)
-            dispatch()
-        }
-        retryTimers[timerID] = (timer, retry)
-    }
-
-    private func finish(_ request: APNSQueuedRequest, result: Result<APNSResponse, APNSError>) {
-        var result = result
-        // A request that may already have been delivered by an earlier attempt never ends as "not
-        // sent": when the later attempts failed without a verdict, it ends uncertain.
-        if let reason = request.uncertainty, case .failure(let error) = result, Self.isInconclusive(error) {
-            result = .failure(.uncertain(reason))
-        }
-        outstanding -= 1
-        if let kind = request.operation.pushKind { metrics.recordOutcome(kind, result) }
-        request.sink.requestCompleted(tag: request.tag, operation: request.operation, result: result)
+    /// Hands an ended request to its sink, which delivers it at the next `flushSinks`.
+    private func deliver(_ completion: APNSPoolStateMachine.Completion) {
+        let request = completion.request
+        if let kind = request.operation.pushKind { metrics.recordOutcome(kind, completion.result) }
+        request.sink.requestCompleted(tag: request.tag, operation: request.operation, result: completion.result)
         if lastDirtySink !== request.sink {
             dirtySinks[ObjectIdentifier(request.sink)] = request.sink
             lastDirtySink = request.sink
-        }
-    }
-
-    /// Failures that say nothing about whether an earlier attempt reached APNs.
-    private static func isInconclusive(_ error: APNSError) -> Bool {
-        switch error {
-        case .connectionFailed, .clientShutDown, .uncertain: true
-        case .rejected(let rejection): rejection.failureClass == .retryLater || rejection.failureClass == .renewTokenAndRetry
-        case .payloadTooLarge, .invalidRequest, .invalidResponse, .tokenSigningFailed, .cancelled, .invalidConfiguration: false
         }
     }
 
@@ -437,9 +380,7 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
     }
 
     private func failAllQueued(_ error: APNSError) {
-        while let request = queue.popFirst() {
-            finish(request, result: .failure(error))
-        }
+        for completion in machine.failQueued(error) { deliver(completion) }
         while let source = sources.popFirst() {
             source.fail(with: error)
         }
@@ -449,14 +390,11 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
     /// Fails what waits, closes every connection and resolves when they are closed.
     func shutdown() -> EventLoopFuture<Void> {
         eventLoop.flatSubmit { [self] in
-            isShutDown = true
-            reconnect?.cancel()
+            let shutDown = machine.shutDown()
+            if shutDown.cancelReconnect { reconnect?.cancel() }
             reconnect = nil
-            for (timer, request) in retryTimers.values {
-                timer.cancel()
-                finish(request, result: .failure(.clientShutDown))
-            }
-            retryTimers.removeAll()
+            for timerID in shutDown.retryTimerIDs { retryTimers.removeValue(forKey: timerID)?.cancel() }
+            for completion in shutDown.completions { deliver(completion) }
             failAllQueued(.clientShutDown)
             let closing = connections.map { connection in
                 let promise = eventLoop.makePromise(of: Void.self)
@@ -478,14 +416,9 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
             if connection.becameReady && connection.state != .closed { open += 1 }
             streams += connection.inFlightCount
         }
-        if open != reportedConnections {
-            metrics.connections.increment(by: Double(open - reportedConnections))
-            reportedConnections = open
-        }
-        if streams != reportedStreams {
-            metrics.streamsInFlight.increment(by: Double(streams - reportedStreams))
-            reportedStreams = streams
-        }
+        let changes = machine.gaugeChanges(open: open, streams: streams)
+        if changes.connections != 0 { metrics.connections.increment(by: Double(changes.connections)) }
+        if changes.streams != 0 { metrics.streamsInFlight.increment(by: Double(changes.streams)) }
     }
 
     /// The stream limits of the live connections, for tests and metrics.
@@ -499,4 +432,3 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         (try? SocketAddress(ipAddress: host, port: 0)) != nil
     }
 }
-
