@@ -4,12 +4,22 @@ import NIOHPACK
 
 @testable import MarqueeAPNS
 
-/// A caller of the pool; the machine's tests read its requests' completions from the machine.
+/// A caller of the pool that keeps what it was told. (The machine's tests read completions from
+/// the machine; the pool's from here.)
 final class RecordingSink: APNSResponseSink {
     var isCancelled = false
+    /// Outcomes delivered by `flushOutcomes`, by tag.
+    private(set) var delivered: [(tag: Int, result: Result<APNSResponse, APNSError>)] = []
+    private var buffered: [(tag: Int, result: Result<APNSResponse, APNSError>)] = []
 
-    func requestCompleted(tag: Int, operation: APNSOperation, result: Result<APNSResponse, APNSError>) {}
-    func flushOutcomes() {}
+    func requestCompleted(tag: Int, operation: APNSOperation, result: Result<APNSResponse, APNSError>) {
+        buffered.append((tag, result))
+    }
+
+    func flushOutcomes() {
+        delivered += buffered
+        buffered = []
+    }
 
     /// A device push of `kind` from this sink.
     func request(_ kind: APNSPushKind, tag: Int = 0) throws -> APNSQueuedRequest {
