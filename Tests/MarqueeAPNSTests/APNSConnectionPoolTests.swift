@@ -80,19 +80,34 @@ struct APNSConnectionPoolTests {
         )
     }
 
-    @Test("a request opens a connection, is written once it is ready, and its answer reaches the caller")
-    func requestOpensWritesAndCompletes() throws {
+    /// A pool on an embedded loop, its stand-in factory and a caller.
+    struct Harness {
         let loop = EmbeddedEventLoop()
         let factory = StandInFactory()
-        let pool = Self.pool(on: loop, factory: factory)
         let sink = RecordingSink()
+        let pool: APNSConnectionPool
+
+        init() {
+            pool = APNSConnectionPoolTests.pool(on: loop, factory: factory)
+        }
+
+        /// The server's SETTINGS arrived on `connection`.
+        func ready(_ connection: StandInConnection) {
+            connection.becomeReady()
+            pool.connectionBecameReady(connection)
+        }
+    }
+
+    @Test("a request opens a connection, is written once it is ready, and its answer reaches the caller")
+    func requestOpensWritesAndCompletes() throws {
+        let harness = Harness()
+        let (pool, factory, sink) = (harness.pool, harness.factory, harness.sink)
         pool.submit(try sink.request(.update, tag: 1))
         #expect(factory.opened.count == 1)
         let connection = try #require(factory.opened.first)
         #expect(connection.inFlight.isEmpty, "nothing is written before the handshake")
 
-        connection.becomeReady()
-        pool.connectionBecameReady(connection)
+        harness.ready(connection)
         #expect(connection.inFlight.map(\.tag) == [1])
 
         let request = connection.inFlight.removeFirst()
@@ -105,14 +120,11 @@ struct APNSConnectionPoolTests {
 
     @Test("what a draining connection did not process goes out on a new connection; shutdown ends what is in flight")
     func unprocessedMovesToAnotherConnection() throws {
-        let loop = EmbeddedEventLoop()
-        let factory = StandInFactory()
-        let pool = Self.pool(on: loop, factory: factory)
-        let sink = RecordingSink()
+        let harness = Harness()
+        let (pool, factory, sink) = (harness.pool, harness.factory, harness.sink)
         pool.submit(try sink.request(.start, tag: 7))
         let first = try #require(factory.opened.first)
-        first.becomeReady()
-        pool.connectionBecameReady(first)
+        harness.ready(first)
         #expect(first.inFlight.map(\.tag) == [7])
 
         // A GOAWAY below its stream: the start was never processed.
@@ -122,14 +134,13 @@ struct APNSConnectionPoolTests {
         pool.connectionReadCycleEnded(first)
         #expect(factory.opened.count == 2, "a draining connection is not live: another opens")
         let second = factory.opened[1]
-        second.becomeReady()
-        pool.connectionBecameReady(second)
+        harness.ready(second)
         #expect(second.inFlight.map(\.tag) == [7])
         #expect(second.inFlight.first?.attempt == 1, "unprocessed costs no attempt")
         #expect(sink.delivered.isEmpty)
 
         let shutDown = pool.shutdown()
-        loop.run()
+        harness.loop.run()
         var closed = false
         shutDown.whenSuccess { closed = true }
         #expect(closed)
