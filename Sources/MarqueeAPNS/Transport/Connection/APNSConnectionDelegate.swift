@@ -1,7 +1,7 @@
-/// What a connection (`APNSPoolConnection`; over a socket, `APNSConnectionHandler`) reports to whoever owns it (the pool), on the connection's
-/// event loop. The handler never decides what happens to a request after it left the connection:
-/// answered, unprocessed or uncertain, the owner takes it from there (retries, sending again,
-/// completing it).
+/// What a connection (`APNSPoolConnection`; over a socket, `APNSConnectionHandler`) reports to
+/// whoever owns it (the pool), on the connection's event loop. The connection never decides what
+/// happens to a request after it left: answered, unprocessed or uncertain, the owner takes it from
+/// there (retries, sending again, completing it).
 protocol APNSConnectionDelegate: AnyObject {
     /// The server's first SETTINGS arrived: streams may open.
     func connectionBecameReady(_ connection: any APNSPoolConnection)
