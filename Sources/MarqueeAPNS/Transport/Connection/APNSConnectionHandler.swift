@@ -11,7 +11,7 @@ import NIOHTTP2
 /// of each request when a stream or the connection ends) is `APNSConnectionStateMachine`'s. It is
 /// given what it needs at init and reports to its `APNSConnectionDelegate`; the pool decides what to
 /// write and what to do with each outcome. Event-loop confined, like every handler.
-final class APNSConnectionHandler: ChannelDuplexHandler, APNSDispatchCandidate {
+final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = HTTP2Frame

@@ -12,16 +12,33 @@ struct APNSDispatchRound {
     private var declined: [ObjectIdentifier] = []
 
     func choose<Candidate: APNSDispatchCandidate>(from candidates: [Candidate]) -> Candidate? {
+        choose(from: candidates, availableStreams: \.availableStreams, identity: { ObjectIdentifier($0) })
+    }
+
+    /// The same for candidates held as existentials (the pool's `any APNSPoolConnection`), which
+    /// do not conform to the protocol themselves.
+    func choose<Candidate>(
+        from candidates: [Candidate],
+        availableStreams: (Candidate) -> Int,
+        identity: (Candidate) -> ObjectIdentifier
+    ) -> Candidate? {
         var best: Candidate?
-        for candidate in candidates where candidate.availableStreams > 0 {
-            if let best, best.availableStreams >= candidate.availableStreams { continue }
-            if !declined.isEmpty && declined.contains(ObjectIdentifier(candidate)) { continue }
+        var bestStreams = 0
+        for candidate in candidates {
+            let streams = availableStreams(candidate)
+            guard streams > 0, best == nil || streams > bestStreams else { continue }
+            if !declined.isEmpty && declined.contains(identity(candidate)) { continue }
             best = candidate
+            bestStreams = streams
         }
         return best
     }
 
     mutating func decline(_ candidate: some APNSDispatchCandidate) {
-        declined.append(ObjectIdentifier(candidate))
+        decline(ObjectIdentifier(candidate))
+    }
+
+    mutating func decline(_ identity: ObjectIdentifier) {
+        declined.append(identity)
     }
 }
