@@ -6,103 +6,150 @@ extension PostgresStore {
     public func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         try await transaction { connection in
             // A batch already applied (its answer lost, then sent again) changes nothing.
-            guard try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, commitID: batch.commitID, at: at, on: connection) else {
+            guard
+                try await holdLease(
+                    appID: batch.appID,
+                    jobID: batch.jobID,
+                    owner: batch.leaseOwner,
+                    commitID: batch.commitID,
+                    at: at,
+                    on: connection
+                )
+            else {
                 return
             }
 
-            // Each token is looked up by its key with the app alongside (a LATERAL subquery with a
-            // LIMIT, which PostgreSQL does not flatten into a join): a token of another app, or one
-            // deleted since the audience was read (its rows would have gone with it), is not
-            // written, and the rest of the batch commits, so the job does not send its window
-            // again. A plain join let the planner hash the app's whole token table when its
-            // statistics were stale (right after a bulk load), which cost more than the rest of the
-            // fan-out.
             let started = batch.ledgerEntries
             if batch.startedEventID != nil, !started.isEmpty {
                 // Ordered against a merge of token rows (PostgresStore.mergeLockKey): before the
                 // deliveries below hold any token row.
                 try await Self.holdMergeLockShared(appID: batch.appID, on: connection, logger: logger)
             }
-            let recorded = batch.recordedDeliveries
-            if !recorded.isEmpty {
-                // A conflicting row (the same window committed again) is kept as it was. Arrays
-                // cannot hold NULL through PostgresNIO's encoders: -1 and '' stand for none.
-                try await connection.query(
-                    """
-                    INSERT INTO deliveries AS d (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason,
-                                                 sent_at, completed_at)
-                    SELECT t.app_id, \(batch.jobID.uuid), t.id, u.attempt, u.outcome, NULLIF(u.status, -1),
-                           NULLIF(u.apns_id, '')::uuid, NULLIF(u.reason, ''), u.sent_at, u.completed_at
-                    FROM UNNEST(\(recorded.map(\.tokenRowID))::bigint[], \(recorded.map(\.attempt))::bigint[],
-                                \(recorded.map(\.outcome.rawValue))::text[],
-                                \(recorded.map { $0.status ?? -1 })::bigint[],
-                                \(recorded.map { $0.apnsID?.uuidString ?? "" })::text[],
-                                \(recorded.map { $0.reason?.reasonString ?? "" })::text[],
-                                \(recorded.map(\.sentAt))::timestamptz[],
-                                \(recorded.map(\.completedAt))::timestamptz[])
-                         AS u(token_id, attempt, outcome, status, apns_id, reason, sent_at, completed_at)
-                    CROSS JOIN LATERAL (SELECT t.app_id, t.id FROM push_to_start_tokens t
-                                        WHERE t.id = u.token_id AND t.app_id = \(batch.appID.uuid) LIMIT 1) t
-                    ON CONFLICT (job_id, token_id, attempt) DO NOTHING
-                    """,
-                    logger: logger
-                )
-            }
-
+            try await insertDeliveries(of: batch, on: connection)
             if let eventID = batch.startedEventID, !started.isEmpty {
-                let insert = StartLedgerInsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
-                var written: Int64 = 0
-                for try await count in try await connection.execute(insert, logger: logger) { written = count }
-                if written != started.count {
-                    throw StoreError.notFound(entity: "event", id: "\(eventID)")
-                }
-                try await Self.rehomeMergedLedgerEntries(
-                    appID: batch.appID,
-                    eventID: eventID,
-                    tokenRowIDs: started.map(\.tokenRowID),
-                    on: connection,
-                    logger: logger
-                )
-                // The first accepted start makes the event live. One conditional statement per batch
-                // that started someone: once live, the row is matched and not written again.
-                try await connection.query(
-                    """
-                    UPDATE events SET state = 'live', updated_at = \(at)
-                    WHERE app_id = \(batch.appID.uuid) AND id = \(eventID.uuid) AND state = 'scheduled'
-                    """,
-                    logger: logger
-                )
+                try await recordStarts(started, of: eventID, in: batch, at: at, on: connection)
             }
-
-            if let eventID = batch.startedEventID, let starting = batch.startingActivities, !starting.pushToStartTokenRowIDs.isEmpty {
-                let rowIDs = starting.pushToStartTokenRowIDs
-                try await connection.query(
-                    """
-                    INSERT INTO activities (id, app_id, event_id, environment, push_to_start_token_id, state,
-                                            last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
-                    SELECT u.id, e.app_id, e.id, \(starting.environment.rawValue), t.id, \(ActivityState.starting.rawValue),
-                           \(starting.lastTimestampSent), t.frequent_pushes_enabled, \(at), \(at)
-                    FROM events e
-                    CROSS JOIN UNNEST(\(rowIDs.map { _ in UUID() })::uuid[], \(rowIDs)::bigint[]) AS u(id, token_id)
-                    CROSS JOIN LATERAL (SELECT t.id, t.frequent_pushes_enabled FROM push_to_start_tokens t
-                                        WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1) t
-                    WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
-                    """,
-                    logger: logger
-                )
-            }
-
-            var retired: Int64 = 0
-            for (rowID, invalidation) in batch.invalidations.sorted(by: { $0.key < $1.key }) {
-                let rows = try await connection.query(
-                    Self.invalidation(appID: batch.appID, rowID: rowID, invalidation),
-                    logger: logger
-                ).collect()
-                retired += Int64(rows.count)
-            }
-
-            try await addProgress(batch.progress, retired: retired, checkpoint: batch.checkpoint, commitID: batch.commitID, jobID: batch.jobID, at: at, on: connection)
+            try await insertStartingActivities(of: batch, at: at, on: connection)
+            let retired = try await retireInvalidated(batch.invalidations, appID: batch.appID, on: connection)
+            try await addProgress(
+                batch.progress,
+                retired: retired,
+                checkpoint: batch.checkpoint,
+                commitID: batch.commitID,
+                jobID: batch.jobID,
+                at: at,
+                on: connection
+            )
         }
+    }
+
+    /// The batch's final outcomes other than accepted starts. Each token is looked up by its key with
+    /// the app alongside (a LATERAL subquery with a LIMIT, which PostgreSQL does not flatten into a
+    /// join): a token of another app, or one deleted since the audience was read (its rows would
+    /// have gone with it), is not written, and the rest of the batch commits, so the job does not
+    /// send its window again. A plain join let the planner hash the app's whole token table when its
+    /// statistics were stale (right after a bulk load), which cost more than the rest of the fan-out.
+    private func insertDeliveries(of batch: DeliveryBatch, on connection: PostgresConnection) async throws {
+        let recorded = batch.recordedDeliveries
+        guard !recorded.isEmpty else { return }
+        // A conflicting row (the same window committed again) is kept as it was. Arrays
+        // cannot hold NULL through PostgresNIO's encoders: -1 and '' stand for none.
+        try await connection.query(
+            """
+            INSERT INTO deliveries AS d (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason,
+                                         sent_at, completed_at)
+            SELECT t.app_id, \(batch.jobID.uuid), t.id, u.attempt, u.outcome, NULLIF(u.status, -1),
+                   NULLIF(u.apns_id, '')::uuid, NULLIF(u.reason, ''), u.sent_at, u.completed_at
+            FROM UNNEST(\(recorded.map(\.tokenRowID))::bigint[], \(recorded.map(\.attempt))::bigint[],
+                        \(recorded.map(\.outcome.rawValue))::text[],
+                        \(recorded.map { $0.status ?? -1 })::bigint[],
+                        \(recorded.map { $0.apnsID?.uuidString ?? "" })::text[],
+                        \(recorded.map { $0.reason?.reasonString ?? "" })::text[],
+                        \(recorded.map(\.sentAt))::timestamptz[],
+                        \(recorded.map(\.completedAt))::timestamptz[])
+                 AS u(token_id, attempt, outcome, status, apns_id, reason, sent_at, completed_at)
+            CROSS JOIN LATERAL (SELECT t.app_id, t.id FROM push_to_start_tokens t
+                                WHERE t.id = u.token_id AND t.app_id = \(batch.appID.uuid) LIMIT 1) t
+            ON CONFLICT (job_id, token_id, attempt) DO NOTHING
+            """,
+            logger: logger
+        )
+    }
+
+    /// The accepted starts in the event's ledger (moved to the surviving row of a merged device),
+    /// and the event live with its first.
+    private func recordStarts(
+        _ started: [Delivery],
+        of eventID: EventID,
+        in batch: DeliveryBatch,
+        at: Date,
+        on connection: PostgresConnection
+    ) async throws {
+        let insert = StartLedgerInsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
+        var written: Int64 = 0
+        for try await count in try await connection.execute(insert, logger: logger) { written = count }
+        if written != started.count {
+            throw StoreError.notFound(entity: "event", id: "\(eventID)")
+        }
+        try await Self.rehomeMergedLedgerEntries(
+            appID: batch.appID,
+            eventID: eventID,
+            tokenRowIDs: started.map(\.tokenRowID),
+            on: connection,
+            logger: logger
+        )
+        // The first accepted start makes the event live. One conditional statement per batch
+        // that started someone: once live, the row is matched and not written again.
+        try await connection.query(
+            """
+            UPDATE events SET state = 'live', updated_at = \(at)
+            WHERE app_id = \(batch.appID.uuid) AND id = \(eventID.uuid) AND state = 'scheduled'
+            """,
+            logger: logger
+        )
+    }
+
+    /// The activities the batch's accepted starts began, `starting` until their update tokens arrive.
+    private func insertStartingActivities(
+        of batch: DeliveryBatch,
+        at: Date,
+        on connection: PostgresConnection
+    ) async throws {
+        guard let eventID = batch.startedEventID, let starting = batch.startingActivities,
+            !starting.pushToStartTokenRowIDs.isEmpty
+        else { return }
+        let rowIDs = starting.pushToStartTokenRowIDs
+        try await connection.query(
+            """
+            INSERT INTO activities (id, app_id, event_id, environment, push_to_start_token_id, state,
+                                    last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
+            SELECT u.id, e.app_id, e.id, \(starting.environment.rawValue), t.id, \(ActivityState.starting.rawValue),
+                   \(starting.lastTimestampSent), t.frequent_pushes_enabled, \(at), \(at)
+            FROM events e
+            CROSS JOIN UNNEST(\(rowIDs.map { _ in UUID() })::uuid[], \(rowIDs)::bigint[]) AS u(id, token_id)
+            CROSS JOIN LATERAL (SELECT t.id, t.frequent_pushes_enabled FROM push_to_start_tokens t
+                                WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1) t
+            WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)
+            """,
+            logger: logger
+        )
+    }
+
+    /// The tokens APNs retired in the batch, by the timestamp rule; how many were.
+    private func retireInvalidated(
+        _ invalidations: [Int64: TokenInvalidation],
+        appID: AppID,
+        on connection: PostgresConnection
+    ) async throws -> Int64 {
+        var retired: Int64 = 0
+        for (rowID, invalidation) in invalidations.sorted(by: { $0.key < $1.key }) {
+            let rows = try await connection.query(
+                Self.invalidation(appID: appID, rowID: rowID, invalidation),
+                logger: logger
+            ).collect()
+            retired += Int64(rows.count)
+        }
+        return retired
     }
 
     public func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
@@ -128,7 +175,13 @@ extension PostgresStore {
             guard let outcome = DeliveryOutcome(rawValue: outcome) else {
                 throw StoreError.corruptRow(entity: "delivery", detail: "unknown outcome \(outcome)")
             }
-            counts.append(DeliveryCount(outcome: outcome, reason: reason.isEmpty ? nil : APNSErrorReason(reasonString: reason), count: count))
+            counts.append(
+                DeliveryCount(
+                    outcome: outcome,
+                    reason: reason.isEmpty ? nil : APNSErrorReason(reasonString: reason),
+                    count: count
+                )
+            )
         }
         return counts
     }
