@@ -22,18 +22,7 @@ enum DemoService {
     ) async throws -> Result {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-demo-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: folder) }
-        let configuration = try ServerConfiguration.reading(
-            [
-                "http.host": "127.0.0.1",
-                "http.port": "0",
-                "data.dir": folder,
-                // The demo's jobs are small and back to back: a worker that looks often keeps
-                // each step from waiting on a poll.
-                "jobs.pollMilliseconds": "20",
-                "channels.janitorIntervalSeconds": "3600",
-            ],
-            environment: false
-        )
+        let configuration = try demoConfiguration(folder: folder)
         let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
         let server = ClosureService {
             defer { startedContinuation.finish() }
@@ -64,6 +53,34 @@ enum DemoService {
                 logger: logger
             )
         )
+        let interrupted = try await run(group, stoppingOn: cancellationSignals)
+        if interrupted {
+            throw CLIFailure(.interrupted, "interrupted: the demo stopped where it was; its service is shut down and its folder removed")
+        }
+        guard let result = outcome.withLock({ $0 }) else {
+            throw CLIFailure(.unexpected, "the demo's service stopped before it listened")
+        }
+        return result
+    }
+
+    /// The demo's service: loopback on any free port, its own folder, no environment.
+    private static func demoConfiguration(folder: String) throws -> ServerConfiguration {
+        try ServerConfiguration.reading(
+            [
+                "http.host": "127.0.0.1",
+                "http.port": "0",
+                "data.dir": folder,
+                // The demo's jobs are small and back to back: a worker that looks often keeps
+                // each step from waiting on a poll.
+                "jobs.pollMilliseconds": "20",
+                "channels.janitorIntervalSeconds": "3600",
+            ],
+            environment: false
+        )
+    }
+
+    /// Runs the group until it ends; true when a cancellation signal stopped it.
+    private static func run(_ group: ServiceGroup, stoppingOn cancellationSignals: [UnixSignal]) async throws -> Bool {
         // The signals are watched here rather than by the group, so that a Ctrl-C is told apart
         // from a service that stopped by itself. It shuts the group down gracefully: the demo is
         // cancelled, then the service stops as SIGTERM stops it. Cancelling the whole group instead
@@ -95,13 +112,7 @@ enum DemoService {
         } catch where interrupted.isRaised {
             // What the cancellation made the demo throw; the interruption is the story.
         }
-        if interrupted.isRaised {
-            throw CLIFailure(.interrupted, "interrupted: the demo stopped where it was; its service is shut down and its folder removed")
-        }
-        guard let result = outcome.withLock({ $0 }) else {
-            throw CLIFailure(.unexpected, "the demo's service stopped before it listened")
-        }
-        return result
+        return interrupted.isRaised
     }
 }
 

@@ -133,19 +133,10 @@ extension EnvironmentWorld {
         configuration: APNSEmulatorConfiguration
     ) -> DeviceVerdict {
         guard var device = devices[deviceID] else { return DeviceVerdict(outcome: .ignored("no such device")) }
+        if let problem = Self.startPayloadProblem(payload, attributesType: attributesType) {
+            return DeviceVerdict(outcome: .ignored(problem))
+        }
         guard let aps = payload?.aps else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
-        guard case .string("start")? = aps["event"] else {
-            return DeviceVerdict(outcome: .ignored("a push-to-start token takes start events only"))
-        }
-        guard case .string(let pushedType)? = aps["attributes-type"], pushedType == attributesType else {
-            return DeviceVerdict(outcome: .ignored("attributes-type does not match the token's \(attributesType)"))
-        }
-        guard let attributesMember = aps.members.last(where: { $0.key == "attributes" }),
-            aps.bytes[attributesMember.range.lowerBound] == UInt8(ascii: "{")
-        else {
-            return DeviceVerdict(outcome: .ignored("a start needs attributes"))
-        }
-        guard aps.contains("alert") else { return DeviceVerdict(outcome: .ignored("a start needs an alert")) }
         guard device.device.areLiveActivitiesEnabled else {
             return DeviceVerdict(outcome: .ignored("Live Activities are turned off for the app: APNs accepted the start, nothing shows"))
         }
@@ -176,7 +167,6 @@ extension EnvironmentWorld {
             return DeviceVerdict(outcome: .ignored("push-to-start budget exhausted"), overBudget: true)
         }
 
-        let attributes = aps["attributes"] ?? .object(JSONObject())
         let activityID = RandomIdentifiers.uuid()
         var updateToken: String?
         if issuesToken {
@@ -184,13 +174,61 @@ extension EnvironmentWorld {
             tokens[token] = .update(deviceID: deviceID, activityID: activityID)
             updateToken = token
         }
-        var activity = EmulatedActivity(
+        var activity = Self.startedActivity(
+            id: activityID,
+            deviceID: deviceID,
+            device: device.device,
+            environment: environment,
+            attributesType: attributesType,
+            aps: aps,
+            updateToken: updateToken,
+            channelID: channelID,
+            now: now
+        )
+        activity.settle(now: now, configuration: configuration)
+        activities[activityID] = ActivityState(activity: activity)
+        if let channelID { channels[channelID]?.channel.subscriberIDs.append(activityID) }
+        device.device.activityIDs.append(activityID)
+        devices[deviceID] = device
+        return DeviceVerdict(outcome: .applied)
+    }
+
+    /// Why a start push starts nothing on any device (its aps, event, attributes-type, attributes
+    /// or alert); `nil` when it could start an activity.
+    private static func startPayloadProblem(_ payload: PushPayload?, attributesType: String) -> String? {
+        guard let aps = payload?.aps else { return "no aps dictionary" }
+        guard case .string("start")? = aps["event"] else { return "a push-to-start token takes start events only" }
+        guard case .string(let pushedType)? = aps["attributes-type"], pushedType == attributesType else {
+            return "attributes-type does not match the token's \(attributesType)"
+        }
+        guard let attributesMember = aps.members.last(where: { $0.key == "attributes" }),
+            aps.bytes[attributesMember.range.lowerBound] == UInt8(ascii: "{")
+        else {
+            return "a start needs attributes"
+        }
+        guard aps.contains("alert") else { return "a start needs an alert" }
+        return nil
+    }
+
+    /// The activity a start makes, as its payload describes it.
+    private static func startedActivity(
+        id activityID: String,
+        deviceID: String,
+        device: EmulatedDevice,
+        environment: APNSEnvironment,
+        attributesType: String,
+        aps: APSDictionary,
+        updateToken: String?,
+        channelID: String?,
+        now: Date
+    ) -> EmulatedActivity {
+        EmulatedActivity(
             id: activityID,
             deviceID: deviceID,
             environment: environment,
-            bundleID: device.device.bundleID,
+            bundleID: device.bundleID,
             attributesType: attributesType,
-            attributes: attributes,
+            attributes: aps["attributes"] ?? .object(JSONObject()),
             contentState: aps["content-state"],
             phase: .active,
             updateToken: updateToken,
@@ -205,12 +243,6 @@ extension EnvironmentWorld {
             updatesApplied: 0,
             updatesIgnored: 0
         )
-        activity.settle(now: now, configuration: configuration)
-        activities[activityID] = ActivityState(activity: activity)
-        if let channelID { channels[channelID]?.channel.subscriberIDs.append(activityID) }
-        device.device.activityIDs.append(activityID)
-        devices[deviceID] = device
-        return DeviceVerdict(outcome: .applied)
     }
 
     /// Holds a push for an offline device, replacing any push held before: APNs keeps one.

@@ -127,27 +127,11 @@ public enum MarqueeServer {
         // Before anything unseals a signing key (the in-process emulator's provisioning does).
         try await resealSigningKeys(in: opened.store, logger: logger)
         var services: [any Service] = []
-        var target: APNSTarget
-        var provisioner: any APNSAccountProvisioner = AppleAPNSAccount()
-        var emulator: InProcessEmulator?
-        switch configuration.apns {
-        case .apple:
-            target = .apple
-        case .custom(let endpoints, let caFile):
-            target = try APNSTargetParsing.custom(endpoints: endpoints, caFile: caFile)
-        case .emulator:
-            let started = try await InProcessEmulator.start(
-                stateDirectory: (configuration.dataDirectory as NSString).appendingPathComponent("emulator"),
-                clock: clock,
-                logger: logger.withLevel(atMost: .info)
-            )
-            emulator = started
-            services.append(started.emulator)
-            target = try started.target()
-            let emulatorProvisioner = EmulatorAccountProvisioner(emulator: started.emulator)
-            try await emulatorProvisioner.provisionEverything(in: opened.store)
-            provisioner = emulatorProvisioner
-        }
+        let apns = try await resolveAPNS(configuration.apns, store: opened.store, configuration: configuration, clock: clock, logger: logger)
+        if let emulator = apns.emulator { services.append(emulator.emulator) }
+        var target = apns.target
+        let provisioner = apns.provisioner
+        let emulator = apns.emulator
         target.transport = configuration.apnsTransport
 
         var engineConfiguration = configuration.engine
@@ -206,6 +190,38 @@ public enum MarqueeServer {
             )
         )
         try await group.run()
+    }
+
+    /// Where APNs is for this process: Apple, given endpoints, or an emulator started in-process
+    /// (whose accounts are provisioned for every app in the store).
+    private struct ResolvedAPNS {
+        var target: APNSTarget
+        var provisioner: any APNSAccountProvisioner
+        var emulator: InProcessEmulator?
+    }
+
+    private static func resolveAPNS(
+        _ choice: ServerConfiguration.APNSTargetChoice,
+        store: any MarqueeStore,
+        configuration: ServerConfiguration,
+        clock: any WallClock,
+        logger: Logger
+    ) async throws -> ResolvedAPNS {
+        switch choice {
+        case .apple:
+            return ResolvedAPNS(target: .apple, provisioner: AppleAPNSAccount())
+        case .custom(let endpoints, let caFile):
+            return ResolvedAPNS(target: try APNSTargetParsing.custom(endpoints: endpoints, caFile: caFile), provisioner: AppleAPNSAccount())
+        case .emulator:
+            let started = try await InProcessEmulator.start(
+                stateDirectory: (configuration.dataDirectory as NSString).appendingPathComponent("emulator"),
+                clock: clock,
+                logger: logger.withLevel(atMost: .info)
+            )
+            let provisioner = EmulatorAccountProvisioner(emulator: started.emulator)
+            try await provisioner.provisionEverything(in: store)
+            return ResolvedAPNS(target: try started.target(), provisioner: provisioner, emulator: started)
+        }
     }
 }
 
