@@ -272,21 +272,14 @@ public struct BroadcastService: Sendable {
         let client = try await clients.holdClient(for: app, environment: environment)
         defer { Task { await clients.release(client) } }
         let sentAt = clock.now
-        var entry = BroadcastLogEntry(
+        let entry = BroadcastLogEntry(
+            draft,
             appID: app.id,
             channelID: channel.id,
-            apnsRequestID: requestID,
-            apnsUniqueID: nil,
-            priority: decision.priority,
+            requestID: requestID,
+            decision: decision,
             timestamp: timestamp,
-            status: 0,
-            reason: nil,
-            latency: .zero,
             sentAt: sentAt,
-            event: draft.event,
-            downgraded: decision.downgraded,
-            contentState: draft.contentState,
-            alert: draft.alert?.jsonObject,
             scheduleID: scheduleID
         )
         var reservedSequence: Int64?
@@ -297,31 +290,67 @@ public struct BroadcastService: Sendable {
             reservedSequence = logged.sequence
         }
         let started = ContinuousClock.now
+        let answer = await publish(
+            draft,
+            app: app,
+            channel: channel,
+            apnsChannelID: apnsChannelID,
+            timestamp: timestamp,
+            priority: decision.priority,
+            expiration: expiration,
+            requestID: requestID,
+            through: client
+        )
+        let latency = ContinuousClock.now - started
+        result.outcome = answer.outcome
+        result.latency = latency
+        try await log(answer, latency: latency, entry: entry, reservedSequence: reservedSequence)
+        return result
+    }
+
+    /// APNs' answer to a broadcast on a channel, as the log keeps it and the caller reads it.
+    private struct ChannelAnswer {
         var status = 200
         var reason: APNSErrorReason?
         var uniqueID: String?
+        var outcome: EnvironmentBroadcast.Outcome
+    }
+
+    /// Sends the broadcast and reads APNs' answer; a channel APNs no longer knows is marked deleted.
+    private func publish(
+        _ draft: BroadcastDraft,
+        app: App,
+        channel: BroadcastChannel,
+        apnsChannelID: String,
+        timestamp: Int64,
+        priority: APNSPriority,
+        expiration: APNSExpiration,
+        requestID: UUID,
+        through client: any APNSGateway
+    ) async -> ChannelAnswer {
         do throws(APNSError) {
             let broadcast = try APNSBroadcast(
                 bundleID: app.bundleID,
                 channelID: apnsChannelID,
                 storagePolicy: channel.storagePolicy,
                 payload: draft.payload(timestamp: timestamp),
-                priority: decision.priority,
+                priority: priority,
                 expiration: expiration,
                 requestID: requestID
             )
             let answer = try await client.broadcast(broadcast)
-            uniqueID = answer.uniqueID
-            result.outcome = .accepted(requestID: answer.requestID, uniqueID: answer.uniqueID)
+            return ChannelAnswer(
+                uniqueID: answer.uniqueID,
+                outcome: .accepted(requestID: answer.requestID, uniqueID: answer.uniqueID)
+            )
         } catch {
-            var channelDeleted = false
+            var answer = ChannelAnswer(status: 0, outcome: .noActiveChannel(detail: ""))
             if case .rejected(let rejection) = error {
-                status = rejection.status
-                reason = rejection.reason
-                uniqueID = rejection.uniqueID
-            } else {
-                status = 0
+                answer.status = rejection.status
+                answer.reason = rejection.reason
+                answer.uniqueID = rejection.uniqueID
             }
+            var channelDeleted = false
             if error.failureClass == .channelGone {
                 channelDeleted = (try? await store.transitionChannel(appID: app.id, id: channel.id, to: .deleted, at: clock.now)) != nil
                 logger.debug(
@@ -329,27 +358,36 @@ public struct BroadcastService: Sendable {
                     metadata: ["channel.id": "\(channel.id)", "apns.request_id": "\(requestID)"]
                 )
             }
-            result.outcome = .failed(status: status, reason: reason, detail: error.description, channelDeleted: channelDeleted)
+            answer.outcome = .failed(
+                status: answer.status,
+                reason: answer.reason,
+                detail: error.description,
+                channelDeleted: channelDeleted
+            )
+            return answer
         }
-        let latency = ContinuousClock.now - started
-        result.latency = latency
+    }
+
+    /// The broadcast's line in the log: the one reserved before a scheduled send completed, or a
+    /// new one.
+    private func log(_ answer: ChannelAnswer, latency: Duration, entry: BroadcastLogEntry, reservedSequence: Int64?) async throws {
         if let reservedSequence {
             try await store.completeBroadcastLog(
-                appID: app.id,
+                appID: entry.appID,
                 sequence: reservedSequence,
-                status: status,
-                reason: reason,
-                apnsUniqueID: uniqueID,
+                status: answer.status,
+                reason: answer.reason,
+                apnsUniqueID: answer.uniqueID,
                 latency: latency
             )
         } else {
-            entry.status = status
-            entry.reason = reason
-            entry.apnsUniqueID = uniqueID
+            var entry = entry
+            entry.status = answer.status
+            entry.reason = answer.reason
+            entry.apnsUniqueID = answer.uniqueID
             entry.latency = latency
             try await store.appendBroadcastLog(entry)
         }
-        return result
     }
 }
 
@@ -388,5 +426,37 @@ extension APNSExpiration {
         case .immediately: 0
         case .at(let date): Int64(date.timeIntervalSince1970.rounded(.down))
         }
+    }
+}
+
+extension BroadcastLogEntry {
+    /// The log line of a broadcast about to be sent: no answer yet (status 0).
+    init(
+        _ draft: BroadcastDraft,
+        appID: AppID,
+        channelID: ChannelID,
+        requestID: UUID,
+        decision: PriorityDecision,
+        timestamp: Int64,
+        sentAt: Date,
+        scheduleID: ScheduleID?
+    ) {
+        self.init(
+            appID: appID,
+            channelID: channelID,
+            apnsRequestID: requestID,
+            apnsUniqueID: nil,
+            priority: decision.priority,
+            timestamp: timestamp,
+            status: 0,
+            reason: nil,
+            latency: .zero,
+            sentAt: sentAt,
+            event: draft.event,
+            downgraded: decision.downgraded,
+            contentState: draft.contentState,
+            alert: draft.alert?.jsonObject,
+            scheduleID: scheduleID
+        )
     }
 }

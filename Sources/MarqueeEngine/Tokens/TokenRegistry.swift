@@ -115,6 +115,56 @@ public struct TokenRegistry: Sendable {
         pushToStartToken: String? = nil,
         frequentPushesEnabled: Bool? = nil
     ) async throws -> Activity {
+        try Self.validateUpdateToken(
+            app: app,
+            activityID: activityID,
+            event: event,
+            environment: environment,
+            token: token,
+            pushToStartToken: pushToStartToken
+        )
+        let now = clock.now
+        let (activity, frequentPushesEnabled) = try await reportingActivity(
+            app: app,
+            activityID: activityID,
+            event: event,
+            environment: environment,
+            pushToStartToken: pushToStartToken,
+            frequentPushesEnabled: frequentPushesEnabled,
+            at: now
+        )
+        if let device = activity.pushToStartTokenRowID {
+            // A push-started activity that reports its update token is on the device: its word,
+            // as a `showing` report (Marquee's inference, so the device's report bound does not
+            // count it).
+            _ = try await store.recordPresence(
+                appID: app.id,
+                eventID: event.id,
+                tokenRowID: device,
+                PresenceReport(environment: environment, state: .showing, activityID: activityID),
+                bound: nil,
+                at: now
+            )
+        }
+        return try await store.recordUpdateToken(
+            appID: app.id,
+            id: activity.id,
+            activityID: activityID,
+            token: token.lowercased(),
+            frequentPushesEnabled: frequentPushesEnabled ?? activity.frequentPushesEnabled,
+            at: now
+        )
+    }
+
+    /// A report's fields as the API refuses them: the activity ID, the environments, the tokens' hex.
+    private static func validateUpdateToken(
+        app: App,
+        activityID: String,
+        event: Event,
+        environment: APNSEnvironment,
+        token: String,
+        pushToStartToken: String?
+    ) throws(EngineError) {
         var validation = InputValidation()
         validation.require(
             EventKeyRule.isKeyLike(activityID),
@@ -126,8 +176,20 @@ public struct TokenRegistry: Sendable {
         if let error = TokenRules.checkHex(token, pointer: "/token") { validation.add(error) }
         if let pushToStartToken, let error = TokenRules.checkHex(pushToStartToken, pointer: "/pushToStartToken") { validation.add(error) }
         try validation.check()
+    }
 
-        let now = clock.now
+    /// The activity a report names: its record, the one its start created (adopted by its
+    /// push-to-start token, whose frequent-pushes flag it takes unless the report says), or a new
+    /// one; with the frequent-pushes flag the report leaves it.
+    private func reportingActivity(
+        app: App,
+        activityID: String,
+        event: Event,
+        environment: APNSEnvironment,
+        pushToStartToken: String?,
+        frequentPushesEnabled: Bool?,
+        at now: Date
+    ) async throws -> (Activity, Bool?) {
         var activity = try await store.activity(appID: app.id, activityID: activityID)
         if let existing = activity, existing.eventID != event.id || existing.environment != environment {
             throw EngineError.conflict("activity \(activityID) belongs to another event or environment")
@@ -167,27 +229,7 @@ public struct TokenRegistry: Sendable {
             }
         }
         guard let activity else { throw EngineError.notFound(resource: "activity", id: activityID) }
-        if let device = activity.pushToStartTokenRowID {
-            // A push-started activity that reports its update token is on the device: its word,
-            // as a `showing` report (Marquee's inference, so the device's report bound does not
-            // count it).
-            _ = try await store.recordPresence(
-                appID: app.id,
-                eventID: event.id,
-                tokenRowID: device,
-                PresenceReport(environment: environment, state: .showing, activityID: activityID),
-                bound: nil,
-                at: now
-            )
-        }
-        return try await store.recordUpdateToken(
-            appID: app.id,
-            id: activity.id,
-            activityID: activityID,
-            token: token.lowercased(),
-            frequentPushesEnabled: frequentPushesEnabled ?? activity.frequentPushesEnabled,
-            at: now
-        )
+        return (activity, frequentPushesEnabled)
     }
 
     public func activity(app: App, activityID: String) async throws -> Activity {
