@@ -21,16 +21,14 @@ extension FanOutRunner {
 
     /// Looks for a due commit every `flushInterval` until the round is over.
     func flush(_ context: Context, work: some FanOutWork, lane: CommitLane, until roundOver: RunStop) async throws {
-        while !roundOver.isRaised {
-            try await Task.sleep(for: configuration.flushInterval)
-            if roundOver.isRaised { return }
+        while try await clock.sleep(for: configuration.flushInterval, unlessRaised: roundOver) {
             try await commitIfDue(context, work: work, lane: lane)
         }
     }
 
     func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
         let policy = CommitRetryPolicy(patience: configuration.leaseDuration)
-        let started = ContinuousClock.now
+        let started = clock.now
         // One ID for every try: a try that was applied although its answer was lost makes the
         // next one change nothing (its progress would otherwise count twice).
         let commitID = UUID()
@@ -41,12 +39,13 @@ extension FanOutRunner {
                 break
             } catch {
                 failures += 1
-                guard let delay = policy.delay(afterFailures: failures, error: error, elapsed: .now - started) else { throw error }
+                let elapsed = clock.elapsed(since: started)
+                guard let delay = policy.delay(afterFailures: failures, error: error, elapsed: elapsed) else { throw error }
                 logger.warning(
                     "committing a batch of outcomes failed; committing it again rather than sending it again",
                     metadata: ["job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))", "retry_in": "\(delay)"]
                 )
-                try await Task.sleep(for: delay)
+                try await clock.sleep(for: delay)
             }
         }
         context.keeper.withLock { $0.progressed(at: clock.now) }

@@ -33,7 +33,7 @@ extension FanOutRunner {
                 context.stop.raise()
                 throw FanOutRunAbandoned(fence: fence)
             }
-            try await Task.sleep(for: configuration.watchInterval)
+            try await clock.sleep(for: configuration.watchInterval)
         }
     }
 

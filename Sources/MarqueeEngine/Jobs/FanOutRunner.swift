@@ -136,10 +136,10 @@ struct FanOutRunner: Sendable {
             case .rescheduleJob(let at):
                 return try await handBack(context, at: at, why: "APNs asked to retry too many sends later")
             case .retry(let at):
-                // Idle on purpose until the retry is due: no stall before then.
+                // Idle on purpose until the retry is due: no stall before then. A stop (the worker's,
+                // or the watch's) ends the wait, and the loop hands the job back.
                 context.keeper.withLock { $0.progressed(at: at) }
-                while clock.now < at && !context.stop.isRaised { try await Task.sleep(for: configuration.watchInterval) }
-                if context.stop.isRaised { continue }
+                guard try await clock.sleep(until: at, unlessRaised: context.stop) else { continue }
                 // A job cancelled while its sends waited is noticed before the retries go out.
                 let askedAt = clock.now
                 guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: askedAt, leaseDuration: configuration.leaseDuration) else {
