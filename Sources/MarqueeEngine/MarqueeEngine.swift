@@ -73,7 +73,7 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        let wakeup = JobWakeup()
+        let wakeup = JobWakeup(clock: clock)
         self.wakeup = wakeup
         let timeline = TimelinePlanner(store: store, policy: configuration.timeline, wakeup: wakeup, clock: clock, logger: logger)
         let channelAnswers = ChannelAnswerCache(capacity: configuration.channelAnswerCacheSize)
@@ -98,7 +98,7 @@ public struct MarqueeEngine: Sendable {
             logger: logger,
             metricsFactory: configuration.metricsFactory
         )
-        let lateJoinWakeup = JobWakeup()
+        let lateJoinWakeup = JobWakeup(clock: clock)
         self.lateJoinWakeup = lateJoinWakeup
         tokens = TokenRegistry(
             store: store,

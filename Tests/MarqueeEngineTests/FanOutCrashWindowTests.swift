@@ -17,7 +17,7 @@ struct FanOutCrashWindowTests {
     func uncertainFromEarlierRun() {
         var machine = machine(checkpoint: 10)
         machine.beginRound()
-        machine.uncertainFromEarlierRun([11, 12], now: now)
+        machine.uncertainUnsent([11, 12], now: now)
         let sends = machine.pageRead(tokens(13...14))
         #expect(sends.map(\.tokenRowID) == [13, 14])
         machine.outcome(index: 0, .accepted(apnsID: nil), now: now)

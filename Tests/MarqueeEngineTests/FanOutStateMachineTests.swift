@@ -15,15 +15,18 @@ struct FanOutStateMachineTests {
         attempts: Int = 3,
         hasChannel: Bool = true,
         everyoneToken: Bool = false,
-        uncertainStarts: UncertainStartPolicy? = nil,
+        uncertainStarts: UncertainStartPolicy? = .skip,
         checkpoint: Int64? = nil
     ) -> FanOutStateMachine {
-        FanOutStateMachine(
+        // No uncertain-start policy: a job whose pushes a device drops as repeats (activity updates).
+        let policy: any FanOutPolicy =
+            uncertainStarts.map {
+                StartOutcomePolicy(hasChannel: hasChannel, everyoneGetsUpdateToken: everyoneToken, uncertainStarts: $0)
+            } ?? PlainFanOutPolicy()
+        return FanOutStateMachine(
             configuration: .init(batchSize: batchSize, maximumAttempts: attempts, retryBacklogLimit: 10, retryBaseDelay: .seconds(1)),
             jobID: JobID(),
-            hasChannel: hasChannel,
-            everyoneGetsUpdateToken: everyoneToken,
-            uncertainStarts: uncertainStarts,
+            policy: policy,
             checkpoint: checkpoint
         )
     }
@@ -34,18 +37,6 @@ struct FanOutStateMachineTests {
 
     func rejection(_ status: Int, _ reason: APNSErrorReason, timestamp: Int64? = nil) -> FanOutStateMachine.SendResult {
         .failed(.rejected(APNSRejection(status: status, reason: reason, timestampMilliseconds: timestamp)))
-    }
-
-    @Test("iOS 18 gets the channel, 17.x and unknown versions an update token, and everyone one when asked")
-    func startKinds() {
-        let machine = machine()
-        #expect(machine.kind(forIOSVersion: "18.0") == .channel)
-        #expect(machine.kind(forIOSVersion: "26.1") == .channel)
-        #expect(machine.kind(forIOSVersion: "17.4") == .updateToken)
-        #expect(machine.kind(forIOSVersion: "17.2") == .updateToken)
-        #expect(machine.kind(forIOSVersion: nil) == .updateToken)
-        #expect(self.machine(everyoneToken: true).kind(forIOSVersion: "18.2") == .updateToken)
-        #expect(self.machine(hasChannel: false).kind(forIOSVersion: "18.2") == .updateToken)
     }
 
     @Test("accepted starts are committed with the ledger's token rows and advance the checkpoint")
@@ -114,7 +105,7 @@ struct FanOutStateMachineTests {
 
     @Test("sends a round ended without answering are retried; a full retry backlog hands the job back")
     func backlog() {
-        var machine = machine(attempts: 5)
+        var machine = machine(attempts: 5, uncertainStarts: nil)
         machine.beginRound()
         _ = machine.pageRead(tokens(1...11))
         machine.roundEnded(now: now)
@@ -198,20 +189,20 @@ struct FanOutStateMachineTests {
         #expect(machine.retryRowsDue(now: later) == [1])
         // Every resend unanswered too: past the token's 2 attempts (an unanswered send uses none),
         // up to the bound of unanswered resends.
-        for resend in 1...FanOutStateMachine.maximumUnansweredResends {
+        for resend in 1...StartOutcomePolicy.maximumUnansweredResends {
             machine.beginRound()
             let due = machine.retriesDue(now: later)
             #expect(due.map(\.tokenRowID) == [1])
             #expect(due.map(\.attempt) == [resend + 1])
             machine.outcome(index: 0, .uncertain(why: "timeout"), now: later)
             later = later.addingTimeInterval(3_600)
-            if resend < FanOutStateMachine.maximumUnansweredResends {
+            if resend < StartOutcomePolicy.maximumUnansweredResends {
                 #expect(machine.takeBatch().deliveries.isEmpty)
             }
         }
         let last = machine.takeBatch()
         #expect(last.deliveries.map(\.outcome) == [.uncertain])
-        #expect(last.deliveries.map(\.attempt) == [FanOutStateMachine.maximumUnansweredResends + 1])
+        #expect(last.deliveries.map(\.attempt) == [StartOutcomePolicy.maximumUnansweredResends + 1])
         #expect(last.progress == JobProgress(attempted: 1, uncertain: 1))
         #expect(last.checkpoint == 2)
         #expect(machine.nextStep(now: later) == .complete)
@@ -317,7 +308,7 @@ struct FanOutStateMachineTests {
 
     @Test("pushes a device drops as repeats (a job without a start policy) are sent again when uncertain")
     func uncertainUpdateRetried() {
-        var machine = machine(attempts: 2)
+        var machine = machine(attempts: 2, uncertainStarts: nil)
         machine.beginRound()
         _ = machine.pageRead(tokens(1...1))
         machine.outcome(index: 0, .uncertain(why: "connection reset"), now: now)

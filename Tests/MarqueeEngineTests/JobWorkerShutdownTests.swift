@@ -28,7 +28,9 @@ struct JobWorkerShutdownTests {
         }
     }
 
-    @Test("a run that does not hand its job back is named and cancelled after a lease's length, and the worker stops")
+    @Test(
+        "a run that does not hand its job back is named and cancelled after a lease's length on the worker's clock, and the worker stops"
+    )
     func stuckRunIsCancelled() async throws {
         let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-worker-\(UUID().uuidString.prefix(8))")
         defer { try? FileManager.default.removeItem(at: folder) }
@@ -44,12 +46,16 @@ struct JobWorkerShutdownTests {
         let (started, startedContinuation) = AsyncStream<Void>.makeStream()
         let (cancelled, cancelledContinuation) = AsyncStream<Void>.makeStream()
         let warnings = FlightRecorder()
+        // The worker's time stands still until the test moves it: the lease's length passes when
+        // the test says so, not after a second of the machine's.
+        let clock = ManualWallClock(Date())
+        let lease = Duration.seconds(1)
         let worker = JobWorker(
             store: store,
             handlers: [StuckHandler(started: startedContinuation, cancelled: cancelledContinuation)],
-            configuration: JobWorkerConfiguration(leaseDuration: .seconds(1), pollInterval: .milliseconds(50)),
-            wakeup: JobWakeup(),
-            clock: SystemWallClock(),
+            configuration: JobWorkerConfiguration(leaseDuration: lease, pollInterval: .milliseconds(50)),
+            wakeup: JobWakeup(clock: clock),
+            clock: clock,
             logger: warnings.logger(level: .warning)
         )
         let running = Task { try await worker.run() }
@@ -57,6 +63,14 @@ struct JobWorkerShutdownTests {
         await startedRuns.next()
 
         running.cancel()
+        let stoppedAt = clock.now
+        let leaseLater = stoppedAt.addingTimeInterval(lease.timeInterval)
+        try await waitUntil("the stopping worker to wait for its run until a lease's length has passed") {
+            clock.sleepers.contains(leaseLater)
+        }
+        #expect(!warnings.lines.contains { $0.contains("did not hand their jobs back") }, "\(warnings.lines)")
+
+        clock.advance(by: lease.timeInterval)
         try await running.value
         var cancelledRuns = cancelled.makeAsyncIterator()
         await cancelledRuns.next()

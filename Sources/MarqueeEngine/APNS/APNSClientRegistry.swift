@@ -162,7 +162,7 @@ public actor APNSClientRegistry: Service {
             // cancelled sleep returns at once (it would spin here, holding the actor that
             // `release` needs).
             let deadline = Task {
-                try? await Task.sleep(for: .seconds(10))
+                try? await self.clock.sleep(for: .seconds(10))
                 await self.endWaitForHolds()
             }
             await withCheckedContinuation { holdWaiters.append($0) }

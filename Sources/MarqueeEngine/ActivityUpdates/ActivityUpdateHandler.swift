@@ -32,8 +32,7 @@ struct ActivityUpdateHandler: JobHandler {
         let machine = FanOutStateMachine(
             configuration: runner.configuration.fanOut,
             jobID: job.id,
-            hasChannel: false,
-            everyoneGetsUpdateToken: true,
+            policy: PlainFanOutPolicy(),
             checkpoint: job.checkpoint.flatMap(Int64.init)
         )
         return try await runner.run(job, owner: owner, stop: stop, client: client, machine: machine, work: work)

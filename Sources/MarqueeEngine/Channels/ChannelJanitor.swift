@@ -51,7 +51,7 @@ public struct ChannelJanitor: Service {
                 logger.warning("channel janitor sweep failed", metadata: ["error": "\(String(reflecting: error))"])
             }
             do {
-                try await cancelWhenGracefulShutdown { try await Task.sleep(for: interval) }
+                try await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
             } catch {
                 return
             }

@@ -58,6 +58,8 @@ public struct ChannelLifecycle: Sendable {
                         continue
                     }
                     if clock.now >= deadline { return live }
+                    // Not on the injected clock: this pause paces reads of another caller's work,
+                    // which a clock a test holds still must not stop (only the deadline is time's).
                     try await Task.sleep(for: pause)
                     pause = min(pause * 2, .milliseconds(250))
                     continue

@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import MarqueeAPNS
 import MarqueeCore
-import Synchronization
 
 /// Runs one leased fan-out job: streams its work's pages into `APNSClient.send(pages:)`, feeds the
 /// outcomes to `FanOutStateMachine` and does what it decides (commit a batch with its checkpoint,
@@ -90,7 +89,7 @@ struct FanOutRunner: Sendable {
         }
     }
 
-    private struct Context: Sendable {
+    struct Context: Sendable {
         var job: Job
         var owner: String
         var machine: MachineBox
@@ -104,75 +103,7 @@ struct FanOutRunner: Sendable {
         }
     }
 
-    // MARK: The lease
-
-    /// Keeps the lease while the run sends (see `run`): looks every `watchInterval`, on the injected
-    /// clock, and does what the `LeaseKeeper` says. Throws `FanOutRunAbandoned` to stop the run at
-    /// once; otherwise runs until cancelled.
-    private func watch(_ context: Context) async throws {
-        var renewal: Task<Void, Never>?
-        defer { renewal?.cancel() }
-        var stopLogged = false
-        while true {
-            let now = clock.now
-            switch context.keeper.withLock({ $0.verdict(now: now) }) {
-            case .carryOn:
-                break
-            case .renew:
-                context.keeper.withLock { $0.renewalAsked(at: now) }
-                // Apart from the watch: a renewal that never answers must not stop it from seeing the
-                // lease run out.
-                renewal = Task { await renew(context, askedAt: now) }
-            case .stopSending(let fence):
-                if !stopLogged {
-                    stopLogged = true
-                    logger.warning(
-                        "fan-out part stops handing out sends; it commits what is in flight and hands its job back",
-                        metadata: ["job.id": "\(context.job.id.publicID)", "reason": "\(fence)"]
-                    )
-                }
-                context.stop.raise()
-            case .abandon(let fence):
-                context.stop.raise()
-                throw FanOutRunAbandoned(fence: fence)
-            }
-            try await Task.sleep(for: configuration.watchInterval)
-        }
-    }
-
-    private func renew(_ context: Context, askedAt: Date) async {
-        do {
-            let held = try await store.renewJobLease(
-                id: context.job.id,
-                owner: context.owner,
-                now: askedAt,
-                leaseDuration: configuration.leaseDuration
-            )
-            context.keeper.withLock { held ? $0.renewalSucceeded(askedAt: askedAt) : $0.renewalRefused() }
-        } catch {
-            context.keeper.withLock { $0.renewalFailed(String(describing: error)) }
-        }
-    }
-
-    /// Gives the lease up after the run stopped at once, saying why in the job's `lastError` and the
-    /// log, so that the job resumes from its checkpoint without waiting for the lease to lapse. The
-    /// store may be what failed: then the lease lapses instead.
-    private func giveUp(_ context: Context, _ abandoned: FanOutRunAbandoned) async {
-        let why = "\(abandoned.fence); the part gave its lease up and resumes from its checkpoint"
-        logger.warning("fan-out part gave its lease up", metadata: ["job.id": "\(context.job.id.publicID)", "reason": "\(abandoned.fence)"])
-        let now = clock.now
-        let permanent = context.job.attempts >= configuration.maximumJobAttempts
-        do {
-            try await store.failJob(id: context.job.id, owner: context.owner, error: why, retryAt: permanent ? nil : now, at: now)
-        } catch {
-            logger.warning(
-                "giving the lease up failed; it lapses instead",
-                metadata: ["job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))"]
-            )
-        }
-    }
-
-    private func fanOut(_ context: Context, client: any APNSDevicePushing, work: some FanOutWork) async throws -> Ending {
+    func fanOut(_ context: Context, client: any APNSDevicePushing, work: some FanOutWork) async throws -> Ending {
         let pages = WorkPushPages(
             sliceSize: min(Self.maximumSliceSize, configuration.window ?? .max),
             work: work,
@@ -205,10 +136,10 @@ struct FanOutRunner: Sendable {
             case .rescheduleJob(let at):
                 return try await handBack(context, at: at, why: "APNs asked to retry too many sends later")
             case .retry(let at):
-                // Idle on purpose until the retry is due: no stall before then.
+                // Idle on purpose until the retry is due: no stall before then. A stop (the worker's,
+                // or the watch's) ends the wait, and the loop hands the job back.
                 context.keeper.withLock { $0.progressed(at: at) }
-                while clock.now < at && !context.stop.isRaised { try await Task.sleep(for: configuration.watchInterval) }
-                if context.stop.isRaised { continue }
+                guard try await clock.sleep(until: at, unlessRaised: context.stop) else { continue }
                 // A job cancelled while its sends waited is noticed before the retries go out.
                 let askedAt = clock.now
                 guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: askedAt, leaseDuration: configuration.leaseDuration) else {
@@ -235,7 +166,7 @@ struct FanOutRunner: Sendable {
     }
 
     /// Sends one round and commits its outcomes in batches as they come.
-    private func sendRound<Pages: AsyncSequence & Sendable>(
+    func sendRound<Pages: AsyncSequence & Sendable>(
         _ context: Context,
         client: any APNSDevicePushing,
         work: some FanOutWork,
@@ -287,62 +218,11 @@ struct FanOutRunner: Sendable {
         if let sourceError { throw sourceError }
     }
 
-    /// Commits the outcomes waiting if a commit is due (`FanOutStateMachine.commitIsDue`).
-    private func commitIfDue(_ context: Context, work: some FanOutWork, lane: CommitLane) async throws {
-        // Most chunks of outcomes find no commit due: asking first spares them the lane's two actor
-        // hops (the lane asks again, for the commit it may let through).
-        guard context.machine.withLock({ $0.commitIsDue(now: clock.now) }) else { return }
-        await lane.enter()
-        do {
-            let batch = context.machine.withLock { machine in machine.commitIsDue(now: clock.now) ? machine.takeBatch() : nil }
-            if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
-        } catch {
-            await lane.leave()
-            throw error
-        }
-        await lane.leave()
-    }
-
-    /// Looks for a due commit every `flushInterval` until the round is over.
-    private func flush(_ context: Context, work: some FanOutWork, lane: CommitLane, until roundOver: RunStop) async throws {
-        while !roundOver.isRaised {
-            try await Task.sleep(for: configuration.flushInterval)
-            if roundOver.isRaised { return }
-            try await commitIfDue(context, work: work, lane: lane)
-        }
-    }
-
-    private func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
-        let policy = CommitRetryPolicy(patience: configuration.leaseDuration)
-        let started = ContinuousClock.now
-        // One ID for every try: a try that was applied although its answer was lost makes the
-        // next one change nothing (its progress would otherwise count twice).
-        let commitID = UUID()
-        var failures = 0
-        while true {
-            do {
-                try await work.commit(batch, commitID: commitID, owner: context.owner)
-                break
-            } catch {
-                failures += 1
-                guard let delay = policy.delay(afterFailures: failures, error: error, elapsed: .now - started) else { throw error }
-                logger.warning(
-                    "committing a batch of outcomes failed; committing it again rather than sending it again",
-                    metadata: ["job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))", "retry_in": "\(delay)"]
-                )
-                try await Task.sleep(for: delay)
-            }
-        }
-        context.keeper.withLock { $0.progressed(at: clock.now) }
-        metrics.committed(kind: context.job.kind, batch.deliveries)
-        await refreshRemaining(of: context.job)
-    }
-
     /// Sends are about to be handed to the client: the tokens through `row` are reserved first (the
     /// highest row handed out, recorded with the job), so a later run knows which tokens a crash
     /// of this one may have left sent without an outcome. Only upwards: a reservation inherited from an earlier run stays until this run's own
     /// checkpoint passes it.
-    private func handingOut(through row: Int64, _ context: Context, work: some FanOutWork) async throws {
+    func handingOut(through row: Int64, _ context: Context, work: some FanOutWork) async throws {
         context.keeper.withLock { $0.progressed(at: clock.now) }
         guard work.reservesTokens, row > (context.reservation.current ?? Int64.min) else { return }
         try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: row, at: clock.now)
@@ -352,7 +232,7 @@ struct FanOutRunner: Sendable {
     /// Sets the remaining-tokens gauge of the job the API shows from the store: the whole job's,
     /// whichever replicas run its other parts. At most once a second per job (`JobMetrics`); a
     /// failed read leaves the gauge as it was (it is a gauge, not a record).
-    private func refreshRemaining(of job: Job, force: Bool = false) async {
+    func refreshRemaining(of job: Job, force: Bool = false) async {
         let reported = job.parentID ?? job.id
         guard metrics.remainingIsDue(reported, force: force) else { return }
         do {
@@ -371,7 +251,7 @@ struct FanOutRunner: Sendable {
     /// handed out has a committed final outcome or waits for a retry (APNs refused it for now), so
     /// nothing this run sent is uncertain, and its reservation is lowered to what it inherited (if
     /// this run's checkpoint has not passed that) before the lease goes.
-    private func handBack(_ context: Context, at: Date, why: String) async throws -> Ending {
+    func handBack(_ context: Context, at: Date, why: String) async throws -> Ending {
         if context.reservation.current != nil {
             let checkpoint = context.machine.withLock { $0.lastCheckpoint } ?? 0
             let inherited = context.job.reservedThrough.flatMap { $0 > checkpoint ? $0 : nil }
@@ -389,173 +269,4 @@ struct FanOutRunner: Sendable {
         )
         return .rescheduled
     }
-}
-
-/// The state machine behind a lock: the page source and the outcome loop run on different tasks.
-typealias MachineBox = LockedBox<FanOutStateMachine>
-
-/// A run's decisions behind a lock, shared by the tasks of one run.
-final class LockedBox<Value>: Sendable {
-    private let value: Mutex<Value>
-
-    init(_ value: sending Value) {
-        self.value = Mutex(value)
-    }
-
-    func withLock<Result: Sendable>(_ body: (inout Value) throws -> Result) rethrows -> Result {
-        try value.withLock { try body(&$0) }
-    }
-}
-
-/// A flag a run checks between pages: raised on shutdown or when the lease is gone.
-/// A run's flag is also raised by its worker's (`parent`); raising it leaves the parent alone.
-public final class RunStop: Sendable {
-    private let raised = Mutex(false)
-    private let parent: RunStop?
-
-    public init(parent: RunStop? = nil) {
-        self.parent = parent
-    }
-
-    public func raise() { raised.withLock { $0 = true } }
-    public var isRaised: Bool { raised.withLock { $0 } || parent?.isRaised == true }
-}
-
-/// One commit at a time, in the order asked: the outcome loop and the flusher both commit.
-actor CommitLane {
-    private var busy = false
-    private var waiting: [CheckedContinuation<Void, Never>] = []
-
-    func enter() async {
-        if !busy {
-            busy = true
-            return
-        }
-        await withCheckedContinuation { waiting.append($0) }
-    }
-
-    func leave() {
-        if waiting.isEmpty { busy = false } else { waiting.removeFirst().resume() }
-    }
-}
-
-/// The run's lease decisions behind a lock: the watch and the sending run on different tasks.
-typealias KeeperBox = LockedBox<LeaseKeeper>
-
-/// The reservation the job's row holds for this run (`Job.reservedThrough`).
-final class ReservationBox: Sendable {
-    private let value: Mutex<Int64?>
-
-    init(_ value: Int64?) {
-        self.value = Mutex(value)
-    }
-
-    var current: Int64? {
-        get { value.withLock { $0 } }
-        set { value.withLock { $0 = newValue } }
-    }
-}
-
-/// The work's pages as pages of pushes, read one at a time (keyset, from the checkpoint), each
-/// registered with the state machine.
-///
-/// A page goes to the client in slices of at most `sliceSize` pushes, asking `mayHandOut` before
-/// each: the client holds only a few slices it has not written yet, so a run told to stop sending
-/// (a failed renewal, a lease near its end) hands out nothing more within a slice or two. Each slice
-/// is reserved (`handingOut`) before it goes, `reservationStride` rows at a time rather than a page
-/// at a time: a crash leaves uncertain what was reserved and not yet answered, so what is reserved
-/// ahead of the sending stays within a few slices, for one store write per stride.
-struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
-    typealias Element = [APNSDevicePush]
-    /// Pushes handed to the client at once (`FanOutRunner.maximumSliceSize` at most).
-    let sliceSize: Int
-    /// Sends reserved per store write: the slice handed out and those after it, within the page.
-    var reservationStride: Int { 4 * sliceSize }
-    let work: Work
-    let cursor: Int64
-    let pageSize: Int
-    let machine: MachineBox
-    let mayHandOut: @Sendable () -> Bool
-    /// Reserves the tokens through a row before sends up to it are handed out.
-    let handingOut: @Sendable (Int64) async throws -> Void
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        let pages: WorkPushPages
-        var cursor: Int64
-        var finished = false
-        var slices: ArraySlice<APNSDevicePush> = []
-        /// The sends behind `slices`, in the same order.
-        var sends: ArraySlice<FanOutStateMachine.Send> = []
-        /// The highest row this iterator has reserved (`handingOut`).
-        var reservedThrough: Int64?
-
-        mutating func next() async throws -> [APNSDevicePush]? {
-            while true {
-                if !pages.mayHandOut() {
-                    // What was read but not handed out was never sent: it leaves the round.
-                    if let first = sends.first {
-                        pages.machine.withLock { $0.withdrawUnsent(sends.count, resumeAfter: first.tokenRowID - 1) }
-                        sends = []
-                        slices = []
-                    }
-                    return nil
-                }
-                if !slices.isEmpty {
-                    let count = Swift.min(pages.sliceSize, slices.count)
-                    if reservedThrough.map({ $0 < sends[sends.startIndex + count - 1].tokenRowID }) ?? true {
-                        let through = sends[Swift.min(sends.startIndex + pages.reservationStride, sends.endIndex) - 1].tokenRowID
-                        try await pages.handingOut(through)
-                        reservedThrough = through
-                    }
-                    sends = sends.dropFirst(count)
-                    let slice = slices.prefix(count)
-                    slices = slices.dropFirst(count)
-                    return Array(slice)
-                }
-                if finished || pages.machine.withLock({ $0.retryBacklogIsFull }) { return nil }
-                guard let page = try await pages.work.page(after: cursor, limit: pages.pageSize, machine: pages.machine) else {
-                    finished = true
-                    return nil
-                }
-                cursor = page.lastRow
-                finished = page.isLast
-                let pushes = try page.sends.map(pages.work.push)
-                if !pushes.isEmpty {
-                    slices = pushes[...]
-                    sends = page.sends[...]
-                }
-            }
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator {
-        AsyncIterator(pages: self, cursor: cursor)
-    }
-}
-
-/// Pages given up front: a retry round (its tokens reserved when they were first handed out).
-/// Those it does not hand out (the run stopped sending first) are `withheld`: they were never sent.
-struct FixedPushPages: AsyncSequence, Sendable {
-    typealias Element = [APNSDevicePush]
-    let pages: [[APNSDevicePush]]
-    let mayHandOut: @Sendable () -> Bool
-    let withheld: @Sendable (Int) -> Void
-
-    struct AsyncIterator: AsyncIteratorProtocol {
-        var remaining: ArraySlice<[APNSDevicePush]>
-        let mayHandOut: @Sendable () -> Bool
-        let withheld: @Sendable (Int) -> Void
-
-        mutating func next() async throws -> [APNSDevicePush]? {
-            guard mayHandOut() else {
-                let unsent = remaining.reduce(0) { $0 + $1.count }
-                remaining = []
-                if unsent > 0 { withheld(unsent) }
-                return nil
-            }
-            return remaining.popFirst()
-        }
-    }
-
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: pages[...], mayHandOut: mayHandOut, withheld: withheld) }
 }

@@ -4,165 +4,47 @@ import MarqueeCore
 
 /// The decisions of one fan-out run (the starts of a start job, or the device pushes of an
 /// activity-update job), apart from its I/O (as PostgresNIO keeps
-/// `PoolStateMachine` apart from `ConnectionPool`): which start each device gets, what each APNs
-/// outcome means, when a batch is committed and with which checkpoint, what is retried and when.
+/// `PoolStateMachine` apart from `ConnectionPool`): what each APNs outcome means, when a batch is
+/// committed and with which checkpoint, what is retried and when. What differs between kinds of
+/// job is its `FanOutPolicy`'s: a start job's (`StartOutcomePolicy`) says which start each device
+/// gets, which tokens an earlier run may have sent and what becomes of a start that got no answer.
 ///
 /// The runner feeds it audience pages (in token-row order) and outcomes (in any order), and does
 /// what it answers. A token's outcome is final when it is accepted, rejected, its token is dead, its
-/// last retry failed, or (a start) it is uncertain and the job's `UncertainStartPolicy` does not
-/// send it again; only final outcomes are committed. The checkpoint is the highest token row
-/// below which every token has a committed final outcome, so a resumption from it (which also skips
-/// tokens in the start ledger or with a final outcome of this job) sends again only what was in
-/// flight or waiting for a retry.
+/// last retry failed, or it got no answer and the policy makes that final; only final outcomes are
+/// committed. The checkpoint is the highest token row below which every token has a committed final
+/// outcome, so a resumption from it (which also skips tokens in the start ledger or with a final
+/// outcome of this job) sends again only what was in flight or waiting for a retry.
 struct FanOutStateMachine {
-    /// Under `UncertainStartPolicy.resend`, how many times a start that got no answer is sent again.
-    /// Unanswered sends do not use up `Configuration.maximumAttempts`, which counts APNs' answers: a
-    /// device must not be left without its start because resets and crashes cut off its sends as
-    /// often as APNs asked for a retry (a 50,000-device chaos run left 2 devices without a start that
-    /// way, at 3 attempts). A bound still, for a connection that loses every write.
-    static let maximumUnansweredResends = 10
-
-    struct Configuration: Sendable, Hashable {
-        /// Final outcomes per committed batch.
-        var batchSize: Int = 500
-        /// How long a final outcome waits for its commit at most, however few wait with it: what a
-        /// crash can leave uncertain is bounded in time as well as in count.
-        var commitInterval: Duration = .milliseconds(250)
-        /// Sends per token, the first included, when APNs keeps answering "later".
-        var maximumAttempts: Int = 3
-        /// Tokens waiting for a retry at most; past it the run stops and the job is retried later
-        /// as a whole (APNs is refusing most of what it gets).
-        var retryBacklogLimit: Int = 10_000
-        /// The first retry's delay; each further one doubles it.
-        var retryBaseDelay: Duration = .seconds(1)
-        var retryMaximumDelay: Duration = .seconds(60)
-    }
-
-    /// How a device's start asks for later updates.
-    enum StartKind: Sendable, Hashable {
-        /// `input-push-channel`: iOS 18 and later, with the event's channel.
-        case channel
-        /// `input-push-token: 1`: iOS 17.2–17.x, or everyone when asked; the activity is recorded
-        /// as starting so the update token the app reports is kept for it.
-        case updateToken
-    }
-
-    /// One send to one token.
-    struct Send: Sendable, Hashable {
-        var tokenRowID: Int64
-        var token: String
-        var kind: StartKind
-        var attempt: Int
-        /// The priority chosen for this token when it differs by token (an activity's budget);
-        /// `nil` sends the job's.
-        var priority: APNSPriority? = nil
-        /// Sent at 5 because the activity had used its budget of priority-10 pushes.
-        var downgraded = false
-        /// An earlier send of this start got no answer (this run's, or a crashed run's within its
-        /// reservation) and it is sent again under `UncertainStartPolicy.resend`: the device may
-        /// end with two, so the token counts in `JobProgress.uncertain` whatever this send's outcome.
-        var mayHaveArrived = false
-        /// Earlier sends of this start that got no answer and were sent again under `.resend`: they
-        /// are not among the attempts `maximumAttempts` counts.
-        var unanswered = 0
-
-        /// The sends APNs answered (or refused to take): what `maximumAttempts` bounds.
-        var answeredAttempts: Int { attempt - unanswered }
-    }
-
-    /// What APNs made of a send, in the state machine's terms.
-    enum SendResult: Sendable, Hashable {
-        case accepted(apnsID: UUID?)
-        case failed(APNSError)
-        /// The send was handed to the client and no answer came back (`why` says what was seen):
-        /// it may have reached APNs. An `APNSError` of class `.uncertain` means the same.
-        case uncertain(why: String)
-    }
-
-    /// What a failed send means for its token, from the APNs error's class
-    /// (`FanOutStateMachine+APNSError.swift`).
-    enum FailureVerdict: Sendable, Hashable {
-        /// Try again later (429, 5xx, no connection, a provider token to renew).
-        case later
-        /// The token is dead (410, or a device token APNs does not know).
-        case tokenDead
-        /// Refused for good.
-        case rejected
-        /// Written to APNs, no answer: the device may or may not have it.
-        case uncertain
-    }
-
-    /// A batch to commit, all or nothing.
-    struct Batch: Sendable, Hashable {
-        var deliveries: [Delivery]
-        var invalidations: [Int64: TokenInvalidation]
-        /// Accepted `input-push-token` starts: (token row) whose activity is recorded as starting.
-        var startedWithUpdateToken: [Int64]
-        /// Accepted sends at priority 10 (token rows), which count against their activity's budget.
-        var acceptedAtImmediate: [Int64] = []
-        var progress: JobProgress
-        var checkpoint: Int64?
-
-        var isEmpty: Bool { deliveries.isEmpty && checkpoint == nil }
-    }
-
-    /// What the run does once the current round of sends has ended.
-    enum NextStep: Sendable, Hashable {
-        /// Every token has a final outcome.
-        case complete
-        /// Send the tokens waiting for a retry once `at` has come.
-        case retry(at: Date)
-        /// Too many tokens wait for a retry: stop, and let the job run again at `at`.
-        case rescheduleJob(at: Date)
-    }
-
     let configuration: Configuration
     let jobID: JobID
-    let hasChannel: Bool
-    let everyoneGetsUpdateToken: Bool
-    /// What a start job does with a start that got no answer; `nil` for jobs whose pushes a device
-    /// drops when it has them already (updates and ends carry a timestamp), which are sent again
-    /// like a "later".
-    let uncertainStarts: UncertainStartPolicy?
+    /// What this kind of job decides for itself: unanswered sends, update tokens to keep.
+    let policy: any FanOutPolicy
 
     /// The current round's sends by their outcome index.
-    private var round: [Int: Send] = [:]
+    private(set) var round: [Int: Send] = [:]
     private var nextIndex = 0
     /// Tokens sent and not yet final, or final but not yet committed: they hold the checkpoint back.
     private var unsettled: [Int64: Int] = [:]
-    private var waitingForRetry: [(send: Send, readyAt: Date)] = []
+    private(set) var waitingForRetry: [(send: Send, readyAt: Date)] = []
     private var highestRowSeen: Int64?
-    private var pending = Batch(deliveries: [], invalidations: [:], startedWithUpdateToken: [], progress: JobProgress())
+    private(set) var pending = Batch.empty
     /// The checkpoint of the last batch taken (or the job's, before any).
     private(set) var lastCheckpoint: Int64?
     /// When the oldest outcome waiting for its commit became final.
-    private var oldestPendingAt: Date?
+    private(set) var oldestPendingAt: Date?
 
     init(
         configuration: Configuration,
         jobID: JobID,
-        hasChannel: Bool,
-        everyoneGetsUpdateToken: Bool,
-        uncertainStarts: UncertainStartPolicy? = nil,
+        policy: any FanOutPolicy,
         checkpoint: Int64?
     ) {
         self.configuration = configuration
         self.jobID = jobID
-        self.hasChannel = hasChannel
-        self.everyoneGetsUpdateToken = everyoneGetsUpdateToken
-        self.uncertainStarts = uncertainStarts
+        self.policy = policy
         self.lastCheckpoint = checkpoint
         self.highestRowSeen = checkpoint
-    }
-
-    /// The start a device gets: a channel from iOS 18 on (when the event has one and the job did not
-    /// ask for update tokens), an update token otherwise. An unknown version gets an update token,
-    /// which every iOS that has push-to-start understands.
-    func kind(forIOSVersion version: String?) -> StartKind {
-        guard hasChannel, !everyoneGetsUpdateToken, let version,
-            let major = Int(version.split(separator: ".", maxSplits: 1).first ?? "")
-        else { return .updateToken }
-        return major >= 18 ? .channel : .updateToken
     }
 
     // MARK: Rounds
@@ -173,33 +55,9 @@ struct FanOutStateMachine {
         nextIndex = 0
     }
 
-    /// An audience page is about to be sent; returns the sends, in the page's order. Tokens through
-    /// `mayHaveArrivedThrough` (a crashed run's reservation, sent again under `.resend`) may have had
-    /// their start already.
-    mutating func pageRead(_ recipients: [AudienceRecipient], mayHaveArrivedThrough: Int64? = nil) -> [Send] {
-        readSends(
-            recipients.map { recipient in
-                (
-                    rowID: recipient.rowID,
-                    token: recipient.token,
-                    kind: kind(forIOSVersion: recipient.iosVersion),
-                    priority: nil,
-                    mayHaveArrived: mayHaveArrivedThrough.map { recipient.rowID <= $0 } ?? false
-                )
-            }
-        )
-    }
-
-    /// A page of update tokens (one per activity, keyed by the activity's row) is about to be
-    /// sent; returns the sends, in the page's order.
-    mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String, priority: PriorityDecision)]) -> [Send] {
-        readSends(rows.map { (rowID: $0.rowID, token: $0.token, kind: StartKind.updateToken, priority: Optional($0.priority), mayHaveArrived: false) })
-    }
-
-    /// `priority`: the token's own decision, when the job's priority is decided per token.
-    private mutating func readSends(
-        _ rows: [(rowID: Int64, token: String, kind: StartKind, priority: PriorityDecision?, mayHaveArrived: Bool)]
-    ) -> [Send] {
+    /// An audience page is about to be sent (rows as the job's policy has them sent); returns the
+    /// sends, in the page's order.
+    mutating func pageRead(_ rows: [PageRow]) -> [Send] {
         var sends: [Send] = []
         sends.reserveCapacity(rows.count)
         for row in rows {
@@ -219,11 +77,16 @@ struct FanOutStateMachine {
         return sends
     }
 
-    /// Tokens of a page that an earlier run of the job handed to APNs and never committed an
-    /// outcome for (after the checkpoint, through its reservation, neither in the start ledger nor
-    /// final in the job): it may have sent them before it crashed. Under `UncertainStartPolicy.skip`
-    /// they are not sent: their outcome is final as `uncertain` at once, committed with the next batch.
-    mutating func uncertainFromEarlierRun(_ rowIDs: [Int64], now: Date) {
+    /// A page of update tokens (one per activity, keyed by the activity's row) is about to be
+    /// sent; returns the sends, in the page's order.
+    mutating func pageRead(updateTokens rows: [(rowID: Int64, token: String, priority: PriorityDecision)]) -> [Send] {
+        pageRead(rows.map { PageRow(rowID: $0.rowID, token: $0.token, kind: .updateToken, priority: $0.priority) })
+    }
+
+    /// Tokens of a page that are not sent because they may have been already: final as
+    /// `uncertain` at once, committed with the next batch. A start job's are those an earlier run
+    /// handed to APNs and never committed an outcome for (`StartOutcomePolicy.page`).
+    mutating func uncertainUnsent(_ rowIDs: [Int64], now: Date) {
         for rowID in rowIDs {
             unsettled[rowID, default: 0] += 1
             highestRowSeen = max(highestRowSeen ?? rowID, rowID)
@@ -267,12 +130,6 @@ struct FanOutStateMachine {
         return removed
     }
 
-    /// The token rows whose retry is due at `now`: a start job asks the start ledger which of them
-    /// have started since (another job of the event), and passes them to `retriesDue`.
-    func retryRowsDue(now: Date) -> [Int64] {
-        waitingForRetry.filter { $0.readyAt <= now }.map(\.send.tokenRowID)
-    }
-
     /// The tokens whose retry is due at `now`, as one page of sends. Those in `alreadyStarted` (the
     /// start ledger holds them) are not sent: their outcome is final as `skipped`.
     mutating func retriesDue(now: Date, alreadyStarted: Set<Int64> = []) -> [Send] {
@@ -308,7 +165,7 @@ struct FanOutStateMachine {
         switch result {
         case .accepted(let apnsID):
             finish(send, outcome: .accepted, status: 200, apnsID: apnsID, reason: nil, now: now)
-            if send.kind == .updateToken { pending.startedWithUpdateToken.append(send.tokenRowID) }
+            if policy.keepsUpdateToken(ofAccepted: send) { pending.startedWithUpdateToken.append(send.tokenRowID) }
             if send.priority == .immediate { pending.acceptedAtImmediate.append(send.tokenRowID) }
         case .uncertain:
             uncertain(send, now: now)
@@ -346,28 +203,25 @@ struct FanOutStateMachine {
         }
     }
 
-    /// A send that may have reached the device. A start is final as `uncertain` under `.skip` and
-    /// `.confirm` (whose confirmation job then asks the device); under
-    /// `.resend` it is sent again after a back-off, like a "later" but without using up an attempt
-    /// (through the start ledger: see `retryRowsDue`), until it is answered or has gone unanswered
-    /// `maximumUnansweredResends` times more: then it is final as `uncertain`. Other pushes
-    /// (timestamped: a device drops a repeat) are a plain "later".
+    /// A send that may have reached the device: the policy says whether it is sent again like a
+    /// "later", resent without using up an attempt (then through the start ledger: see
+    /// `retryRowsDue`), or final as `uncertain`.
     private mutating func uncertain(_ send: Send, now: Date) {
-        switch uncertainStarts {
-        case nil:
+        switch policy.unanswered(send) {
+        case .later:
             later(send, rejection: nil, apnsID: nil, now: now)
-        case let policy? where policy.resendsInJob && send.unanswered < Self.maximumUnansweredResends:
+        case .resend:
             var resend = send
             resend.mayHaveArrived = true
             resend.unanswered += 1
             waitingForRetry.append((resend, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
-        case .some:
+        case .final:
             finish(send, outcome: .uncertain, status: nil, apnsID: nil, reason: nil, now: now)
         }
     }
 
     /// Every send of the round that has no outcome (the transport gave up on it without one): it
-    /// may have been written, so it is uncertain (for a job without a policy, a "later").
+    /// may have been written, so it is unanswered, as its policy decides.
     mutating func roundEnded(now: Date) {
         for index in round.keys.sorted() {
             outcome(index: index, .uncertain(why: "the client gave no outcome"), now: now)
@@ -409,20 +263,7 @@ struct FanOutStateMachine {
         }
     }
 
-    func retryDelay(afterAttempt attempt: Int) -> TimeInterval {
-        Duration.backoff(initial: configuration.retryBaseDelay, maximum: configuration.retryMaximumDelay, step: attempt).timeInterval
-    }
-
-
     // MARK: Commits
-
-    /// Whether the outcomes waiting should be committed now: a batch's worth of them, or any that
-    /// has waited `commitInterval`.
-    func commitIsDue(now: Date) -> Bool {
-        guard let oldestPendingAt, !pending.deliveries.isEmpty else { return false }
-        return pending.deliveries.count >= configuration.batchSize
-            || now >= oldestPendingAt.addingTimeInterval(configuration.commitInterval.timeInterval)
-    }
 
     /// The outcomes so far, with the checkpoint they allow; what is returned counts as committed.
     mutating func takeBatch() -> Batch {
@@ -436,21 +277,8 @@ struct FanOutStateMachine {
             batch.checkpoint = checkpoint
             lastCheckpoint = checkpoint
         }
-        pending = Batch(deliveries: [], invalidations: [:], startedWithUpdateToken: [], progress: JobProgress())
+        pending = Batch.empty
         oldestPendingAt = nil
         return batch
     }
-
-    /// What to do after a round, once its batch is committed.
-    func nextStep(now: Date) -> NextStep {
-        guard let earliest = waitingForRetry.map(\.readyAt).min() else { return .complete }
-        if waitingForRetry.count > configuration.retryBacklogLimit { return .rescheduleJob(at: earliest) }
-        return .retry(at: earliest)
-    }
-
-    /// Whether the retry backlog is past its limit (the runner stops feeding pages then).
-    var retryBacklogIsFull: Bool { waitingForRetry.count > configuration.retryBacklogLimit }
-
-    var waitingForRetryCount: Int { waitingForRetry.count }
-    var inFlightCount: Int { round.count }
 }

@@ -1,3 +1,4 @@
+import MarqueeCore
 import Synchronization
 
 /// Wakes a waiting job worker at once: an enqueue in this process, or a notification from the
@@ -9,8 +10,12 @@ public final class JobWakeup: Sendable {
     }
 
     private let state = Mutex(State())
+    /// The clock a wait's timeout runs on.
+    private let clock: any WallClock
 
-    public init() {}
+    public init(clock: any WallClock) {
+        self.clock = clock
+    }
 
     /// Wakes the waiting worker, or the next one to wait.
     public func signal() {
@@ -30,7 +35,7 @@ public final class JobWakeup: Sendable {
         await withTaskGroup(of: Void.self) { group in
             group.addTask {
                 do {
-                    try await Task.sleep(for: timeout)
+                    try await self.clock.sleep(for: timeout)
                     self.signal()
                 } catch {}
             }

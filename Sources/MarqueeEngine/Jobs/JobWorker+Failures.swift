@@ -9,7 +9,7 @@ extension JobWorker {
     /// lease is left to lapse. Returns whether it was recorded.
     func recordFailure(of job: Job, owner: String, error: any Error, retryAt: Date?, logger: Logger) async -> Bool {
         let policy = CommitRetryPolicy(patience: configuration.leaseDuration / 2)
-        let started = ContinuousClock.now
+        let started = clock.now
         var failures = 0
         while true {
             do {
@@ -17,7 +17,8 @@ extension JobWorker {
                 return true
             } catch let failure {
                 failures += 1
-                guard let delay = policy.delay(afterFailures: failures, error: failure, elapsed: .now - started) else {
+                let elapsed = clock.elapsed(since: started)
+                guard let delay = policy.delay(afterFailures: failures, error: failure, elapsed: elapsed) else {
                     logger.warning(
                         "recording the failure failed; the job's lease lapses and the job resumes then",
                         metadata: ["error": "\(String(reflecting: failure))"]
@@ -25,7 +26,7 @@ extension JobWorker {
                     return false
                 }
                 // Not a sleep of this task's: a cancelled run still tries to release its lease.
-                await Task { try? await Task.sleep(for: delay) }.value
+                await Task { try? await clock.sleep(for: delay) }.value
             }
         }
     }

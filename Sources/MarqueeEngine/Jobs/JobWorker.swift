@@ -85,15 +85,16 @@ public struct JobWorker: Service {
     /// the job from its checkpoint, as after a crash), so that a stuck send never keeps the replica
     /// from stopping.
     private func drain(_ running: RunningJobs) async {
-        let clock = ContinuousClock()
+        let noneLeft = running.noneLeft()
         let begun = clock.now
-        var lastWarning = begun
+        let giveUpAt = begun.addingTimeInterval(configuration.leaseDuration.timeInterval)
+        var nextWarning = begun.addingTimeInterval(5)
         while true {
             let left = running.byRun
             if left.isEmpty { return }
             let ids = "\(left.keys.map(\.jobID.publicID).sorted())"
-            let waited = clock.now - begun
-            if waited >= configuration.leaseDuration {
+            let now = clock.now
+            if now >= giveUpAt {
                 logger.warning(
                     "job runs did not hand their jobs back within a lease's length of the stop; cancelled, their leases lapse and the jobs resume elsewhere from their checkpoints",
                     metadata: ["job.ids": "\(ids)"]
@@ -101,16 +102,18 @@ public struct JobWorker: Service {
                 for task in left.values { task.cancel() }
                 return
             }
-            if clock.now - lastWarning >= .seconds(5) {
-                lastWarning = clock.now
+            if now >= nextWarning {
+                nextWarning = now.addingTimeInterval(5)
                 logger.warning(
                     "stopping: still waiting for job runs to hand their jobs back",
-                    metadata: ["job.ids": "\(ids)", "waited": "\(waited)"]
+                    metadata: ["job.ids": "\(ids)", "waited": "\(clock.elapsed(since: begun))"]
                 )
             }
-            // Not a sleep of this task's: the worker may be stopping because it was cancelled, and
-            // a cancelled sleep returns at once.
-            await Task { try? await Task.sleep(for: .milliseconds(50)) }.value
+            // Until the last run ends, the next warning or the lease's length, whichever comes
+            // first. Not a sleep of this task's: the worker may be stopping because it was
+            // cancelled, and a cancelled sleep returns at once.
+            let wake = min(giveUpAt, nextWarning)
+            await Task { _ = try? await clock.sleep(until: wake, unlessOpened: noneLeft) }.value
         }
     }
 
@@ -169,6 +172,8 @@ final class RunningJobs: Sendable {
         var tasks: [Run: Task<Void, Never>] = [:]
         /// Runs that ended before their task was added.
         var ended: Set<Run> = []
+        /// Opened when the last run ends (`noneLeft`).
+        var whenNoneLeft: [Latch] = []
     }
 
     private let state = Mutex(State())
@@ -183,8 +188,22 @@ final class RunningJobs: Sendable {
     }
 
     func remove(_ run: Run) {
-        state.withLock { state in
+        let opened = state.withLock { state -> [Latch] in
             if state.tasks.removeValue(forKey: run) == nil { state.ended.insert(run) }
+            guard state.tasks.isEmpty else { return [] }
+            defer { state.whenNoneLeft.removeAll() }
+            return state.whenNoneLeft
+        }
+        for latch in opened { latch.open() }
+    }
+
+    /// A latch that opens once no run is left (open already if none is).
+    func noneLeft() -> Latch {
+        state.withLock { state in
+            if state.tasks.isEmpty { return Latch(open: true) }
+            let latch = Latch()
+            state.whenNoneLeft.append(latch)
+            return latch
         }
     }
 }

@@ -33,14 +33,16 @@ struct StartFanOutHandler: JobHandler {
                 collapseID: runner.configuration.startCollapseIDs ? StartCollapseID.value(for: arguments.eventID) : nil
             ),
             clock: runner.clock,
-            uncertainStarts: runner.configuration.uncertainStarts
+            policy: StartOutcomePolicy(
+                hasChannel: arguments.apnsChannelID != nil,
+                everyoneGetsUpdateToken: arguments.inputPushToken,
+                uncertainStarts: runner.configuration.uncertainStarts
+            )
         )
         let machine = FanOutStateMachine(
             configuration: runner.configuration.fanOut,
             jobID: job.id,
-            hasChannel: arguments.apnsChannelID != nil,
-            everyoneGetsUpdateToken: arguments.inputPushToken,
-            uncertainStarts: runner.configuration.uncertainStarts,
+            policy: work.policy,
             checkpoint: job.checkpoint.flatMap(Int64.init)
         )
         return try await runner.run(job, owner: owner, stop: stop, client: client, machine: machine, work: work)
@@ -54,24 +56,19 @@ struct StartFanOutWork: FanOutWork {
     let arguments: StartJobArguments
     let templates: StartTemplates
     let clock: any WallClock
-    let uncertainStarts: UncertainStartPolicy
+    let policy: StartOutcomePolicy
 
     func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
         // Leasing counts the job's runs: past the first, an earlier run may have finished tokens.
         let query = arguments.audienceQuery(appID: job.appID, jobID: job.id, afterEarlierRuns: job.attempts > 1)
         let recipients = try await store.audienceRecipients(query, after: cursor, limit: limit)
         guard let last = recipients.last else { return nil }
-        // The crash window: what an earlier run handed out (through its reservation) and that has
-        // neither a ledger entry nor a final outcome of the job (the audience leaves those out) may
-        // have been sent. Under `skip` and `confirm` it is uncertain and not sent; under `resend`
-        // it goes again.
-        let crashWindowEnd = job.attempts > 1 ? job.reservedThrough : nil
-        let uncertainThrough = uncertainStarts.resendsInJob ? nil : crashWindowEnd
-        let uncertain = uncertainThrough.map { through in recipients.prefix { $0.rowID <= through } } ?? []
+        // The crash window: what an earlier run handed out (through its reservation).
+        let page = policy.page(recipients, crashWindowEnd: job.attempts > 1 ? job.reservedThrough : nil)
         let now = clock.now
         let sends = machine.withLock { machine in
-            if !uncertain.isEmpty { machine.uncertainFromEarlierRun(uncertain.map(\.rowID), now: now) }
-            return machine.pageRead(Array(recipients.dropFirst(uncertain.count)), mayHaveArrivedThrough: crashWindowEnd)
+            if !page.uncertain.isEmpty { machine.uncertainUnsent(page.uncertain, now: now) }
+            return machine.pageRead(page.rows)
         }
         return FanOutPage(sends: sends, lastRow: last.rowID, isLast: recipients.count < limit)
     }

@@ -238,7 +238,7 @@ struct ScheduleRunner: JobHandler {
         try await withThrowingTaskGroup(of: Value?.self) { group in
             group.addTask {
                 while true {
-                    try await Task.sleep(for: configuration.leaseDuration / 3)
+                    try await clock.sleep(for: configuration.leaseDuration / 3)
                     // A lost lease (or a failed renewal) does not cut the action off: it is
                     // idempotent, and its end is recorded either way.
                     _ = try? await store.renewJobLease(id: job.id, owner: owner, now: clock.now, leaseDuration: configuration.leaseDuration)

@@ -280,7 +280,7 @@ public struct StartService: Sendable {
                 continuation.yield(first)
                 do {
                     while !last.job.state.isFinished {
-                        try await Task.sleep(for: interval)
+                        try await clock.sleep(for: interval)
                         let next = try await job(app: app, id: id)
                         if next.job.progress != last.job.progress || next.job.state != last.job.state {
                             continuation.yield(next)

@@ -15,13 +15,13 @@ public struct TokenRegistry: Sendable {
     public init(
         store: any MarqueeStore,
         maximumBatchSize: Int,
-        lateJoinWakeup: JobWakeup = JobWakeup(),
+        lateJoinWakeup: JobWakeup? = nil,
         clock: any WallClock,
         logger: Logger
     ) {
         self.store = store
         self.maximumBatchSize = max(1, maximumBatchSize)
-        self.lateJoinWakeup = lateJoinWakeup
+        self.lateJoinWakeup = lateJoinWakeup ?? JobWakeup(clock: clock)
         self.clock = clock
         self.logger = logger
     }
