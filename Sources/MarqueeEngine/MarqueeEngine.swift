@@ -57,46 +57,25 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        channels = ChannelLifecycle(
+        (channels, reconciler, janitor) = Self.makeChannels(
             store: store,
             clients: clients,
-            policy: configuration.channels,
-            clock: clock,
-            logger: logger,
-            metricsFactory: configuration.metricsFactory
-        )
-        reconciler = ChannelReconciler(
-            store: store,
-            clients: clients,
-            lifecycle: channels,
-            policy: configuration.channels,
+            configuration: configuration,
             clock: clock,
             logger: logger
         )
         let wakeup = JobWakeup(clock: clock)
         self.wakeup = wakeup
         let timeline = TimelinePlanner(store: store, policy: configuration.timeline, wakeup: wakeup, clock: clock, logger: logger)
-        let channelAnswers = ChannelAnswerCache(capacity: configuration.channelAnswerCacheSize)
-        store.channelAnswerChanges.observe { [weak channelAnswers] eventID in channelAnswers?.forget(eventID: eventID) }
-        events = EventService(
+        (events, broadcasts) = Self.makeEvents(
             store: store,
             clients: clients,
             channels: channels,
             timeline: timeline,
-            channelAnswers: channelAnswers,
+            wakeup: wakeup,
+            configuration: configuration,
             clock: clock,
             logger: logger
-        )
-        broadcasts = BroadcastService(
-            store: store,
-            clients: clients,
-            events: events,
-            policy: configuration.broadcasts,
-            activityUpdates: ActivityUpdateService(store: store, wakeup: wakeup, clock: clock, logger: logger),
-            timeline: timeline,
-            clock: clock,
-            logger: logger,
-            metricsFactory: configuration.metricsFactory
         )
         let lateJoinWakeup = JobWakeup(clock: clock)
         self.lateJoinWakeup = lateJoinWakeup
@@ -109,7 +88,143 @@ public struct MarqueeEngine: Sendable {
         )
         presence = PresenceService(store: store, bound: configuration.presenceReports, clock: clock, logger: logger)
         idempotency = IdempotencyKeys(store: store, clock: clock)
-        janitor = ChannelJanitor(
+        (starts, lateJoiners, schedules) = Self.makeStarts(
+            store: store,
+            parts: (broadcasts: broadcasts, events: events),
+            wakeups: (jobs: wakeup, lateJoiners: lateJoinWakeup),
+            configuration: configuration,
+            clock: clock,
+            logger: logger
+        )
+        worker = Self.makeWorker(
+            store: store,
+            clients: clients,
+            parts: (channels: channels, events: events, broadcasts: broadcasts, starts: starts, timeline: timeline),
+            wakeups: (jobs: wakeup, lateJoiners: lateJoinWakeup),
+            configuration: configuration,
+            clock: clock,
+            logger: logger
+        )
+    }
+
+    /// Events, with their channel-ID answers cached (forgotten on every committed change the store
+    /// announces), and the broadcasts to them.
+    private static func makeEvents(
+        store: any MarqueeStore,
+        clients: APNSClientRegistry,
+        channels: ChannelLifecycle,
+        timeline: TimelinePlanner,
+        wakeup: JobWakeup,
+        configuration: EngineConfiguration,
+        clock: any WallClock,
+        logger: Logger
+    ) -> (EventService, BroadcastService) {
+        let channelAnswers = ChannelAnswerCache(capacity: configuration.channelAnswerCacheSize)
+        store.channelAnswerChanges.observe { [weak channelAnswers] eventID in channelAnswers?.forget(eventID: eventID) }
+        let events = EventService(
+            store: store,
+            clients: clients,
+            channels: channels,
+            timeline: timeline,
+            channelAnswers: channelAnswers,
+            clock: clock,
+            logger: logger
+        )
+        let broadcasts = BroadcastService(
+            store: store,
+            clients: clients,
+            events: events,
+            policy: configuration.broadcasts,
+            activityUpdates: ActivityUpdateService(store: store, wakeup: wakeup, clock: clock, logger: logger),
+            timeline: timeline,
+            clock: clock,
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
+        )
+        return (events, broadcasts)
+    }
+
+    /// This replica's job worker with a handler per kind of job: start fan-outs and their
+    /// confirmations, activity updates, schedules.
+    private static func makeWorker(
+        store: any MarqueeStore,
+        clients: APNSClientRegistry,
+        parts: (
+            channels: ChannelLifecycle, events: EventService, broadcasts: BroadcastService, starts: StartService,
+            timeline: TimelinePlanner
+        ),
+        wakeups: (jobs: JobWakeup, lateJoiners: JobWakeup),
+        configuration: EngineConfiguration,
+        clock: any WallClock,
+        logger: Logger
+    ) -> JobWorker {
+        let runner = FanOutRunner(
+            store: store,
+            configuration: configuration.jobs,
+            clock: clock,
+            logger: logger,
+            metrics: JobMetrics(factory: configuration.metricsFactory)
+        )
+        return JobWorker(
+            store: store,
+            handlers: [
+                StartFanOutHandler(store: store, clients: clients, runner: runner),
+                StartConfirmationHandler(
+                    store: store,
+                    clients: clients,
+                    rules: configuration.jobs.confirmation,
+                    configuration: configuration.jobs,
+                    pendingStartWakeup: wakeups.lateJoiners,
+                    clock: clock,
+                    logger: logger,
+                    metrics: ConfirmationMetrics(factory: configuration.metricsFactory)
+                ),
+                ActivityUpdateHandler(store: store, clients: clients, runner: runner, budget: configuration.broadcasts.activityBudget),
+                ScheduleRunner(
+                    store: store,
+                    starts: parts.starts,
+                    broadcasts: parts.broadcasts,
+                    events: parts.events,
+                    channels: parts.channels,
+                    timeline: parts.timeline,
+                    configuration: configuration.jobs,
+                    clock: clock,
+                    logger: logger
+                ),
+            ],
+            configuration: configuration.jobs,
+            wakeup: wakeups.jobs,
+            clock: clock,
+            logger: logger
+        )
+    }
+
+    /// Channels at APNs and in the store: their lifecycle, the reconciliation with APNs, and the
+    /// janitor that finishes what a crash or an outage left.
+    private static func makeChannels(
+        store: any MarqueeStore,
+        clients: APNSClientRegistry,
+        configuration: EngineConfiguration,
+        clock: any WallClock,
+        logger: Logger
+    ) -> (ChannelLifecycle, ChannelReconciler, ChannelJanitor) {
+        let channels = ChannelLifecycle(
+            store: store,
+            clients: clients,
+            policy: configuration.channels,
+            clock: clock,
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
+        )
+        let reconciler = ChannelReconciler(
+            store: store,
+            clients: clients,
+            lifecycle: channels,
+            policy: configuration.channels,
+            clock: clock,
+            logger: logger
+        )
+        let janitor = ChannelJanitor(
             store: store,
             lifecycle: channels,
             policy: configuration.channels,
@@ -119,70 +234,44 @@ public struct MarqueeEngine: Sendable {
             logger: logger,
             metricsFactory: configuration.metricsFactory
         )
-        starts = StartService(
+        return (channels, reconciler, janitor)
+    }
+
+    /// Starts now, late joiners' starts, and everything scheduled for later.
+    private static func makeStarts(
+        store: any MarqueeStore,
+        parts: (broadcasts: BroadcastService, events: EventService),
+        wakeups: (jobs: JobWakeup, lateJoiners: JobWakeup),
+        configuration: EngineConfiguration,
+        clock: any WallClock,
+        logger: Logger
+    ) -> (StartService, LateJoinPump, ScheduleService) {
+        let starts = StartService(
             store: store,
-            wakeup: wakeup,
+            wakeup: wakeups.jobs,
             partitions: configuration.jobs.partitions,
             pageSize: configuration.jobs.pageSize,
             confirmsStarts: configuration.jobs.uncertainStarts == .confirm,
             clock: clock,
             logger: logger
         )
-        lateJoiners = LateJoinPump(
+        let lateJoiners = LateJoinPump(
             store: store,
             starts: starts,
             configuration: configuration.lateJoiners,
-            wakeup: lateJoinWakeup,
+            wakeup: wakeups.lateJoiners,
             clock: clock,
             logger: logger
         )
-        schedules = ScheduleService(
+        let schedules = ScheduleService(
             store: store,
             starts: starts,
-            broadcasts: broadcasts,
-            events: events,
-            wakeup: wakeup,
+            broadcasts: parts.broadcasts,
+            events: parts.events,
+            wakeup: wakeups.jobs,
             clock: clock,
             logger: logger
         )
-        let runner = FanOutRunner(
-            store: store,
-            configuration: configuration.jobs,
-            clock: clock,
-            logger: logger,
-            metrics: JobMetrics(factory: configuration.metricsFactory)
-        )
-        worker = JobWorker(
-            store: store,
-            handlers: [
-                StartFanOutHandler(store: store, clients: clients, runner: runner),
-                StartConfirmationHandler(
-                    store: store,
-                    clients: clients,
-                    rules: configuration.jobs.confirmation,
-                    configuration: configuration.jobs,
-                    pendingStartWakeup: lateJoinWakeup,
-                    clock: clock,
-                    logger: logger,
-                    metrics: ConfirmationMetrics(factory: configuration.metricsFactory)
-                ),
-                ActivityUpdateHandler(store: store, clients: clients, runner: runner, budget: configuration.broadcasts.activityBudget),
-                ScheduleRunner(
-                    store: store,
-                    starts: starts,
-                    broadcasts: broadcasts,
-                    events: events,
-                    channels: channels,
-                    timeline: timeline,
-                    configuration: configuration.jobs,
-                    clock: clock,
-                    logger: logger
-                ),
-            ],
-            configuration: configuration.jobs,
-            wakeup: wakeup,
-            clock: clock,
-            logger: logger
-        )
+        return (starts, lateJoiners, schedules)
     }
 }
