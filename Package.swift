@@ -217,6 +217,7 @@ let package = Package(
             name: "MarqueeTesting",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeAPNS",
                 "MarqueeEngine",
                 "MarqueeEmulator",
                 "MarqueeServer",
@@ -316,6 +317,7 @@ let package = Package(
                 "MarqueeEngine",
                 "MarqueeStorage",
                 "MarqueeTesting",
+                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings
