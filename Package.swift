@@ -317,7 +317,6 @@ let package = Package(
                 "MarqueeEngine",
                 "MarqueeStorage",
                 "MarqueeTesting",
-                .product(name: "Crypto", package: "swift-crypto"),
                 .product(name: "Logging", package: "swift-log"),
             ],
             swiftSettings: swiftSettings

@@ -31,12 +31,16 @@ extension EngineHarness {
         _ token: String,
         environment: APNSEnvironment = .sandbox,
         attributesType: String = EngineHarness.attributesType,
-        iosVersion: String? = "18.2"
+        iosVersion: String? = "18.2",
+        userID: String? = nil,
+        tags: [String] = []
     ) async throws {
         let registration = PushToStartRegistration(
             environment: environment,
             attributesType: attributesType,
             token: token,
+            userID: userID,
+            tags: tags,
             iosVersion: iosVersion
         )
         _ = try await tokens.register(app: app, [registration], pointerPrefix: "")
@@ -56,6 +60,17 @@ extension EngineHarness {
             audience: audience,
             inputPushToken: inputPushToken
         )
+    }
+
+    /// Runs the due start parts while moving the clock on in small steps, so that sends APNs asked
+    /// to retry later fall due, until `done` holds; then waits for the runs to end.
+    func runStartParts(movingClockUntil what: String, _ done: @escaping @Sendable () -> Bool) async throws {
+        let runs = Task { try await runStartParts() }
+        try await waitUntil(what) {
+            clock.advance(by: 0.05)
+            return done()
+        }
+        try await runs.value
     }
 
     /// Leases the due parts of start jobs and runs each to its end, as a job worker would, until
@@ -87,17 +102,23 @@ extension EngineHarness {
         ).first
     }
 
+    /// The deliveries of the start job's parts: every outcome but the accepted starts.
+    func deliveries(of jobID: JobID) async throws -> [Delivery] {
+        var all: [Delivery] = []
+        for part in try await store.childJobs(appID: app.id, parentID: jobID) {
+            all += try await store.deliveries(appID: app.id, jobID: part.id)
+        }
+        return all
+    }
+
     /// Each token's outcome in the start job: accepted if the event's start ledger has it from one
     /// of the job's parts, else its last delivery's outcome (the ledger holds accepted starts, the
     /// deliveries everything else); tokens with neither are left out.
     func outcomes(of jobID: JobID, tokens: [String]) async throws -> [String: DeliveryOutcome] {
         let parts = try await store.childJobs(appID: app.id, parentID: jobID)
         var byRow: [Int64: DeliveryOutcome] = [:]
-        for part in parts {
-            let deliveries = try await store.deliveries(appID: app.id, jobID: part.id)
-            for delivery in deliveries.sorted(by: { $0.attempt < $1.attempt }) {
-                byRow[delivery.tokenRowID] = delivery.outcome
-            }
+        for delivery in try await deliveries(of: jobID).sorted(by: { $0.attempt < $1.attempt }) {
+            byRow[delivery.tokenRowID] = delivery.outcome
         }
         var rows: [String: Int64] = [:]
         for token in tokens { rows[token] = try await storedToken(token).rowID }

@@ -1,4 +1,3 @@
-import Crypto
 import Foundation
 import Logging
 import MarqueeAPNS
@@ -162,6 +161,13 @@ final class EngineHarness: Sendable {
         fakes[environment]!
     }
 
+    /// A registry of APNs clients over the harness's store whose clients `makeClient` makes (for
+    /// the registry's own suite: the harness's registry hands out one fake per environment).
+    func registry(makeClient: @escaping APNSClientRegistry.ClientFactory) -> APNSClientRegistry {
+        let logger = Logger(label: "engine-harness")
+        return APNSClientRegistry(store: store, target: .apple, logger: logger, makeClient: makeClient)
+    }
+
     /// The start fan-out's handler, over `store` (the harness's own, or a decorator of it).
     func startHandler(store: (any AppStore & DeliveryStore & TokenStore & JobStore)? = nil) -> StartFanOutHandler {
         let store = store ?? self.store
@@ -187,7 +193,7 @@ final class EngineHarness: Sendable {
         )
         try await store.createApp(app)
         let key = SigningKey(appID: app.id, keyID: "KEY1234567", teamID: "TEAM123456", createdAt: now)
-        try await store.storeSigningKey(key, privateKeyPEM: P256.Signing.PrivateKey().pemRepresentation)
+        try await store.storeSigningKey(key, privateKeyPEM: FakeAPNS.signingKeyPEM())
         return try await store.app(app.id) ?? app
     }
 }

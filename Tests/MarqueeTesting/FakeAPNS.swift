@@ -1,3 +1,4 @@
+import Crypto
 import Foundation
 import MarqueeAPNS
 import MarqueeCore
@@ -150,6 +151,11 @@ public final class FakeAPNS: APNSGateway {
     /// Pushes waiting for `releasePushes`.
     public var heldPushes: Int { state.withLock { $0.held.count } }
     public var shutdowns: Int { state.withLock { $0.shutdowns } }
+
+    /// A fresh .p8 private key as PEM, for an app's signing key (the fake checks no signature).
+    public static func signingKeyPEM() -> String {
+        P256.Signing.PrivateKey().pemRepresentation
+    }
 
     static func aps(of payload: Data) -> [String: Any] {
         let object = try? JSONSerialization.jsonObject(with: payload) as? [String: Any]
