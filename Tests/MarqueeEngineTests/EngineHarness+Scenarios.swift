@@ -26,6 +26,16 @@ extension EngineHarness {
         return try await events.put(app: app, key: key, draft: draft).view
     }
 
+    /// A start of event `final` in the sandbox to `devices` tokens registered for it, enqueued, with
+    /// nothing sent yet.
+    func enqueuedStart(devices: Int) async throws -> (job: JobID, tokens: [String]) {
+        try await putEvent("final")
+        let tokens = (1...devices).map(Self.token)
+        for token in tokens { try await register(token) }
+        let view = try await starts.start(app: app, eventKey: "final", request: startRequest())
+        return (view.job.id, tokens)
+    }
+
     /// Registers a device's push-to-start token as the app does.
     func register(
         _ token: String,

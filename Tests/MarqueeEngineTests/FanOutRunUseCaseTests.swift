@@ -11,19 +11,10 @@ import Testing
 /// Whatever happens, no device gets a start twice and every device ends with an outcome.
 @Suite("Engine use case: fan-out run")
 struct FanOutRunUseCaseTests {
-    /// A start of `devices` tokens, enqueued, with nothing sent yet.
-    func enqueuedStart(_ harness: EngineHarness, devices: Int) async throws -> (job: JobID, tokens: [String]) {
-        try await harness.putEvent("final")
-        let tokens = (1...devices).map(EngineHarness.token)
-        for token in tokens { try await harness.register(token) }
-        let view = try await harness.starts.start(app: harness.app, eventKey: "final", request: harness.startRequest())
-        return (view.job.id, tokens)
-    }
-
     @Test("a run whose lease lapses stops; the worker that takes the part over sends the rest, nothing twice")
     func leaseLostMidRun() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1))
-        let (jobID, tokens) = try await enqueuedStart(harness, devices: 8)
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 8)
         let fake = harness.apns(.sandbox)
         fake.holdPushes()
         let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
@@ -55,7 +46,7 @@ struct FanOutRunUseCaseTests {
     @Test("a commit the store fails for a moment is committed again: every outcome once, none sent again")
     func storeFailsForAMoment() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(batchSize: 1))
-        let (jobID, tokens) = try await enqueuedStart(harness, devices: 4)
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
         let failing = FailingCommitStore(harness.store, failingCommit: 2)
         let endings = try await harness.runStartParts(store: failing)
 
@@ -74,7 +65,7 @@ struct FanOutRunUseCaseTests {
     @Test("a commit the store refuses stops the run; resumed, it sends what was never handed out and nothing twice")
     func storeRefusesACommit() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))
-        let (jobID, tokens) = try await enqueuedStart(harness, devices: 4)
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
         let refusal = StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses the second commit")
         let failing = FailingCommitStore(harness.store, failingCommit: 2, error: refusal)
         let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
@@ -102,7 +93,7 @@ struct FanOutRunUseCaseTests {
     @Test("a cancelled start stops at its next commit, keeps what it committed and sends nothing more")
     func cancelStopsPromptly() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))
-        let (jobID, tokens) = try await enqueuedStart(harness, devices: 6)
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 6)
         let fake = harness.apns(.sandbox)
         fake.holdPushes(after: 3)
         let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))

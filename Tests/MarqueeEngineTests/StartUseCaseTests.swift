@@ -51,11 +51,9 @@ struct StartUseCaseTests {
     @Test("a start sends each token once; a second start of the event sends only to tokens not started")
     func ledgerSendsOnce() async throws {
         let harness = try await EngineHarness()
-        try await harness.putEvent("final")
-        for number in 1...3 { try await harness.register(EngineHarness.token(number)) }
-        let first = try await harness.starts.start(app: harness.app, eventKey: "final", request: harness.startRequest())
+        let first = try await harness.enqueuedStart(devices: 3)
         try await harness.runStartParts()
-        #expect(try await harness.job(first.job.id).progress.succeeded == 3)
+        #expect(try await harness.job(first.job).progress.succeeded == 3)
 
         try await harness.register(EngineHarness.token(4))
         let second = try await harness.starts.start(
@@ -75,9 +73,7 @@ struct StartUseCaseTests {
     @Test("a part run again after its worker died sends nothing twice: what it had written is uncertain, not resent")
     func rerunAfterCrash() async throws {
         let harness = try await EngineHarness()
-        try await harness.putEvent("final")
-        for number in 1...5 { try await harness.register(EngineHarness.token(number)) }
-        let view = try await harness.starts.start(app: harness.app, eventKey: "final", request: harness.startRequest())
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 5)
         let fake = harness.apns(.sandbox)
         fake.holdPushes()
         let part = try #require(try await harness.leaseStartPart(owner: "dying-worker"))
@@ -94,12 +90,12 @@ struct StartUseCaseTests {
 
         let counts = fake.pushCounts
         #expect(counts.values.allSatisfy { $0 == 1 }, "\(counts)")
-        let outcomes = try await harness.outcomes(of: view.job.id, tokens: (1...5).map(EngineHarness.token))
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
         #expect(outcomes.count == 5)
         let uncertain = outcomes.values.filter { $0 == .uncertain }.count
         #expect(uncertain >= 1)
         #expect(outcomes.values.filter { $0 == .accepted }.count + uncertain == 5)
-        #expect(try await harness.job(view.job.id).progress.uncertain == Int64(uncertain))
+        #expect(try await harness.job(jobID).progress.uncertain == Int64(uncertain))
         await harness.close()
     }
 

@@ -112,10 +112,7 @@ extension FakeAPNS {
     ) async throws(APNSError) -> APNSChannelDeletion {
         try state.withLock { state throws(APNSError) in
             try state.call(.delete)
-            guard state.channels.removeValue(forKey: channelID) != nil else {
-                guard case .rejected(let rejection) = Self.channelNotRegistered else { return .deleted(requestID: nil) }
-                return .alreadyGone(rejection)
-            }
+            guard state.channels.removeValue(forKey: channelID) != nil else { return .alreadyGone(Self.notRegistered) }
             return .deleted(requestID: requestID.uuidString.lowercased())
         }
     }
@@ -125,7 +122,8 @@ extension FakeAPNS {
     }
 
     /// APNs' answer to a channel it does not know (as documented: 400 `ChannelNotRegistered`).
-    static let channelNotRegistered = APNSError.rejected(APNSRejection(status: 400, reason: .channelNotRegistered))
+    static let notRegistered = APNSRejection(status: 400, reason: .channelNotRegistered)
+    static let channelNotRegistered = APNSError.rejected(notRegistered)
 
     /// Records the push, waits while pushes are held, and answers as scripted.
     private func answer(_ push: APNSDevicePush) async -> Result<APNSDeviceResult, APNSError> {
