@@ -217,6 +217,7 @@ let package = Package(
             name: "MarqueeTesting",
             dependencies: [
                 "MarqueeCore",
+                "MarqueeAPNS",
                 "MarqueeEngine",
                 "MarqueeEmulator",
                 "MarqueeServer",

@@ -9,6 +9,13 @@ public struct APNSPushOutcome: Sendable {
     public var index: Int
     public var result: Result<APNSDeviceResult, APNSError>
 
+    /// An outcome made from values: what a stand-in for `APNSClient` (an engine test's fake
+    /// APNs) returns.
+    public init(index: Int, result: Result<APNSDeviceResult, APNSError>) {
+        self.index = index
+        self.result = result
+    }
+
     init(index: Int, push: APNSDevicePush, result: Result<APNSResponse, APNSError>) {
         self.index = index
         self.result = result.map { response in

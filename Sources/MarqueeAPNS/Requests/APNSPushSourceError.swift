@@ -7,4 +7,9 @@ public struct APNSPushSourceError<Underlying: Error>: Error {
     /// Pushes the source gave before it failed. Each has an outcome; nothing after them was sent, so
     /// a caller can resume the audience from here.
     public var pushCount: Int
+
+    public init(underlying: Underlying, pushCount: Int) {
+        self.underlying = underlying
+        self.pushCount = pushCount
+    }
 }

@@ -7,6 +7,11 @@ public struct APNSDeviceResult: Sendable, Hashable {
     /// `apns-unique-id` (development environment only), the key of the Push Notifications Console's
     /// delivery log.
     public var uniqueID: String?
+
+    public init(apnsID: String, uniqueID: String? = nil) {
+        self.apnsID = apnsID
+        self.uniqueID = uniqueID
+    }
 }
 
 /// A broadcast APNs accepted.
@@ -15,6 +20,11 @@ public struct APNSBroadcastResult: Sendable, Hashable {
     public var requestID: String
     /// `apns-unique-id`.
     public var uniqueID: String?
+
+    public init(requestID: String, uniqueID: String? = nil) {
+        self.requestID = requestID
+        self.uniqueID = uniqueID
+    }
 }
 
 /// A channel APNs created.
@@ -22,6 +32,11 @@ public struct APNSChannelCreated: Sendable, Hashable {
     /// The base64 channel ID from the `apns-channel-id` response header. Its size is not assumed.
     public var channelID: String
     public var requestID: String?
+
+    public init(channelID: String, requestID: String? = nil) {
+        self.channelID = channelID
+        self.requestID = requestID
+    }
 }
 
 /// A channel's configuration as APNs reports it.
@@ -30,4 +45,10 @@ public struct APNSChannelConfiguration: Sendable, Hashable {
     /// `LiveActivity`.
     public var pushType: String
     public var requestID: String?
+
+    public init(storagePolicy: MessageStoragePolicy, pushType: String = "LiveActivity", requestID: String? = nil) {
+        self.storagePolicy = storagePolicy
+        self.pushType = pushType
+        self.requestID = requestID
+    }
 }

@@ -14,6 +14,10 @@ import ServiceLifecycle
 /// keeps its connections and in-flight requests until its last holder releases it, and only then
 /// shuts down, so a rotation neither fails nor duplicates what the run had in flight.
 public actor APNSClientRegistry: Service {
+    /// Makes the client for one app's key in one environment from its configuration (signing key,
+    /// endpoints, metrics) and a logger carrying the app's ID.
+    public typealias ClientFactory = @Sendable (APNSClientConfiguration, Logger) throws -> any APNSGateway
+
     private struct Slot: Hashable {
         var appID: AppID
         var environment: APNSEnvironment
@@ -26,8 +30,7 @@ public actor APNSClientRegistry: Service {
 
     private let store: any AppStore
     private let target: APNSTarget
-    private let eventLoopGroup: any EventLoopGroup
-    private let clock: any WallClock
+    private let makeGateway: ClientFactory
     private let logger: Logger
     private let metricsFactory: any MetricsFactory
     private var entries: [Slot: Entry] = [:]
@@ -51,12 +54,25 @@ public actor APNSClientRegistry: Service {
         logger: Logger,
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
+        self.init(store: store, target: target, logger: logger, metricsFactory: metricsFactory) { configuration, log in
+            try APNSClient(configuration: configuration, eventLoopGroup: eventLoopGroup, clock: clock, logger: log)
+        }
+    }
+
+    /// A registry whose clients `makeClient` makes: an engine test's fake APNs instead of
+    /// `APNSClient`s. The store's signing keys are read and checked as for real clients.
+    public init(
+        store: any AppStore,
+        target: APNSTarget,
+        logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory,
+        makeClient: @escaping ClientFactory
+    ) {
         self.store = store
         self.target = target
-        self.eventLoopGroup = eventLoopGroup
-        self.clock = clock
         self.logger = logger
         self.metricsFactory = metricsFactory
+        self.makeGateway = makeClient
     }
 
     /// The client for the app's current signing key in `environment`.
@@ -203,12 +219,7 @@ public actor APNSClientRegistry: Service {
         var configuration = target.configuration(environment: environment, signingKey: signingKey)
         configuration.metricsFactory = metricsFactory
         do {
-            return try APNSClient(
-                configuration: configuration,
-                eventLoopGroup: eventLoopGroup,
-                clock: clock,
-                logger: clientLogger
-            )
+            return try makeGateway(configuration, clientLogger)
         } catch {
             throw EngineError.apnsUnavailable("the APNs client cannot be configured: \(error)")
         }

@@ -1,0 +1,120 @@
+import Foundation
+import MarqueeAPNS
+import MarqueeCore
+import MarqueeStorage
+import MarqueeTesting
+import Testing
+
+@testable import MarqueeEngine
+
+/// A start part's run when something gives way under it: its lease, the store, a cancellation.
+/// Whatever happens, no device gets a start twice and every device ends with an outcome.
+@Suite("Engine use case: fan-out run")
+struct FanOutRunUseCaseTests {
+    @Test("a run whose lease lapses stops; the worker that takes the part over sends the rest, nothing twice")
+    func leaseLostMidRun() async throws {
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 8)
+        let fake = harness.apns(.sandbox)
+        fake.holdPushes()
+        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
+        let handler = harness.startHandler()
+        let first = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        try await waitUntil("worker A's first push is written") { fake.heldPushes == 1 }
+
+        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
+        let takenOver = try #require(try await harness.leaseStartPart(owner: "worker-b"))
+        #expect(takenOver.attempts == 2)
+        fake.releasePushes()
+        await #expect(throws: (any Error).self) { try await first.value }
+
+        let ending = try await handler.run(takenOver, owner: "worker-b", stop: RunStop())
+        #expect(ending == .completed)
+        #expect(fake.pushCounts.values.allSatisfy { $0 == 1 }, "\(fake.pushCounts)")
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        // Worker A had reserved the first four (a reservation covers 4 windows), handed out one:
+        // they may have arrived, and are not sent again.
+        #expect(tokens[..<4].allSatisfy { outcomes[$0] == .uncertain })
+        #expect(fake.pushCounts[tokens[0]] == 1)
+        #expect(
+            tokens[4...].allSatisfy { outcomes[$0] == .accepted && fake.pushCounts[$0] == 1 },
+            "outcomes \(tokens.map { outcomes[$0] }), pushes \(tokens.map { fake.pushCounts[$0] ?? 0 })"
+        )
+        await harness.close()
+    }
+
+    @Test("a commit the store fails for a moment is committed again: every outcome once, none sent again")
+    func storeFailsForAMoment() async throws {
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(batchSize: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
+        let failing = FailingCommitStore(harness.store, failingCommit: 2)
+        let endings = try await harness.runStartParts(store: failing)
+
+        #expect(endings == [.completed])
+        #expect(failing.commitsFailed == 1)
+        #expect(harness.apns(.sandbox).pushCounts == Dictionary(uniqueKeysWithValues: tokens.map { ($0, 1) }))
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        #expect(tokens.allSatisfy { outcomes[$0] == .accepted })
+        let job = try await harness.job(jobID)
+        #expect(job.state == .succeeded)
+        #expect(job.progress.succeeded == 4)
+        #expect(job.progress.attempted == 4)
+        await harness.close()
+    }
+
+    @Test("a commit the store refuses stops the run; resumed, it sends what was never handed out and nothing twice")
+    func storeRefusesACommit() async throws {
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
+        let refusal = StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses the second commit")
+        let failing = FailingCommitStore(harness.store, failingCommit: 2, error: refusal)
+        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
+        await #expect(throws: StoreError.self) {
+            try await harness.startHandler(store: failing).run(part, owner: "worker-a", stop: RunStop())
+        }
+
+        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
+        #expect(try await harness.runStartParts() == [.completed])
+
+        let fake = harness.apns(.sandbox)
+        #expect(fake.pushCounts.values.allSatisfy { $0 == 1 }, "\(fake.pushCounts)")
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        #expect(outcomes.count == 4)
+        #expect(outcomes[tokens[0]] == .accepted)
+        // Sent, answered, its outcome never committed: it may have arrived, so it is not sent again.
+        #expect(outcomes[tokens[1]] == .uncertain)
+        for token in tokens {
+            if outcomes[token] == .accepted { #expect(fake.pushCounts[token] == 1) }
+        }
+        #expect(try await harness.job(jobID).state == .succeeded)
+        await harness.close()
+    }
+
+    @Test("a cancelled start stops at its next commit, keeps what it committed and sends nothing more")
+    func cancelStopsPromptly() async throws {
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 6)
+        let fake = harness.apns(.sandbox)
+        fake.holdPushes(after: 3)
+        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
+        let handler = harness.startHandler()
+        let run = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        try await waitUntil("three outcomes are committed and the fourth push waits") {
+            let committed = try await harness.job(part.id).progress.attempted
+            return committed == 3 && fake.heldPushes == 1
+        }
+
+        let cancelled = try await harness.starts.cancel(app: harness.app, id: jobID)
+        #expect(cancelled.job.state == .cancelled)
+        fake.releasePushes()
+        await #expect(throws: (any Error).self) { try await run.value }
+
+        #expect(fake.pushes.count == 4)
+        #expect(tokens[4...].allSatisfy { fake.pushCounts[$0] == nil })
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        #expect(tokens[..<3].allSatisfy { outcomes[$0] == .accepted })
+        #expect(try await harness.job(part.id).progress.succeeded == 3)
+        #expect(try await harness.leaseStartPart(owner: "worker-b") == nil)
+        await harness.close()
+    }
+}
