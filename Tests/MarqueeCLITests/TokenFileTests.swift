@@ -41,7 +41,8 @@ struct TokenFileTests {
     @Test("JSON Lines rows: booleans must be booleans, tags an array, unknown fields refused")
     func jsonRows() throws {
         let parser = TokenRowParser(format: .jsonl, defaults: .init(environment: nil, attributesType: nil))
-        let item = try parser.item(#"{"token":"ab","environment":"production","attributesType":"M","frequentPushesEnabled":false,"userID":null}"#).get()
+        let row = #"{"token":"ab","environment":"production","attributesType":"M","frequentPushesEnabled":false,"userID":null}"#
+        let item = try parser.item(row).get()
         #expect(item.environment == .production && item.frequentPushesEnabled == false && item.userID == nil)
         #expect(throws: TokenRowParser.RowError(field: "frequentPushesEnabled", detail: "expected true or false")) {
             try parser.item(#"{"token":"ab","environment":"sandbox","attributesType":"M","frequentPushesEnabled":1}"#).get()

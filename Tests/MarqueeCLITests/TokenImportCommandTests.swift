@@ -16,7 +16,8 @@ struct TokenImportCommandTests {
                 lines.append("\(Self.token(index)),sandbox,MatchAttributes,user-\(index),\"arsenal;london\",18.2")
             }
             lines[5] = "\(Self.token(5)),staging,MatchAttributes,user-5,arsenal,18.2"  // line 6: the file's own error
-            lines[12] = "not-a-hex-token,sandbox,MatchAttributes,user-12,arsenal,18.2"  // line 13: the server refuses it
+            // Line 13: the server refuses it.
+            lines[12] = "not-a-hex-token,sandbox,MatchAttributes,user-12,arsenal,18.2"
             let file = try temporaryFile("tokens.csv", contents: lines.joined(separator: "\r\n") + "\r\n")
 
             let run = await server.cli(key: app.appKey)("tokens", "import", file.path, "--batch-size", "10")

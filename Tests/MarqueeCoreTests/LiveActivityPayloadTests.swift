@@ -25,10 +25,15 @@ struct LiveActivityPayloadTests {
             relevanceScore: 75
         )
         let json = String(decoding: try payload.encodedForDevice(), as: UTF8.self)
-        #expect(
-            json
-                == #"{"aps":{"timestamp":1767225600,"event":"start","attributes-type":"MatchAttributes","attributes":{"homeTeam":"Home FC","awayTeam":"Away FC"},"content-state":{"homeTeamScore":0,"awayTeamScore":0},"input-push-channel":"dHN0LXNyY2gtY2hubA==","stale-date":1767229200,"relevance-score":75.0,"alert":{"title":{"loc-key":"%@ vs %@ has started","loc-args":["Home FC","Away FC"]},"body":"Follow the match live","sound":"default"}}}"#
-        )
+        // One line of JSON, wrapped here with continuations (`\#` joins the lines without a break).
+        let expected = #"""
+            {"aps":{"timestamp":1767225600,"event":"start","attributes-type":"MatchAttributes",\#
+            "attributes":{"homeTeam":"Home FC","awayTeam":"Away FC"},"content-state":{"homeTeamScore":0,\#
+            "awayTeamScore":0},"input-push-channel":"dHN0LXNyY2gtY2hubA==","stale-date":1767229200,\#
+            "relevance-score":75.0,"alert":{"title":{"loc-key":"%@ vs %@ has started","loc-args":["Home FC","Away FC"]},\#
+            "body":"Follow the match live","sound":"default"}}}
+            """#
+        #expect(json == expected)
     }
 
     @Test("a start push can ask for an update token instead, and never carries both keys")

@@ -19,7 +19,7 @@ struct BroadcastUseCaseTests {
     }
 
     func channelID(_ harness: EngineHarness, _ environment: APNSEnvironment) async throws -> String {
-        let live = try await harness.channels.channels(app: harness.app, environment: environment, states: [.active])
+        let live = try await harness.store.channels(appID: harness.app.id, environment: environment, states: [.active])
         return try #require(live.first?.apnsChannelID)
     }
 
@@ -51,7 +51,7 @@ struct BroadcastUseCaseTests {
         let harness = try await EngineHarness()
         try await harness.putEvent("final")
         let sandbox = try #require(
-            try await harness.channels.channels(app: harness.app, environment: .sandbox, states: [.active]).first
+            try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.active]).first
         )
         #expect(try await harness.channels.deleteChannel(app: harness.app, channel: sandbox))
 
@@ -140,7 +140,7 @@ struct BroadcastUseCaseTests {
         #expect(status == 400)
         #expect(reason == .channelNotRegistered)
         #expect(channelDeleted)
-        #expect(try await harness.channels.channels(app: harness.app, environment: .sandbox, states: [.active]).isEmpty)
+        #expect(try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.active]).isEmpty)
 
         let next = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: update)
         guard case .noActiveChannel = try result(next, .sandbox).outcome else {

@@ -12,7 +12,7 @@ import Testing
 @Suite("Engine use case: channel lifecycle")
 struct ChannelLifecycleUseCaseTests {
     func sandboxChannel(_ harness: EngineHarness) async throws -> BroadcastChannel {
-        let live = try await harness.channels.channels(app: harness.app, environment: .sandbox, states: [.active])
+        let live = try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.active])
         return try #require(live.first)
     }
 
@@ -73,7 +73,7 @@ struct ChannelLifecycleUseCaseTests {
         #expect(first.orphansRecorded == ["b3JwaGFuLWNoYW5uZWwtaWQ="])
         #expect(first.orphansDeleted.isEmpty)
         #expect(first.unchanged == 1)
-        let orphans = try await harness.channels.channels(app: harness.app, environment: .sandbox, states: [.orphaned])
+        let orphans = try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.orphaned])
         #expect(orphans.map(\.apnsChannelID) == ["b3JwaGFuLWNoYW5uZWwtaWQ="])
         #expect(fake.channels["b3JwaGFuLWNoYW5uZWwtaWQ="] != nil)
 
@@ -86,7 +86,7 @@ struct ChannelLifecycleUseCaseTests {
         #expect(second.orphansDeleted == ["b3JwaGFuLWNoYW5uZWwtaWQ="])
         #expect(fake.channels.count == 1)
         #expect(
-            try await harness.channels.channels(app: harness.app, environment: .sandbox, states: [.orphaned]).isEmpty
+            try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.orphaned]).isEmpty
         )
         await harness.close()
     }

@@ -37,7 +37,7 @@ final class EngineHarness: Sendable {
         broadcasts: BroadcastPolicy = BroadcastPolicy()
     ) async throws {
         let clock = ManualWallClock()
-        let wakeup = JobWakeup()
+        let wakeup = JobWakeup(clock: clock)
         self.clock = clock
         self.wakeup = wakeup
         let folder = FileManager.default.temporaryDirectory
@@ -113,7 +113,7 @@ final class EngineHarness: Sendable {
         tokens = TokenRegistry(
             store: store,
             maximumBatchSize: configuration.maximumTokenBatch,
-            lateJoinWakeup: JobWakeup(),
+            lateJoinWakeup: JobWakeup(clock: clock),
             clock: clock,
             logger: logger
         )

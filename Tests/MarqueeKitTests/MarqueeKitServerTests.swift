@@ -53,7 +53,8 @@ struct MarqueeKitServerTests {
             let activity = try await server.client.send("GET", "/v1/activities/\(activityID)", key: app.appKey)
             #expect(activity.status == 200)
             #expect(activity.json["eventKey"] as? String == "ars-che-2026-11-28")
-            #expect(activity.json["updateToken"] as? String == "…" + Self.updateToken.suffix(8))  // the API shows its last 8 characters only
+            // The API shows its last 8 characters only.
+            #expect(activity.json["updateToken"] as? String == "…" + Self.updateToken.suffix(8))
         }
     }
 

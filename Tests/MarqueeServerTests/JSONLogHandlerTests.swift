@@ -41,7 +41,11 @@ struct JSONLogHandlerTests {
         let captured = CapturedLines()
         Self.logger(captured).info("channel created", metadata: ["channel.id": "c1"])
         let line = try #require(captured.all.first)
-        #expect(line == #"{"timestamp":"2026-11-28T15:00:00.123Z","level":"info","label":"marquee.test","message":"channel created","channel.id":"c1"}"# + "\n")
+        let expected = #"""
+            {"timestamp":"2026-11-28T15:00:00.123Z","level":"info","label":"marquee.test",\#
+            "message":"channel created","channel.id":"c1"}
+            """#
+        #expect(line == expected + "\n")
         #expect(try Self.timestamp(at: Date(timeIntervalSince1970: 0)) == "1970-01-01T00:00:00.000Z")
         #expect(try Self.timestamp(at: Date(timeIntervalSince1970: -0.5)) == "1969-12-31T23:59:59.500Z")
         #expect(try Self.timestamp(at: Date(timeIntervalSince1970: 951_782_400.999)) == "2000-02-29T00:00:00.999Z")

@@ -27,7 +27,8 @@ struct PostgresPasswordTests {
         let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-password-\(UUID().uuidString.prefix(8))").path
         defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
         let (status, log) = try await ServeProcess.failingStart(settings: [
-            "database.url": "postgres://\(user):not-the-password-hunter3@\(cluster.host):\(cluster.port)/\(cluster.adminDatabase)?sslmode=disable",
+            "database.url": "postgres://\(user):not-the-password-hunter3@\(cluster.host):\(cluster.port)/"
+                + "\(cluster.adminDatabase)?sslmode=disable",
             "data.dir": dataDirectory,
             "secrets.masterKeys": "test-1:\(MasterKey.generateBase64())",
             // Waiting cannot mend a refusal: a start that waited would outlast failingStart's minute.

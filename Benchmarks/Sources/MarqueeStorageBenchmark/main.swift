@@ -123,7 +123,8 @@ func run(_ options: Options, store: some MarqueeStore) async throws {
         let peak = Memory.peakKiB
         print(
             "stream         \(label) page=\(options.page)  \(fixed(seconds, 2)) s  \(fixed(Double(seen) / seconds, 0)) tokens/s  "
-                + "rss-before=\(before) KiB  peak-during=\(peak) KiB  growth=\(peak - before) KiB  (checksum \(checksum))"
+                + "rss-before=\(before) KiB  peak-during=\(peak) KiB  growth=\(peak - before) KiB  "
+                + "(checksum \(checksum))"
         )
     case "roundtrip":
         // One read by primary key at a time, as a request's path makes them: what one round trip

@@ -64,13 +64,15 @@ enum JobProgress {
             let open = max(confirmation.waiting, count - decided)
             if open > 0 {
                 return "\(Self.starts(count)) got no answer from APNs: Marquee asks those devices' apps whether they show the activity "
-                    + "and starts those that say it is absent (\(Formatting.count(open)) still undecided: marquee jobs show \(job.id))"
+                    + "and starts those that say it is absent "
+                    + "(\(Formatting.count(open)) still undecided: marquee jobs show \(job.id))"
             }
             count = confirmation.uncertain
             guard count > 0 else { return nil }
         }
         return "\(Self.starts(count)) got no answer from APNs: those devices may or may not show the activity. "
-            + "To send them the start again (a device that has it will show it twice): marquee jobs resend-uncertain \(job.id)"
+            + "To send them the start again (a device that has it will show it twice): "
+            + "marquee jobs resend-uncertain \(job.id)"
     }
 
     private static func starts(_ count: Int64) -> String {

@@ -32,6 +32,8 @@ public actor APNSClientRegistry: Service {
     private let target: APNSTarget
     private let makeGateway: ClientFactory
     private let logger: Logger
+    /// Tells the time and sleeps for the shutdown's wait.
+    private let clock: any WallClock
     private let metricsFactory: any MetricsFactory
     private var entries: [Slot: Entry] = [:]
     private var isShutDown = false
@@ -54,7 +56,8 @@ public actor APNSClientRegistry: Service {
         logger: Logger,
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
-        self.init(store: store, target: target, logger: logger, metricsFactory: metricsFactory) { configuration, log in
+        self.init(store: store, target: target, clock: clock, logger: logger, metricsFactory: metricsFactory) {
+            configuration, log in
             try APNSClient(configuration: configuration, eventLoopGroup: eventLoopGroup, clock: clock, logger: log)
         }
     }
@@ -64,12 +67,14 @@ public actor APNSClientRegistry: Service {
     public init(
         store: any AppStore,
         target: APNSTarget,
+        clock: any WallClock = SystemWallClock(),
         logger: Logger,
         metricsFactory: any MetricsFactory = MetricsSystem.factory,
         makeClient: @escaping ClientFactory
     ) {
         self.store = store
         self.target = target
+        self.clock = clock
         self.logger = logger
         self.metricsFactory = metricsFactory
         self.makeGateway = makeClient

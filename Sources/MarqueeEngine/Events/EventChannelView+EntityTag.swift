@@ -7,7 +7,9 @@ extension EventChannelView {
     /// answer says changes: a replaced channel, its state, or when the event's timeline will delete it.
     static func entityTag(channel: BroadcastChannel, expiresAt: Date?) -> String {
         let expiry = expiresAt.map { String(Int64($0.timeIntervalSince1970)) } ?? "-"
-        let material = "\(channel.id)|\(channel.apnsChannelID ?? "")|\(channel.state.rawValue)|\(channel.storagePolicy.rawValue)|\(expiry)"
+        let material = [
+            channel.id.description, channel.apnsChannelID ?? "", channel.state.rawValue, String(channel.storagePolicy.rawValue), expiry,
+        ].joined(separator: "|")
         return "\"\(Hex.encode(SHA256.hash(data: Data(material.utf8)).prefix(12)))\""
     }
 
