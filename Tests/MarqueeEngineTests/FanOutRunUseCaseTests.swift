@@ -48,7 +48,11 @@ struct FanOutRunUseCaseTests {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(batchSize: 1))
         let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
         let failing = FailingCommitStore(harness.store, failingCommit: 2)
-        let endings = try await harness.runStartParts(store: failing)
+        let run = Task { try await harness.runStartParts(store: failing) }
+        // The commit's retry waits on the engine's clock (its back-off is 2 s at most): let it pass.
+        try await waitUntil("the failed commit's retry waits") { failing.commitsFailed == 1 && !harness.clock.sleepers.isEmpty }
+        harness.clock.advance(by: 2)
+        let endings = try await run.value
 
         #expect(endings == [.completed])
         #expect(failing.commitsFailed == 1)
