@@ -179,12 +179,8 @@ struct EmulatorCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let settings: EmulatorSettings
-        do {
-            settings = try await EmulatorSettings.load(flags: flagValues, file: configFile)
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
-            throw ExitCode(2)
+        let settings = try await ConfigurationError.exitingOnRefusal {
+            try await EmulatorSettings.load(flags: flagValues, file: configFile)
         }
         let level = settings.logLevel
         LoggingSystem.bootstrap { label in

@@ -56,12 +56,8 @@ struct ServeCommand: AsyncParsableCommand {
         values["apns.target"] = apnsTarget
         values["log.level"] = logLevel?.rawValue
         values["log.format"] = logFormat?.rawValue
-        let configuration: ServerConfiguration
-        do {
-            configuration = try await ServerConfiguration.load(flags: values, file: configFile)
-        } catch let error as ConfigurationError {
-            FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
-            throw ExitCode(2)
+        let configuration = try await ConfigurationError.exitingOnRefusal {
+            try await ServerConfiguration.load(flags: values, file: configFile)
         }
         let level = configuration.logLevel
         // A person at a terminal reads text; a container's log collector reads JSON.
