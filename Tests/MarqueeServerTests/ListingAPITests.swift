@@ -34,4 +34,19 @@ struct ListingAPITests {
             #expect(badCursor.status == 422 || badCursor.status == 400)
         }
     }
+
+    @Test("an empty after is the first page, on every list", arguments: TestBackend.allCases)
+    func emptyCursorIsTheFirstPage(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            #expect(try await server.putEvent(app, key: "a-match").status == 201)
+            for list in [
+                "/v1/events?", "/v1/live-events?environment=sandbox&", "/v1/channels?", "/v1/jobs?",
+                "/v1/events/a-match/schedules?", "/v1/events/a-match/channels/sandbox/broadcasts?",
+            ] {
+                let page = try await server.client.send("GET", "\(list)after=", key: app.publisherKey)
+                #expect(page.status == 200, "\(list)after= answered \(page.status)")
+            }
+        }
+    }
 }

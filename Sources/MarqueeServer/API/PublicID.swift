@@ -23,9 +23,11 @@ enum PublicID {
 enum Cursor {
     static func encode(_ key: String) -> String { Base64URL.encode(Array(key.utf8)) }
 
-    /// `nil` for no cursor; throws a field problem for one that is not Marquee's.
+    /// `nil` for no cursor; throws a field problem for one that is not Marquee's. An empty
+    /// `after=` is the first page, as no `after` is: a `nextCursor` is never empty, and a client
+    /// that builds its URL with an empty value for "from the start" means exactly that.
     static func decode(_ cursor: String?) throws -> String? {
-        guard let cursor else { return nil }
+        guard let cursor, !cursor.isEmpty else { return nil }
         guard let data = Base64URL.decode(cursor) else { throw notIssued }
         // Any key is a place in the order; bytes that are not UTF-8 are read as the replacement
         // character rather than refused, so that every cursor of the documented form is taken.
