@@ -46,6 +46,13 @@ public final class APNSClient: Sendable {
             renewalAge: configuration.tokenRenewalAge
         )
         self.tokenCache = tokenCache
+        let dependencies = APNSPoolDependencies(
+            retryPolicy: configuration.retryPolicy,
+            tokenCache: tokenCache,
+            clock: clock,
+            metrics: metrics,
+            logger: logger
+        )
         pushPools = try APNSPushPools(
             eventLoopGroup: eventLoopGroup,
             configuration: configuration.transport
@@ -54,22 +61,14 @@ public final class APNSClient: Sendable {
                 eventLoop: eventLoop,
                 endpoint: configuration.pushEndpoint,
                 configuration: share,
-                retryPolicy: configuration.retryPolicy,
-                tokenCache: tokenCache,
-                clock: clock,
-                metrics: metrics,
-                logger: logger
+                dependencies: dependencies
             )
         }
         managementPool = try APNSConnectionPool(
             eventLoop: eventLoopGroup.next(),
             endpoint: configuration.channelManagementEndpoint,
             configuration: configuration.transport,
-            retryPolicy: configuration.retryPolicy,
-            tokenCache: tokenCache,
-            clock: clock,
-            metrics: metrics,
-            logger: logger
+            dependencies: dependencies
         )
     }
 

@@ -71,11 +71,13 @@ struct APNSConnectionPoolTests {
             eventLoop: loop,
             endpoint: APNSEndpoint(host: "api.push.apple.invalid", port: 443),
             configuration: APNSClientConfiguration.Transport(),
-            retryPolicy: APNSPoolStateMachineTests.policy,
-            tokenCache: APNSProviderTokenCache(signingKey: key, clock: clock),
-            clock: clock,
-            metrics: APNSClientMetrics(factory: NOOPMetricsHandler.instance, environment: .sandbox),
-            logger: Logger(label: "test"),
+            dependencies: APNSPoolDependencies(
+                retryPolicy: APNSPoolStateMachineTests.policy,
+                tokenCache: APNSProviderTokenCache(signingKey: key, clock: clock),
+                clock: clock,
+                metrics: APNSClientMetrics(factory: NOOPMetricsHandler.instance, environment: .sandbox),
+                logger: Logger(label: "test")
+            ),
             connectionFactory: factory
         )
     }

@@ -53,29 +53,20 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         eventLoop: any EventLoop,
         endpoint: APNSEndpoint,
         configuration: APNSClientConfiguration.Transport,
-        retryPolicy: APNSRetryPolicy,
-        tokenCache: APNSProviderTokenCache,
-        clock: any WallClock,
-        metrics: APNSClientMetrics,
-        logger: Logger
+        dependencies: APNSPoolDependencies
     ) throws(APNSError) {
-        let logger = Self.logger(logger, for: endpoint)
         let factory = try APNSConnectionFactory(
             endpoint: endpoint,
             configuration: configuration,
-            tokenCache: tokenCache,
-            metrics: metrics,
-            logger: logger
+            tokenCache: dependencies.tokenCache,
+            metrics: dependencies.metrics,
+            logger: Self.logger(dependencies.logger, for: endpoint)
         )
         self.init(
             eventLoop: eventLoop,
             endpoint: endpoint,
             configuration: configuration,
-            retryPolicy: retryPolicy,
-            tokenCache: tokenCache,
-            clock: clock,
-            metrics: metrics,
-            logger: logger,
+            dependencies: dependencies,
             connectionFactory: factory
         )
     }
@@ -84,29 +75,25 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         eventLoop: any EventLoop,
         endpoint: APNSEndpoint,
         configuration: APNSClientConfiguration.Transport,
-        retryPolicy: APNSRetryPolicy,
-        tokenCache: APNSProviderTokenCache,
-        clock: any WallClock,
-        metrics: APNSClientMetrics,
-        logger: Logger,
+        dependencies: APNSPoolDependencies,
         connectionFactory: any APNSPoolConnectionFactory
     ) {
         self.eventLoop = eventLoop
-        self.metrics = metrics
         self.endpoint = endpoint
         self.configuration = configuration
-        self.retryPolicy = retryPolicy
-        self.tokenCache = tokenCache
-        self.clock = clock
+        retryPolicy = dependencies.retryPolicy
+        tokenCache = dependencies.tokenCache
+        clock = dependencies.clock
+        metrics = dependencies.metrics
+        logger = Self.logger(dependencies.logger, for: endpoint)
         self.connectionFactory = connectionFactory
         machine = APNSPoolStateMachine(
             settings: .init(
                 maximumOutstandingRequests: configuration.maximumOutstandingRequests,
                 connectionsPerEndpoint: configuration.connectionsPerEndpoint,
-                retryPolicy: retryPolicy
+                retryPolicy: dependencies.retryPolicy
             )
         )
-        self.logger = Self.logger(logger, for: endpoint)
     }
 
     private static func logger(_ logger: Logger, for endpoint: APNSEndpoint) -> Logger {
