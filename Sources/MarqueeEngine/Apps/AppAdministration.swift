@@ -140,13 +140,22 @@ public struct AppAdministration: Sendable {
             keyID: upload.keyID,
             teamID: teamID,
             environments: Set(upload.environments),
-            createdAt: clock.now
+            createdAt: Self.creationTime(ofKeyAfter: existing, now: clock.now)
         )
         try await store.storeSigningKey(key, privateKeyPEM: upload.privateKeyPEM)
         credentials.forget(appID: appID)
         try await provisioner.provision(signingKey: key, privateKeyPEM: upload.privateKeyPEM, of: app)
         logger.debug("signing key installed", metadata: ["app.id": "\(appID)", "apns.key_id": "\(key.keyID)"])
         return key
+    }
+
+    /// A new key's creation time: now, or just after the newest stored key if that is not
+    /// earlier. The current key is the newest by creation time; a key installed in the same
+    /// instant as the last (a held clock) or on a replica whose clock is behind the one that
+    /// installed it would otherwise tie with it or lose to it, and the app would keep the old key.
+    static func creationTime(ofKeyAfter existing: [SigningKey], now: Date) -> Date {
+        guard let newest = existing.map(\.createdAt).max(), newest >= now else { return now }
+        return newest.addingTimeInterval(0.001)
     }
 
     /// The app's current signing key, if it has one.
