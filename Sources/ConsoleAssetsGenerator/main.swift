@@ -34,7 +34,9 @@ var paths: [String] = []
 if let walker = FileManager.default.enumerator(atPath: root) {
     for case let relative as String in walker {
         var isDirectory: ObjCBool = false
-        if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory), !isDirectory.boolValue {
+        if FileManager.default.fileExists(atPath: root + "/" + relative, isDirectory: &isDirectory),
+            !isDirectory.boolValue
+        {
             paths.append(root + "/" + relative)
         }
     }
@@ -46,7 +48,9 @@ for path in paths.sorted() {
     let name = url.lastPathComponent
     if name.hasPrefix(".") { continue }
     guard let type = contentTypes[url.pathExtension.lowercased()] else {
-        FileHandle.standardError.write(Data("console/\(relative): no content type for .\(url.pathExtension); skipped\n".utf8))
+        FileHandle.standardError.write(
+            Data("console/\(relative): no content type for .\(url.pathExtension); skipped\n".utf8)
+        )
         continue
     }
     let data: Data
@@ -56,7 +60,11 @@ for path in paths.sorted() {
         FileHandle.standardError.write(Data("console/\(relative): \(error)\n".utf8))
         exit(1)
     }
-    source += "        .init(path: \(String(reflecting: relative)), contentType: \(String(reflecting: type)), base64: \"\(data.base64EncodedString())\"),\n"
+    source +=
+        """
+                .init(path: \(String(reflecting: relative)), contentType: \(String(reflecting: type)), base64: \
+                \"\(data.base64EncodedString())\"),\n
+        """
 }
 source += "    ]\n}\n"
 do {

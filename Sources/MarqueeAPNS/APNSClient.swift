@@ -77,7 +77,10 @@ public final class APNSClient: Sendable {
     /// Sends one push and waits for APNs' answer.
     public func send(_ push: APNSDevicePush) async throws(APNSError) -> APNSDeviceResult {
         let response = try await perform(.device(push), on: pushPools.next())
-        return APNSDeviceResult(apnsID: response.apnsID ?? push.apnsID?.uuidString.lowercased() ?? "", uniqueID: response.uniqueID)
+        return APNSDeviceResult(
+            apnsID: response.apnsID ?? push.apnsID?.uuidString.lowercased() ?? "",
+            uniqueID: response.uniqueID
+        )
     }
 
     /// Sends many pushes (a fan-out) with a bounded window, pulling from `pushes` only as fast as
@@ -117,7 +120,11 @@ public final class APNSClient: Sendable {
         window: Int? = nil
     ) -> APNSPagedPushOutcomes<Pages.Failure> where Pages.Element == [APNSDevicePush] {
         let pool = pushPools.next()
-        let batch = APNSPushBatch(input: APNSPageInput(), window: max(1, window ?? configuration.transport.batchWindow), metrics: metrics)
+        let batch = APNSPushBatch(
+            input: APNSPageInput(),
+            window: max(1, window ?? configuration.transport.batchWindow),
+            metrics: metrics
+        )
         let failure = APNSPushSourceFailureSlot<Pages.Failure>()
         let producer = start(batch, on: pool)
         // Started after `start` queued the batch on the loop: the pump's first hop comes after it.
@@ -188,7 +195,12 @@ public final class APNSClient: Sendable {
         channelID: String,
         requestID: UUID = UUID()
     ) async throws(APNSError) -> APNSChannelConfiguration {
-        let response = try await manageChannels(.get, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
+        let response = try await manageChannels(
+            .get,
+            path: Self.channelsPath(bundleID),
+            channelID: channelID,
+            requestID: requestID
+        )
         struct Body: Decodable {
             var storagePolicy: Int
             var pushType: String
@@ -226,7 +238,12 @@ public final class APNSClient: Sendable {
         requestID: UUID = UUID()
     ) async throws(APNSError) -> APNSChannelDeletion {
         do throws(APNSError) {
-            let response = try await manageChannels(.delete, path: Self.channelsPath(bundleID), channelID: channelID, requestID: requestID)
+            let response = try await manageChannels(
+                .delete,
+                path: Self.channelsPath(bundleID),
+                channelID: channelID,
+                requestID: requestID
+            )
             return .deleted(requestID: response.requestID)
         } catch {
             guard case .rejected(let rejection) = error, Self.meansChannelAlreadyGone(rejection) else { throw error }
@@ -261,7 +278,10 @@ public final class APNSClient: Sendable {
 
     // MARK: Plumbing
 
-    private func perform(_ operation: APNSOperation, on pool: APNSConnectionPool) async throws(APNSError) -> APNSResponse {
+    private func perform(
+        _ operation: APNSOperation,
+        on pool: APNSConnectionPool
+    ) async throws(APNSError) -> APNSResponse {
         let promise = pool.eventLoop.makePromise(of: APNSResponse.self)
         let sink = APNSSingleRequestSink(promise: promise)
         pool.eventLoop.execute {
@@ -290,7 +310,9 @@ public final class APNSClient: Sendable {
         try APNSHeaderValue.validate(path, name: "the bundle ID")
         if let channelID { try APNSHeaderValue.validate(channelID, name: "apns-channel-id") }
         return try await perform(
-            .manageChannels(APNSChannelRequest(method: method, path: path, channelID: channelID, requestID: requestID, body: body)),
+            .manageChannels(
+                APNSChannelRequest(method: method, path: path, channelID: channelID, requestID: requestID, body: body)
+            ),
             on: managementPool
         )
     }
@@ -299,7 +321,10 @@ public final class APNSClient: Sendable {
         "/1/apps/\(bundleID)/channels"
     }
 
-    private static func decode<Body: Decodable>(_ type: Body.Type, from response: APNSResponse) throws(APNSError) -> Body {
+    private static func decode<Body: Decodable>(
+        _ type: Body.Type,
+        from response: APNSResponse
+    ) throws(APNSError) -> Body {
         guard let body = response.body else { throw .invalidResponse("the answer has no body") }
         do {
             return try JSONDecoder().decode(Body.self, from: Data(body.readableBytesView))

@@ -28,7 +28,10 @@ struct EmulatorCommand: AsyncParsableCommand {
 
     @Option(
         help: ArgumentHelp(
-            "Answer as Apple's servers were seen answering (observed, the default) or as Apple's documentation says (documented) (emulator.profile).",
+            """
+            Answer as Apple's servers were seen answering (observed, the default) or as Apple's documentation \
+            says (documented) (emulator.profile).
+            """,
             valueName: "observed|documented"
         )
     )
@@ -37,7 +40,11 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("port"),
         help: ArgumentHelp(
-            "A fixed port for one listener, as LISTENER=PORT (repeatable; emulator.ports, comma-separated). LISTENER is ENV-KIND-TRANSPORT: sandbox|production, push|channelManagement, tls|h2c; e.g. sandbox-push-h2c=8080.",
+            """
+            A fixed port for one listener, as LISTENER=PORT (repeatable; emulator.ports, comma-separated). \
+            LISTENER is ENV-KIND-TRANSPORT: sandbox|production, push|channelManagement, tls|h2c; e.g. \
+            sandbox-push-h2c=8080.
+            """,
             valueName: "listener=port"
         )
     )
@@ -55,7 +62,13 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Directory for emulator.json, ca.pem and the demo key's .p8 (emulator.stateDir).")
     var stateDir: String?
 
-    @Option(help: "SETTINGS_MAX_CONCURRENT_STREAMS once a provider token was accepted (emulator.maxConcurrentStreams, default 1000).")
+    @Option(
+        help:
+            """
+            SETTINGS_MAX_CONCURRENT_STREAMS once a provider token was accepted (emulator.maxConcurrentStreams, \
+            default 1000).
+            """
+    )
     var maxConcurrentStreams: Int?
 
     @Option(help: "Team ID of the demo key (emulator.teamID, default EMUTEAM001).")
@@ -76,60 +89,146 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(help: "Pushes kept per token or channel for inspection (emulator.history, default 50).")
     var history: Int?
 
-    @Option(help: "Close connections silent this many seconds with GOAWAY IdleTimeout (emulator.idleTimeoutSeconds; 0, the default: never).")
+    @Option(
+        help:
+            """
+            Close connections silent this many seconds with GOAWAY IdleTimeout (emulator.idleTimeoutSeconds; 0, \
+            the default: never).
+            """
+    )
     var idleTimeout: Double?
 
-    @Option(help: "Broadcasts per hour a No-Message-Stored channel may publish before 429 TooManyRequests (emulator.broadcastBudgetNoStorage; 0, the default: unlimited).")
+    @Option(
+        help:
+            """
+            Broadcasts per hour a No-Message-Stored channel may publish before 429 TooManyRequests \
+            (emulator.broadcastBudgetNoStorage; 0, the default: unlimited).
+            """
+    )
     var broadcastBudgetNoStorage: Int?
 
-    @Option(help: "Broadcasts per hour a Most-Recent-Message-Stored channel may publish before 429 TooManyRequests (emulator.broadcastBudgetStored; 0, the default: unlimited).")
+    @Option(
+        help:
+            """
+            Broadcasts per hour a Most-Recent-Message-Stored channel may publish before 429 TooManyRequests \
+            (emulator.broadcastBudgetStored; 0, the default: unlimited).
+            """
+    )
     var broadcastBudgetStored: Int?
 
-    @Option(help: "Channel-management requests per app and hour before 429 TooManyRequests (emulator.channelManagementBudget; 0, the default: unlimited).")
+    @Option(
+        help:
+            """
+            Channel-management requests per app and hour before 429 TooManyRequests \
+            (emulator.channelManagementBudget; 0, the default: unlimited).
+            """
+    )
     var channelManagementBudget: Int?
 
-    @Option(help: "Seconds between broadcasts on one channel before 429 TooManyRequests; Apple speaks of about 1 (emulator.broadcastThrottleSeconds; 0, the default: no throttling).")
+    @Option(
+        help:
+            """
+            Seconds between broadcasts on one channel before 429 TooManyRequests; Apple speaks of about 1 \
+            (emulator.broadcastThrottleSeconds; 0, the default: no throttling).
+            """
+    )
     var broadcastThrottle: Double?
 
     @Option(
         help: ArgumentHelp(
-            "Play the demo app against this Marquee (emulator.marqueeURL): its devices report presence there as MarqueeKit would, with the app-role key in the environment variable MARQUEE_EMULATOR_APP_KEY (kept off the command line).",
+            """
+            Play the demo app against this Marquee (emulator.marqueeURL): its devices report presence there as \
+            MarqueeKit would, with the app-role key in the environment variable MARQUEE_EMULATOR_APP_KEY (kept \
+            off the command line).
+            """,
             valueName: "url"
         )
     )
     var marqueeURL: String?
 
-    @Option(help: "The played app's attributes-type whose push-to-start token the reports name (emulator.attributesType; default: the device's first).")
+    @Option(
+        help:
+            """
+            The played app's attributes-type whose push-to-start token the reports name (emulator.attributesType; \
+            default: the device's first).
+            """
+    )
     var attributesType: String?
 
-    @Option(help: "The member of a start's attributes that holds the event key (emulator.eventKeyAttribute, default eventKey).")
+    @Option(
+        help:
+            """
+            The member of a start's attributes that holds the event key (emulator.eventKeyAttribute, default \
+            eventKey).
+            """
+    )
     var eventKeyAttribute: String?
 
     @Option(help: "Share (0–1) of the played app's devices that never report (emulator.neverReportShare, default 0).")
     var neverReportShare: Double?
 
-    @Option(help: "Share (0–1) of the played app's devices offline at registration, APNs holding their newest push (emulator.offlineShare, default 0).")
+    @Option(
+        help:
+            """
+            Share (0–1) of the played app's devices offline at registration, APNs holding their newest push \
+            (emulator.offlineShare, default 0).
+            """
+    )
     var offlineShare: Double?
 
-    @Option(help: "Share (0–1) of the played app's devices with Live Activities turned off: starts answer 200, nothing shows (emulator.liveActivitiesOffShare, default 0).")
+    @Option(
+        help:
+            """
+            Share (0–1) of the played app's devices with Live Activities turned off: starts answer 200, nothing \
+            shows (emulator.liveActivitiesOffShare, default 0).
+            """
+    )
     var liveActivitiesOffShare: Double?
 
-    @Option(help: "Share (0–1) of the played app's devices that wake for Marquee's background push; the rest never do (emulator.answerShare, default 1).")
+    @Option(
+        help:
+            """
+            Share (0–1) of the played app's devices that wake for Marquee's background push; the rest never do \
+            (emulator.answerShare, default 1).
+            """
+    )
     var answerShare: Double?
 
-    @Option(help: "Seconds within which an answering device wakes for a background push, drawn evenly per device (emulator.wakeWithinSeconds, default 10).")
+    @Option(
+        help:
+            """
+            Seconds within which an answering device wakes for a background push, drawn evenly per device \
+            (emulator.wakeWithinSeconds, default 10).
+            """
+    )
     var wakeWithin: Double?
 
-    @Option(help: "Seconds after a start or an end before the app reports what it shows (emulator.reportDelaySeconds, default 2).")
+    @Option(
+        help:
+            """
+            Seconds after a start or an end before the app reports what it shows (emulator.reportDelaySeconds, \
+            default 2).
+            """
+    )
     var reportDelay: Double?
 
-    @Option(help: "Seed of the per-device draws: the same seed and registrations give the same devices (emulator.seed, default 1).")
+    @Option(
+        help:
+            """
+            Seed of the per-device draws: the same seed and registrations give the same devices (emulator.seed, \
+            default 1).
+            """
+    )
     var seed: UInt64?
 
     @Option(
         name: .customLong("fault"),
         help: ArgumentHelp(
-            #"A fault to inject from the start, as the inspection API's POST /v1/faults takes it (repeatable; emulator.faults, a JSON array), e.g. '{"action":"respond","reason":"TooManyRequests","probability":0.1}'."#,
+            #"""
+            A fault to inject from the start, as the inspection API's POST /v1/faults takes it (repeatable; \#
+            emulator.faults, a JSON array), e.g. '{"action":"respond","reason":"TooManyRequests",\#
+            "probability":0.1}'.
+            """#,
             valueName: "json"
         )
     )
@@ -138,7 +237,13 @@ struct EmulatorCommand: AsyncParsableCommand {
     @Option(name: .customLong("config"), help: "A JSON file of configuration keys.")
     var configFile: String?
 
-    @Option(help: "Log level on standard error (emulator.logLevel, default info): trace, debug (every rejected request), info, notice, warning, error, critical.")
+    @Option(
+        help:
+            """
+            Log level on standard error (emulator.logLevel, default info): trace, debug (every rejected request), \
+            info, notice, warning, error, critical.
+            """
+    )
     var logLevel: Logger.Level?
 
     /// The flags given, as configuration keys: they win over the environment and the file.
@@ -197,13 +302,21 @@ struct EmulatorCommand: AsyncParsableCommand {
         }
         let emulator = APNSEmulator(configuration: configuration)
         for fault in settings.faults { emulator.injectFault(fault) }
-        let demoKey = try emulator.makeDemoKey(teamID: settings.demoTeamID, keyID: settings.demoKeyID, bundleID: settings.demoBundleID)
+        let demoKey = try emulator.makeDemoKey(
+            teamID: settings.demoTeamID,
+            keyID: settings.demoKeyID,
+            bundleID: settings.demoBundleID
+        )
         // Started before the group, so that its listeners (and the state file scripts read) are
         // announced once they are bound; the group then serves until SIGTERM or SIGINT.
         try await emulator.start()
         var p8Path: String?
         if let stateDir = settings.stateDirectory {
-            let written = try APNSEmulatorStateFile.write(emulator: emulator, demoKey: demoKey, to: URL(fileURLWithPath: stateDir))
+            let written = try APNSEmulatorStateFile.write(
+                emulator: emulator,
+                demoKey: demoKey,
+                to: URL(fileURLWithPath: stateDir)
+            )
             p8Path = written.demoKey?.p8Path
         }
         // Written unbuffered so a script reading the output sees it at once.
@@ -222,16 +335,35 @@ struct EmulatorCommand: AsyncParsableCommand {
 
 extension EmulatorCommand {
     /// What `marquee emulator` prints once its listeners are bound.
-    static func summary(of emulator: APNSEmulator, demoKey: APNSEmulatorDemoKey, p8Path: String?, stateDir: String?) -> String {
+    static func summary(
+        of emulator: APNSEmulator,
+        demoKey: APNSEmulatorDemoKey,
+        p8Path: String?,
+        stateDir: String?
+    ) -> String {
         var lines = ["Marquee APNs emulator"]
         for (listener, _) in emulator.listeners.sorted(by: { $0.key.description < $1.key.description }) {
-            lines.append("  \(listener.description.padding(toLength: 34, withPad: " ", startingAt: 0)) \(emulator.url(for: listener) ?? "")")
+            lines.append(
+                """
+                  \(listener.description.padding(toLength: 34, withPad: " ", startingAt: 0)) \
+                  \(emulator.url(for: listener) ?? "")
+                """
+            )
         }
-        if let inspection = emulator.inspectionURL { lines.append("  inspection API                     \(inspection)/v1/summary") }
+        if let inspection = emulator.inspectionURL {
+            lines.append("  inspection API                     \(inspection)/v1/summary")
+        }
         if let ca = emulator.caCertificatePath { lines.append("  CA certificate                     \(ca)") }
-        lines.append("  demo key                           team \(demoKey.teamID), key \(demoKey.keyID), bundle \(demoKey.bundleID)")
+        lines.append(
+            """
+              demo key                           team \(demoKey.teamID), key \(demoKey.keyID), bundle \
+              \(demoKey.bundleID)
+            """
+        )
         if let p8Path { lines.append("  demo key .p8                       \(p8Path)") }
-        if let stateDir { lines.append("  state                              \(stateDir)/\(APNSEmulatorStateFile.fileName)") }
+        if let stateDir {
+            lines.append("  state                              \(stateDir)/\(APNSEmulatorStateFile.fileName)")
+        }
         lines.append("Press Ctrl-C to stop.")
         return lines.joined(separator: "\n")
     }

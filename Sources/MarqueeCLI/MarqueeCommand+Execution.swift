@@ -16,7 +16,9 @@ extension MarqueeCommand {
             }
             return CLIExitCode.ok.rawValue
         } catch let failure as ClientCommandError {
-            context.printError(ErrorReport(error: failure.error, connection: failure.connection, notes: failure.notes).text)
+            context.printError(
+                ErrorReport(error: failure.error, connection: failure.connection, notes: failure.notes).text
+            )
             return CLIExitCode(failure.error).rawValue
         } catch let error as MarqueeClientError {
             context.printError(ErrorReport(error: error, connection: nil).text)

@@ -25,7 +25,10 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(name: .customLong("sqlite"), help: "The SQLite database file, used when no database URL is given.")
     var sqlitePath: String = SQLiteStore.defaultPath
 
-    @Option(name: .customLong("sql-dir"), help: "The folder holding postgres/ and sqlite/ (default: MARQUEE_SQL_DIR or ./sql).")
+    @Option(
+        name: .customLong("sql-dir"),
+        help: "The folder holding postgres/ and sqlite/ (default: MARQUEE_SQL_DIR or ./sql)."
+    )
     var sqlDirectory: String?
 
     @Flag(name: .customLong("status"), help: "Only print applied and pending migrations; change nothing.")
@@ -34,8 +37,15 @@ struct MigrateCommand: AsyncParsableCommand {
     @Option(
         name: .customLong("wait"),
         help: ArgumentHelp(
-            "Seconds to keep trying while PostgreSQL is unreachable or starting up, with growing pauses; 0 fails at once.",
-            discussion: "As marquee serve's database.startupWaitSeconds: a deployment may run migrate beside a database that is still starting."
+            """
+            Seconds to keep trying while PostgreSQL is unreachable or starting up, with growing pauses; 0 fails \
+            at once.
+            """,
+            discussion:
+                """
+                As marquee serve's database.startupWaitSeconds: a deployment may run migrate beside a database \
+                that is still starting.
+                """
         )
     )
     var waitSeconds: Int = 60
@@ -45,10 +55,15 @@ struct MigrateCommand: AsyncParsableCommand {
     }
 
     func run() async throws {
-        let migrations = sqlDirectory.map { MigrationDirectory(root: URL(fileURLWithPath: $0, isDirectory: true)) }
+        let migrations =
+            sqlDirectory.map { MigrationDirectory(root: URL(fileURLWithPath: $0, isDirectory: true)) }
             ?? .resolved()
         // Migrations touch no secrets: no master key is needed.
-        let configuration = StoreConfiguration(sealer: nil, migrations: migrations, logger: Logger(label: "marquee.migrate"))
+        let configuration = StoreConfiguration(
+            sealer: nil,
+            migrations: migrations,
+            logger: Logger(label: "marquee.migrate")
+        )
         do {
             if let url = databaseURL ?? ProcessInfo.processInfo.environment["MARQUEE_DATABASE_URL"] {
                 try await migratePostgres(url: url, configuration: configuration)
@@ -76,7 +91,10 @@ struct MigrateCommand: AsyncParsableCommand {
         }
     }
 
-    private func migratePostgres(_ connection: PostgresClient.Configuration, configuration: StoreConfiguration) async throws {
+    private func migratePostgres(
+        _ connection: PostgresClient.Configuration,
+        configuration: StoreConfiguration
+    ) async throws {
         let client = PostgresClient(configuration: connection)
         try await withThrowingTaskGroup(of: Void.self) { group in
             group.addTask { await client.run() }
@@ -115,7 +133,9 @@ struct MigrateCommand: AsyncParsableCommand {
 
     private static func report(_ report: MigrationReport) {
         for migration in report.alreadyApplied { Swift.print("  applied  \(label(migration.version, migration.name))") }
-        for migration in report.applied { Swift.print("  applying \(label(migration.version, migration.name)) ... done") }
+        for migration in report.applied {
+            Swift.print("  applying \(label(migration.version, migration.name)) ... done")
+        }
         Swift.print(report.applied.isEmpty ? "up to date" : "applied \(report.applied.count) migration(s)")
     }
 

@@ -25,7 +25,10 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Port to listen on (http.port).")
     var port: Int?
 
-    @Option(name: .customLong("database-url"), help: "postgres://user:password@host:port/database (database.url); absent: embedded SQLite.")
+    @Option(
+        name: .customLong("database-url"),
+        help: "postgres://user:password@host:port/database (database.url); absent: embedded SQLite."
+    )
     var databaseURL: String?
 
     @Option(name: .customLong("data-dir"), help: "Folder of the embedded defaults (data.dir, default ./data).")
@@ -43,7 +46,13 @@ struct ServeCommand: AsyncParsableCommand {
     @Option(help: "Log level (log.level, default info): trace, debug, info, notice, warning, error, critical.")
     var logLevel: Logger.Level?
 
-    @Option(help: "Log format (log.format): text, or json for one JSON object per line; default text on a terminal, json otherwise.")
+    @Option(
+        help:
+            """
+            Log format (log.format): text, or json for one JSON object per line; default text on a terminal, json \
+            otherwise.
+            """
+    )
     var logFormat: LogFormat?
 
     func run() async throws {
@@ -95,8 +104,12 @@ struct StartupBanner {
         ]
         if let emulator = started.emulator {
             lines.append("")
-            lines.append("!! APNs is the IN-PROCESS EMULATOR: nothing reaches Apple. Configure apns.target for real devices.")
-            if let inspection = emulator.inspectionURL { lines.append("!! Emulator inspection API: \(inspection)  (virtual devices, activities, channels)") }
+            lines.append(
+                "!! APNs is the IN-PROCESS EMULATOR: nothing reaches Apple. Configure apns.target for real devices."
+            )
+            if let inspection = emulator.inspectionURL {
+                lines.append("!! Emulator inspection API: \(inspection)  (virtual devices, activities, channels)")
+            }
         }
         if let key = started.firstDeploymentKey {
             lines.append("")
@@ -104,7 +117,12 @@ struct StartupBanner {
             lines.append("")
             lines.append("    \(key)")
             lines.append("")
-            lines.append("Sign in with it at \(started.baseURL)/console, or use it as  Authorization: Bearer <key>  to create apps (POST /v1/apps).")
+            lines.append(
+                """
+                Sign in with it at \(started.baseURL)/console, or use it as  Authorization: Bearer <key>  to \
+                create apps (POST /v1/apps).
+                """
+            )
         }
         // Written directly, unbuffered: the key must be on the terminal before anything else happens.
         FileHandle.standardOutput.write(Data((lines.joined(separator: "\n") + "\n").utf8))

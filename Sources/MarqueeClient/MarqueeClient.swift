@@ -37,7 +37,10 @@ public struct MarqueeClient: Sendable {
         let upstream =
             transport
             ?? AsyncHTTPClientTransport(
-                configuration: .init(client: .marquee, timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000))
+                configuration: .init(
+                    client: .marquee,
+                    timeout: .nanoseconds(Int64(timeout.components.seconds) * 1_000_000_000)
+                )
             )
         self.api = Client(
             serverURL: serverURL,
@@ -68,7 +71,12 @@ public struct MarqueeClient: Sendable {
         do {
             let value = try await ResponseRecorder.$current.withValue(recorder) { try await operation(api) }
             let recording = recorder.recording
-            return MarqueeResponse(value: value, status: recording?.status ?? 200, requestID: recording?.requestID, json: recording?.json)
+            return MarqueeResponse(
+                value: value,
+                status: recording?.status ?? 200,
+                requestID: recording?.requestID,
+                json: recording?.json
+            )
         } catch {
             throw Self.clientError(error, recording: recorder.recording)
         }
@@ -80,7 +88,9 @@ public struct MarqueeClient: Sendable {
         if error is CancellationError { return MarqueeClientError(kind: .cancelled, title: "cancelled") }
         if let clientError = error as? ClientError {
             if let error = clientError.underlyingError as? MarqueeClientError { return error }
-            if clientError.underlyingError is CancellationError { return MarqueeClientError(kind: .cancelled, title: "cancelled") }
+            if clientError.underlyingError is CancellationError {
+                return MarqueeClientError(kind: .cancelled, title: "cancelled")
+            }
             return MarqueeClientError(
                 kind: .unexpectedResponse,
                 status: clientError.response.map { $0.status.code },

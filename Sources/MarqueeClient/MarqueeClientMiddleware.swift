@@ -33,7 +33,12 @@ struct MarqueeClientMiddleware: ClientMiddleware {
         if status >= 400 {
             var bytes: Data?
             if let responseBody { bytes = try await Data(collecting: responseBody, upTo: maximumJSONBytes) }
-            throw Self.error(status: status, reasonPhrase: response.status.reasonPhrase, body: bytes, requestID: requestID)
+            throw Self.error(
+                status: status,
+                reasonPhrase: response.status.reasonPhrase,
+                body: bytes,
+                requestID: requestID
+            )
         }
         guard let responseBody, Self.isJSON(response.headerFields[.contentType]) else {
             ResponseRecorder.current?.record(.init(status: status, requestID: requestID, json: nil))
@@ -45,7 +50,9 @@ struct MarqueeClientMiddleware: ClientMiddleware {
     }
 
     static func isJSON(_ contentType: String?) -> Bool {
-        guard let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() else {
+        guard
+            let mediaType = contentType?.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased()
+        else {
             return false
         }
         return mediaType == "application/json" || mediaType.hasSuffix("+json")
@@ -58,19 +65,25 @@ struct MarqueeClientMiddleware: ClientMiddleware {
     /// The error for an answer with an error status: its problem document when it has one, else
     /// what can be said from the status and the start of the body.
     static func error(status: Int, reasonPhrase: String, body: Data?, requestID: String) -> MarqueeClientError {
-        if let body, let problem = try? JSONDecoder().decode(ProblemDocument.self, from: body), problem.title != nil || problem.type != nil {
+        if let body, let problem = try? JSONDecoder().decode(ProblemDocument.self, from: body),
+            problem.title != nil || problem.type != nil
+        {
             return MarqueeClientError(
                 kind: .problem,
                 status: status,
                 problemType: problem.type,
                 title: problem.title ?? "HTTP \(status) \(reasonPhrase)",
                 detail: problem.detail,
-                fieldErrors: (problem.errors ?? []).map { .init(pointer: $0.pointer ?? $0.name ?? "", detail: $0.detail ?? "") },
+                fieldErrors: (problem.errors ?? []).map {
+                    .init(pointer: $0.pointer ?? $0.name ?? "", detail: $0.detail ?? "")
+                },
                 apnsReason: problem.apnsReason,
                 requestID: problem.instance ?? requestID
             )
         }
-        let text = body.map { String(decoding: $0.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines) }
+        let text = body.map {
+            String(decoding: $0.prefix(300), as: UTF8.self).trimmingCharacters(in: .whitespacesAndNewlines)
+        }
         return MarqueeClientError(
             kind: .problem,
             status: status,

@@ -12,7 +12,9 @@ struct RFC3339DateTranscoder: DateTranscoder {
 
     func decode(_ text: String) throws -> Date {
         guard let date = RFC3339.parse(text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: [], debugDescription: "not an RFC 3339 date-time: \(text)"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: [], debugDescription: "not an RFC 3339 date-time: \(text)")
+            )
         }
         return date
     }

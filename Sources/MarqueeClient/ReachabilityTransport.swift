@@ -9,7 +9,12 @@ import OpenAPIRuntime
 struct ReachabilityTransport: ClientTransport {
     let upstream: any ClientTransport
 
-    func send(_ request: HTTPRequest, body: HTTPBody?, baseURL: URL, operationID: String) async throws -> (HTTPResponse, HTTPBody?) {
+    func send(
+        _ request: HTTPRequest,
+        body: HTTPBody?,
+        baseURL: URL,
+        operationID: String
+    ) async throws -> (HTTPResponse, HTTPBody?) {
         do {
             return try await upstream.send(request, body: body, baseURL: baseURL, operationID: operationID)
         } catch let error as CancellationError {

@@ -174,7 +174,9 @@ public final class APNSEmulator: Sendable {
     }
 
     private static func temporaryCAPath() throws -> String {
-        let directory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-emulator-\(RandomIdentifiers.uuid())")
+        let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-emulator-\(RandomIdentifiers.uuid())"
+        )
         try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
         return directory.appendingPathComponent("ca.pem").path
     }
@@ -197,7 +199,10 @@ public final class APNSEmulator: Sendable {
     }
 
     /// The base URL of the channel-management listener.
-    public func channelManagementURL(_ environment: APNSEnvironment, transport: APNSEmulatorListener.Transport = .tls) -> String? {
+    public func channelManagementURL(
+        _ environment: APNSEnvironment,
+        transport: APNSEmulatorListener.Transport = .tls
+    ) -> String? {
         url(for: APNSEmulatorListener(environment: environment, kind: .channelManagement, transport: transport))
     }
 
@@ -237,7 +242,9 @@ public final class APNSEmulator: Sendable {
         publicKey: P256.Signing.PublicKey,
         environments: Set<APNSEnvironment> = Set(APNSEnvironment.allCases)
     ) {
-        registerKey(APNSEmulatorSigningKey(teamID: teamID, keyID: keyID, publicKey: publicKey, environments: environments))
+        registerKey(
+            APNSEmulatorSigningKey(teamID: teamID, keyID: keyID, publicKey: publicKey, environments: environments)
+        )
     }
 
     /// Registers an app under a team. `broadcastEnabled: false` makes broadcast and channel
@@ -299,7 +306,8 @@ public final class APNSEmulator: Sendable {
         }
     }
 
-    /// Registers `count` devices alike (see ``registerDevice(environment:bundleID:iOSVersion:pushToStartAttributesTypes:)``)
+    /// Registers `count` devices alike (see
+    /// ``registerDevice(environment:bundleID:iOSVersion:pushToStartAttributesTypes:)``)
     /// under one lock: a fan-out's audience of thousands in one call.
     public func registerDevices(
         count: Int,
@@ -329,7 +337,11 @@ public final class APNSEmulator: Sendable {
     }
 
     /// Gives the device a new push-to-start token for `attributesType`; the old one answers 410.
-    public func rotatePushToStartToken(environment: APNSEnvironment, deviceID: String, attributesType: String) throws(EmulatorError) -> String {
+    public func rotatePushToStartToken(
+        environment: APNSEnvironment,
+        deviceID: String,
+        attributesType: String
+    ) throws(EmulatorError) -> String {
         let now = state.now
         return try state.world.withLock { world throws(EmulatorError) in
             try world.withEnvironment(environment) { env throws(EmulatorError) in
@@ -358,10 +370,18 @@ public final class APNSEmulator: Sendable {
         let appEvent = try state.world.withLock { world throws(EmulatorError) -> AppModelEvent? in
             let before = world.environments[environment]?.devices[deviceID]
             try world.withEnvironment(environment) { env throws(EmulatorError) in
-                try env.setOnline(online, deviceID: deviceID, now: now, environment: environment, configuration: configuration)
+                try env.setOnline(
+                    online,
+                    deviceID: deviceID,
+                    now: now,
+                    environment: environment,
+                    configuration: configuration
+                )
             }
             // Back online, the push APNs held reaches the device, and its app if it is played.
-            guard online, before?.device.isOnline == false, let held = before?.heldPush, held.expiresAt > now, let target = held.target else {
+            guard online, before?.device.isOnline == false, let held = before?.heldPush, held.expiresAt > now,
+                let target = held.target
+            else {
                 return nil
             }
             return world.appEvent(for: target, payload: held.payload?.bytes, environment: environment)
@@ -371,7 +391,11 @@ public final class APNSEmulator: Sendable {
 
     /// Turns Live Activities off for the device's app, as its user can, or back on: off, APNs
     /// accepts starts (200) and nothing shows.
-    public func setLiveActivitiesEnabled(_ enabled: Bool, environment: APNSEnvironment, deviceID: String) throws(EmulatorError) {
+    public func setLiveActivitiesEnabled(
+        _ enabled: Bool,
+        environment: APNSEnvironment,
+        deviceID: String
+    ) throws(EmulatorError) {
         try state.world.withLock { world throws(EmulatorError) in
             try world.withEnvironment(environment) { env throws(EmulatorError) in
                 try env.setLiveActivitiesEnabled(enabled, deviceID: deviceID)
@@ -386,7 +410,10 @@ public final class APNSEmulator: Sendable {
     /// Connecting it again moves it to another Marquee.
     public func connectApp(bundleID: String, to marquee: EmulatedAppMarquee) {
         state.world.withLock { $0.appMarquees[bundleID] = marquee }
-        configuration.logger.debug("app connected", metadata: ["emulator.bundleID": "\(bundleID)", "emulator.marquee": "\(marquee.baseURL.absoluteString)"])
+        configuration.logger.debug(
+            "app connected",
+            metadata: ["emulator.bundleID": "\(bundleID)", "emulator.marquee": "\(marquee.baseURL.absoluteString)"]
+        )
     }
 
     /// Stops playing the app: its devices report nothing more.
@@ -400,7 +427,9 @@ public final class APNSEmulator: Sendable {
     }
 
     var connectedAppsShown: [EmulatedAppMarquee.Shown] {
-        state.world.withLock { world in world.appMarquees.map { $0.value.shown(bundleID: $0.key) } }.sorted { $0.bundleID < $1.bundleID }
+        state.world.withLock { world in world.appMarquees.map { $0.value.shown(bundleID: $0.key) } }.sorted {
+            $0.bundleID < $1.bundleID
+        }
     }
 
     /// The user opens the app on the device, which knows `liveEvents` are live: it reports, for
@@ -416,7 +445,11 @@ public final class APNSEmulator: Sendable {
             }
             return device.appTraits?.neverReports == false
         }
-        if played { state.appEventSink.yield(AppModelEvent(environment: environment, deviceID: deviceID, kind: .launched(liveEvents: liveEvents))) }
+        if played {
+            state.appEventSink.yield(
+                AppModelEvent(environment: environment, deviceID: deviceID, kind: .launched(liveEvents: liveEvents))
+            )
+        }
     }
 
     /// Wakes of played apps scheduled and not yet run (a report waiting for its delay).
@@ -477,7 +510,9 @@ public final class APNSEmulator: Sendable {
 
     public func activity(id: String, in environment: APNSEnvironment) -> EmulatedActivity? {
         let now = state.now
-        guard var activity = state.world.withLock({ $0.environments[environment]?.activities[id]?.activity }) else { return nil }
+        guard var activity = state.world.withLock({ $0.environments[environment]?.activities[id]?.activity }) else {
+            return nil
+        }
         activity.settle(now: now, configuration: configuration)
         return activity
     }

@@ -9,7 +9,8 @@ import MarqueeCore
 ///                                "pushH2C": "http://127.0.0.1:52013", "channelManagementH2C": "..."}, ...},
 ///   "caCertificatePath": "/state/ca.pem",
 ///   "inspectionURL": "http://127.0.0.1:52019",
-///   "demoKey": {"teamID": "EMUTEAM001", "keyID": "...", "bundleID": "com.example.marquee", "p8Path": "/state/AuthKey_....p8"}
+///   "demoKey": {"teamID": "EMUTEAM001", "keyID": "...", "bundleID": "com.example.marquee", "p8Path":
+/// "/state/AuthKey_....p8"}
 /// }
 /// ```
 public struct APNSEmulatorStateFile: Sendable, Codable, Hashable {
@@ -56,7 +57,11 @@ public struct APNSEmulatorStateFile: Sendable, Codable, Hashable {
     /// Writes the demo key's `.p8` (owner read/write only) and `emulator.json` into `directory`,
     /// creating it if needed, and returns the description written.
     @discardableResult
-    public static func write(emulator: APNSEmulator, demoKey: APNSEmulatorDemoKey?, to directory: URL) throws -> APNSEmulatorStateFile {
+    public static func write(
+        emulator: APNSEmulator,
+        demoKey: APNSEmulatorDemoKey?,
+        to directory: URL
+    ) throws -> APNSEmulatorStateFile {
         let manager = FileManager.default
         try manager.createDirectory(at: directory, withIntermediateDirectories: true)
         var keyDescription: DemoKey?
@@ -71,7 +76,12 @@ public struct APNSEmulatorStateFile: Sendable, Codable, Hashable {
             try handle.truncate(atOffset: 0)
             try handle.write(contentsOf: Data(demoKey.p8PEM.utf8))
             try handle.close()
-            keyDescription = DemoKey(teamID: demoKey.teamID, keyID: demoKey.keyID, bundleID: demoKey.bundleID, p8Path: p8.path)
+            keyDescription = DemoKey(
+                teamID: demoKey.teamID,
+                keyID: demoKey.keyID,
+                bundleID: demoKey.bundleID,
+                p8Path: p8.path
+            )
         }
         let description = APNSEmulatorStateFile(emulator: emulator, demoKey: keyDescription)
         let encoder = JSONEncoder()

@@ -66,7 +66,13 @@ public struct MarqueeEngine: Sendable {
         )
         let wakeup = JobWakeup(clock: clock)
         self.wakeup = wakeup
-        let timeline = TimelinePlanner(store: store, policy: configuration.timeline, wakeup: wakeup, clock: clock, logger: logger)
+        let timeline = TimelinePlanner(
+            store: store,
+            policy: configuration.timeline,
+            wakeup: wakeup,
+            clock: clock,
+            logger: logger
+        )
         (events, broadcasts) = Self.makeEvents(
             store: store,
             clients: clients,
@@ -179,7 +185,12 @@ public struct MarqueeEngine: Sendable {
                     logger: logger,
                     metrics: ConfirmationMetrics(factory: configuration.metricsFactory)
                 ),
-                ActivityUpdateHandler(store: store, clients: clients, runner: runner, budget: configuration.broadcasts.activityBudget),
+                ActivityUpdateHandler(
+                    store: store,
+                    clients: clients,
+                    runner: runner,
+                    budget: configuration.broadcasts.activityBudget
+                ),
                 ScheduleRunner(
                     store: store,
                     starts: parts.starts,

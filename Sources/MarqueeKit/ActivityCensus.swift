@@ -66,7 +66,8 @@ public struct ActivityCensus: Sendable, Equatable, Codable {
     /// Decides from what ActivityKit lists now (in its order) and the events the app knows are
     /// live. It remembers what it saw; what it decides to report is remembered only once sent
     /// (`recordSent`), so a report that failed is decided again next time.
-    public mutating func reconcile(_ observed: [ObservedActivity], liveEvents: Set<String> = [], now: Date) -> Decision {
+    public mutating func reconcile(_ observed: [ObservedActivity], liveEvents: Set<String> = [], now: Date) -> Decision
+    {
         let listedIDs = Set(observed.map(\.id))
         firstSeen = firstSeen.filter { listedIDs.contains($0.key) }
         for activity in observed where firstSeen[activity.id] == nil {
@@ -94,7 +95,8 @@ public struct ActivityCensus: Sendable, Equatable, Codable {
             let live = listed.filter(\.state.isLive).sorted { left, right in
                 let leftSeen = firstSeen[left.id] ?? now
                 let rightSeen = firstSeen[right.id] ?? now
-                return leftSeen != rightSeen ? leftSeen < rightSeen : position[left.id, default: 0] < position[right.id, default: 0]
+                return leftSeen != rightSeen
+                    ? leftSeen < rightSeen : position[left.id, default: 0] < position[right.id, default: 0]
             }
             decision.activitiesToEnd += live.dropFirst().map(\.id)
 

@@ -11,8 +11,15 @@ public struct FileStateStore: MarqueeKitStateStore {
 
     /// `MarqueeKit/state.json` in the app's Application Support folder.
     public static func applicationSupport() throws -> FileStateStore {
-        let folder = try FileManager.default.url(for: .applicationSupportDirectory, in: .userDomainMask, appropriateFor: nil, create: true)
-        return FileStateStore(url: folder.appendingPathComponent("MarqueeKit", isDirectory: true).appendingPathComponent("state.json"))
+        let folder = try FileManager.default.url(
+            for: .applicationSupportDirectory,
+            in: .userDomainMask,
+            appropriateFor: nil,
+            create: true
+        )
+        return FileStateStore(
+            url: folder.appendingPathComponent("MarqueeKit", isDirectory: true).appendingPathComponent("state.json")
+        )
     }
 
     public func load() throws -> MarqueeKitState? {

@@ -53,7 +53,9 @@ public struct MarqueeBackgroundPush: Sendable, Equatable {
     /// Reads a push's whole JSON body, as APNs delivers it.
     public init(json: Data) throws(MarqueeBackgroundPushError) {
         let parsed: Any
-        do { parsed = try JSONSerialization.jsonObject(with: json) } catch { throw .malformed("the push body is not JSON") }
+        do { parsed = try JSONSerialization.jsonObject(with: json) } catch {
+            throw .malformed("the push body is not JSON")
+        }
         guard let body = parsed as? [String: Any] else { throw .malformed("the push body is not a JSON object") }
         guard let object = body[Self.payloadKey] else { throw .notMarquee }
         try self.init(marqueeObject: object)
@@ -61,18 +63,33 @@ public struct MarqueeBackgroundPush: Sendable, Equatable {
 
     private init(marqueeObject object: Any) throws(MarqueeBackgroundPushError) {
         guard let marquee = object as? [String: Any] else { throw .malformed("`marquee` is not an object") }
-        guard let askName = marquee["ask"] as? String else { throw .malformed("`marquee.ask` is missing or not a string") }
+        guard let askName = marquee["ask"] as? String else {
+            throw .malformed("`marquee.ask` is missing or not a string")
+        }
         guard let ask = Ask(rawValue: askName) else { throw .unsupportedAsk(askName) }
-        guard let list = marquee["events"] as? [Any] else { throw .malformed("`marquee.events` is missing or not an array") }
+        guard let list = marquee["events"] as? [Any] else {
+            throw .malformed("`marquee.events` is missing or not an array")
+        }
         guard !list.isEmpty else { throw .malformed("`marquee.events` is empty") }
-        guard list.count <= Self.maxEvents else { throw .malformed("`marquee.events` has \(list.count) events, more than \(Self.maxEvents)") }
+        guard list.count <= Self.maxEvents else {
+            throw .malformed("`marquee.events` has \(list.count) events, more than \(Self.maxEvents)")
+        }
         var events: [EventReference] = []
         for (index, item) in list.enumerated() {
-            guard let entry = item as? [String: Any] else { throw .malformed("`marquee.events[\(index)]` is not an object") }
-            guard let eventKey = entry["eventKey"] as? String, MarqueeRequests.isKey(eventKey) else {
-                throw .malformed("`marquee.events[\(index)].eventKey` is not an event key (1–200 letters, digits, '.', '_', ':', '-')")
+            guard let entry = item as? [String: Any] else {
+                throw .malformed("`marquee.events[\(index)]` is not an object")
             }
-            guard let environmentName = entry["environment"] as? String, let environment = MarqueeKitEnvironment(rawValue: environmentName) else {
+            guard let eventKey = entry["eventKey"] as? String, MarqueeRequests.isKey(eventKey) else {
+                throw .malformed(
+                    """
+                    `marquee.events[\(index)].eventKey` is not an event key (1–200 letters, digits, '.', '_', ':',\
+                     '-')
+                    """
+                )
+            }
+            guard let environmentName = entry["environment"] as? String,
+                let environment = MarqueeKitEnvironment(rawValue: environmentName)
+            else {
                 throw .malformed("`marquee.events[\(index)].environment` is not `sandbox` or `production`")
             }
             let reference = EventReference(eventKey: eventKey, environment: environment)

@@ -39,7 +39,11 @@ public actor MarqueeKitClient {
         self.configuration = configuration
         self.transport = transport ?? URLSessionTransport(timeout: configuration.requestTimeout)
         self.host = activities
-        self.requests = MarqueeRequests(baseURL: configuration.baseURL, appKey: configuration.appKey, environment: configuration.environment)
+        self.requests = MarqueeRequests(
+            baseURL: configuration.baseURL,
+            appKey: configuration.appKey,
+            environment: configuration.environment
+        )
         self.stateStore = stateStore
         self.now = now
         self.sleep = sleep
@@ -73,7 +77,11 @@ public actor MarqueeKitClient {
     /// An activity's update token (`Activity.pushTokenUpdates`), registered when new or rotated;
     /// Marquee counts its first one as the activity showing.
     @discardableResult
-    public func register(updateToken: Data, activityID: String, eventKey: String) async throws(MarqueeKitError) -> RegistrationOutcome {
+    public func register(
+        updateToken: Data,
+        activityID: String,
+        eventKey: String
+    ) async throws(MarqueeKitError) -> RegistrationOutcome {
         let token = updateToken.hexString
         let result = await inLane("update-token/\(activityID)") { client in
             await client.registerUpdateTokenNow(token, activityID: activityID, eventKey: eventKey)
@@ -90,7 +98,11 @@ public actor MarqueeKitClient {
         guard let token = state.ledger.pushToStartToken else { return .success(.waitingForPushToStartToken) }
         let request: MarqueeHTTPRequest
         do throws(MarqueeKitError) {
-            request = try requests.registerPushToStartToken(token, configuration: configuration, deviceToken: state.ledger.deviceToken)
+            request = try requests.registerPushToStartToken(
+                token,
+                configuration: configuration,
+                deviceToken: state.ledger.deviceToken
+            )
         } catch { return .failure(error) }
         if state.ledger.isAccepted(request, for: .pushToStart) { return .success(.unchanged) }
         switch await send(request) {
@@ -103,7 +115,11 @@ public actor MarqueeKitClient {
         }
     }
 
-    private func registerUpdateTokenNow(_ token: String, activityID: String, eventKey: String) async -> Result<RegistrationOutcome, MarqueeKitError> {
+    private func registerUpdateTokenNow(
+        _ token: String,
+        activityID: String,
+        eventKey: String
+    ) async -> Result<RegistrationOutcome, MarqueeKitError> {
         if endedActivityIDs.contains(activityID) { return .success(.secondActivity) }
         let request: MarqueeHTTPRequest
         do throws(MarqueeKitError) {
@@ -142,7 +158,9 @@ public actor MarqueeKitClient {
     /// It runs on the main actor, where the app delegate hands the push over, so that `userInfo`
     /// (not `Sendable`) never leaves it: only the parsed push does.
     @MainActor
-    public func handleBackgroundPush(userInfo: [AnyHashable: Any]) async throws(MarqueeBackgroundPushError) -> ReconcileOutcome {
+    public func handleBackgroundPush(
+        userInfo: [AnyHashable: Any]
+    ) async throws(MarqueeBackgroundPushError) -> ReconcileOutcome {
         let push = try MarqueeBackgroundPush(userInfo: userInfo)
         return await handle(push)
     }
@@ -197,7 +215,9 @@ public actor MarqueeKitClient {
     /// registered, or unregistered since): register it and try once more.
     private func sendReport(_ report: PresenceReport) async -> Result<Void, MarqueeKitError> {
         guard let token = state.ledger.pushToStartToken else {
-            return .failure(.invalidArgument("no push-to-start token yet: presence is reported once ActivityKit hands one over"))
+            return .failure(
+                .invalidArgument("no push-to-start token yet: presence is reported once ActivityKit hands one over")
+            )
         }
         do throws(MarqueeKitError) {
             try await registerPushToStart()
@@ -233,7 +253,12 @@ public actor MarqueeKitClient {
                 failure = .unreachable(String(describing: error))
             }
             guard !Task.isCancelled else { return .failure(failure) }
-            switch configuration.retryPolicy.decide(after: failure, attempt: attempt, now: now(), randomFraction: randomFraction()) {
+            switch configuration.retryPolicy.decide(
+                after: failure,
+                attempt: attempt,
+                now: now(),
+                randomFraction: randomFraction()
+            ) {
             case .giveUp:
                 return .failure(failure)
             case .retry(let wait):
@@ -244,7 +269,10 @@ public actor MarqueeKitClient {
     }
 
     /// Runs `work` after everything queued before it in `lane`.
-    private func inLane<Value: Sendable>(_ lane: String, _ work: @escaping @Sendable (isolated MarqueeKitClient) async -> Value) async -> Value {
+    private func inLane<Value: Sendable>(
+        _ lane: String,
+        _ work: @escaping @Sendable (isolated MarqueeKitClient) async -> Value
+    ) async -> Value {
         let previous = laneTails[lane]
         let task = Task<Value, Never> {
             await previous?.value

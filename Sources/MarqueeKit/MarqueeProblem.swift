@@ -25,7 +25,14 @@ public struct MarqueeProblem: Sendable, Equatable, Codable {
         }
     }
 
-    public init(type: String, title: String, status: Int, detail: String? = nil, instance: String? = nil, errors: [FieldError]? = nil) {
+    public init(
+        type: String,
+        title: String,
+        status: Int,
+        detail: String? = nil,
+        instance: String? = nil,
+        errors: [FieldError]? = nil
+    ) {
         self.type = type
         self.title = title
         self.status = status

@@ -50,7 +50,11 @@ public struct MarqueeRequests: Sendable {
 
     /// `PUT /v1/push-to-start-tokens/{token}`: registers or refreshes the push-to-start token,
     /// with the device token beside it when the app has one.
-    public func registerPushToStartToken(_ token: String, configuration: MarqueeKitConfiguration, deviceToken: String?) throws(MarqueeKitError) -> MarqueeHTTPRequest {
+    public func registerPushToStartToken(
+        _ token: String,
+        configuration: MarqueeKitConfiguration,
+        deviceToken: String?
+    ) throws(MarqueeKitError) -> MarqueeHTTPRequest {
         try Self.checkHex(token, "push-to-start token")
         if let deviceToken { try Self.checkHex(deviceToken, "device token") }
         let body = PushToStartTokenRegistration(
@@ -91,7 +95,10 @@ public struct MarqueeRequests: Sendable {
 
     /// `PUT /v1/events/{eventKey}/presence/{pushToStartToken}`: what ActivityKit shows for the
     /// event on the device whose push-to-start token this is.
-    public func reportPresence(_ report: PresenceReport, pushToStartToken: String) throws(MarqueeKitError) -> MarqueeHTTPRequest {
+    public func reportPresence(
+        _ report: PresenceReport,
+        pushToStartToken: String
+    ) throws(MarqueeKitError) -> MarqueeHTTPRequest {
         try Self.checkKey(report.eventKey, "event key")
         try Self.checkHex(pushToStartToken, "push-to-start token")
         if let activityID = report.activityID { try Self.checkKey(activityID, "activity ID") }
@@ -108,15 +115,27 @@ public struct MarqueeRequests: Sendable {
         return try encoder.encode(body)
     }
 
-    private func request(_ method: String, _ segments: [String], body: some Encodable) throws(MarqueeKitError) -> MarqueeHTTPRequest {
+    private func request(
+        _ method: String,
+        _ segments: [String],
+        body: some Encodable
+    ) throws(MarqueeKitError) -> MarqueeHTTPRequest {
         // Every segment here is hex or matches the API's key pattern (letters, digits, `.`, `_`,
         // `:`, `-`), all of which a path segment takes as they are; encoding stays for safety.
-        let path = "/" + segments.map { $0.addingPercentEncoding(withAllowedCharacters: Self.segmentCharacters) ?? $0 }.joined(separator: "/")
+        let path =
+            "/"
+            + segments.map { $0.addingPercentEncoding(withAllowedCharacters: Self.segmentCharacters) ?? $0 }.joined(
+                separator: "/"
+            )
         var base = baseURL.absoluteString
         while base.hasSuffix("/") { base.removeLast() }
-        guard let url = URL(string: base + path) else { throw .invalidArgument("no URL can be made of \(base) and \(path)") }
+        guard let url = URL(string: base + path) else {
+            throw .invalidArgument("no URL can be made of \(base) and \(path)")
+        }
         let data: Data
-        do { data = try Self.encode(body) } catch { throw .invalidArgument("the request body could not be encoded: \(error)") }
+        do { data = try Self.encode(body) } catch {
+            throw .invalidArgument("the request body could not be encoded: \(error)")
+        }
         return MarqueeHTTPRequest(
             method: method,
             path: path,
@@ -131,11 +150,15 @@ public struct MarqueeRequests: Sendable {
         )
     }
 
-    private static let segmentCharacters = CharacterSet(charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:")
+    private static let segmentCharacters = CharacterSet(
+        charactersIn: "abcdefghijklmnopqrstuvwxyzABCDEFGHIJKLMNOPQRSTUVWXYZ0123456789-._~:"
+    )
 
     /// An APNs token as hex: an even number of hex digits, at most 400 (the API's `Token`).
     private static func checkHex(_ value: String, _ what: String) throws(MarqueeKitError) {
-        let isHex = value.utf8.allSatisfy { (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0) }
+        let isHex = value.utf8.allSatisfy {
+            (48...57).contains($0) || (97...102).contains($0) || (65...70).contains($0)
+        }
         guard isHex, !value.isEmpty, value.utf8.count.isMultiple(of: 2), value.utf8.count <= 400 else {
             throw .invalidArgument("the \(what) must be hex (an even number of hex digits, at most 400)")
         }
@@ -149,8 +172,10 @@ public struct MarqueeRequests: Sendable {
     }
 
     static func isKey(_ value: String) -> Bool {
-        !value.isEmpty && value.utf8.count <= 200 && value.utf8.allSatisfy { byte in
-            (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 46 || byte == 95 || byte == 58 || byte == 45
-        }
+        !value.isEmpty && value.utf8.count <= 200
+            && value.utf8.allSatisfy { byte in
+                (48...57).contains(byte) || (65...90).contains(byte) || (97...122).contains(byte) || byte == 46
+                    || byte == 95 || byte == 58 || byte == 45
+            }
     }
 }

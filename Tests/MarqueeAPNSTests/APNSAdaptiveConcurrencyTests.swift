@@ -25,19 +25,31 @@ struct APNSAdaptiveConcurrencyTests {
         let configuration = EmulatorFixture.configuration { $0.historyPerTarget = 10 }
         let transport = APNSClientConfiguration.Transport(connectionsPerEndpoint: 1, adaptiveConcurrency: adaptive)
         let metrics = TestMetrics()
-        return try await withEmulatorClient(emulator: configuration, transport: transport, metrics: metrics) { fixture in
+        return try await withEmulatorClient(emulator: configuration, transport: transport, metrics: metrics) {
+            fixture in
             let devices = try (0..<300).map { _ in
                 try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
             }
-            fixture.emulator.injectFault(APNSEmulatorFault(.delay(.milliseconds(5), jitter: .milliseconds(20)), endpoints: [.devicePush]))
+            fixture.emulator.injectFault(
+                APNSEmulatorFault(.delay(.milliseconds(5), jitter: .milliseconds(20)), endpoints: [.devicePush])
+            )
             if let resetEvery {
-                fixture.emulator.injectFault(APNSEmulatorFault(.resetConnection, rate: .everyNth(resetEvery), endpoints: [.devicePush]))
+                fixture.emulator.injectFault(
+                    APNSEmulatorFault(.resetConnection, rate: .everyNth(resetEvery), endpoints: [.devicePush])
+                )
             }
             // Counted as starts by the client (never resent when uncertain); the emulator's device
             // tokens take it as an update.
-            let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"home":1,"away":0}}}"#)
+            let body = ByteBuffer(
+                string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"home":1,"away":0}}}"#
+            )
             let pushes = try (0..<count).map { index in
-                try APNSDevicePush(deviceToken: devices[index % devices.count].deviceToken, bundleID: fixture.bundleID, payload: body, kind: .start)
+                try APNSDevicePush(
+                    deviceToken: devices[index % devices.count].deviceToken,
+                    bundleID: fixture.bundleID,
+                    payload: body,
+                    kind: .start
+                )
             }
             var result = FanOut()
             for await chunk in fixture.client.send(pushes) {
@@ -49,7 +61,10 @@ struct APNSAdaptiveConcurrencyTests {
                     }
                 }
             }
-            let inFlight = try metrics.expectRecorder("marquee_apns_connection_streams_in_flight", [("environment", "sandbox")])
+            let inFlight = try metrics.expectRecorder(
+                "marquee_apns_connection_streams_in_flight",
+                [("environment", "sandbox")]
+            )
             result.peakInFlight = Int(inFlight.values.max() ?? 0)
             return result
         }
@@ -62,12 +77,18 @@ struct APNSAdaptiveConcurrencyTests {
         #expect(adaptive.uncertain == 0)
         #expect(adaptive.otherFailures.isEmpty, "\(adaptive.otherFailures.prefix(3))")
         #expect(adaptive.peakInFlight > 0)
-        #expect(adaptive.peakInFlight <= 250, "at most a quarter of the 1,000-stream budget; peak \(adaptive.peakInFlight)")
+        #expect(
+            adaptive.peakInFlight <= 250,
+            "at most a quarter of the 1,000-stream budget; peak \(adaptive.peakInFlight)"
+        )
 
         // The fixed window fills the budget on the same path: what the adaptive limit saves.
         let fixed = try await Self.fanOut(adaptive: false)
         #expect(fixed.accepted == 3_000)
-        #expect(fixed.peakInFlight >= 2 * adaptive.peakInFlight, "fixed \(fixed.peakInFlight), adaptive \(adaptive.peakInFlight)")
+        #expect(
+            fixed.peakInFlight >= 2 * adaptive.peakInFlight,
+            "fixed \(fixed.peakInFlight), adaptive \(adaptive.peakInFlight)"
+        )
     }
 
     @Test("connection resets leave several times fewer starts uncertain than with the fixed window")
@@ -83,7 +104,10 @@ struct APNSAdaptiveConcurrencyTests {
         }
         #expect(
             adaptive.uncertain * 3 <= fixed.uncertain,
-            "uncertain: fixed \(fixed.uncertain) (peak \(fixed.peakInFlight) in flight), adaptive \(adaptive.uncertain) (peak \(adaptive.peakInFlight))"
+            """
+            uncertain: fixed \(fixed.uncertain) (peak \(fixed.peakInFlight) in flight), adaptive \
+            \(adaptive.uncertain) (peak \(adaptive.peakInFlight))
+            """
         )
     }
 }

@@ -11,9 +11,12 @@ import Testing
 struct APNSClientFailureTests {
     static let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{}}}"#)
 
-    @Test("429, 500 and 503 are retried with back-off until they pass", arguments: [
-        APNSErrorReason.tooManyRequests, .internalServerError, .serviceUnavailable,
-    ])
+    @Test(
+        "429, 500 and 503 are retried with back-off until they pass",
+        arguments: [
+            APNSErrorReason.tooManyRequests, .internalServerError, .serviceUnavailable,
+        ]
+    )
     func retriesTransientFailures(reason: APNSErrorReason) async throws {
         try await withEmulatorClient { fixture in
             let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
@@ -113,7 +116,11 @@ struct APNSClientFailureTests {
         try await withEmulatorClient(retryPolicy: slowRetries, metrics: metrics) { fixture in
             let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
             fixture.emulator.injectFault(APNSEmulatorFault(.respond(.serviceUnavailable), endpoints: [.devicePush]))
-            let push = try APNSDevicePush(deviceToken: device.deviceToken, bundleID: fixture.bundleID, payload: Self.body)
+            let push = try APNSDevicePush(
+                deviceToken: device.deviceToken,
+                bundleID: fixture.bundleID,
+                payload: Self.body
+            )
             let client = fixture.client
             let pending = Task { try await client.send(push) }
             // The client has read the 503 (its answer's duration is recorded) and so holds the
@@ -141,7 +148,10 @@ struct APNSClientFailureTests {
         let error = await #expect(throws: APNSError.self) {
             _ = try await client.send(try APNSDevicePush(deviceToken: "ab", bundleID: "b", payload: Self.body))
         }
-        if case .connectionFailed = error {} else { Issue.record("expected connectionFailed, got \(String(describing: error))") }
+        if case .connectionFailed = error {
+        } else {
+            Issue.record("expected connectionFailed, got \(String(describing: error))")
+        }
         #expect(error?.failureClass == .retryLater)
         await client.shutdown()
     }

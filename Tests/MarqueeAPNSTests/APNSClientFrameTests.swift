@@ -23,7 +23,10 @@ struct APNSClientFrameTests {
     static func push(_ kind: APNSPushKind) throws -> Push {
         let id = UUID()
         let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"\#(kind)","content-state":{}}}"#)
-        return Push(push: try APNSDevicePush(deviceToken: "abcdef0123456789", bundleID: bundleID, payload: body, apnsID: id), id: id)
+        return Push(
+            push: try APNSDevicePush(deviceToken: "abcdef0123456789", bundleID: bundleID, payload: body, apnsID: id),
+            id: id
+        )
     }
 
     /// The awaited outcome of one request, as a value.
@@ -64,17 +67,25 @@ struct APNSClientFrameTests {
         await server.stop()
     }
 
-    @Test("a connection closed with streams in flight: starts end uncertain and are never sent again; updates and ends are resent")
+    @Test(
+        """
+        a connection closed with streams in flight: starts end uncertain and are never sent again; updates and \
+        ends are resent
+        """
+    )
     func connectionClosedInFlight() async throws {
         let warmUp = try Self.push(.update)
         let warmUpID = warmUp.apnsID
         let metrics = TestMetrics()
-        try await Self.withServer(metrics: metrics, script: { connection, request in
-            guard connection.index == 1, request.apnsID != warmUpID else { return connection.answer(request) }
-            // Two starts, an update and an end in flight, then the connection drops.
-            connection.hold(request)
-            if connection.held.count == 4 { connection.close() }
-        }) { server, client in
+        try await Self.withServer(
+            metrics: metrics,
+            script: { connection, request in
+                guard connection.index == 1, request.apnsID != warmUpID else { return connection.answer(request) }
+                // Two starts, an update and an end in flight, then the connection drops.
+                connection.hold(request)
+                if connection.held.count == 4 { connection.close() }
+            }
+        ) { server, client in
             _ = try await client.send(warmUp.push)
             let starts = try [Self.push(.start), Self.push(.start)]
             let update = try Self.push(.update)
@@ -100,8 +111,11 @@ struct APNSClientFrameTests {
 
             // Counted as their own outcome, neither accepted nor failed.
             func pushes(_ kind: String, _ outcome: String) -> Int64 {
-                metrics.counters(label: "marquee_apns_pushes_total", dimensions: [("kind", kind), ("outcome", outcome), ("reason", "none")])
-                    .reduce(0) { $0 + $1.totalValue }
+                metrics.counters(
+                    label: "marquee_apns_pushes_total",
+                    dimensions: [("kind", kind), ("outcome", outcome), ("reason", "none")]
+                )
+                .reduce(0) { $0 + $1.totalValue }
             }
             #expect(pushes("start", "uncertain") == 2)
             #expect(pushes("start", "failed") == 0)
@@ -110,21 +124,33 @@ struct APNSClientFrameTests {
         }
     }
 
-    @Test("GOAWAY below the streams in flight: those above its last-stream-id go again on a new connection without counting an attempt")
+    @Test(
+        """
+        GOAWAY below the streams in flight: those above its last-stream-id go again on a new connection without \
+        counting an attempt
+        """
+    )
     func goAwayBelowInFlight() async throws {
         let warmUp = try Self.push(.update)
         let warmUpID = warmUp.apnsID
         // One attempt per request: a resend that counted as an attempt would fail instead.
-        let noRetries = APNSRetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(5), maximumDelay: .milliseconds(5))
-        try await Self.withServer(retryPolicy: noRetries, script: { connection, request in
-            guard connection.index == 1, request.apnsID != warmUpID else { return connection.answer(request) }
-            connection.hold(request)
-            guard connection.held.count == 3 else { return }
-            // The server will process only the lowest of the three streams, and answers it.
-            let first = connection.held.min { $0.streamID < $1.streamID }!
-            connection.goAway(lastStreamID: first.streamID)
-            connection.answer(first)
-        }) { server, client in
+        let noRetries = APNSRetryPolicy(
+            maximumAttempts: 1,
+            initialDelay: .milliseconds(5),
+            maximumDelay: .milliseconds(5)
+        )
+        try await Self.withServer(
+            retryPolicy: noRetries,
+            script: { connection, request in
+                guard connection.index == 1, request.apnsID != warmUpID else { return connection.answer(request) }
+                connection.hold(request)
+                guard connection.held.count == 3 else { return }
+                // The server will process only the lowest of the three streams, and answers it.
+                let first = connection.held.min { $0.streamID < $1.streamID }!
+                connection.goAway(lastStreamID: first.streamID)
+                connection.answer(first)
+            }
+        ) { server, client in
             _ = try await client.send(warmUp.push)
             let starts = try (0..<3).map { _ in try Self.push(.start) }
             var outcomes: [APNSPushOutcome] = []
@@ -143,7 +169,12 @@ struct APNSClientFrameTests {
         }
     }
 
-    @Test("GOAWAY above the streams in flight keeps them; when the connection then closes without answers, starts are uncertain")
+    @Test(
+        """
+        GOAWAY above the streams in flight keeps them; when the connection then closes without answers, starts \
+        are uncertain
+        """
+    )
     func goAwayAboveThenClose() async throws {
         let warmUp = try Self.push(.update)
         let warmUpID = warmUp.apnsID
@@ -172,16 +203,23 @@ struct APNSClientFrameTests {
 
     @Test("RST_STREAM with REFUSED_STREAM: the start goes again, without counting an attempt")
     func refusedStream() async throws {
-        let noRetries = APNSRetryPolicy(maximumAttempts: 1, initialDelay: .milliseconds(5), maximumDelay: .milliseconds(5))
+        let noRetries = APNSRetryPolicy(
+            maximumAttempts: 1,
+            initialDelay: .milliseconds(5),
+            maximumDelay: .milliseconds(5)
+        )
         let start = try Self.push(.start)
         let startID = start.apnsID
-        try await Self.withServer(retryPolicy: noRetries, script: { connection, request in
-            if request.apnsID == startID && request.arrival == 1 {
-                connection.reset(request, code: .refusedStream)
-            } else {
-                connection.answer(request)
+        try await Self.withServer(
+            retryPolicy: noRetries,
+            script: { connection, request in
+                if request.apnsID == startID && request.arrival == 1 {
+                    connection.reset(request, code: .refusedStream)
+                } else {
+                    connection.answer(request)
+                }
             }
-        }) { server, client in
+        ) { server, client in
             _ = try await client.send(try Self.push(.update).push)
             _ = try await client.send(start.push)
             #expect(server.count(start.id) == 2)
@@ -219,7 +257,9 @@ struct APNSClientFrameTests {
         let warmUpID = UUID()
         let warmUpText = warmUpID.uuidString.lowercased()
         try await Self.withServer(script: { connection, request in
-            guard connection.index == 1, request.apnsID != warmUpText else { return connection.answer(request, status: 204) }
+            guard connection.index == 1, request.apnsID != warmUpText else {
+                return connection.answer(request, status: 204)
+            }
             connection.hold(request)
             if connection.held.count == 2 { connection.close() }
         }) { server, client in
@@ -230,7 +270,11 @@ struct APNSClientFrameTests {
                 try await client.deleteChannel(bundleID: Self.bundleID, channelID: "dHN0LTU2Nzg=", requestID: deleteID)
             }
             let created = await Self.result {
-                try await client.createChannel(bundleID: Self.bundleID, storagePolicy: .noMessageStored, requestID: createID)
+                try await client.createChannel(
+                    bundleID: Self.bundleID,
+                    storagePolicy: .noMessageStored,
+                    requestID: createID
+                )
             }
             #expect(Self.isUncertain(created))
             #expect(server.count(createID) == 1)

@@ -58,7 +58,9 @@ struct APNSClientPagedSendTests {
 
     /// `count` pages of `size` pushes to a few devices, each push with its own apns-id.
     func makePages(_ fixture: EmulatorFixture, count: Int, size: Int) throws -> [[APNSDevicePush]] {
-        let devices = try (0..<10).map { _ in try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID) }
+        let devices = try (0..<10).map { _ in
+            try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+        }
         return try (0..<count).map { page in
             try (0..<size).map { row in
                 try APNSDevicePush(
@@ -101,7 +103,9 @@ struct APNSClientPagedSendTests {
             var total = 0
             for try await chunk in fixture.client.send(pages: CountedPages(pages: [])) { total += chunk.count }
             let some = try makePages(fixture, count: 1, size: 3)
-            for try await chunk in fixture.client.send(pages: CountedPages(pages: [[], some[0], []])) { total += chunk.count }
+            for try await chunk in fixture.client.send(pages: CountedPages(pages: [[], some[0], []])) {
+                total += chunk.count
+            }
             #expect(total == 3)
         }
     }

@@ -21,7 +21,11 @@ struct APNSClientRoundTripTests {
 
             // Channel management: create (201 + apns-channel-id), read, list.
             let requestID = UUID()
-            let created = try await client.createChannel(bundleID: bundleID, storagePolicy: .noMessageStored, requestID: requestID)
+            let created = try await client.createChannel(
+                bundleID: bundleID,
+                storagePolicy: .noMessageStored,
+                requestID: requestID
+            )
             #expect(!created.channelID.isEmpty)
             #expect(created.requestID == requestID.uuidString.lowercased())
             let read = try await client.readChannel(bundleID: bundleID, channelID: created.channelID)
@@ -34,7 +38,11 @@ struct APNSClientRoundTripTests {
             let startToken = try #require(device.pushToStartTokens["MatchAttributes"])
             let apnsID = UUID()
             let start = LiveActivityPayload.start(
-                .init(attributesType: "MatchAttributes", attributes: ["homeTeam": "Home FC"], updates: .channel(created.channelID)),
+                .init(
+                    attributesType: "MatchAttributes",
+                    attributes: ["homeTeam": "Home FC"],
+                    updates: .channel(created.channelID)
+                ),
                 contentState: ["home": 0, "away": 0],
                 alert: LiveActivityAlert(title: "Kick-off", body: "Home FC vs Away FC", sound: "default"),
                 timestamp: now
@@ -68,7 +76,10 @@ struct APNSClientRoundTripTests {
                     bundleID: bundleID,
                     channelID: created.channelID,
                     storagePolicy: .noMessageStored,
-                    payload: LiveActivityPayload.update(contentState: ["home": 1, "away": 0], timestamp: now.addingTimeInterval(1)),
+                    payload: LiveActivityPayload.update(
+                        contentState: ["home": 1, "away": 0],
+                        timestamp: now.addingTimeInterval(1)
+                    ),
                     expiration: .at(now.addingTimeInterval(3600)),
                     requestID: broadcastID
                 )
@@ -97,7 +108,11 @@ struct APNSClientRoundTripTests {
             let longToken = String(repeating: "ab", count: 80)
             let error = await #expect(throws: APNSError.self) {
                 _ = try await fixture.client.send(
-                    try APNSDevicePush(deviceToken: longToken, bundleID: fixture.bundleID, payload: ByteBuffer(string: #"{"aps":{}}"#))
+                    try APNSDevicePush(
+                        deviceToken: longToken,
+                        bundleID: fixture.bundleID,
+                        payload: ByteBuffer(string: #"{"aps":{}}"#)
+                    )
                 )
             }
             // Unknown to the emulator, so the token is reported dead, and the request went out whole.
@@ -106,12 +121,18 @@ struct APNSClientRoundTripTests {
         }
     }
 
-    @Test("a background push wakes the app through its device token: push type background, the bare bundle ID, priority 5")
+    @Test(
+        "a background push wakes the app through its device token: push type background, the bare bundle ID, priority 5"
+    )
     func backgroundPush() async throws {
         try await withEmulatorClient { fixture in
             let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
             let body = ByteBuffer(string: #"{"aps":{"content-available":1},"marquee":{"ask":"presence"}}"#)
-            let push = try APNSDevicePush.background(deviceToken: device.deviceToken, bundleID: fixture.bundleID, payload: body)
+            let push = try APNSDevicePush.background(
+                deviceToken: device.deviceToken,
+                bundleID: fixture.bundleID,
+                payload: body
+            )
             #expect(push.kind == .background)
             _ = try await fixture.client.send(push)
             let received = try #require(fixture.emulator.pushes(to: device.deviceToken, in: .sandbox).last)
@@ -125,7 +146,9 @@ struct APNSClientRoundTripTests {
     func cleartext() async throws {
         let configuration = EmulatorFixture.configuration { $0.h2c = true }
         try await withEmulatorClient(emulator: configuration) { fixture in
-            let port = try #require(fixture.emulator.port(for: APNSEmulatorListener(environment: .sandbox, kind: .push, transport: .h2c)))
+            let port = try #require(
+                fixture.emulator.port(for: APNSEmulatorListener(environment: .sandbox, kind: .push, transport: .h2c))
+            )
             let key = fixture.key
             let client = try APNSClient(
                 configuration: APNSClientConfiguration(

@@ -40,7 +40,9 @@ struct APNSClientTokenTests {
     )
     func expiredTokenRenewedOnce(expiresAfter: Double, elapsed: Double) async throws {
         let clock = ManualWallClock(Self.windowStart)
-        let configuration = EmulatorFixture.configuration(clock: clock) { $0.providerTokenMaximumAge = expiresAfter * 60 }
+        let configuration = EmulatorFixture.configuration(clock: clock) {
+            $0.providerTokenMaximumAge = expiresAfter * 60
+        }
         try await withEmulatorClient(emulator: configuration, clock: clock) { fixture in
             let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
             _ = try await fixture.client.send(try push(fixture, device))

@@ -26,7 +26,9 @@ struct APNSClientTransportTests {
             for index in 0..<10_000 {
                 let token = devices[index % devices.count].deviceToken
                 let id = UUID()
-                pushes.append(try APNSDevicePush(deviceToken: token, bundleID: fixture.bundleID, payload: body, apnsID: id))
+                pushes.append(
+                    try APNSDevicePush(deviceToken: token, bundleID: fixture.bundleID, payload: body, apnsID: id)
+                )
                 sentIDs[token, default: []].insert(id.uuidString.lowercased())
             }
             var succeeded = Set<Int>()
@@ -54,7 +56,12 @@ struct APNSClientTransportTests {
     // flush), so a GOAWAY after 500 streams catches hundreds of streams above it already opened at
     // the server: their frames must be ignored there, and the streams below answered. Starts are never
     // resent when uncertain, so one stream left unanswered fails the test.
-    @Test("a GOAWAY below the streams in flight, with answers that take a while: every start below it is answered, none uncertain")
+    @Test(
+        """
+        a GOAWAY below the streams in flight, with answers that take a while: every start below it is answered, \
+        none uncertain
+        """
+    )
     func goAwayWithSlowAnswers() async throws {
         let configuration = EmulatorFixture.configuration { $0.historyPerTarget = 10 }
         // After the GOAWAY the client waits for the answers below it for the drain timeout: its
@@ -66,10 +73,23 @@ struct APNSClientTransportTests {
                 try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
             }
             fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 500, reason: .shutdown)))
-            fixture.emulator.injectFault(APNSEmulatorFault(.delay(.milliseconds(5), jitter: .milliseconds(20)), endpoints: [.devicePush]))
-            let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"home":1,"away":0,"minute":42,"scorer":"A. Player"},"alert":{"title":"Goal","body":"Home 1-0"}}}"#)
+            fixture.emulator.injectFault(
+                APNSEmulatorFault(.delay(.milliseconds(5), jitter: .milliseconds(20)), endpoints: [.devicePush])
+            )
+            let body = ByteBuffer(
+                string:
+                    #"""
+                    {"aps":{"timestamp":1767225600,"event":"update","content-state":{"home":1,"away":0,\#
+                    "minute":42,"scorer":"A. Player"},"alert":{"title":"Goal","body":"Home 1-0"}}}
+                    """#
+            )
             let pushes = try (0..<3_000).map { index in
-                try APNSDevicePush(deviceToken: devices[index % devices.count].deviceToken, bundleID: fixture.bundleID, payload: body, kind: .start)
+                try APNSDevicePush(
+                    deviceToken: devices[index % devices.count].deviceToken,
+                    bundleID: fixture.bundleID,
+                    payload: body,
+                    kind: .start
+                )
             }
             var succeeded = 0
             var failures: [String] = []
@@ -143,7 +163,12 @@ struct APNSClientTransportTests {
         }
     }
 
-    @Test("a connection whose first answers are injected 429s still rises to the server's limit, as APNs answers those after the token")
+    @Test(
+        """
+        a connection whose first answers are injected 429s still rises to the server's limit, as APNs answers \
+        those after the token
+        """
+    )
     func streamLimitRisesOnInjectedRefusals() async throws {
         let configuration = EmulatorFixture.configuration { $0.maxConcurrentStreams = 700 }
         try await withEmulatorClient(emulator: configuration) { fixture in

@@ -102,7 +102,10 @@ struct APNSConnectionStateMachineTests {
         #expect(machine.inFlightCount == 1)
     }
 
-    @Test("RST_STREAM with any other code: the request is uncertain", arguments: [HTTP2ErrorCode.internalError, .cancel, .protocolError])
+    @Test(
+        "RST_STREAM with any other code: the request is uncertain",
+        arguments: [HTTP2ErrorCode.internalError, .cancel, .protocolError]
+    )
     func otherReset(code: HTTP2ErrorCode) throws {
         var machine = try readyMachine(inFlight: ["a"])
         let end = machine.receivedReset(code, on: 3)

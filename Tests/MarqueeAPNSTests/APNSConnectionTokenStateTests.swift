@@ -38,7 +38,10 @@ struct APNSConnectionTokenStateTests {
         let first = try token(1)
         _ = state.decide(current: first, now: start)
         let second = try token(2, issuedMinutesAfterStart: 10)
-        #expect(state.decide(current: second, now: start.addingTimeInterval(10 * 60)) == .write(authorization: first.authorizationValue))
+        #expect(
+            state.decide(current: second, now: start.addingTimeInterval(10 * 60))
+                == .write(authorization: first.authorizationValue)
+        )
     }
 
     @Test("a rejected token is replaced on the connection after 20 minutes, and retires it before")
@@ -54,7 +57,10 @@ struct APNSConnectionTokenStateTests {
         var late = APNSConnectionTokenState()
         _ = late.decide(current: first, now: start)
         late.tokenWasRejected(generation: 1)
-        #expect(late.decide(current: second, now: start.addingTimeInterval(21 * 60)) == .write(authorization: second.authorizationValue))
+        #expect(
+            late.decide(current: second, now: start.addingTimeInterval(21 * 60))
+                == .write(authorization: second.authorizationValue)
+        )
         #expect(late.generation == 2)
     }
 

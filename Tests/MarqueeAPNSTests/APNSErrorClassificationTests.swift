@@ -6,7 +6,10 @@ import Testing
 
 @Suite("Error classification")
 struct APNSErrorClassificationTests {
-    @Test("every known reason, documented or observed, falls into exactly the class callers act on", arguments: APNSErrorReason.allKnown)
+    @Test(
+        "every known reason, documented or observed, falls into exactly the class callers act on",
+        arguments: APNSErrorReason.allKnown
+    )
     func documentedReasons(reason: APNSErrorReason) throws {
         let status = try #require(reason.status)
         let expected: APNSFailureClass =
@@ -23,7 +26,12 @@ struct APNSErrorClassificationTests {
         if expected == .requestRejected { #expect((400..<500).contains(status)) }
     }
 
-    @Test("a bundle without the Broadcast capability is the app's configuration, whichever spelling APNs uses, and never a bad request")
+    @Test(
+        """
+        a bundle without the Broadcast capability is the app's configuration, whichever spelling APNs uses, and \
+        never a bad request
+        """
+    )
     func featureNotEnabled() {
         for reason in [APNSErrorReason.broadcastFeatureNotEnabled, .featureNotEnabled] {
             let error = APNSError.rejected(APNSRejection(status: 400, reason: reason))
@@ -33,7 +41,12 @@ struct APNSErrorClassificationTests {
         }
     }
 
-    @Test("a DELETE refused with 404 BadPath or ChannelNotRegistered means the channel is already gone; a malformed ID or anything else does not")
+    @Test(
+        """
+        a DELETE refused with 404 BadPath or ChannelNotRegistered means the channel is already gone; a malformed \
+        ID or anything else does not
+        """
+    )
     func deletionAnswers() {
         #expect(APNSClient.meansChannelAlreadyGone(APNSRejection(status: 404, reason: .badPath)))
         #expect(APNSClient.meansChannelAlreadyGone(APNSRejection(status: 400, reason: .channelNotRegistered)))

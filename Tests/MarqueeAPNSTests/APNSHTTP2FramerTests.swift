@@ -78,7 +78,9 @@ struct APNSHTTP2FramerTests {
         #expect(settings.type == 0x4 && settings.flags == 0 && settings.streamID == .rootStream)
         var payload = settings.payload
         var pairs: [(UInt16, UInt32)] = []
-        while let code = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) { pairs.append((code, value)) }
+        while let code = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
+            pairs.append((code, value))
+        }
         #expect(pairs.map(\.0) == [3, 4, 2])
         #expect(pairs.map(\.1) == [100, 1 << 20, 0])
         _ = try channel.finish()
@@ -107,7 +109,10 @@ struct APNSHTTP2FramerTests {
         let channel = try activeChannel()
         try channel.writeInbound(frame(0x6, [1, 2, 3, 4, 5, 6, 7, 8]))
         let answer = try #require(try frames(in: written(channel)).first)
-        #expect(answer.type == 0x6 && answer.flags == 0x1 && Array(answer.payload.readableBytesView) == [1, 2, 3, 4, 5, 6, 7, 8])
+        #expect(
+            answer.type == 0x6 && answer.flags == 0x1
+                && Array(answer.payload.readableBytesView) == [1, 2, 3, 4, 5, 6, 7, 8]
+        )
         #expect(try inbound(channel).isEmpty)
 
         try channel.writeInbound(frame(0x6, flags: 0x1, [0, 0, 0, 0, 0, 0, 0, 9]))
@@ -122,9 +127,20 @@ struct APNSHTTP2FramerTests {
     @Test("a request's HEADERS are one frame whose block decodes back to its headers; its DATA follows with END_STREAM")
     func requestFrames() throws {
         let channel = try activeChannel()
-        let headers = HPACKHeaders([(":method", "POST"), (":path", "/3/device/abcdef"), ("apns-push-type", "liveactivity")])
-        channel.write(HTTP2Frame(streamID: 1, payload: .headers(.init(headers: headers, endStream: false))), promise: nil)
-        channel.write(HTTP2Frame(streamID: 1, payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))), promise: nil)
+        let headers = HPACKHeaders([
+            (":method", "POST"), (":path", "/3/device/abcdef"), ("apns-push-type", "liveactivity"),
+        ])
+        channel.write(
+            HTTP2Frame(streamID: 1, payload: .headers(.init(headers: headers, endStream: false))),
+            promise: nil
+        )
+        channel.write(
+            HTTP2Frame(
+                streamID: 1,
+                payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))
+            ),
+            promise: nil
+        )
         channel.flush()
         let sent = try frames(in: written(channel))
         #expect(sent.map(\.type) == [0x1, 0x0])
@@ -177,8 +193,14 @@ struct APNSHTTP2FramerTests {
         _ = try inbound(channel)
         let body = ByteBuffer(string: String(repeating: "x", count: 25))
         let sentPromise = channel.eventLoop.makePromise(of: Void.self)
-        channel.write(HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false))), promise: nil)
-        channel.write(HTTP2Frame(streamID: 1, payload: .data(.init(data: .byteBuffer(body), endStream: true))), promise: sentPromise)
+        channel.write(
+            HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false))),
+            promise: nil
+        )
+        channel.write(
+            HTTP2Frame(streamID: 1, payload: .data(.init(data: .byteBuffer(body), endStream: true))),
+            promise: sentPromise
+        )
         channel.flush()
         var sent = try frames(in: written(channel))
         #expect(sent.map(\.type) == [0x1, 0x0])
@@ -198,8 +220,17 @@ struct APNSHTTP2FramerTests {
         _ = try written(channel)
         _ = try inbound(channel)
         let promise = channel.eventLoop.makePromise(of: Void.self)
-        channel.write(HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false))), promise: nil)
-        channel.write(HTTP2Frame(streamID: 1, payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))), promise: promise)
+        channel.write(
+            HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false))),
+            promise: nil
+        )
+        channel.write(
+            HTTP2Frame(
+                streamID: 1,
+                payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))
+            ),
+            promise: promise
+        )
         channel.flush()
         #expect(try frames(in: written(channel)).map(\.type) == [0x1])
 
@@ -226,7 +257,10 @@ struct APNSHTTP2FramerTests {
         _ = try channel.finish()
     }
 
-    @Test("a frame above the allowed size, a PUSH_PROMISE or a header block left unfinished sends GOAWAY and closes", arguments: [0, 1, 2])
+    @Test(
+        "a frame above the allowed size, a PUSH_PROMISE or a header block left unfinished sends GOAWAY and closes",
+        arguments: [0, 1, 2]
+    )
     func connectionErrors(_ which: Int) throws {
         let channel = try activeChannel()
         let bad: ByteBuffer
@@ -248,7 +282,10 @@ struct APNSHTTP2FramerTests {
         #expect(throws: APNSHTTP2ProtocolError.self) { try channel.writeInbound(bad) }
         let goAway = try #require(try frames(in: written(channel)).last)
         #expect(goAway.type == 0x7)
-        #expect(goAway.payload.getInteger(at: goAway.payload.readerIndex + 4, as: UInt32.self) == UInt32(http2ErrorCode: code))
+        #expect(
+            goAway.payload.getInteger(at: goAway.payload.readerIndex + 4, as: UInt32.self)
+                == UInt32(http2ErrorCode: code)
+        )
         #expect(!channel.isActive)
         _ = try? channel.finish()
     }

@@ -12,7 +12,10 @@ struct APNSHTTP2SendWindowsTests {
     }
 
     /// Sends `item` and returns what went, as (stream, length, endStream).
-    private func send(_ windows: inout APNSHTTP2SendWindows, _ item: APNSHTTP2SendWindows.Data) -> [(HTTP2StreamID, Int, Bool)] {
+    private func send(
+        _ windows: inout APNSHTTP2SendWindows,
+        _ item: APNSHTTP2SendWindows.Data
+    ) -> [(HTTP2StreamID, Int, Bool)] {
         var sent: [(HTTP2StreamID, Int, Bool)] = []
         #expect(windows.send(item) { sent.append(($0.streamID, $0.bytes.readableBytes, $0.endStream)) })
         return sent
@@ -46,7 +49,9 @@ struct APNSHTTP2SendWindowsTests {
         var sent = send(&windows, data(5, 16_384))
         #expect(sent.map(\.1) == [16_383] && sent.map(\.2) == [false])
         #expect(windows.waitingCount == 1)
-        try windows.windowUpdate(streamID: .rootStream, increment: 100) { sent.append(($0.streamID, $0.bytes.readableBytes, $0.endStream)) }
+        try windows.windowUpdate(streamID: .rootStream, increment: 100) {
+            sent.append(($0.streamID, $0.bytes.readableBytes, $0.endStream))
+        }
         #expect(sent.map(\.1) == [16_383, 1] && sent.last?.2 == true)
         #expect(windows.waitingCount == 0)
     }

@@ -28,8 +28,14 @@ struct APNSProviderTokenTests {
         let token = try cache.currentToken()
         let parts = token.jwt.split(separator: ".").map(String.init)
         #expect(parts.count == 3)
-        #expect(String(decoding: try #require(Base64URL.decode(parts[0])), as: UTF8.self) == #"{"alg":"ES256","kid":"ABC123DEFG"}"#)
-        #expect(String(decoding: try #require(Base64URL.decode(parts[1])), as: UTF8.self) == #"{"iss":"DEF123GHIJ","iat":1767225000}"#)
+        #expect(
+            String(decoding: try #require(Base64URL.decode(parts[0])), as: UTF8.self)
+                == #"{"alg":"ES256","kid":"ABC123DEFG"}"#
+        )
+        #expect(
+            String(decoding: try #require(Base64URL.decode(parts[1])), as: UTF8.self)
+                == #"{"iss":"DEF123GHIJ","iat":1767225000}"#
+        )
         let signature = try P256.Signing.ECDSASignature(rawRepresentation: try #require(Base64URL.decode(parts[2])))
         #expect(key.publicKey.isValidSignature(signature, for: Data((parts[0] + "." + parts[1]).utf8)))
         #expect(token.authorizationValue.hasPrefix("bearer "))

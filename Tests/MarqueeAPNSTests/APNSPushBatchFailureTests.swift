@@ -29,8 +29,10 @@ struct LazyAudience: Sequence, Sendable {
 
 @Suite("A batch the pool gives up on")
 struct APNSPushBatchFailureTests {
-    @Test("with no connection possible, the rest of a huge audience is failed a chunk at a time, as the consumer asks",
-          .timeLimit(.minutes(1)))
+    @Test(
+        "with no connection possible, the rest of a huge audience is failed a chunk at a time, as the consumer asks",
+        .timeLimit(.minutes(1))
+    )
     func failsInChunks() async throws {
         var transport = APNSClientConfiguration.Transport()
         transport.batchBufferedChunks = 2

@@ -18,14 +18,24 @@ struct APNSPushPoolsTests {
         #expect(APNSPushPools.shares(of: two, loops: 1).map(\.connectionsPerEndpoint) == [2])
         let five = Transport(connectionsPerEndpoint: 5)
         #expect(APNSPushPools.shares(of: five, loops: 2).map(\.connectionsPerEndpoint) == [3, 2])
-        #expect(APNSPushPools.shares(of: Transport(connectionsPerEndpoint: 1), loops: 4).map(\.connectionsPerEndpoint) == [1])
+        #expect(
+            APNSPushPools.shares(of: Transport(connectionsPerEndpoint: 1), loops: 4).map(\.connectionsPerEndpoint) == [
+                1
+            ]
+        )
     }
 
     @Test("the client as a whole keeps the configured bound on outstanding requests, each pool at least one")
     func outstandingBoundIsSplit() {
-        let shares = APNSPushPools.shares(of: Transport(connectionsPerEndpoint: 3, maximumOutstandingRequests: 10_000), loops: 3)
+        let shares = APNSPushPools.shares(
+            of: Transport(connectionsPerEndpoint: 3, maximumOutstandingRequests: 10_000),
+            loops: 3
+        )
         #expect(shares.map(\.maximumOutstandingRequests) == [3_334, 3_333, 3_333])
-        let tiny = APNSPushPools.shares(of: Transport(connectionsPerEndpoint: 2, maximumOutstandingRequests: 1), loops: 2)
+        let tiny = APNSPushPools.shares(
+            of: Transport(connectionsPerEndpoint: 2, maximumOutstandingRequests: 1),
+            loops: 2
+        )
         #expect(tiny.map(\.maximumOutstandingRequests) == [1, 1])
     }
 

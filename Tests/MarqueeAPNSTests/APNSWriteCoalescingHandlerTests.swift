@@ -48,7 +48,12 @@ struct APNSWriteCoalescingHandlerTests {
         _ = try channel.finish()
     }
 
-    @Test("an empty write's promise still completes at the flush (NIOHTTP2 writes an empty DATA body with its frame's promise)")
+    @Test(
+        """
+        an empty write's promise still completes at the flush (NIOHTTP2 writes an empty DATA body with its \
+        frame's promise)
+        """
+    )
     func emptyWriteCompletes() throws {
         let channel = EmbeddedChannel(handler: APNSWriteCoalescingHandler())
         let promise = channel.eventLoop.makePromise(of: Void.self)

@@ -61,7 +61,9 @@ func withEmulatorClient<Result: Sendable>(
     do {
         let key = try emulator.makeDemoKey(bundleID: "com.example.marquee")
         let caPath = try #require(emulator.caCertificatePath)
-        let pushPort = try #require(emulator.port(for: APNSEmulatorListener(environment: .sandbox, kind: .push, transport: .tls)))
+        let pushPort = try #require(
+            emulator.port(for: APNSEmulatorListener(environment: .sandbox, kind: .push, transport: .tls))
+        )
         let managePort = try #require(
             emulator.port(for: APNSEmulatorListener(environment: .sandbox, kind: .channelManagement, transport: .tls))
         )
@@ -69,7 +71,11 @@ func withEmulatorClient<Result: Sendable>(
             configuration: APNSClientConfiguration(
                 environment: .sandbox,
                 signingKey: try APNSSigningKey(pemRepresentation: key.p8PEM, keyID: key.keyID, teamID: key.teamID),
-                pushEndpoint: APNSEndpoint(host: "127.0.0.1", port: pushPort, security: .tls(trustRoots: .pemFile(caPath))),
+                pushEndpoint: APNSEndpoint(
+                    host: "127.0.0.1",
+                    port: pushPort,
+                    security: .tls(trustRoots: .pemFile(caPath))
+                ),
                 channelManagementEndpoint: APNSEndpoint(
                     host: "127.0.0.1",
                     port: managePort,
@@ -97,4 +103,3 @@ func withEmulatorClient<Result: Sendable>(
         throw error
     }
 }
-

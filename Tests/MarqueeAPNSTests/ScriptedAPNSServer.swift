@@ -76,13 +76,20 @@ final class ScriptedAPNSServer: Sendable {
                             initialSettings: [HTTP2Setting(parameter: .maxConcurrentStreams, value: 100)]
                         )
                     )
-                    try sync.addHandler(ScriptedHandler(index: recorder.nextConnection(), recorder: recorder, script: script))
+                    try sync.addHandler(
+                        ScriptedHandler(index: recorder.nextConnection(), recorder: recorder, script: script)
+                    )
                 }
             }
             .bind(host: "127.0.0.1", port: 0)
             .get()
         let port = try #require(channel.localAddress?.port)
-        return ScriptedAPNSServer(port: port, caCertificatePEM: authority.caCertificatePEM, channel: channel, recorder: recorder)
+        return ScriptedAPNSServer(
+            port: port,
+            caCertificatePEM: authority.caCertificatePEM,
+            channel: channel,
+            recorder: recorder
+        )
     }
 
     func stop() async {
@@ -90,7 +97,10 @@ final class ScriptedAPNSServer: Sendable {
     }
 
     /// A client for this server, one connection per endpoint, with the tests' fast retries.
-    func makeClient(retryPolicy: APNSRetryPolicy = testRetryPolicy, metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance) throws -> APNSClient {
+    func makeClient(
+        retryPolicy: APNSRetryPolicy = testRetryPolicy,
+        metricsFactory: any MetricsFactory = NOOPMetricsHandler.instance
+    ) throws -> APNSClient {
         let endpoint = APNSEndpoint(host: "127.0.0.1", port: port, security: .tls(trustRoots: .pem(caCertificatePEM)))
         return try APNSClient(
             configuration: APNSClientConfiguration(
@@ -141,7 +151,8 @@ final class ScriptedAPNSServer: Sendable {
             let frame = unwrapInboundIn(data)
             switch frame.payload {
             case .headers(let headers):
-                let apnsID = headers.headers.first(name: "apns-id") ?? headers.headers.first(name: "apns-request-id") ?? ""
+                let apnsID =
+                    headers.headers.first(name: "apns-id") ?? headers.headers.first(name: "apns-request-id") ?? ""
                 if headers.endStream {
                     received(frame.streamID, apnsID: apnsID)
                 } else {
@@ -190,10 +201,26 @@ final class ScriptedConnection {
         if !request.apnsID.isEmpty { headers.add(name: "apns-id", value: request.apnsID) }
         if let reason {
             let body = ByteBuffer(string: #"{"reason":"\#(reason)"}"#)
-            context.write(wrap(HTTP2Frame(streamID: request.streamID, payload: .headers(.init(headers: headers)))), promise: nil)
-            context.writeAndFlush(wrap(HTTP2Frame(streamID: request.streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))), promise: nil)
+            context.write(
+                wrap(HTTP2Frame(streamID: request.streamID, payload: .headers(.init(headers: headers)))),
+                promise: nil
+            )
+            context.writeAndFlush(
+                wrap(
+                    HTTP2Frame(
+                        streamID: request.streamID,
+                        payload: .data(.init(data: .byteBuffer(body), endStream: true))
+                    )
+                ),
+                promise: nil
+            )
         } else {
-            context.writeAndFlush(wrap(HTTP2Frame(streamID: request.streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            context.writeAndFlush(
+                wrap(
+                    HTTP2Frame(streamID: request.streamID, payload: .headers(.init(headers: headers, endStream: true)))
+                ),
+                promise: nil
+            )
         }
     }
 
@@ -206,7 +233,10 @@ final class ScriptedConnection {
     /// GOAWAY naming `lastStreamID` as the last stream the server processes; then, if asked, the
     /// connection closes once the frame is out.
     func goAway(lastStreamID: HTTP2StreamID, thenClose: Bool = false) {
-        let frame = HTTP2Frame(streamID: .rootStream, payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil))
+        let frame = HTTP2Frame(
+            streamID: .rootStream,
+            payload: .goAway(lastStreamID: lastStreamID, errorCode: .noError, opaqueData: nil)
+        )
         let written = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrap(frame), promise: written)
         if thenClose {

@@ -6,14 +6,26 @@ import Testing
 /// `marquee apps` and `marquee keys`, as an operator uses them with the deployment key.
 @Suite("marquee apps and keys")
 struct AppsCommandTests {
-    @Test("an operator creates an app, installs its .p8 and makes keys; a revoked key is refused", arguments: TestBackend.allCases)
+    @Test(
+        "an operator creates an app, installs its .p8 and makes keys; a revoked key is refused",
+        arguments: TestBackend.allCases
+    )
     func operatorSetsUpAnApp(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let marquee = server.cli(key: server.deploymentKey)
 
             let created = await marquee(
-                "apps", "create", "--name", "Match Centre", "--bundle-id", "com.example.matchcentre",
-                "--team-id", "ABCDE12345", "--environment", "sandbox", "--json"
+                "apps",
+                "create",
+                "--name",
+                "Match Centre",
+                "--bundle-id",
+                "com.example.matchcentre",
+                "--team-id",
+                "ABCDE12345",
+                "--environment",
+                "sandbox",
+                "--json"
             )
             #expect(created.code == 0, "\(created)")
             let appID = try #require(created.json["id"] as? String)
@@ -30,14 +42,34 @@ struct AppsCommandTests {
             #expect(installed.code == 0, "\(installed)")
             #expect(installed.standardOutput.contains("Installed signing key DEMOKEY001 (team ABCDE12345"))
 
-            let updated = await marquee("apps", "update", appID, "--name", "Match Centre Live", "--environment", "sandbox", "--environment", "production")
+            let updated = await marquee(
+                "apps",
+                "update",
+                appID,
+                "--name",
+                "Match Centre Live",
+                "--environment",
+                "sandbox",
+                "--environment",
+                "production"
+            )
             #expect(updated.code == 0, "\(updated)")
             let shown = await marquee("apps", "show", appID)
             #expect(shown.standardOutput.contains("Match Centre Live"))
             #expect(shown.standardOutput.contains("sandbox,production"))
             #expect(shown.standardOutput.contains("DEMOKEY001"))
 
-            let publisher = await marquee("keys", "create", "--app", appID, "--role", "publisher", "--label", "scheduler", "--json")
+            let publisher = await marquee(
+                "keys",
+                "create",
+                "--app",
+                appID,
+                "--role",
+                "publisher",
+                "--label",
+                "scheduler",
+                "--json"
+            )
             #expect(publisher.code == 0, "\(publisher)")
             let publisherKey = try #require(publisher.json["key"] as? String)
             let publisherKeyID = try #require((publisher.json["apiKey"] as? [String: Any])?["id"] as? String)

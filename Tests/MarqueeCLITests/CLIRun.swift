@@ -1,5 +1,6 @@
 import Foundation
 import Synchronization
+
 @testable import MarqueeCLI
 
 /// What one `marquee …` run left behind: its exit code and everything it wrote.
@@ -15,7 +16,10 @@ struct CLIRun: Sendable, CustomStringConvertible {
     }
 
     var description: String {
-        "marquee \(arguments.joined(separator: " ")) → \(code)\n--- stdout\n\(standardOutput)--- stderr\n\(standardError)"
+        """
+        marquee \(arguments.joined(separator: " ")) → \(code)\n--- stdout\n\(standardOutput)--- \
+        stderr\n\(standardError)
+        """
     }
 }
 
@@ -29,7 +33,13 @@ struct CLI: Sendable {
     var standardErrorIsTerminal = false
 
     /// A CLI pointed at `server` through MARQUEE_SERVER, with a private profile file and home.
-    init(server: String?, apiKey: String? = nil, home: URL = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-cli-\(UUID().uuidString.prefix(8))")) {
+    init(
+        server: String?,
+        apiKey: String? = nil,
+        home: URL = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-cli-\(UUID().uuidString.prefix(8))"
+        )
+    ) {
         var environment = ["HOME": home.path, "MARQUEE_CONFIG": home.appendingPathComponent("profiles.json").path]
         environment["MARQUEE_SERVER"] = server
         environment["MARQUEE_API_KEY"] = apiKey

@@ -1,6 +1,7 @@
 import Foundation
 import MarqueeEmulator
 import Testing
+
 @testable import MarqueeCLI
 
 /// The demo's verdict on what the devices display, and its Lock Screens, from inspection
@@ -11,16 +12,26 @@ struct DeviceCensusTests {
 
     static func device(_ id: String, _ version: String, activityIDs: [String]) throws -> EmulatedDevice {
         let json: [String: Any] = [
-            "id": id, "environment": "sandbox", "bundleID": "com.example.demo", "iOSVersion": version, "deviceToken": "00",
-            "pushToStartTokens": ["MatchAttributes": "11"], "isAppInstalled": true, "isOnline": true, "activityIDs": activityIDs,
+            "id": id, "environment": "sandbox", "bundleID": "com.example.demo", "iOSVersion": version,
+            "deviceToken": "00",
+            "pushToStartTokens": ["MatchAttributes": "11"], "isAppInstalled": true, "isOnline": true,
+            "activityIDs": activityIDs,
         ]
         return try JSONDecoder().decode(EmulatedDevice.self, from: JSONSerialization.data(withJSONObject: json))
     }
 
-    static func activity(_ id: String, device: String, phase: String, moment: MatchMoment, channel: String? = nil) throws -> EmulatedActivity {
+    static func activity(
+        _ id: String,
+        device: String,
+        phase: String,
+        moment: MatchMoment,
+        channel: String? = nil
+    ) throws -> EmulatedActivity {
         var json: [String: Any] = [
-            "id": id, "deviceID": device, "environment": "sandbox", "bundleID": "com.example.demo", "attributesType": "MatchAttributes",
-            "attributes": script.attributes.compactMapValues { $0 }, "contentState": moment.contentState.compactMapValues { $0 },
+            "id": id, "deviceID": device, "environment": "sandbox", "bundleID": "com.example.demo",
+            "attributesType": "MatchAttributes",
+            "attributes": script.attributes.compactMapValues { $0 },
+            "contentState": moment.contentState.compactMapValues { $0 },
             "phase": phase, "startedAt": 0, "updatesApplied": 1, "updatesIgnored": 0,
         ]
         json["channelID"] = channel
@@ -45,7 +56,10 @@ struct DeviceCensusTests {
         #expect(census.mismatches.map(\.deviceID) == ["dev-b", "dev-c"])
         #expect(census.byVersion.map(\.showingExpected) == [0, 0, 1])
         #expect(census.byVersion.map(\.routes) == [[], ["an update token"], ["the channel"]])
-        #expect(census.text.contains("2 of 3 devices do not show ENDED  Arsenal 2 - 1 Chelsea  Full time 90+4':"), "\(census.text)")
+        #expect(
+            census.text.contains("2 of 3 devices do not show ENDED  Arsenal 2 - 1 Chelsea  Full time 90+4':"),
+            "\(census.text)"
+        )
         #expect(census.text.contains("dev-b (iOS 17.4): ACTIVE  Arsenal 1 - 1 Chelsea  2nd half 58'"), "\(census.text)")
         #expect(census.text.contains("dev-c (iOS 17.2): no Live Activity"), "\(census.text)")
     }
@@ -55,7 +69,11 @@ struct DeviceCensusTests {
         var moment = Self.script.finalMoment
         moment.lastEvent = String(repeating: "Very long last event ", count: 4)
         let activity = try Self.activity("act-a", device: "dev-a", phase: "ended", moment: moment, channel: "chan")
-        let screen = LockScreen(activity: activity, device: try Self.device("dev-a", "18.0", activityIDs: ["act-a"]), note: "full time")
+        let screen = LockScreen(
+            activity: activity,
+            device: try Self.device("dev-a", "18.0", activityIDs: ["act-a"]),
+            note: "full time"
+        )
         #expect(screen.caption == "iOS 18.0, channel, full time")
         #expect(Set(screen.lines.map(\.count)) == [LockScreen.innerWidth + 2])
         #expect(screen.lines.contains { $0.hasPrefix("│ Very long last event") && $0.hasSuffix("…│") })

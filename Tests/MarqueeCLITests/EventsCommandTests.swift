@@ -10,7 +10,10 @@ struct EventsCommandTests {
         "--planned-start", "2026-11-28T15:00:00Z", "--planned-end", "2026-11-28T17:00:00Z",
     ]
 
-    @Test("a producer puts an event, reads its channel IDs, checks the quota, reconciles, closes and deletes it", arguments: TestBackend.allCases)
+    @Test(
+        "a producer puts an event, reads its channel IDs, checks the quota, reconciles, closes and deletes it",
+        arguments: TestBackend.allCases
+    )
     func eventLifecycle(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -36,9 +39,13 @@ struct EventsCommandTests {
             let text = await marquee("events", "show", "ars-che")
             #expect(text.code == 0, "\(text)")
             #expect(text.standardOutput.contains("LATE JOINERS STARTED"), "\(text.standardOutput)")
-            let sandboxRow = text.standardOutput.split(separator: "\n").first { $0.hasPrefix("sandbox") && $0.contains(" 0 ") }
+            let sandboxRow = text.standardOutput.split(separator: "\n").first {
+                $0.hasPrefix("sandbox") && $0.contains(" 0 ")
+            }
             #expect(sandboxRow != nil, "\(text.standardOutput)")
-            let sandboxChannelID = try #require(channels.first { $0["environment"] as? String == "sandbox" }?["channelID"] as? String)
+            let sandboxChannelID = try #require(
+                channels.first { $0["environment"] as? String == "sandbox" }?["channelID"] as? String
+            )
 
             // The channel IDs per environment, as the app's key reads them.
             let asApp = server.cli(key: app.appKey)
@@ -67,7 +74,10 @@ struct EventsCommandTests {
         }
     }
 
-    @Test("a broadcast reaches the event's channel; one to an ended event is refused with exit code 5", arguments: TestBackend.allCases)
+    @Test(
+        "a broadcast reaches the event's channel; one to an ended event is refused with exit code 5",
+        arguments: TestBackend.allCases
+    )
     func broadcast(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -75,21 +85,44 @@ struct EventsCommandTests {
             #expect(await marquee.run(["events", "put", "ars-che"] + Self.event).code == 0)
 
             let update = await marquee(
-                "broadcast", "ars-che", "--event-type", "update", "--content-state", #"{"homeScore":1,"awayScore":0,"minute":23}"#,
-                "--alert-title", "Goal!", "--alert-body", "Saka scores"
+                "broadcast",
+                "ars-che",
+                "--event-type",
+                "update",
+                "--content-state",
+                #"{"homeScore":1,"awayScore":0,"minute":23}"#,
+                "--alert-title",
+                "Goal!",
+                "--alert-body",
+                "Saka scores"
             )
             #expect(update.code == 0, "\(update)")
             #expect(update.standardOutput.contains("sandbox") && update.standardOutput.contains("accepted"))
             #expect(update.standardOutput.contains("10"), "an alert asks for priority 10")
 
             let state = try temporaryFile("final.json", contents: #"{"homeScore":2,"awayScore":1,"minute":90}"#)
-            let end = await marquee("broadcast", "ars-che", "--event-type", "end", "--content-state", "@\(state.path)", "--json")
+            let end = await marquee(
+                "broadcast",
+                "ars-che",
+                "--event-type",
+                "end",
+                "--content-state",
+                "@\(state.path)",
+                "--json"
+            )
             #expect(end.code == 0, "\(end)")
             let results = try #require(end.json["results"] as? [[String: Any]])
             #expect(results.first?["status"] as? String == "accepted")
 
             #expect(await marquee("events", "close", "ars-che").code == 0)
-            let late = await marquee("broadcast", "ars-che", "--event-type", "update", "--content-state", #"{"homeScore":3}"#)
+            let late = await marquee(
+                "broadcast",
+                "ars-che",
+                "--event-type",
+                "update",
+                "--content-state",
+                #"{"homeScore":3}"#
+            )
             #expect(late.code == 5, "\(late)")
             #expect(late.standardError.hasPrefix("error: "))
             #expect(late.standardError.contains("request id: "))

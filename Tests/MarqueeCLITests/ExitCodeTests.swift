@@ -5,7 +5,13 @@ import Testing
 /// The exit codes scripts rely on, and what the errors say on standard error.
 @Suite("marquee exit codes")
 struct ExitCodeTests {
-    @Test("a bad key is 3, an unknown event 4, an invalid body 5; errors name the fields and the request id, never the key", arguments: TestBackend.allCases)
+    @Test(
+        """
+        a bad key is 3, an unknown event 4, an invalid body 5; errors name the fields and the request id, never \
+        the key
+        """,
+        arguments: TestBackend.allCases
+    )
     func errorAnswers(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -18,7 +24,9 @@ struct ExitCodeTests {
             #expect(!unauthorized.standardOutput.contains(badKey))
 
             // The app's own key may not create events: 403 is 3 as well.
-            let forbidden = await server.cli(key: app.appKey).run(["events", "put", "ars-che"] + EventsCommandTests.event)
+            let forbidden = await server.cli(key: app.appKey).run(
+                ["events", "put", "ars-che"] + EventsCommandTests.event
+            )
             #expect(forbidden.code == 3, "\(forbidden)")
 
             let missing = await server.cli(key: app.publisherKey)("events", "show", "no-such-event")
@@ -27,7 +35,16 @@ struct ExitCodeTests {
             #expect(missing.standardError.contains("request id: "))
 
             let invalid = await server.cli(key: server.deploymentKey)(
-                "apps", "create", "--name", "Scores", "--bundle-id", "com.example.scores", "--team-id", "X", "--environment", "sandbox"
+                "apps",
+                "create",
+                "--name",
+                "Scores",
+                "--bundle-id",
+                "com.example.scores",
+                "--team-id",
+                "X",
+                "--environment",
+                "sandbox"
             )
             #expect(invalid.code == 5, "\(invalid)")
             #expect(invalid.standardError.hasPrefix("error: Invalid request"))
@@ -67,7 +84,10 @@ struct ExitCodeTests {
     func help() async throws {
         let run = await CLI(server: nil)("--help")
         #expect(run.code == 0)
-        for line in ["3  authentication", "4  not found", "5  conflict or rejected input", "6  server unreachable", "7  partial success", "130  interrupted"] {
+        for line in [
+            "3  authentication", "4  not found", "5  conflict or rejected input", "6  server unreachable",
+            "7  partial success", "130  interrupted",
+        ] {
             #expect(run.standardOutput.contains(line), "\(line)")
         }
     }

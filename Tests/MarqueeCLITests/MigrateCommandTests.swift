@@ -8,7 +8,12 @@ struct MigrateCommandTests {
     /// Port 1 on loopback: nothing listens there, the connection is refused at once.
     static let unreachable = "postgres://producer:hunter2-secret@127.0.0.1:1/marquee"
 
-    @Test("a PostgreSQL that stays unreachable is tried again for --wait seconds, then refused with exit 1, never showing the password")
+    @Test(
+        """
+        a PostgreSQL that stays unreachable is tried again for --wait seconds, then refused with exit 1, never \
+        showing the password
+        """
+    )
     func waitsThenRefuses() async throws {
         let started = ContinuousClock.now
         let run = await CLI(server: nil)("migrate", "--database-url", Self.unreachable, "--wait", "2")

@@ -10,11 +10,17 @@ import Testing
 struct StartCommandTests {
     static let start = [
         "--environment", "sandbox", "--attributes", #"{"homeTeam":"Arsenal","awayTeam":"Chelsea"}"#,
-        "--content-state", #"{"homeScore":0,"awayScore":0}"#, "--alert-title", "Kick-off", "--alert-body", "Arsenal v Chelsea has started",
+        "--content-state", #"{"homeScore":0,"awayScore":0}"#, "--alert-title", "Kick-off", "--alert-body",
+        "Arsenal v Chelsea has started",
     ]
 
     /// Devices on iOS 17.4 and 18 in the emulator, their tokens imported with the CLI as a CSV file.
-    static func devices(_ count: Int, server: TestServer, app: TestApp, extraTokens: [String] = []) async throws -> [EmulatedDevice] {
+    static func devices(
+        _ count: Int,
+        server: TestServer,
+        app: TestApp,
+        extraTokens: [String] = []
+    ) async throws -> [EmulatedDevice] {
         let emulator = try server.emulator
         var devices: [EmulatedDevice] = []
         for index in 0..<count {
@@ -27,17 +33,30 @@ struct StartCommandTests {
                 )
             )
         }
-        let rows = devices.map { "\($0.pushToStartTokens["MatchAttributes"] ?? ""),\($0.iOSVersion.description),arsenal" }
+        let rows =
+            devices.map { "\($0.pushToStartTokens["MatchAttributes"] ?? ""),\($0.iOSVersion.description),arsenal" }
             + extraTokens.map { "\($0),18.0,arsenal" }
-        let file = try temporaryFile("devices.csv", contents: (["token,iosVersion,tags"] + rows).joined(separator: "\n"))
+        let file = try temporaryFile(
+            "devices.csv",
+            contents: (["token,iosVersion,tags"] + rows).joined(separator: "\n")
+        )
         let imported = await server.cli(key: app.appKey)(
-            "tokens", "import", file.path, "--environment", "sandbox", "--attributes-type", "MatchAttributes"
+            "tokens",
+            "import",
+            file.path,
+            "--environment",
+            "sandbox",
+            "--attributes-type",
+            "MatchAttributes"
         )
         guard imported.code == 0 else { throw TestSetupError("importing the devices' tokens: \(imported)") }
         return devices
     }
 
-    @Test("start --follow shows the job's progress live and ends with its summary; every device shows the activity once", arguments: TestBackend.allCases)
+    @Test(
+        "start --follow shows the job's progress live and ends with its summary; every device shows the activity once",
+        arguments: TestBackend.allCases
+    )
     func startAndFollow(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -58,7 +77,13 @@ struct StartCommandTests {
         }
     }
 
-    @Test("start without --follow prints the job; jobs list, show and follow read it; a token APNs refuses makes follow exit 7; a finished job cannot be cancelled, nor its uncertain starts resent when it has none", arguments: TestBackend.allCases)
+    @Test(
+        """
+        start without --follow prints the job; jobs list, show and follow read it; a token APNs refuses makes \
+        follow exit 7; a finished job cannot be cancelled, nor its uncertain starts resent when it has none
+        """,
+        arguments: TestBackend.allCases
+    )
     func jobs(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -74,7 +99,10 @@ struct StartCommandTests {
 
             let followed = await marquee("jobs", "follow", jobID)
             #expect(followed.code == 7, "\(followed)")
-            #expect(followed.standardOutput.contains("Job \(jobID) succeeded: 7 sent, 6 accepted, 1 failed"), "\(followed)")
+            #expect(
+                followed.standardOutput.contains("Job \(jobID) succeeded: 7 sent, 6 accepted, 1 failed"),
+                "\(followed)"
+            )
 
             let shown = await marquee("jobs", "show", jobID, "--json")
             #expect(shown.json["state"] as? String == "succeeded")
@@ -110,7 +138,13 @@ struct StartCommandTests {
         "jobs.retryMaxMilliseconds": "200",
     ]
 
-    @Test("jobs follow and show print what the confirmation did with a start's uncertain devices, and the resend hint names only those it left uncertain", arguments: TestBackend.allCases)
+    @Test(
+        """
+        jobs follow and show print what the confirmation did with a start's uncertain devices, and the resend \
+        hint names only those it left uncertain
+        """,
+        arguments: TestBackend.allCases
+    )
     func confirmation(backend: TestBackend) async throws {
         try await TestServer.run(backend, settings: Self.confirming) { server in
             let app = try await server.makeApp()
@@ -125,16 +159,26 @@ struct StartCommandTests {
             let followed = await marquee("jobs", "follow", jobID)
             #expect(followed.code == 7, "\(followed)")
             #expect(followed.standardOutput.contains("2 uncertain"), "\(followed)")
-            #expect(followed.standardOutput.contains("\nconfirmation: "), "the summary says what the confirmation did so far: \(followed)")
+            #expect(
+                followed.standardOutput.contains("\nconfirmation: "),
+                "the summary says what the confirmation did so far: \(followed)"
+            )
 
-            try await server.poll("/v1/jobs/\(jobID)", key: app.publisherKey, "the confirmation deciding both uncertain devices") { job in
+            try await server.poll(
+                "/v1/jobs/\(jobID)",
+                key: app.publisherKey,
+                "the confirmation deciding both uncertain devices"
+            ) { job in
                 let confirmation = job["confirmation"] as? [String: Any]
                 return confirmation?["waiting"] as? Int == 0 && confirmation?["uncertain"] as? Int == 2
             }
             let shown = await marquee("jobs", "show", jobID)
             #expect(shown.code == 0, "\(shown)")
             let line = shown.standardOutput.split(separator: "\n").first { $0.hasPrefix("Confirmation") }
-            #expect(line?.hasSuffix("  0 asked, 0 confirmed, 0 restarted, 0 ended, 2 uncertain, 0 waiting") == true, "\(shown)")
+            #expect(
+                line?.hasSuffix("  0 asked, 0 confirmed, 0 restarted, 0 ended, 2 uncertain, 0 waiting") == true,
+                "\(shown)"
+            )
             // Nobody could be asked: the two stay uncertain, and only they are worth a resend.
             #expect(shown.standardOutput.contains("2 starts got no answer from APNs"), "\(shown)")
             #expect(shown.standardOutput.contains("marquee jobs resend-uncertain \(jobID)"), "\(shown)")

@@ -11,7 +11,9 @@ extension TestServer {
 
 /// A file in a fresh temporary folder, for the files commands read.
 func temporaryFile(_ name: String, contents: String) throws -> URL {
-    let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-cli-\(UUID().uuidString.prefix(8))")
+    let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+        "marquee-cli-\(UUID().uuidString.prefix(8))"
+    )
     try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true)
     let url = folder.appendingPathComponent(name)
     try Data(contents.utf8).write(to: url)

@@ -1,6 +1,7 @@
 import Foundation
 import MarqueeClient
 import Testing
+
 @testable import MarqueeCLI
 
 /// Reading token files: lines of any length and ending, CSV quoting, JSON Lines fields.
@@ -30,26 +31,40 @@ struct TokenFileTests {
 
     @Test("headers match without case or separators; an unknown column refuses the file")
     func header() throws {
-        var parser = TokenRowParser(format: .csv, defaults: .init(environment: .sandbox, attributesType: "MatchAttributes"))
+        var parser = TokenRowParser(
+            format: .csv,
+            defaults: .init(environment: .sandbox, attributesType: "MatchAttributes")
+        )
         try parser.readHeader("Token, Attributes Type ,ios-version,frequent_pushes_enabled")
         let item = try parser.item("abcd,LiveScore,17.2,yes").get()
         #expect(item.token == "abcd" && item.attributesType == "LiveScore" && item.iosVersion == "17.2")
         #expect(item.environment == .sandbox && item.frequentPushesEnabled == true)
-        #expect(throws: CLIFailure.self) { var other = parser; try other.readHeader("token,colour") }
+        #expect(throws: CLIFailure.self) {
+            var other = parser
+            try other.readHeader("token,colour")
+        }
     }
 
     @Test("JSON Lines rows: booleans must be booleans, tags an array, unknown fields refused")
     func jsonRows() throws {
         let parser = TokenRowParser(format: .jsonl, defaults: .init(environment: nil, attributesType: nil))
-        let row = #"{"token":"ab","environment":"production","attributesType":"M","frequentPushesEnabled":false,"userID":null}"#
+        let row =
+            #"""
+            {"token":"ab","environment":"production","attributesType":"M","frequentPushesEnabled":false,\#
+            "userID":null}
+            """#
         let item = try parser.item(row).get()
         #expect(item.environment == .production && item.frequentPushesEnabled == false && item.userID == nil)
         #expect(throws: TokenRowParser.RowError(field: "frequentPushesEnabled", detail: "expected true or false")) {
-            try parser.item(#"{"token":"ab","environment":"sandbox","attributesType":"M","frequentPushesEnabled":1}"#).get()
+            try parser.item(#"{"token":"ab","environment":"sandbox","attributesType":"M","frequentPushesEnabled":1}"#)
+                .get()
         }
         #expect(throws: TokenRowParser.RowError(field: "environment", detail: "missing (or give --environment)")) {
             try parser.item(#"{"token":"ab","attributesType":"M"}"#).get()
         }
-        #expect((try? parser.item(#"{"token":"ab","environment":"sandbox","attributesType":"M","colour":"red"}"#).get()) == nil)
+        #expect(
+            (try? parser.item(#"{"token":"ab","environment":"sandbox","attributesType":"M","colour":"red"}"#).get())
+                == nil
+        )
     }
 }

@@ -7,7 +7,13 @@ import Testing
 struct TokenImportCommandTests {
     static func token(_ index: Int) -> String { String(format: "%064x", index) }
 
-    @Test("a CSV file is imported in batches; the row the file refuses and the row the server refuses are reported by line, exit 7", arguments: TestBackend.allCases)
+    @Test(
+        """
+        a CSV file is imported in batches; the row the file refuses and the row the server refuses are reported \
+        by line, exit 7
+        """,
+        arguments: TestBackend.allCases
+    )
     func csv(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -22,24 +28,48 @@ struct TokenImportCommandTests {
 
             let run = await server.cli(key: app.appKey)("tokens", "import", file.path, "--batch-size", "10")
             #expect(run.code == 7, "\(run)")
-            #expect(run.standardOutput.hasPrefix("Imported 23 tokens from \(file.path) (25 rows, 2 rejected)"), "\(run)")
-            #expect(run.standardError.contains(#"rejected line 6: environment: "staging" is not sandbox or production"#), "\(run)")
+            #expect(
+                run.standardOutput.hasPrefix("Imported 23 tokens from \(file.path) (25 rows, 2 rejected)"),
+                "\(run)"
+            )
+            #expect(
+                run.standardError.contains(#"rejected line 6: environment: "staging" is not sandbox or production"#),
+                "\(run)"
+            )
             #expect(run.standardError.contains("rejected line 13: token: must be the token as hex"), "\(run)")
             #expect(!run.standardError.contains("\u{1B}["), "no progress bar when standard error is not a terminal")
 
             let shown = await server.cli(key: app.appKey)(
-                "tokens", "show", Self.token(20), "--environment", "sandbox", "--attributes-type", "MatchAttributes", "--json"
+                "tokens",
+                "show",
+                Self.token(20),
+                "--environment",
+                "sandbox",
+                "--attributes-type",
+                "MatchAttributes",
+                "--json"
             )
             #expect(shown.code == 0, "\(shown)")
             #expect(shown.json["userID"] as? String == "user-20")
             #expect(shown.json["tags"] as? [String] == ["arsenal", "london"])
-            #expect(await server.cli(key: app.appKey)(
-                "tokens", "show", Self.token(5), "--environment", "sandbox", "--attributes-type", "MatchAttributes"
-            ).code == 4)
+            #expect(
+                await server.cli(key: app.appKey)(
+                    "tokens",
+                    "show",
+                    Self.token(5),
+                    "--environment",
+                    "sandbox",
+                    "--attributes-type",
+                    "MatchAttributes"
+                ).code == 4
+            )
         }
     }
 
-    @Test("a JSON Lines file with defaults from flags; a bad line is reported, the summary is JSON for scripts", arguments: TestBackend.allCases)
+    @Test(
+        "a JSON Lines file with defaults from flags; a bad line is reported, the summary is JSON for scripts",
+        arguments: TestBackend.allCases
+    )
     func jsonLines(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -49,7 +79,16 @@ struct TokenImportCommandTests {
             let file = try temporaryFile("tokens.jsonl", contents: lines.joined(separator: "\n"))
 
             let run = await server.cli(key: app.appKey)(
-                "tokens", "import", file.path, "--environment", "sandbox", "--attributes-type", "MatchAttributes", "--batch-size", "3", "--json"
+                "tokens",
+                "import",
+                file.path,
+                "--environment",
+                "sandbox",
+                "--attributes-type",
+                "MatchAttributes",
+                "--batch-size",
+                "3",
+                "--json"
             )
             #expect(run.code == 7, "\(run)")
             #expect(run.json["registered"] as? Int == 7)
@@ -61,18 +100,30 @@ struct TokenImportCommandTests {
             #expect(rejections.first?["detail"] as? String == "not a JSON object")
 
             let delete = await server.cli(key: app.appKey)(
-                "tokens", "delete", Self.token(101), "--environment", "sandbox", "--attributes-type", "MatchAttributes"
+                "tokens",
+                "delete",
+                Self.token(101),
+                "--environment",
+                "sandbox",
+                "--attributes-type",
+                "MatchAttributes"
             )
             #expect(delete.code == 0, "\(delete)")
         }
     }
 
-    @Test("a file of good rows imports with exit 0; with a terminal the progress bar is drawn on standard error", arguments: [TestBackend.sqlite])
+    @Test(
+        "a file of good rows imports with exit 0; with a terminal the progress bar is drawn on standard error",
+        arguments: [TestBackend.sqlite]
+    )
     func progressOnTerminal(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             let rows = (1...2500).map { "\(Self.token(1000 + $0)),sandbox,MatchAttributes" }
-            let file = try temporaryFile("many.csv", contents: (["token,environment,attributesType"] + rows).joined(separator: "\n"))
+            let file = try temporaryFile(
+                "many.csv",
+                contents: (["token,environment,attributesType"] + rows).joined(separator: "\n")
+            )
             var cli = server.cli(key: app.appKey)
             cli.standardErrorIsTerminal = true
             let run = await cli("tokens", "import", file.path)

@@ -35,19 +35,28 @@ struct APNSErrorReasonTests {
         #expect(APNSErrorReason.allKnown.contains(.broadcastFeatureNotEnabled))
     }
 
-    @Test("statuses follow Apple's tables", arguments: [
-        (APNSErrorReason.badDeviceToken, 400), (.channelNotRegistered, 400), (.expiredProviderToken, 403),
-        (.topicMismatch, 403), (.badPath, 404), (.methodNotAllowed, 405), (.unregistered, 410),
-        (.payloadTooLarge, 413), (.tooManyRequests, 429), (.internalServerError, 500), (.shutdown, 503),
-    ])
+    @Test(
+        "statuses follow Apple's tables",
+        arguments: [
+            (APNSErrorReason.badDeviceToken, 400), (.channelNotRegistered, 400), (.expiredProviderToken, 403),
+            (.topicMismatch, 403), (.badPath, 404), (.methodNotAllowed, 405), (.unregistered, 410),
+            (.payloadTooLarge, 413), (.tooManyRequests, 429), (.internalServerError, 500), (.shutdown, 503),
+        ]
+    )
     func statuses(reason: APNSErrorReason, status: Int) {
         #expect(reason.status == status)
     }
 
     @Test("decodes from an APNs error body")
     func decodesFromBody() throws {
-        struct Body: Decodable { var reason: APNSErrorReason; var timestamp: Int64? }
-        let body = try JSONDecoder().decode(Body.self, from: Data(#"{"reason":"Unregistered","timestamp":1700000000123}"#.utf8))
+        struct Body: Decodable {
+            var reason: APNSErrorReason
+            var timestamp: Int64?
+        }
+        let body = try JSONDecoder().decode(
+            Body.self,
+            from: Data(#"{"reason":"Unregistered","timestamp":1700000000123}"#.utf8)
+        )
         #expect(body.reason == .unregistered)
         #expect(body.timestamp == 1_700_000_000_123)
     }

@@ -12,7 +12,10 @@ struct AudiencePartitionTests {
         #expect(widths.max()! - widths.min()! <= 1)
     }
 
-    @Test("every row ID, including ones below and above the counted range, is in exactly one part", arguments: [1, 2, 7, 8])
+    @Test(
+        "every row ID, including ones below and above the counted range, is in exactly one part",
+        arguments: [1, 2, 7, 8]
+    )
     func cover(count: Int) {
         let parts = AudiencePartition.split(rowIDs: 5...60, into: count)
         #expect(parts.count == count)
@@ -24,7 +27,9 @@ struct AudiencePartitionTests {
     @Test("no more parts than rows, and one part for one row")
     func fewRows() {
         #expect(AudiencePartition.split(rowIDs: 9...11, into: 8).count == 3)
-        #expect(AudiencePartition.split(rowIDs: 42...42, into: 8) == [AudiencePartition(afterRowID: nil, throughRowID: nil)])
+        #expect(
+            AudiencePartition.split(rowIDs: 42...42, into: 8) == [AudiencePartition(afterRowID: nil, throughRowID: nil)]
+        )
     }
 
     @Test("row IDs near the top of Int64 split without overflow")

@@ -4,9 +4,12 @@ import Testing
 
 @Suite("Domain rules")
 struct DomainRuleTests {
-    @Test("a timestamp is max(now, last + 1)", arguments: [
-        (nil as Int64?, Int64(100), Int64(100)), (99, 100, 100), (100, 100, 101), (150, 100, 151),
-    ])
+    @Test(
+        "a timestamp is max(now, last + 1)",
+        arguments: [
+            (nil as Int64?, Int64(100), Int64(100)), (99, 100, 100), (100, 100, 101), (150, 100, 151),
+        ]
+    )
     func monotonicTimestamp(last: Int64?, now: Int64, expected: Int64) {
         #expect(MonotonicTimestamp.next(after: last, now: now) == expected)
     }
@@ -15,9 +18,21 @@ struct DomainRuleTests {
     func invalidationRule() {
         let registered = Date(timeIntervalSince1970: 1_767_225_600)
         let ms = Int64(registered.timeIntervalSince1970 * 1000)
-        #expect(TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: ms + 1).retires(tokenLastRegisteredAt: registered))
-        #expect(!TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: ms).retires(tokenLastRegisteredAt: registered))
-        #expect(!TokenInvalidation(reason: .expiredToken, apnsTimestampMilliseconds: ms - 5000).retires(tokenLastRegisteredAt: registered))
+        #expect(
+            TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: ms + 1).retires(
+                tokenLastRegisteredAt: registered
+            )
+        )
+        #expect(
+            !TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: ms).retires(
+                tokenLastRegisteredAt: registered
+            )
+        )
+        #expect(
+            !TokenInvalidation(reason: .expiredToken, apnsTimestampMilliseconds: ms - 5000).retires(
+                tokenLastRegisteredAt: registered
+            )
+        )
     }
 
     @Test("a channel's lifecycle allows only forward moves")
@@ -37,7 +52,9 @@ struct DomainRuleTests {
         let response = StoredResponse(status: 200, body: [])
         #expect(IdempotencyClaim(existingRequestHash: "a", requestHash: "b", response: response) == .mismatch)
         #expect(IdempotencyClaim(existingRequestHash: "a", requestHash: "a", response: nil) == .inProgress)
-        #expect(IdempotencyClaim(existingRequestHash: "a", requestHash: "a", response: response) == .completed(response))
+        #expect(
+            IdempotencyClaim(existingRequestHash: "a", requestHash: "a", response: response) == .completed(response)
+        )
     }
 
     @Test("an activity's current update token is its newest unretired one")
@@ -54,12 +71,30 @@ struct DomainRuleTests {
 
     @Test("secrets and tokens stay out of descriptions")
     func descriptions() {
-        let key = APIKey(appID: AppID(), role: .admin, prefix: "abc123", secretHash: [1, 2, 3], label: "ops", createdAt: Date())
+        let key = APIKey(
+            appID: AppID(),
+            role: .admin,
+            prefix: "abc123",
+            secretHash: [1, 2, 3],
+            label: "ops",
+            createdAt: Date()
+        )
         #expect(key.description == "APIKey(abc123, admin)")
         let token = PushToStartToken(
-            rowID: 7, appID: AppID(), environment: .sandbox, attributesType: "A", token: "0123456789abcdef0123456789abcdef",
-            deviceID: nil, userID: nil, tags: [], iosVersion: nil, frequentPushesEnabled: false,
-            firstRegisteredAt: Date(), lastRegisteredAt: Date(), invalidatedAt: nil, invalidationReason: nil
+            rowID: 7,
+            appID: AppID(),
+            environment: .sandbox,
+            attributesType: "A",
+            token: "0123456789abcdef0123456789abcdef",
+            deviceID: nil,
+            userID: nil,
+            tags: [],
+            iosVersion: nil,
+            frequentPushesEnabled: false,
+            firstRegisteredAt: Date(),
+            lastRegisteredAt: Date(),
+            invalidatedAt: nil,
+            invalidationReason: nil
         )
         #expect(token.description == "PushToStartToken(#7, …89abcdef)")
     }

@@ -6,8 +6,12 @@ import Testing
 struct JSONValueTests {
     @Test("objects keep key order and integers stay integers when serialized")
     func serializesFaithfully() {
-        let value: JSONValue = ["homeTeamScore": 2, "awayTeamScore": 1, "period": "2nd half", "ratio": 0.5, "note": nil]
-        #expect(value.jsonString == #"{"homeTeamScore":2,"awayTeamScore":1,"period":"2nd half","ratio":0.5,"note":null}"#)
+        let value: JSONValue = [
+            "homeTeamScore": 2, "awayTeamScore": 1, "period": "2nd half", "ratio": 0.5, "note": nil,
+        ]
+        #expect(
+            value.jsonString == #"{"homeTeamScore":2,"awayTeamScore":1,"period":"2nd half","ratio":0.5,"note":null}"#
+        )
     }
 
     @Test("strings are escaped as JSON requires")

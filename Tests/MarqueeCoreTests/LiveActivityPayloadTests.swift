@@ -30,7 +30,8 @@ struct LiveActivityPayloadTests {
             {"aps":{"timestamp":1767225600,"event":"start","attributes-type":"MatchAttributes",\#
             "attributes":{"homeTeam":"Home FC","awayTeam":"Away FC"},"content-state":{"homeTeamScore":0,\#
             "awayTeamScore":0},"input-push-channel":"dHN0LXNyY2gtY2hubA==","stale-date":1767229200,\#
-            "relevance-score":75.0,"alert":{"title":{"loc-key":"%@ vs %@ has started","loc-args":["Home FC","Away FC"]},\#
+            "relevance-score":75.0,"alert":{"title":{"loc-key":"%@ vs %@ has started","loc-args":["Home FC","Away \#
+            FC"]},\#
             "body":"Follow the match live","sound":"default"}}}
             """#
         #expect(json == expected)
@@ -55,7 +56,13 @@ struct LiveActivityPayloadTests {
         let payload = LiveActivityPayload.update(contentState: state, timestamp: kickoff)
         #expect(
             payload.jsonObject.jsonBytes
-                == Array(#"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"snake_case_key":1,"camelCaseKey":2.5,"nested":{"Mixed-Key":[1,"two"]}}}}"#.utf8)
+                == Array(
+                    #"""
+                    {"aps":{"timestamp":1767225600,"event":"update","content-state":{"snake_case_key":1,\#
+                    "camelCaseKey":2.5,"nested":{"Mixed-Key":[1,"two"]}}}}
+                    """#
+                    .utf8
+                )
         )
     }
 
@@ -68,7 +75,13 @@ struct LiveActivityPayloadTests {
         )
         #expect(
             payload.jsonObject.jsonBytes
-                == Array(#"{"aps":{"timestamp":1767225600,"event":"end","content-state":{"score":"3-1"},"dismissal-date":1767229200}}"#.utf8)
+                == Array(
+                    #"""
+                    {"aps":{"timestamp":1767225600,"event":"end","content-state":{"score":"3-1"},\#
+                    "dismissal-date":1767229200}}
+                    """#
+                    .utf8
+                )
         )
     }
 

@@ -11,21 +11,30 @@ struct UUIDCanonicalTests {
             #expect(UUID(canonical: uuid.uuidString) == uuid)
             #expect(UUID(canonical: uuid.uuidString.lowercased()) == uuid)
         }
-        #expect(UUID(canonical: "00000000-0000-0000-0000-000000000000") == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)))
-        #expect(UUID(canonical: "FFFFFFFF-ffff-FfFf-0123-456789abcdef") == UUID(uuidString: "ffffffff-ffff-ffff-0123-456789ABCDEF"))
+        #expect(
+            UUID(canonical: "00000000-0000-0000-0000-000000000000")
+                == UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
+        )
+        #expect(
+            UUID(canonical: "FFFFFFFF-ffff-FfFf-0123-456789abcdef")
+                == UUID(uuidString: "ffffffff-ffff-ffff-0123-456789ABCDEF")
+        )
     }
 
-    @Test("refuses what UUID(uuidString:) refuses", arguments: [
-        "",
-        "0123456789abcdef0123456789abcdef",
-        "01234567-89ab-cdef-0123-456789abcde",
-        "01234567-89ab-cdef-0123-456789abcdef0",
-        "0123456-789ab-cdef-0123-456789abcdef",
-        "01234567_89ab_cdef_0123_456789abcdef",
-        "01234567-89ab-cdef-0123-456789abcdeg",
-        "{1234567-89ab-cdef-0123-456789abcdef}",
-        "01234567-89ab-cdef-0123-456789abcdé",
-    ])
+    @Test(
+        "refuses what UUID(uuidString:) refuses",
+        arguments: [
+            "",
+            "0123456789abcdef0123456789abcdef",
+            "01234567-89ab-cdef-0123-456789abcde",
+            "01234567-89ab-cdef-0123-456789abcdef0",
+            "0123456-789ab-cdef-0123-456789abcdef",
+            "01234567_89ab_cdef_0123_456789abcdef",
+            "01234567-89ab-cdef-0123-456789abcdeg",
+            "{1234567-89ab-cdef-0123-456789abcdef}",
+            "01234567-89ab-cdef-0123-456789abcdé",
+        ]
+    )
     func refuses(_ text: String) {
         #expect(UUID(canonical: text) == nil)
         #expect(UUID(uuidString: text) == nil)

@@ -43,12 +43,19 @@ extension EmulatorTests {
         }
 
         private func register(_ fixture: EmulatorFixture) throws -> EmulatedDevice {
-            try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID, pushToStartAttributesTypes: ["MatchAttributes"])
+            try fixture.emulator.registerDevice(
+                environment: .sandbox,
+                bundleID: EmulatorFixture.bundleID,
+                pushToStartAttributesTypes: ["MatchAttributes"]
+            )
         }
 
         private func start(_ fixture: EmulatorFixture, _ device: EmulatedDevice) async throws {
             let token = try #require(device.pushToStartTokens["MatchAttributes"])
-            let response = try await fixture.pushLiveActivity(to: token, body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true))
+            let response = try await fixture.pushLiveActivity(
+                to: token,
+                body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true)
+            )
             #expect(response.status == 200)
         }
 
@@ -59,7 +66,10 @@ extension EmulatorTests {
             defer { Task { await client.close() } }
             let response = try await client.send(
                 path: "/3/device/\(device.deviceToken)",
-                headers: [try fixture.bearer(), ("apns-push-type", "background"), ("apns-topic", EmulatorFixture.bundleID), ("apns-priority", "5")],
+                headers: [
+                    try fixture.bearer(), ("apns-push-type", "background"), ("apns-topic", EmulatorFixture.bundleID),
+                    ("apns-priority", "5"),
+                ],
                 body: #"{"aps":{"content-available":1},"marquee":{"ask":"presence","events":[\#(list)]}}"#
             )
             #expect(response.status == 200)
@@ -67,7 +77,11 @@ extension EmulatorTests {
 
         /// Waits until `count` wakes were scheduled, moves the clock past them, and waits until
         /// they have played.
-        private func play(_ fixture: EmulatorFixture, scheduled count: Int, advancing seconds: TimeInterval) async throws {
+        private func play(
+            _ fixture: EmulatorFixture,
+            scheduled count: Int,
+            advancing seconds: TimeInterval
+        ) async throws {
             let before = await fixture.emulator.appWakesPlayed
             try await eventually("\(count) wakes scheduled") { await fixture.emulator.pendingAppWakes == count }
             fixture.clock.advance(by: seconds)
@@ -97,20 +111,31 @@ extension EmulatorTests {
 
                 // An update changes nothing the app reports: showing was said once.
                 let updateToken = try #require(activity.updateToken)
-                let update = try await fixture.pushLiveActivity(to: updateToken, body: Payloads.update(score: "1-0", timestamp: fixture.nowSeconds))
+                let update = try await fixture.pushLiveActivity(
+                    to: updateToken,
+                    body: Payloads.update(score: "1-0", timestamp: fixture.nowSeconds)
+                )
                 #expect(update.status == 200)
                 try await play(fixture, scheduled: 1, advancing: 2)
                 #expect(marquee.requests.count == 1)
 
                 // An end is reported as ended.
-                let end = try await fixture.pushLiveActivity(to: updateToken, body: Payloads.end(score: "1-0", timestamp: fixture.nowSeconds))
+                let end = try await fixture.pushLiveActivity(
+                    to: updateToken,
+                    body: Payloads.end(score: "1-0", timestamp: fixture.nowSeconds)
+                )
                 #expect(end.status == 200)
                 try await play(fixture, scheduled: 1, advancing: 2)
                 #expect(marquee.requests.map { $0.json["state"] } == ["showing", "ended"])
             }
         }
 
-        @Test("Marquee's background push: an answering device reports showing for its event and absent for one it has no activity of")
+        @Test(
+            """
+            Marquee's background push: an answering device reports showing for its event and absent for one it \
+            has no activity of
+            """
+        )
         func backgroundPushAnswered() async throws {
             try await withPlayedApp { fixture, marquee in
                 let device = try register(fixture)
@@ -170,7 +195,12 @@ extension EmulatorTests {
             }
         }
 
-        @Test("Shares are drawn per device from the seed: exact counts for seed 7, the same devices again with the same seed")
+        @Test(
+            """
+            Shares are drawn per device from the seed: exact counts for seed 7, the same devices again with the \
+            same seed
+            """
+        )
         func seededShares() async throws {
             func population() async throws -> [EmulatedAppTraits] {
                 var result: [EmulatedAppTraits] = []
@@ -182,7 +212,11 @@ extension EmulatorTests {
                     shares.seed = 7
                 }) { fixture, _ in
                     let devices = try fixture.emulator.registerDevices(
-                        count: 1000, environment: .sandbox, bundleID: EmulatorFixture.bundleID, pushToStartAttributesTypes: ["MatchAttributes"])
+                        count: 1000,
+                        environment: .sandbox,
+                        bundleID: EmulatorFixture.bundleID,
+                        pushToStartAttributesTypes: ["MatchAttributes"]
+                    )
                     #expect(devices.filter { !$0.isOnline }.count == 210)
                     #expect(devices.filter { !$0.areLiveActivitiesEnabled }.count == 292)
                     let traits = devices.compactMap(\.appTraits)
@@ -200,7 +234,12 @@ extension EmulatorTests {
             #expect(first == second)
         }
 
-        @Test("A device offline at registration: APNs holds Marquee's background push; back online, the app wakes and answers")
+        @Test(
+            """
+            A device offline at registration: APNs holds Marquee's background push; back online, the app wakes \
+            and answers
+            """
+        )
         func offlineDeviceAnswersWhenBack() async throws {
             try await withPlayedApp({ $0.offlineAtRegistration = 1 }) { fixture, marquee in
                 let device = try register(fixture)
@@ -214,13 +253,26 @@ extension EmulatorTests {
             }
         }
 
-        @Test("Through the inspection API: an app is connected (its key never shown), a device's traits read, the app launched")
+        @Test(
+            """
+            Through the inspection API: an app is connected (its key never shown), a device's traits read, the \
+            app launched
+            """
+        )
         func inspectionAPI() async throws {
             let marquee = try await RecordingMarquee.start()
             defer { Task { await marquee.stop() } }
             try await EmulatorFixture.with { fixture in
-                let connect = #"{"baseURL":"\#(marquee.baseURL.absoluteString)","appKey":"\#(Self.appKey)","eventKeyAttribute":"matchId"}"#
-                let (status, connected) = try await fixture.inspect("PUT", "/v1/apps/\(EmulatorFixture.bundleID)/marquee", body: connect)
+                let connect =
+                    #"""
+                    {"baseURL":"\#(marquee.baseURL.absoluteString)","appKey":"\#(Self.appKey)",\#
+                    "eventKeyAttribute":"matchId"}
+                    """#
+                let (status, connected) = try await fixture.inspect(
+                    "PUT",
+                    "/v1/apps/\(EmulatorFixture.bundleID)/marquee",
+                    body: connect
+                )
                 #expect(status == 200)
                 let (_, apps) = try await fixture.inspect("GET", "/v1/apps")
                 for body in [connected, apps] {
@@ -236,7 +288,11 @@ extension EmulatorTests {
                 #expect(traits == fixture.emulator.device(id: device.id, in: .sandbox)?.appTraits)
                 #expect(traits?.neverReports == false)
 
-                let (launched, _) = try await fixture.inspect("POST", "/v1/sandbox/devices/\(device.id)/launch", body: #"{"liveEvents":["m7"]}"#)
+                let (launched, _) = try await fixture.inspect(
+                    "POST",
+                    "/v1/sandbox/devices/\(device.id)/launch",
+                    body: #"{"liveEvents":["m7"]}"#
+                )
                 #expect(launched == 200)
                 try await eventually("the launch reported") { marquee.requests.count == 1 }
                 #expect(marquee.requests.first?.path.hasPrefix("/v1/events/m7/presence/") == true)
@@ -244,7 +300,12 @@ extension EmulatorTests {
             }
         }
 
-        @Test("A report Marquee did not take (503) is sent again after MarqueeKit's retry wait; one it refused (422) is not")
+        @Test(
+            """
+            A report Marquee did not take (503) is sent again after MarqueeKit's retry wait; one it refused (422) \
+            is not
+            """
+        )
         func failedReportIsRetried() async throws {
             try await withPlayedApp { fixture, marquee in
                 let device = try register(fixture)

@@ -6,7 +6,8 @@ import Testing
 extension EmulatorTests {
     @Suite("Broadcasts: POST /4/broadcasts/apps/<bundleID> on a channel")
     struct BroadcastTests {
-        private static let update = #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"score":"1-0"}}}"#
+        private static let update =
+            #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{"score":"1-0"}}}"#
 
         private func send(
             _ fixture: EmulatorFixture,
@@ -16,7 +17,10 @@ extension EmulatorTests {
             replacing overrides: [(String, String?)] = [],
             body: String = Self.update
         ) async throws -> TestResponse {
-            var headers: [(String, String)] = [try fixture.bearer(), ("apns-push-type", "liveactivity"), ("apns-expiration", "0"), ("apns-priority", "10")]
+            var headers: [(String, String)] = [
+                try fixture.bearer(), ("apns-push-type", "liveactivity"), ("apns-expiration", "0"),
+                ("apns-priority", "10"),
+            ]
             if let channelID { headers.append(("apns-channel-id", channelID)) }
             for (name, value) in overrides {
                 headers.removeAll { $0.0 == name }
@@ -24,7 +28,12 @@ extension EmulatorTests {
             }
             let client = try await fixture.connect()
             defer { Task { await client.close() } }
-            return try await client.send(method: method, path: "/4/broadcasts/apps/\(bundleID)", headers: headers, body: body)
+            return try await client.send(
+                method: method,
+                path: "/4/broadcasts/apps/\(bundleID)",
+                headers: headers,
+                body: body
+            )
         }
 
         @Test("A broadcast answers 200 with apns-request-id and apns-unique-id, and is recorded for the channel")
@@ -32,7 +41,11 @@ extension EmulatorTests {
             try await EmulatorFixture.with { fixture in
                 let channelID = try await fixture.createChannel(policy: 0)
                 let requestID = "6a3c5b1e-8f0d-4c59-9d0a-1b2c3d4e5f60"
-                let response = try await send(fixture, channelID: channelID, replacing: [("apns-request-id", requestID)])
+                let response = try await send(
+                    fixture,
+                    channelID: channelID,
+                    replacing: [("apns-request-id", requestID)]
+                )
                 #expect(response.status == 200)
                 #expect(response.header("apns-request-id") == requestID)
                 #expect(response.header("apns-unique-id") != nil)
@@ -46,7 +59,9 @@ extension EmulatorTests {
 
         @Test("A channel over its hourly publishing budget answers 429 TooManyRequests; each policy has its own budget")
         func publishingBudget() async throws {
-            try await EmulatorFixture.with({ $0.broadcastBudgetPerHour = [.noMessageStored: 3, .mostRecentMessageStored: 1] }) { fixture in
+            try await EmulatorFixture.with({
+                $0.broadcastBudgetPerHour = [.noMessageStored: 3, .mostRecentMessageStored: 1]
+            }) { fixture in
                 let frequent = try await fixture.createChannel(policy: 0)
                 let other = try await fixture.createChannel(policy: 0)
                 let stored = try await fixture.createChannel(policy: 1)
@@ -65,18 +80,29 @@ extension EmulatorTests {
             }
         }
 
-        @Test("`Liveactivity`, spelled as in Apple's tables, is accepted in both profiles", arguments: APNSEmulatorProfile.allCases)
+        @Test(
+            "`Liveactivity`, spelled as in Apple's tables, is accepted in both profiles",
+            arguments: APNSEmulatorProfile.allCases
+        )
         func pushTypeSpelling(profile: APNSEmulatorProfile) async throws {
             try await EmulatorFixture.with(profile: profile) { fixture in
                 let channelID = try await fixture.createChannel(policy: 1)
-                let response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", "Liveactivity")])
+                let response = try await send(
+                    fixture,
+                    channelID: channelID,
+                    replacing: [("apns-push-type", "Liveactivity")]
+                )
                 #expect(response.status == 200)
             }
         }
 
         @Test(
-            "No apns-expiration answers BadExpirationDate as observed; the documented profile accepts it, as Apple's curl examples do",
-            arguments: [(APNSEmulatorProfile.observed, 400, "BadExpirationDate"), (.documented, 200, nil)] as [(APNSEmulatorProfile, Int, String?)]
+            """
+            No apns-expiration answers BadExpirationDate as observed; the documented profile accepts it, as \
+            Apple's curl examples do
+            """,
+            arguments: [(APNSEmulatorProfile.observed, 400, "BadExpirationDate"), (.documented, 200, nil)]
+                as [(APNSEmulatorProfile, Int, String?)]
         )
         func missingExpiration(profile: APNSEmulatorProfile, status: Int, reason: String?) async throws {
             try await EmulatorFixture.with(profile: profile) { fixture in
@@ -88,7 +114,10 @@ extension EmulatorTests {
         }
 
         @Test(
-            "A well-formed channel ID that never existed answers BadChannelId as observed, ChannelNotRegistered as documented; a deleted one ChannelNotRegistered in both",
+            """
+            A well-formed channel ID that never existed answers BadChannelId as observed, ChannelNotRegistered as \
+            documented; a deleted one ChannelNotRegistered in both
+            """,
             arguments: [(APNSEmulatorProfile.observed, "BadChannelId"), (.documented, "ChannelNotRegistered")]
         )
         func neverCreatedChannel(profile: APNSEmulatorProfile, reason: String) async throws {
@@ -116,7 +145,10 @@ extension EmulatorTests {
             try await EmulatorFixture.with(profile: .documented, { $0.broadcastRequiresExpiration = true }) { fixture in
                 #expect(fixture.emulator.configuration.profile == .documented)
                 let channelID = try await fixture.createChannel(policy: 1)
-                #expect(try await send(fixture, channelID: channelID, replacing: [("apns-expiration", nil)]).reason == "BadExpirationDate")
+                #expect(
+                    try await send(fixture, channelID: channelID, replacing: [("apns-expiration", nil)]).reason
+                        == "BadExpirationDate"
+                )
                 #expect(try await send(fixture, channelID: "q83vEjRWeJCrze8SNFZ4kA==").reason == "ChannelNotRegistered")
             }
         }
@@ -130,9 +162,16 @@ extension EmulatorTests {
             }
         }
 
-        @Test("With throttling on, a channel publishing faster than its rate answers 429 TooManyRequests until it slows down")
+        @Test(
+            """
+            With throttling on, a channel publishing faster than its rate answers 429 TooManyRequests until it \
+            slows down
+            """
+        )
         func throttle() async throws {
-            try await EmulatorFixture.with({ $0.broadcastThrottle = APNSEmulatorBroadcastThrottle(interval: 1, burst: 2) }) { fixture in
+            try await EmulatorFixture.with({
+                $0.broadcastThrottle = APNSEmulatorBroadcastThrottle(interval: 1, burst: 2)
+            }) { fixture in
                 let channelID = try await fixture.createChannel(policy: 0)
                 let other = try await fixture.createChannel(policy: 0)
                 #expect(try await send(fixture, channelID: channelID).status == 200)
@@ -160,7 +199,9 @@ extension EmulatorTests {
                 let refused = try await send(fixture, channelID: noStorage, replacing: [("apns-expiration", later)])
                 #expect(refused.status == 400)
                 #expect(refused.reason == "BadExpirationDate")
-                #expect(try await send(fixture, channelID: stored, replacing: [("apns-expiration", later)]).status == 200)
+                #expect(
+                    try await send(fixture, channelID: stored, replacing: [("apns-expiration", later)]).status == 200
+                )
             }
         }
 
@@ -169,7 +210,10 @@ extension EmulatorTests {
             try await EmulatorFixture.with({ $0.rejectsBroadcastExpirationBeyondStorageLimit = true }) { fixture in
                 let stored = try await fixture.createChannel(policy: 1)
                 let tooLate = String(fixture.nowSeconds + 9 * 3600)
-                #expect(try await send(fixture, channelID: stored, replacing: [("apns-expiration", tooLate)]).reason == "BadExpirationDate")
+                #expect(
+                    try await send(fixture, channelID: stored, replacing: [("apns-expiration", tooLate)]).reason
+                        == "BadExpirationDate"
+                )
             }
         }
 
@@ -195,23 +239,39 @@ extension EmulatorTests {
         )
         func brokenRequests(broken: String, status: Int, reason: String) async throws {
             try await EmulatorFixture.with { fixture in
-                _ = try fixture.emulator.makeDemoKey(teamID: "TEAM000002", keyID: "KEY0000002", bundleID: "com.example.foreign")
+                _ = try fixture.emulator.makeDemoKey(
+                    teamID: "TEAM000002",
+                    keyID: "KEY0000002",
+                    bundleID: "com.example.foreign"
+                )
                 let channelID = try await fixture.createChannel(policy: 0)
                 let response: TestResponse
                 switch broken {
                 case "missing channel": response = try await send(fixture, channelID: nil)
                 case "bad channel": response = try await send(fixture, channelID: "%%%")
                 case "unknown channel": response = try await send(fixture, channelID: "dHN0LXNyY2gtY2hubA==")
-                case "no push type": response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", nil)])
-                case "alert push type": response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", "alert")])
-                case "bad expiration": response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", "soon")])
-                case "bad priority": response = try await send(fixture, channelID: channelID, replacing: [("apns-priority", "3")])
-                case "bad request id": response = try await send(fixture, channelID: channelID, replacing: [("apns-request-id", "1234")])
-                case "suffixed topic": response = try await send(fixture, bundleID: EmulatorFixture.topic, channelID: channelID)
-                case "foreign topic": response = try await send(fixture, bundleID: "com.example.foreign", channelID: channelID)
+                case "no push type":
+                    response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", nil)])
+                case "alert push type":
+                    response = try await send(fixture, channelID: channelID, replacing: [("apns-push-type", "alert")])
+                case "bad expiration":
+                    response = try await send(fixture, channelID: channelID, replacing: [("apns-expiration", "soon")])
+                case "bad priority":
+                    response = try await send(fixture, channelID: channelID, replacing: [("apns-priority", "3")])
+                case "bad request id":
+                    response = try await send(fixture, channelID: channelID, replacing: [("apns-request-id", "1234")])
+                case "suffixed topic":
+                    response = try await send(fixture, bundleID: EmulatorFixture.topic, channelID: channelID)
+                case "foreign topic":
+                    response = try await send(fixture, bundleID: "com.example.foreign", channelID: channelID)
                 case "empty body": response = try await send(fixture, channelID: channelID, body: "")
                 case "not JSON": response = try await send(fixture, channelID: channelID, body: "{\"aps\":")
-                case "5121 bytes": response = try await send(fixture, channelID: channelID, body: "{\"p\":\"" + String(repeating: "x", count: 5113) + "\"}")
+                case "5121 bytes":
+                    response = try await send(
+                        fixture,
+                        channelID: channelID,
+                        body: "{\"p\":\"" + String(repeating: "x", count: 5113) + "\"}"
+                    )
                 case "GET": response = try await send(fixture, method: "GET", channelID: channelID)
                 default: response = try await send(fixture, channelID: channelID, replacing: [("authorization", nil)])
                 }

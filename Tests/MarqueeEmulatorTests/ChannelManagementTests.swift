@@ -32,7 +32,11 @@ extension EmulatorTests {
                 #expect(read.json?["push-type"] as? String == "LiveActivity")
                 #expect(read.header("apns-request-id") != nil)
 
-                let list = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                let list = try await client.send(
+                    method: "GET",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels",
+                    headers: [try fixture.bearer()]
+                )
                 #expect(list.status == 200)
                 #expect(list.json?["channels"] as? [String] == [channelID])
 
@@ -49,7 +53,11 @@ extension EmulatorTests {
                 )
                 #expect(again.status == 400)
                 #expect(again.reason == "ChannelNotRegistered")
-                let emptyList = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                let emptyList = try await client.send(
+                    method: "GET",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels",
+                    headers: [try fixture.bearer()]
+                )
                 #expect(emptyList.json?["channels"] as? [String] == [])
                 await client.close()
             }
@@ -59,9 +67,19 @@ extension EmulatorTests {
             "Broken channel requests get the reasons Apple's servers send",
             arguments: [
                 ("POST", "channels", nil, #"{"message-storage-policy": 1}"#, 400, "BadRequestParams"),
-                ("POST", "channels", nil, #"{"message-storage-policy": 1, "push-type": "LiveActivity", "colour": "red"}"#, 400, "BadRequestParams"),
-                ("POST", "channels", nil, #"{"message-storage-policy": 7, "push-type": "LiveActivity"}"#, 400, "BadRequestParams"),
-                ("POST", "channels", nil, #"{"message-storage-policy": 1, "push-type": "alert"}"#, 400, "InvalidPushType"),
+                (
+                    "POST", "channels", nil,
+                    #"{"message-storage-policy": 1, "push-type": "LiveActivity", "colour": "red"}"#, 400,
+                    "BadRequestParams"
+                ),
+                (
+                    "POST", "channels", nil, #"{"message-storage-policy": 7, "push-type": "LiveActivity"}"#, 400,
+                    "BadRequestParams"
+                ),
+                (
+                    "POST", "channels", nil, #"{"message-storage-policy": 1, "push-type": "alert"}"#, 400,
+                    "InvalidPushType"
+                ),
                 ("POST", "channels", nil, #"{"message-storage-policy": "#, 400, "BadRequestPayload"),
                 ("POST", "channels", nil, "", 400, "PayloadEmpty"),
                 ("GET", "channels", nil, "", 400, "MissingChannelId"),
@@ -74,12 +92,24 @@ extension EmulatorTests {
                 ("GET", "channels/dHN0LXNyY2gtY2hubA==", nil, "", 404, "BadPath"),
             ] as [(String, String, String?, String, Int, String)]
         )
-        func brokenRequests(method: String, resource: String, channelID: String?, body: String, status: Int, reason: String) async throws {
+        func brokenRequests(
+            method: String,
+            resource: String,
+            channelID: String?,
+            body: String,
+            status: Int,
+            reason: String
+        ) async throws {
             try await EmulatorFixture.with { fixture in
                 let client = try await fixture.connect(.channelManagement)
                 var headers = [try fixture.bearer()]
                 if let channelID { headers.append(("apns-channel-id", channelID)) }
-                let response = try await client.send(method: method, path: "/1/apps/\(EmulatorFixture.bundleID)/\(resource)", headers: headers, body: body)
+                let response = try await client.send(
+                    method: method,
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/\(resource)",
+                    headers: headers,
+                    body: body
+                )
                 #expect(response.status == status)
                 #expect(response.reason == reason)
                 #expect(response.header("apns-request-id") != nil)
@@ -89,18 +119,36 @@ extension EmulatorTests {
         }
 
         @Test(
-            "A bundle with a push-type suffix, of another team, or without broadcast answers TopicDisallowed, TopicMismatch, and the profile's FeatureNotEnabled",
-            arguments: [(APNSEmulatorProfile.observed, "BroadcastFeatureNotEnabled"), (.documented, "FeatureNotEnabled")]
+            """
+            A bundle with a push-type suffix, of another team, or without broadcast answers TopicDisallowed, \
+            TopicMismatch, and the profile's FeatureNotEnabled
+            """,
+            arguments: [
+                (APNSEmulatorProfile.observed, "BroadcastFeatureNotEnabled"), (.documented, "FeatureNotEnabled"),
+            ]
         )
         func topicRules(profile: APNSEmulatorProfile, featureReason: String) async throws {
             try await EmulatorFixture.with(profile: profile) { fixture in
-                _ = try fixture.emulator.makeDemoKey(teamID: "TEAM000002", keyID: "KEY0000002", bundleID: "com.example.foreign")
-                try fixture.emulator.registerApp(bundleID: "com.example.nobroadcast", teamID: fixture.key.teamID, broadcastEnabled: false)
+                _ = try fixture.emulator.makeDemoKey(
+                    teamID: "TEAM000002",
+                    keyID: "KEY0000002",
+                    bundleID: "com.example.foreign"
+                )
+                try fixture.emulator.registerApp(
+                    bundleID: "com.example.nobroadcast",
+                    teamID: fixture.key.teamID,
+                    broadcastEnabled: false
+                )
                 let client = try await fixture.connect(.channelManagement)
                 for (bundleID, reason) in [
-                    (EmulatorFixture.topic, "TopicDisallowed"), ("com.example.foreign", "TopicMismatch"), ("com.example.nobroadcast", featureReason),
+                    (EmulatorFixture.topic, "TopicDisallowed"), ("com.example.foreign", "TopicMismatch"),
+                    ("com.example.nobroadcast", featureReason),
                 ] {
-                    let response = try await client.send(method: "GET", path: "/1/apps/\(bundleID)/all-channels", headers: [try fixture.bearer()])
+                    let response = try await client.send(
+                        method: "GET",
+                        path: "/1/apps/\(bundleID)/all-channels",
+                        headers: [try fixture.bearer()]
+                    )
                     #expect(response.reason == reason, "\(bundleID)")
                 }
                 // Channel creation, where Apple's servers were seen answering it, says the same (400).
@@ -139,18 +187,29 @@ extension EmulatorTests {
                 _ = try await fixture.createChannel()
                 _ = try await fixture.createChannel()
                 let client = try await fixture.connect(.channelManagement)
-                let listed = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                let listed = try await client.send(
+                    method: "GET",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels",
+                    headers: [try fixture.bearer()]
+                )
                 #expect(listed.status == 429)
                 #expect(listed.reason == "TooManyRequests")
                 fixture.clock.advance(by: 3600)
-                let later = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                let later = try await client.send(
+                    method: "GET",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels",
+                    headers: [try fixture.bearer()]
+                )
                 #expect(later.status == 200)
                 await client.close()
             }
         }
 
         @Test(
-            "Deleting an unknown or already-deleted channel answers 404 BadPath as observed, 400 ChannelNotRegistered as documented",
+            """
+            Deleting an unknown or already-deleted channel answers 404 BadPath as observed, 400 \
+            ChannelNotRegistered as documented
+            """,
             arguments: [(APNSEmulatorProfile.observed, 404, "BadPath"), (.documented, 400, "ChannelNotRegistered")]
         )
         func deleteTwice(profile: APNSEmulatorProfile, status: Int, reason: String) async throws {
@@ -182,7 +241,10 @@ extension EmulatorTests {
             }
         }
 
-        @Test("Channel IDs are 16 random bytes in standard base64, 24 characters, in both profiles", arguments: APNSEmulatorProfile.allCases)
+        @Test(
+            "Channel IDs are 16 random bytes in standard base64, 24 characters, in both profiles",
+            arguments: APNSEmulatorProfile.allCases
+        )
         func channelIDShape(profile: APNSEmulatorProfile) async throws {
             try await EmulatorFixture.with(profile: profile) { fixture in
                 var ids: Set<String> = []

@@ -19,7 +19,10 @@ extension EmulatorTests {
             body: [UInt8] = Array(Self.alertBody.utf8),
             environment: APNSEnvironment = .sandbox
         ) async throws -> TestResponse {
-            let device = try fixture.emulator.registerDevice(environment: environment, bundleID: EmulatorFixture.bundleID)
+            let device = try fixture.emulator.registerDevice(
+                environment: environment,
+                bundleID: EmulatorFixture.bundleID
+            )
             var headers: [(String, String)] = [
                 try fixture.bearer(), ("apns-push-type", "alert"), ("apns-topic", EmulatorFixture.bundleID),
             ]
@@ -30,7 +33,12 @@ extension EmulatorTests {
             headers += extra
             let client = try await fixture.connect(environment: environment)
             defer { Task { await client.close() } }
-            return try await client.send(method: method, path: path ?? "/3/device/\(device.deviceToken)", headers: headers, body: body)
+            return try await client.send(
+                method: method,
+                path: path ?? "/3/device/\(device.deviceToken)",
+                headers: headers,
+                body: body
+            )
         }
 
         @Test("A valid push answers 200 with the apns-id it was given and, in the sandbox, an apns-unique-id")
@@ -110,9 +118,15 @@ extension EmulatorTests {
         @Test("Background pushes at priority 10 answer BadPriority")
         func backgroundPriority() async throws {
             try await EmulatorFixture.with { fixture in
-                let response = try await send(fixture, replacing: [("apns-push-type", "background"), ("apns-priority", "10")])
+                let response = try await send(
+                    fixture,
+                    replacing: [("apns-push-type", "background"), ("apns-priority", "10")]
+                )
                 #expect(response.reason == "BadPriority")
-                #expect(try await send(fixture, replacing: [("apns-push-type", "background"), ("apns-priority", "5")]).status == 200)
+                #expect(
+                    try await send(fixture, replacing: [("apns-push-type", "background"), ("apns-priority", "5")])
+                        .status == 200
+                )
             }
         }
 
@@ -121,7 +135,10 @@ extension EmulatorTests {
             try await EmulatorFixture.with { fixture in
                 let bare = try await send(fixture, replacing: [("apns-push-type", "liveactivity")])
                 #expect(bare.reason == "BadTopic")
-                let suffixed = try await send(fixture, replacing: [("apns-push-type", "Liveactivity"), ("apns-topic", EmulatorFixture.topic)])
+                let suffixed = try await send(
+                    fixture,
+                    replacing: [("apns-push-type", "Liveactivity"), ("apns-topic", EmulatorFixture.topic)]
+                )
                 #expect(suffixed.status == 200)
             }
         }
@@ -139,7 +156,9 @@ extension EmulatorTests {
                 let overLimit = try await send(fixture, body: Self.padding(4097))
                 #expect(atLimit.status == 200)
                 #expect(overLimit.status == 413)
-                let voip: [(String, String?)] = [("apns-push-type", "voip"), ("apns-topic", EmulatorFixture.bundleID + ".voip")]
+                let voip: [(String, String?)] = [
+                    ("apns-push-type", "voip"), ("apns-topic", EmulatorFixture.bundleID + ".voip"),
+                ]
                 let voipAtLimit = try await send(fixture, replacing: voip, body: Self.padding(5120))
                 let voipOverLimit = try await send(fixture, replacing: voip, body: Self.padding(5121))
                 #expect(voipAtLimit.status == 200)
@@ -164,10 +183,16 @@ extension EmulatorTests {
         @Test("Device tokens are hexadecimal in either case; anything else is a BadDeviceToken")
         func tokenCase() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 let upper = try await send(fixture, path: "/3/device/\(device.deviceToken.uppercased())")
                 #expect(upper.status == 200)
-                for path in ["/3/device/\(device.deviceToken.dropLast())", "/3/device/\(device.deviceToken.dropLast(2))zz", "/3/device/é\(device.deviceToken.dropFirst(2))"] {
+                for path in [
+                    "/3/device/\(device.deviceToken.dropLast())", "/3/device/\(device.deviceToken.dropLast(2))zz",
+                    "/3/device/é\(device.deviceToken.dropFirst(2))",
+                ] {
                     let response = try await send(fixture, path: path)
                     #expect(response.reason == "BadDeviceToken", "\(path)")
                 }
@@ -177,7 +202,10 @@ extension EmulatorTests {
         @Test("A token from the other environment is a BadDeviceToken")
         func environmentsAreSeparate() async throws {
             try await EmulatorFixture.with { fixture in
-                let production = try fixture.emulator.registerDevice(environment: .production, bundleID: EmulatorFixture.bundleID)
+                let production = try fixture.emulator.registerDevice(
+                    environment: .production,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 let response = try await send(fixture, path: "/3/device/\(production.deviceToken)")
                 #expect(response.status == 400)
                 #expect(response.reason == "BadDeviceToken")
@@ -187,7 +215,10 @@ extension EmulatorTests {
         @Test("A token of a removed app answers 410 Unregistered with a millisecond timestamp")
         func unregistered() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 let removedAt = fixture.clock.now
                 try fixture.emulator.uninstallApp(environment: .sandbox, deviceID: device.id)
                 fixture.clock.advance(by: 90)
@@ -212,7 +243,10 @@ extension EmulatorTests {
         @Test("h2c listeners serve the same API")
         func cleartext() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 let client = try await fixture.connect(transport: .h2c)
                 let response = try await client.send(
                     path: "/3/device/\(device.deviceToken)",
@@ -220,7 +254,9 @@ extension EmulatorTests {
                     body: Self.alertBody
                 )
                 #expect(response.status == 200)
-                #expect(fixture.emulator.pushes(to: device.deviceToken, in: .sandbox).map(\.payload) == [Self.alertBody])
+                #expect(
+                    fixture.emulator.pushes(to: device.deviceToken, in: .sandbox).map(\.payload) == [Self.alertBody]
+                )
                 await client.close()
             }
         }

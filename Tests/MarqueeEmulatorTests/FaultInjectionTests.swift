@@ -7,7 +7,11 @@ import Testing
 extension EmulatorTests {
     @Suite("Fault injection: scripted 429/500/503, GOAWAY, resets and latency per endpoint")
     struct FaultInjectionTests {
-        private func alert(_ fixture: EmulatorFixture, _ client: TestHTTP2Client, to device: EmulatedDevice) async throws -> TestResponse {
+        private func alert(
+            _ fixture: EmulatorFixture,
+            _ client: TestHTTP2Client,
+            to device: EmulatedDevice
+        ) async throws -> TestResponse {
             try await client.send(
                 path: "/3/device/\(device.deviceToken)",
                 headers: [try fixture.bearer(), ("apns-topic", EmulatorFixture.bundleID)],
@@ -18,8 +22,13 @@ extension EmulatorTests {
         @Test("Every n-th device push answers the injected reason; other endpoints are untouched")
         func everyNth() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
-                fixture.emulator.injectFault(APNSEmulatorFault(.respond(.tooManyRequests), rate: .everyNth(2), endpoints: [.devicePush]))
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
+                fixture.emulator.injectFault(
+                    APNSEmulatorFault(.respond(.tooManyRequests), rate: .everyNth(2), endpoints: [.devicePush])
+                )
                 let client = try await fixture.connect()
                 var statuses: [Int] = []
                 for _ in 0..<4 { statuses.append(try await alert(fixture, client, to: device).status) }
@@ -30,10 +39,16 @@ extension EmulatorTests {
             }
         }
 
-        @Test("500 and 503 answer InternalServerError and ServiceUnavailable", arguments: [APNSErrorReason.internalServerError, .serviceUnavailable])
+        @Test(
+            "500 and 503 answer InternalServerError and ServiceUnavailable",
+            arguments: [APNSErrorReason.internalServerError, .serviceUnavailable]
+        )
         func serverErrors(reason: APNSErrorReason) async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 fixture.emulator.injectFault(APNSEmulatorFault(.respond(reason), rate: .first(1)))
                 let client = try await fixture.connect()
                 let failed = try await alert(fixture, client, to: device)
@@ -60,7 +75,10 @@ extension EmulatorTests {
         @Test("GOAWAY after N streams carries the last stream ID and a JSON reason, then the connection closes")
         func goAway() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 2, reason: .shutdown)))
                 let client = try await fixture.connect()
                 #expect(try await alert(fixture, client, to: device).status == 200)
@@ -76,7 +94,10 @@ extension EmulatorTests {
             // at load 8 beside a release build for more than 12 s) cannot stretch a gap into a
             // timeout. The test waits that long once, beside the rest of the suite.
             try await EmulatorFixture.with({ $0.idleTimeout = .seconds(30) }) { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 let client = try await fixture.connect()
                 // Requests closer together than the timeout keep the connection.
                 for _ in 0..<3 {
@@ -92,7 +113,10 @@ extension EmulatorTests {
         func shutdown() async throws {
             var client: TestHTTP2Client?
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 let connected = try await fixture.connect()
                 #expect(try await alert(fixture, connected, to: device).status == 200)
                 client = connected
@@ -100,10 +124,15 @@ extension EmulatorTests {
             try await expectGoAwayThenClose(try #require(client), reason: "Shutdown", lastStreamID: 1)
         }
 
-        @Test("After a GOAWAY amid a burst, every stream up to the last stream ID is answered, then the connection closes")
+        @Test(
+            "After a GOAWAY amid a burst, every stream up to the last stream ID is answered, then the connection closes"
+        )
         func goAwayAmidBurst() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 fixture.emulator.injectFault(APNSEmulatorFault(.goAway(afterStreams: 100, reason: .shutdown)))
                 let client = try await fixture.connect()
                 // The first push authenticates the connection and lifts the one-stream limit.
@@ -123,7 +152,10 @@ extension EmulatorTests {
         @Test("A reset drops the connection without an answer")
         func reset() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 fixture.emulator.injectFault(APNSEmulatorFault(.resetConnection, rate: .first(1)))
                 let client = try await fixture.connect()
                 await #expect(throws: (any Error).self) { try await alert(fixture, client, to: device) }
@@ -148,7 +180,10 @@ extension EmulatorTests {
                         from: Data(#"{"action": "resetAfterProcessing", "first": 1, "endpoints": ["devicePush"]}"#.utf8)
                     ).fault
                 )
-                #expect(request == APNSEmulatorFault(.resetConnectionAfterProcessing, rate: .first(1), endpoints: [.devicePush]))
+                #expect(
+                    request
+                        == APNSEmulatorFault(.resetConnectionAfterProcessing, rate: .first(1), endpoints: [.devicePush])
+                )
                 fixture.emulator.injectFault(request)
                 let start = Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true)
                 await #expect(throws: (any Error).self) { try await fixture.pushLiveActivity(to: token, body: start) }
@@ -163,7 +198,10 @@ extension EmulatorTests {
         @Test("Added latency delays the answer")
         func latency() async throws {
             try await EmulatorFixture.with { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 fixture.emulator.injectFault(APNSEmulatorFault(.delay(.milliseconds(200), jitter: .zero)))
                 let client = try await fixture.connect()
                 let started = ContinuousClock.now

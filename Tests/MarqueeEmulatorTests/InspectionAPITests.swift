@@ -10,7 +10,12 @@ import FoundationNetworking
 extension EmulatorTests {
     @Suite("The inspection API shows devices, activities, tokens, pushes and rejections as JSON")
     struct InspectionAPITests {
-        private func request(_ fixture: EmulatorFixture, _ method: String, _ path: String, body: String? = nil) async throws -> (Int, Any) {
+        private func request(
+            _ fixture: EmulatorFixture,
+            _ method: String,
+            _ path: String,
+            body: String? = nil
+        ) async throws -> (Int, Any) {
             let (status, data) = try await fixture.inspect(method, path, body: body)
             return (status, try JSONSerialization.jsonObject(with: data, options: [.fragmentsAllowed]))
         }
@@ -22,14 +27,21 @@ extension EmulatorTests {
                     fixture,
                     "POST",
                     "/v1/sandbox/devices",
-                    body: #"{"bundleID": "com.example.marquee", "iOSVersion": "18.0", "pushToStartAttributesTypes": ["MatchAttributes"]}"#
+                    body:
+                        #"""
+                        {"bundleID": "com.example.marquee", "iOSVersion": "18.0", "pushToStartAttributesTypes": \#
+                        ["MatchAttributes"]}
+                        """#
                 )
                 #expect(status == 200)
                 let device = try #require(registered as? [String: Any])
                 let deviceID = try #require(device["id"] as? String)
                 let pushToStart = try #require((device["pushToStartTokens"] as? [String: String])?["MatchAttributes"])
 
-                _ = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true))
+                _ = try await fixture.pushLiveActivity(
+                    to: pushToStart,
+                    body: Payloads.start(timestamp: fixture.nowSeconds, inputPushToken: true)
+                )
                 _ = try await fixture.pushLiveActivity(to: "abcd", body: "{}")
 
                 let (_, devices) = try await request(fixture, "GET", "/v1/sandbox/devices")
@@ -50,9 +62,16 @@ extension EmulatorTests {
                 #expect(counters["rejected"] as? Int == 1)
                 #expect((summary as? [String: Any])?["profile"] as? String == "observed")
 
-                let (uninstallStatus, _) = try await request(fixture, "POST", "/v1/sandbox/devices/\(deviceID)/uninstall")
+                let (uninstallStatus, _) = try await request(
+                    fixture,
+                    "POST",
+                    "/v1/sandbox/devices/\(deviceID)/uninstall"
+                )
                 #expect(uninstallStatus == 200)
-                let gone = try await fixture.pushLiveActivity(to: pushToStart, body: Payloads.start(timestamp: fixture.nowSeconds))
+                let gone = try await fixture.pushLiveActivity(
+                    to: pushToStart,
+                    body: Payloads.start(timestamp: fixture.nowSeconds)
+                )
                 #expect(gone.status == 410)
             }
         }
@@ -64,13 +83,25 @@ extension EmulatorTests {
                     fixture,
                     "POST",
                     "/v1/faults",
-                    body: #"{"action": "respond", "reason": "ServiceUnavailable", "every": 1, "endpoints": ["channelManagement"]}"#
+                    body:
+                        #"""
+                        {"action": "respond", "reason": "ServiceUnavailable", "every": 1, "endpoints": \#
+                        ["channelManagement"]}
+                        """#
                 )
                 #expect(status == 200)
                 let (_, listed) = try await request(fixture, "GET", "/v1/faults")
-                #expect(listed as? [String] == ["answer ServiceUnavailable (503) to one request in 1 of channelManagement in both environments"])
+                #expect(
+                    listed as? [String] == [
+                        "answer ServiceUnavailable (503) to one request in 1 of channelManagement in both environments"
+                    ]
+                )
                 let client = try await fixture.connect(.channelManagement)
-                let response = try await client.send(method: "GET", path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels", headers: [try fixture.bearer()])
+                let response = try await client.send(
+                    method: "GET",
+                    path: "/1/apps/\(EmulatorFixture.bundleID)/all-channels",
+                    headers: [try fixture.bearer()]
+                )
                 #expect(response.status == 503)
                 #expect(response.reason == "ServiceUnavailable")
                 await client.close()
@@ -82,14 +113,20 @@ extension EmulatorTests {
             }
         }
 
-        @Test("A batch of devices registers in one call; start-counts tells each device's accepted starts and activities")
+        @Test(
+            "A batch of devices registers in one call; start-counts tells each device's accepted starts and activities"
+        )
         func startCounts() async throws {
             try await EmulatorFixture.with { fixture in
                 let (status, registered) = try await request(
                     fixture,
                     "POST",
                     "/v1/sandbox/devices/batch",
-                    body: #"{"bundleID": "com.example.marquee", "iOSVersion": "17.4", "pushToStartAttributesTypes": ["MatchAttributes"], "count": 3}"#
+                    body:
+                        #"""
+                        {"bundleID": "com.example.marquee", "iOSVersion": "17.4", "pushToStartAttributesTypes": \#
+                        ["MatchAttributes"], "count": 3}
+                        """#
                 )
                 #expect(status == 200)
                 let devices = try #require(registered as? [[String: Any]])
@@ -104,7 +141,11 @@ extension EmulatorTests {
                 #expect(try await fixture.pushLiveActivity(to: tokens[0], body: start).status == 200)
                 #expect(try await fixture.pushLiveActivity(to: tokens[0], body: start).status == 200)
                 #expect(try await fixture.pushLiveActivity(to: tokens[1], body: start).status == 200)
-                let withoutAlert = #"{"aps":{"timestamp":1,"event":"start","attributes-type":"MatchAttributes","attributes":{},"content-state":{}}}"#
+                let withoutAlert =
+                    #"""
+                    {"aps":{"timestamp":1,"event":"start","attributes-type":"MatchAttributes","attributes":{},\#
+                    "content-state":{}}}
+                    """#
                 #expect(try await fixture.pushLiveActivity(to: tokens[2], body: withoutAlert).status == 200)
 
                 let (countsStatus, counts) = try await request(fixture, "GET", "/v1/sandbox/start-counts")
@@ -136,7 +177,11 @@ extension EmulatorTests {
                     fixture,
                     "POST",
                     "/v1/sandbox/devices/batch",
-                    body: #"{"bundleID": "com.example.marquee", "iOSVersion": "17.0", "pushToStartAttributesTypes": ["MatchAttributes"], "count": 2}"#
+                    body:
+                        #"""
+                        {"bundleID": "com.example.marquee", "iOSVersion": "17.0", "pushToStartAttributesTypes": \#
+                        ["MatchAttributes"], "count": 2}
+                        """#
                 )
                 #expect(tooOld == 400)
                 #expect(fixture.emulator.devices(in: .sandbox).count == 3)
@@ -163,14 +208,19 @@ extension EmulatorTests {
             try await emulator.start()
             defer { Task { await emulator.shutdown() } }
             let key = try emulator.makeDemoKey(bundleID: "com.example.state")
-            let directory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-state-\(UUID().uuidString)")
+            let directory = FileManager.default.temporaryDirectory.appendingPathComponent(
+                "marquee-state-\(UUID().uuidString)"
+            )
             defer { try? FileManager.default.removeItem(at: directory) }
             try APNSEmulatorStateFile.write(emulator: emulator, demoKey: key, to: directory)
 
             let data = try Data(contentsOf: directory.appendingPathComponent("emulator.json"))
             let state = try JSONDecoder().decode(APNSEmulatorStateFile.self, from: data)
             #expect(state.environments["sandbox"]?.push == emulator.pushURL(.sandbox))
-            #expect(state.environments["production"]?.channelManagementH2C == emulator.channelManagementURL(.production, transport: .h2c))
+            #expect(
+                state.environments["production"]?.channelManagementH2C
+                    == emulator.channelManagementURL(.production, transport: .h2c)
+            )
             #expect(state.caCertificatePath == emulator.caCertificatePath)
             let demo = try #require(state.demoKey)
             #expect(demo.keyID == key.keyID)

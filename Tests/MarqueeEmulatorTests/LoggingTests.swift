@@ -7,12 +7,20 @@ import Testing
 extension EmulatorTests {
     @Suite("Logging: what the emulator tells its logger, and what it never does")
     struct LoggingTests {
-        @Test("Rejections are logged at debug with their reason; device tokens show their last 8 characters, provider tokens nothing")
+        @Test(
+            """
+            Rejections are logged at debug with their reason; device tokens show their last 8 characters, \
+            provider tokens nothing
+            """
+        )
         func rejectionsWithoutSecrets() async throws {
             let records = LogRecords()
             let logger = Logger(label: "test.emulator") { _ in RecordingLogHandler(records: records) }
             try await EmulatorFixture.with({ $0.logger = logger }) { fixture in
-                let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: EmulatorFixture.bundleID)
+                let device = try fixture.emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: EmulatorFixture.bundleID
+                )
                 let (_, bearer) = try fixture.bearer()
                 let client = try await fixture.connect()
                 // Another app's topic: DeviceTokenNotForTopic, after the token was checked.

@@ -26,7 +26,10 @@ extension EmulatorTests {
             #expect(!configuration.broadcastRequiresExpiration)
         }
 
-        @Test("What both profiles share: 16-byte channel IDs, no broadcast throttling", arguments: APNSEmulatorProfile.allCases)
+        @Test(
+            "What both profiles share: 16-byte channel IDs, no broadcast throttling",
+            arguments: APNSEmulatorProfile.allCases
+        )
         func shared(profile: APNSEmulatorProfile) {
             let configuration = APNSEmulatorConfiguration(profile: profile)
             #expect(configuration.channelIDByteCount == 16)
@@ -45,7 +48,10 @@ extension EmulatorTests {
             let throttle = APNSEmulatorBroadcastThrottle()
             #expect(throttle.interval == 1)
             #expect(throttle.burst == 1)
-            #expect(APNSEmulatorBroadcastThrottle(interval: -1, burst: 0) == APNSEmulatorBroadcastThrottle(interval: 0, burst: 1))
+            #expect(
+                APNSEmulatorBroadcastThrottle(interval: -1, burst: 0)
+                    == APNSEmulatorBroadcastThrottle(interval: 0, burst: 1)
+            )
         }
     }
 }

@@ -25,8 +25,14 @@ struct ActivityPriorityBudgetTests {
     @Test("frequent pushes enabled: the larger budget applies")
     func frequentPushes() {
         let window = ActivityPriorityWindow(start: now.addingTimeInterval(-600), sent: 4)
-        #expect(budget.decide(requested: .immediate, frequentPushesEnabled: true, window: window, now: now).priority == .immediate)
-        #expect(budget.decide(requested: .immediate, frequentPushesEnabled: false, window: window, now: now).priority == .normal)
+        #expect(
+            budget.decide(requested: .immediate, frequentPushesEnabled: true, window: window, now: now).priority
+                == .immediate
+        )
+        #expect(
+            budget.decide(requested: .immediate, frequentPushesEnabled: false, window: window, now: now).priority
+                == .normal
+        )
         let spent = ActivityPriorityWindow(start: now.addingTimeInterval(-600), sent: 5)
         let downgraded = budget.decide(requested: .immediate, frequentPushesEnabled: true, window: spent, now: now)
         #expect(downgraded.downgradeReason?.contains("broadcasts.frequentActivityPriorityBudgetPerHour") == true)
@@ -37,8 +43,14 @@ struct ActivityPriorityBudgetTests {
         let old = ActivityPriorityWindow(start: now.addingTimeInterval(-3600), sent: 9)
         #expect(ActivityPriorityBudget.used(old, at: now) == 0)
         #expect(ActivityPriorityBudget.used(nil, at: now) == 0)
-        #expect(ActivityPriorityBudget.used(ActivityPriorityWindow(start: now.addingTimeInterval(-3599), sent: 9), at: now) == 9)
-        #expect(budget.decide(requested: .immediate, frequentPushesEnabled: false, window: old, now: now).priority == .immediate)
+        #expect(
+            ActivityPriorityBudget.used(ActivityPriorityWindow(start: now.addingTimeInterval(-3599), sent: 9), at: now)
+                == 9
+        )
+        #expect(
+            budget.decide(requested: .immediate, frequentPushesEnabled: false, window: old, now: now).priority
+                == .immediate
+        )
     }
 
     @Test("priority 5 never touches the budget; a budget of 0 sends everything at 5")

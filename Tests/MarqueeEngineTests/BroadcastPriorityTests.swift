@@ -22,7 +22,9 @@ struct BroadcastPriorityTests {
 
     @Test("the immediate and normal policies")
     func otherPolicies() {
-        #expect(PriorityPolicy.immediate.requestedPriority(explicit: nil, important: false, hasAlert: false) == .immediate)
+        #expect(
+            PriorityPolicy.immediate.requestedPriority(explicit: nil, important: false, hasAlert: false) == .immediate
+        )
         #expect(PriorityPolicy.normal.requestedPriority(explicit: nil, important: false, hasAlert: true) == .normal)
         #expect(PriorityPolicy.normal.requestedPriority(explicit: nil, important: true, hasAlert: false) == .immediate)
     }
@@ -38,13 +40,19 @@ struct BroadcastPriorityTests {
         #expect(spent.downgraded)
         #expect(spent.downgradeReason?.contains("3 priority-10") == true)
         // Priority 5 and 1 never touch the budget.
-        #expect(budget.decide(requested: .normal, sentAtImmediateInWindow: 99) == PriorityDecision(requested: .normal, priority: .normal, downgradeReason: nil))
+        #expect(
+            budget.decide(requested: .normal, sentAtImmediateInWindow: 99)
+                == PriorityDecision(requested: .normal, priority: .normal, downgradeReason: nil)
+        )
         #expect(budget.decide(requested: .low, sentAtImmediateInWindow: 99).priority == .low)
     }
 
     @Test("a budget of 0 sends everything at 5")
     func zeroBudget() {
-        #expect(PriorityBudget(limitPerHour: 0).decide(requested: .immediate, sentAtImmediateInWindow: 0).priority == .normal)
+        #expect(
+            PriorityBudget(limitPerHour: 0).decide(requested: .immediate, sentAtImmediateInWindow: 0).priority
+                == .normal
+        )
         #expect(PriorityBudget(limitPerHour: -4).limitPerHour == 0)
     }
 
@@ -60,10 +68,15 @@ struct BroadcastPriorityTests {
         )
     }
 
-    @Test("stored channels keep the message up to 8 hours less a margin, or until the stale or dismissal date if earlier")
+    @Test(
+        "stored channels keep the message up to 8 hours less a margin, or until the stale or dismissal date if earlier"
+    )
     func stored() {
         let limit = now.addingTimeInterval(8 * 3600 - BroadcastExpiration.clockMargin)
-        #expect(BroadcastExpiration.expiration(for: .mostRecentMessageStored, now: now, staleDate: nil, dismissalDate: nil) == .at(limit))
+        #expect(
+            BroadcastExpiration.expiration(for: .mostRecentMessageStored, now: now, staleDate: nil, dismissalDate: nil)
+                == .at(limit)
+        )
         // A stale date beyond 8 hours does not stretch APNs' limit.
         #expect(
             BroadcastExpiration.expiration(
@@ -75,9 +88,21 @@ struct BroadcastPriorityTests {
         )
         let stale = now.addingTimeInterval(900)
         let dismissal = now.addingTimeInterval(300)
-        #expect(BroadcastExpiration.expiration(for: .mostRecentMessageStored, now: now, staleDate: stale, dismissalDate: nil) == .at(stale))
         #expect(
-            BroadcastExpiration.expiration(for: .mostRecentMessageStored, now: now, staleDate: stale, dismissalDate: dismissal)
+            BroadcastExpiration.expiration(
+                for: .mostRecentMessageStored,
+                now: now,
+                staleDate: stale,
+                dismissalDate: nil
+            ) == .at(stale)
+        )
+        #expect(
+            BroadcastExpiration.expiration(
+                for: .mostRecentMessageStored,
+                now: now,
+                staleDate: stale,
+                dismissalDate: dismissal
+            )
                 == .at(dismissal)
         )
         // Already dismissed (a past dismissal date removes the activity at once): nothing to keep.

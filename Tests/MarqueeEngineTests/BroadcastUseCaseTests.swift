@@ -140,7 +140,9 @@ struct BroadcastUseCaseTests {
         #expect(status == 400)
         #expect(reason == .channelNotRegistered)
         #expect(channelDeleted)
-        #expect(try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.active]).isEmpty)
+        #expect(
+            try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.active]).isEmpty
+        )
 
         let next = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: update)
         guard case .noActiveChannel = try result(next, .sandbox).outcome else {

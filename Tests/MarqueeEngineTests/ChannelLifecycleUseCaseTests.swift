@@ -73,7 +73,11 @@ struct ChannelLifecycleUseCaseTests {
         #expect(first.orphansRecorded == ["b3JwaGFuLWNoYW5uZWwtaWQ="])
         #expect(first.orphansDeleted.isEmpty)
         #expect(first.unchanged == 1)
-        let orphans = try await harness.store.channels(appID: harness.app.id, environment: .sandbox, states: [.orphaned])
+        let orphans = try await harness.store.channels(
+            appID: harness.app.id,
+            environment: .sandbox,
+            states: [.orphaned]
+        )
         #expect(orphans.map(\.apnsChannelID) == ["b3JwaGFuLWNoYW5uZWwtaWQ="])
         #expect(fake.channels["b3JwaGFuLWNoYW5uZWwtaWQ="] != nil)
 

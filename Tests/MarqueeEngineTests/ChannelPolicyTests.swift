@@ -9,7 +9,15 @@ struct ChannelPolicyTests {
     let start = Date(timeIntervalSince1970: 1_767_225_600)
 
     func channel(_ state: ChannelState, created: Date, updated: Date? = nil) -> BroadcastChannel {
-        BroadcastChannel(appID: AppID(), eventID: EventID(), environment: .sandbox, storagePolicy: .noMessageStored, state: state, createdAt: created, updatedAt: updated)
+        BroadcastChannel(
+            appID: AppID(),
+            eventID: EventID(),
+            environment: .sandbox,
+            storagePolicy: .noMessageStored,
+            state: state,
+            createdAt: created,
+            updatedAt: updated
+        )
     }
 
     @Test("the quota warns at 90% of Apple's cap and is exhausted at the cap")

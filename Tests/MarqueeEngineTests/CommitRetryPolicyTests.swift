@@ -14,7 +14,12 @@ struct CommitRetryPolicyTests {
     @Test("a store that is unreachable is tried again after pauses that double up to two seconds")
     func growingPauses() {
         let pauses = (1...7).map { policy.delay(afterFailures: $0, error: Unreachable(), elapsed: .seconds(1)) }
-        #expect(pauses == [.milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600), .seconds(2), .seconds(2)])
+        #expect(
+            pauses == [
+                .milliseconds(100), .milliseconds(200), .milliseconds(400), .milliseconds(800), .milliseconds(1600),
+                .seconds(2), .seconds(2),
+            ]
+        )
     }
 
     @Test("past the lease's length the run gives up and fails as before")
@@ -26,7 +31,9 @@ struct CommitRetryPolicyTests {
     @Test("the store's refusals and cancellation are final")
     func finalErrors() {
         #expect(policy.delay(afterFailures: 1, error: StoreError.leaseLost(JobID()), elapsed: .zero) == nil)
-        #expect(policy.delay(afterFailures: 1, error: StoreError.notFound(entity: "event", id: "x"), elapsed: .zero) == nil)
+        #expect(
+            policy.delay(afterFailures: 1, error: StoreError.notFound(entity: "event", id: "x"), elapsed: .zero) == nil
+        )
         #expect(policy.delay(afterFailures: 1, error: CancellationError(), elapsed: .zero) == nil)
     }
 }

@@ -10,8 +10,24 @@ struct CredentialCacheTests {
     let clock = ManualWallClock()
 
     func caller(appID: AppID? = AppID()) -> AuthenticatedCaller {
-        let key = APIKey(appID: appID, role: .publisher, prefix: "abc", secretHash: [1, 2, 3], label: "", createdAt: clock.now)
-        let app = appID.map { App(id: $0, name: "A", bundleID: "com.example.a", teamID: "TEAM123456", environments: [.sandbox], createdAt: clock.now) }
+        let key = APIKey(
+            appID: appID,
+            role: .publisher,
+            prefix: "abc",
+            secretHash: [1, 2, 3],
+            label: "",
+            createdAt: clock.now
+        )
+        let app = appID.map {
+            App(
+                id: $0,
+                name: "A",
+                bundleID: "com.example.a",
+                teamID: "TEAM123456",
+                environments: [.sandbox],
+                createdAt: clock.now
+            )
+        }
         return AuthenticatedCaller(key: key, app: app)
     }
 

@@ -86,7 +86,9 @@ extension EngineHarness {
     /// Leases the due parts of start jobs and runs each to its end, as a job worker would, until
     /// none is due; the last part of a start finishes it. Returns how each run ended.
     @discardableResult
-    func runStartParts(store: (any AppStore & DeliveryStore & TokenStore & JobStore)? = nil) async throws
+    func runStartParts(
+        store: (any AppStore & DeliveryStore & TokenStore & JobStore)? = nil
+    ) async throws
         -> [FanOutRunner.Ending]
     {
         let handler = startHandler(store: store)

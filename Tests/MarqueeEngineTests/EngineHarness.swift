@@ -181,7 +181,11 @@ final class EngineHarness: Sendable {
         return StartFanOutHandler(store: store, clients: clients, runner: runner)
     }
 
-    private static func makeApp(store: SQLiteStore, environments: Set<APNSEnvironment>, at now: Date) async throws
+    private static func makeApp(
+        store: SQLiteStore,
+        environments: Set<APNSEnvironment>,
+        at now: Date
+    ) async throws
         -> App
     {
         let app = App(

@@ -21,7 +21,10 @@ struct EventTimelineTests {
             storagePolicy: .mostRecentMessageStored,
             plannedStart: kickOff ?? self.kickOff,
             plannedEnd: (kickOff ?? self.kickOff).addingTimeInterval(7200),
-            timeline: EventTimelineSettings(automatic: automatic, start: TimelineStart(attributes: [:], contentState: [:], alert: ["title": "Kick-off"])),
+            timeline: EventTimelineSettings(
+                automatic: automatic,
+                start: TimelineStart(attributes: [:], contentState: [:], alert: ["title": "Kick-off"])
+            ),
             state: state,
             createdAt: self.kickOff.addingTimeInterval(-86_400)
         )
@@ -31,9 +34,17 @@ struct EventTimelineTests {
         EventTimeline.StepRecord(id: ScheduleID(), state: state, dueAt: due, performedAt: performed)
     }
 
-    @Test("by default: channels an hour before kick-off, the start at kick-off, the end 7 h 45 after, the close 4 h after the end")
+    @Test(
+        """
+        by default: channels an hour before kick-off, the start at kick-off, the end 7 h 45 after, the close 4 h \
+        after the end
+        """
+    )
     func defaults() {
-        #expect(durations == EventTimeline.Durations(channelLead: 3600, endAfter: 8 * 3600 - 900, deleteChannelsAfter: 4 * 3600))
+        #expect(
+            durations
+                == EventTimeline.Durations(channelLead: 3600, endAfter: 8 * 3600 - 900, deleteChannelsAfter: 4 * 3600)
+        )
         let plan = EventTimeline.plan(event: event(), durations: durations, facts: .init())
         #expect(plan[.channels] == .at(kickOff.addingTimeInterval(-3600)))
         #expect(plan[.start] == .at(kickOff))
@@ -46,8 +57,15 @@ struct EventTimelineTests {
     @Test("an event's overrides win over the server's defaults; the end never comes after Apple's 8 hours")
     func overrides() {
         let policy = TimelinePolicy(channelLead: 600, endMargin: 60)
-        #expect(policy.durations(for: nil) == .init(channelLead: 600, endAfter: 8 * 3600 - 60, deleteChannelsAfter: 14_400))
-        let own = EventTimelineSettings(automatic: true, channelLeadSeconds: 7200, endAfterSeconds: 3 * 3600, deleteChannelsAfterSeconds: 0)
+        #expect(
+            policy.durations(for: nil) == .init(channelLead: 600, endAfter: 8 * 3600 - 60, deleteChannelsAfter: 14_400)
+        )
+        let own = EventTimelineSettings(
+            automatic: true,
+            channelLeadSeconds: 7200,
+            endAfterSeconds: 3 * 3600,
+            deleteChannelsAfterSeconds: 0
+        )
         #expect(policy.durations(for: own) == .init(channelLead: 7200, endAfter: 3 * 3600, deleteChannelsAfter: 0))
         #expect(TimelinePolicy(endMargin: 1_000_000).durations(for: nil).endAfter == 60)
     }
@@ -72,7 +90,11 @@ struct EventTimelineTests {
 
     @Test("a new planned start moves the steps not yet done, and only those")
     func moving() {
-        let channels = record(.succeeded, due: kickOff.addingTimeInterval(-3600), performed: kickOff.addingTimeInterval(-3600))
+        let channels = record(
+            .succeeded,
+            due: kickOff.addingTimeInterval(-3600),
+            performed: kickOff.addingTimeInterval(-3600)
+        )
         let start = record(.pending, due: kickOff)
         let end = record(.pending, due: kickOff.addingTimeInterval(27_900))
         let close = record(.pending, due: kickOff.addingTimeInterval(42_300))
@@ -90,14 +112,21 @@ struct EventTimelineTests {
         )
     }
 
-    @Test("turning the timeline off, or closing the event, cancels the pending steps; a running or finished step stays as it is")
+    @Test(
+        """
+        turning the timeline off, or closing the event, cancels the pending steps; a running or finished step \
+        stays as it is
+        """
+    )
     func cancelling() {
         let running = record(.running, due: kickOff)
         let pending = record(.pending, due: kickOff.addingTimeInterval(27_900))
         let done = record(.succeeded, due: kickOff.addingTimeInterval(-3600))
         let facts = EventTimeline.Facts(steps: [.channels: done, .start: running, .end: pending])
         for stopped in [event(automatic: false), event(state: .ended), event(state: .cancelled)] {
-            #expect(EventTimeline.changes(event: stopped, durations: durations, facts: facts) == [.cancel(pending.id, .end)])
+            #expect(
+                EventTimeline.changes(event: stopped, durations: durations, facts: facts) == [.cancel(pending.id, .end)]
+            )
         }
         // An event that never asked for a timeline plans nothing.
         var plain = event()
@@ -117,7 +146,14 @@ struct EventTimelineTests {
             return
         }
         #expect(EventTimeline.decision(for: .end, event: event(), durations: durations, facts: .init()) == .perform)
-        guard case .skip = EventTimeline.decision(for: .start, event: event(state: .ended), durations: durations, facts: .init()) else {
+        guard
+            case .skip = EventTimeline.decision(
+                for: .start,
+                event: event(state: .ended),
+                durations: durations,
+                facts: .init()
+            )
+        else {
             Issue.record("a step would run on a closed event")
             return
         }
@@ -126,11 +162,26 @@ struct EventTimelineTests {
     @Test("channels wait for the lead time: not made at PUT, nor by the janitor, before it")
     func deferredChannels() {
         let leadTime = kickOff.addingTimeInterval(-3600)
-        #expect(EventTimeline.defersChannels(event: event(), durations: durations, now: leadTime.addingTimeInterval(-1)))
+        #expect(
+            EventTimeline.defersChannels(event: event(), durations: durations, now: leadTime.addingTimeInterval(-1))
+        )
         #expect(!EventTimeline.defersChannels(event: event(), durations: durations, now: leadTime))
-        #expect(!EventTimeline.defersChannels(event: event(automatic: false), durations: durations, now: leadTime.addingTimeInterval(-1)))
+        #expect(
+            !EventTimeline.defersChannels(
+                event: event(automatic: false),
+                durations: durations,
+                now: leadTime.addingTimeInterval(-1)
+            )
+        )
         // Once the channels step ran (and the start moved later), channels are kept as usual.
         let ran = EventTimeline.Facts(steps: [.channels: record(.succeeded, due: leadTime, performed: leadTime)])
-        #expect(!EventTimeline.defersChannels(event: event(), durations: durations, facts: ran, now: leadTime.addingTimeInterval(-1)))
+        #expect(
+            !EventTimeline.defersChannels(
+                event: event(),
+                durations: durations,
+                facts: ran,
+                now: leadTime.addingTimeInterval(-1)
+            )
+        )
     }
 }

@@ -50,7 +50,9 @@ struct FanOutRunUseCaseTests {
         let failing = FailingCommitStore(harness.store, failingCommit: 2)
         let run = Task { try await harness.runStartParts(store: failing) }
         // The commit's retry waits on the engine's clock (its back-off is 2 s at most): let it pass.
-        try await waitUntil("the failed commit's retry waits") { failing.commitsFailed == 1 && !harness.clock.sleepers.isEmpty }
+        try await waitUntil("the failed commit's retry waits") {
+            failing.commitsFailed == 1 && !harness.clock.sleepers.isEmpty
+        }
         harness.clock.advance(by: 2)
         let endings = try await run.value
 

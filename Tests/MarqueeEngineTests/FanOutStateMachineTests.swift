@@ -1,8 +1,9 @@
 import Foundation
 import MarqueeAPNS
 import MarqueeCore
-@testable import MarqueeEngine
 import Testing
+
+@testable import MarqueeEngine
 
 /// The fan-out's decisions, without any I/O: which start each device gets, what each APNs answer
 /// means, what a batch commits and up to which checkpoint.
@@ -24,7 +25,12 @@ struct FanOutStateMachineTests {
                 StartOutcomePolicy(hasChannel: hasChannel, everyoneGetsUpdateToken: everyoneToken, uncertainStarts: $0)
             } ?? PlainFanOutPolicy()
         return FanOutStateMachine(
-            configuration: .init(batchSize: batchSize, maximumAttempts: attempts, retryBacklogLimit: 10, retryBaseDelay: .seconds(1)),
+            configuration: .init(
+                batchSize: batchSize,
+                maximumAttempts: attempts,
+                retryBacklogLimit: 10,
+                retryBaseDelay: .seconds(1)
+            ),
             jobID: JobID(),
             policy: policy,
             checkpoint: checkpoint
@@ -140,7 +146,12 @@ struct FanOutStateMachineTests {
 
     // MARK: Uncertain starts: written to APNs, no answer
 
-    @Test("under skip, an unanswered start is final as uncertain: committed, counted as sent and uncertain, never sent again")
+    @Test(
+        """
+        under skip, an unanswered start is final as uncertain: committed, counted as sent and uncertain, never \
+        sent again
+        """
+    )
     func uncertainSkipped() {
         var machine = machine(uncertainStarts: .skip)
         machine.beginRound()
@@ -172,7 +183,12 @@ struct FanOutStateMachineTests {
         #expect(machine.nextStep(now: now) == .complete)
     }
 
-    @Test("under resend, an unanswered start is sent again in a later round, holding the checkpoint, without using up an attempt; after its last unanswered resend it is final as uncertain")
+    @Test(
+        """
+        under resend, an unanswered start is sent again in a later round, holding the checkpoint, without using \
+        up an attempt; after its last unanswered resend it is final as uncertain
+        """
+    )
     func uncertainResent() {
         var machine = machine(attempts: 2, uncertainStarts: .resend)
         machine.beginRound()
@@ -208,7 +224,12 @@ struct FanOutStateMachineTests {
         #expect(machine.nextStep(now: later) == .complete)
     }
 
-    @Test("under resend, a start cut off as often as APNs asked for a retry still gets its answered attempts: unanswered sends are not among them")
+    @Test(
+        """
+        under resend, a start cut off as often as APNs asked for a retry still gets its answered attempts: \
+        unanswered sends are not among them
+        """
+    )
     func uncertainDoesNotUseUpAttempts() {
         var machine = machine(attempts: 2, uncertainStarts: .resend)
         machine.beginRound()
@@ -227,7 +248,12 @@ struct FanOutStateMachineTests {
         #expect(batch.progress == JobProgress(attempted: 1, succeeded: 1, uncertain: 1))
     }
 
-    @Test("retries the run stopped before handing out were never sent: they wait for their retry again, not uncertain, and hold the checkpoint")
+    @Test(
+        """
+        retries the run stopped before handing out were never sent: they wait for their retry again, not \
+        uncertain, and hold the checkpoint
+        """
+    )
     func retriesNotSent() {
         var machine = machine(uncertainStarts: .skip)
         machine.beginRound()
@@ -250,7 +276,12 @@ struct FanOutStateMachineTests {
         #expect(machine.retriesDue(now: later).map(\.attempt) == [2, 2])
     }
 
-    @Test("under resend, a start answered on its second send is accepted once, with that attempt, and counts as uncertain too: its first may have arrived")
+    @Test(
+        """
+        under resend, a start answered on its second send is accepted once, with that attempt, and counts as \
+        uncertain too: its first may have arrived
+        """
+    )
     func uncertainThenAccepted() {
         var machine = machine(uncertainStarts: .resend)
         machine.beginRound()
@@ -267,7 +298,12 @@ struct FanOutStateMachineTests {
         #expect(batch.progress == JobProgress(attempted: 1, succeeded: 1, uncertain: 1))
     }
 
-    @Test("under resend, the tokens a crashed run may have sent (through its reservation) go again and count as uncertain whatever their answer")
+    @Test(
+        """
+        under resend, the tokens a crashed run may have sent (through its reservation) go again and count as \
+        uncertain whatever their answer
+        """
+    )
     func crashWindowResent() {
         var machine = machine(uncertainStarts: .resend, checkpoint: 0)
         machine.beginRound()
@@ -281,7 +317,12 @@ struct FanOutStateMachineTests {
         #expect(batch.checkpoint == 3)
     }
 
-    @Test("a retry goes through the start ledger: a token started meanwhile is not sent again, and counts as sent, not failed")
+    @Test(
+        """
+        a retry goes through the start ledger: a token started meanwhile is not sent again, and counts as sent, \
+        not failed
+        """
+    )
     func retryThroughLedger() {
         var machine = machine(uncertainStarts: .resend)
         machine.beginRound()
@@ -299,7 +340,11 @@ struct FanOutStateMachineTests {
         #expect(due.map(\.tokenRowID) == [3])
         machine.outcome(index: 0, .accepted(apnsID: nil), now: later)
         let batch = machine.takeBatch()
-        #expect(Dictionary(uniqueKeysWithValues: batch.deliveries.map { ($0.tokenRowID, $0.outcome) }) == [1: .skipped, 2: .skipped, 3: .accepted])
+        #expect(
+            Dictionary(uniqueKeysWithValues: batch.deliveries.map { ($0.tokenRowID, $0.outcome) }) == [
+                1: .skipped, 2: .skipped, 3: .accepted,
+            ]
+        )
         // 1 and 3 had an unanswered start before: each device may show two, so both count as uncertain.
         #expect(batch.progress == JobProgress(attempted: 3, succeeded: 1, uncertain: 2))
         #expect(batch.checkpoint == 3)

@@ -22,26 +22,39 @@ struct JobWorkerShutdownTests {
         func run(_ job: Job, owner: String, stop: RunStop) async throws -> FanOutRunner.Ending {
             started.yield()
             // Iterating an unfinished stream ends only when the task is cancelled.
-            for await _ in AsyncStream<Void> { _ in } {}
+            for await _ in AsyncStream<Void>(Void.self, { _ in }) {}
             cancelled.yield()
             throw CancellationError()
         }
     }
 
     @Test(
-        "a run that does not hand its job back is named and cancelled after a lease's length on the worker's clock, and the worker stops"
+        """
+        a run that does not hand its job back is named and cancelled after a lease's length on the worker's clock,\
+         and the worker stops
+        """
     )
     func stuckRunIsCancelled() async throws {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-worker-\(UUID().uuidString.prefix(8))")
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-worker-\(UUID().uuidString.prefix(8))"
+        )
         defer { try? FileManager.default.removeItem(at: folder) }
         let store = try await SQLiteStore.open(
             path: folder.appendingPathComponent("marquee.sqlite").path,
             configuration: StoreConfiguration(sealer: nil, migrations: .sources)
         )
         try await store.migrate()
-        let app = App(name: "Scores", bundleID: "com.example.scores", teamID: "TEAM123456", environments: [.sandbox], createdAt: Date())
+        let app = App(
+            name: "Scores",
+            bundleID: "com.example.scores",
+            teamID: "TEAM123456",
+            environments: [.sandbox],
+            createdAt: Date()
+        )
         try await store.createApp(app)
-        try await store.enqueueJob(Job(appID: app.id, kind: StuckHandler.kind, arguments: [:], dueAt: Date(), createdAt: Date()))
+        try await store.enqueueJob(
+            Job(appID: app.id, kind: StuckHandler.kind, arguments: [:], dueAt: Date(), createdAt: Date())
+        )
 
         let (started, startedContinuation) = AsyncStream<Void>.makeStream()
         let (cancelled, cancelledContinuation) = AsyncStream<Void>.makeStream()

@@ -1,7 +1,8 @@
 import Foundation
 import MarqueeCore
-@testable import MarqueeEngine
 import Testing
+
+@testable import MarqueeEngine
 
 /// Who a start's late joiners are, when an event takes them, and how fast they go: the pure
 /// decisions behind the late-join queue and pump.
@@ -9,7 +10,10 @@ import Testing
 struct LateJoinPolicyTests {
     let now = Date(timeIntervalSince1970: 1_767_225_600)
 
-    func request(_ audience: StartAudience = StartAudience(), _ choice: LateJoinChoice = LateJoinChoice()) -> StartRequest {
+    func request(
+        _ audience: StartAudience = StartAudience(),
+        _ choice: LateJoinChoice = LateJoinChoice()
+    ) -> StartRequest {
         StartRequest(
             environment: .sandbox,
             attributes: ["homeTeam": "Arsenal"],
@@ -40,26 +44,51 @@ struct LateJoinPolicyTests {
         #expect(LateJoinPolicy.decision(for: request(StartAudience(tags: ["arsenal"]))) == .on(tags: ["arsenal"]))
         #expect(LateJoinPolicy.decision(for: request(StartAudience(userIDs: ["u1"]))) == .unchanged)
         #expect(LateJoinPolicy.decision(for: request(StartAudience(tokens: ["ab"]))) == .unchanged)
-        #expect(LateJoinPolicy.decision(for: request(StartAudience(tags: ["arsenal"]), LateJoinChoice(enabled: false))) == .off)
-        #expect(LateJoinPolicy.decision(for: request(StartAudience(userIDs: ["u1"]), LateJoinChoice(enabled: false))) == .off)
+        #expect(
+            LateJoinPolicy.decision(for: request(StartAudience(tags: ["arsenal"]), LateJoinChoice(enabled: false)))
+                == .off
+        )
+        #expect(
+            LateJoinPolicy.decision(for: request(StartAudience(userIDs: ["u1"]), LateJoinChoice(enabled: false)))
+                == .off
+        )
     }
 
     @Test("a list audience cannot turn late joining on; the offer carries the tags and the late joiners' alert")
     func offers() throws {
-        #expect(LateJoinPolicy.errors(in: request(StartAudience(userIDs: ["u1"]), LateJoinChoice(enabled: true))).map(\.pointer) == ["/lateJoiners/enabled"])
+        #expect(
+            LateJoinPolicy.errors(in: request(StartAudience(userIDs: ["u1"]), LateJoinChoice(enabled: true))).map(
+                \.pointer
+            ) == ["/lateJoiners/enabled"]
+        )
         #expect(LateJoinPolicy.errors(in: request(StartAudience(tags: ["a"]), LateJoinChoice(enabled: true))).isEmpty)
 
         let event = makeEvent()
         let alert: JSONObject = ["title": "Join the match", "body": "It is 1–0"]
         let tagged = try #require(
-            LateJoinPolicy.offer(for: request(StartAudience(tags: ["arsenal"]), LateJoinChoice(alert: alert)), event: event, jobID: JobID(), at: now)
+            LateJoinPolicy.offer(
+                for: request(StartAudience(tags: ["arsenal"]), LateJoinChoice(alert: alert)),
+                event: event,
+                jobID: JobID(),
+                at: now
+            )
         )
         #expect(tagged.enabled && !tagged.everyone && tagged.tags == ["arsenal"] && tagged.alert == alert)
         let everyone = try #require(LateJoinPolicy.offer(for: request(), event: event, jobID: JobID(), at: now))
         #expect(everyone.enabled && everyone.everyone && everyone.alert == nil)
-        let off = try #require(LateJoinPolicy.offer(for: request(StartAudience(), LateJoinChoice(enabled: false)), event: event, jobID: JobID(), at: now))
+        let off = try #require(
+            LateJoinPolicy.offer(
+                for: request(StartAudience(), LateJoinChoice(enabled: false)),
+                event: event,
+                jobID: JobID(),
+                at: now
+            )
+        )
         #expect(!off.enabled)
-        #expect(LateJoinPolicy.offer(for: request(StartAudience(userIDs: ["u1"])), event: event, jobID: JobID(), at: now) == nil)
+        #expect(
+            LateJoinPolicy.offer(for: request(StartAudience(userIDs: ["u1"])), event: event, jobID: JobID(), at: now)
+                == nil
+        )
     }
 
     @Test("an event takes late joiners once started and until it ends, unless it turned them off")
@@ -100,9 +129,20 @@ struct LateJoinPolicyTests {
         let app = AppID()
         let (first, second) = (EventID(), EventID())
         func pending(_ id: Int64, _ event: EventID, _ environment: APNSEnvironment = .sandbox) -> PendingStart {
-            PendingStart(id: id, appID: app, eventID: event, environment: environment, tokenRowID: id, token: "aa", reason: .lateJoin, pendingSince: now)
+            PendingStart(
+                id: id,
+                appID: app,
+                eventID: event,
+                environment: environment,
+                tokenRowID: id,
+                token: "aa",
+                reason: .lateJoin,
+                pendingSince: now
+            )
         }
-        let groups = LateJoinPump.groups([pending(1, second), pending(2, first), pending(3, second), pending(4, second, .production)])
+        let groups = LateJoinPump.groups([
+            pending(1, second), pending(2, first), pending(3, second), pending(4, second, .production),
+        ])
         #expect(groups.map { $0.map(\.id) } == [[1, 3], [2], [4]])
     }
 }

@@ -18,7 +18,9 @@ struct LeaseKeeperTests {
 
     func at(_ seconds: TimeInterval) -> Date { leasedAt.addingTimeInterval(seconds) }
 
-    @Test("a lease is renewed a third of the way through, once at a time, and each renewal counts from when it was asked")
+    @Test(
+        "a lease is renewed a third of the way through, once at a time, and each renewal counts from when it was asked"
+    )
     func renewsAhead() {
         var keeper = keeper()
         #expect(keeper.verdict(now: at(9.9)) == .carryOn)

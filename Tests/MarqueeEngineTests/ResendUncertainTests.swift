@@ -1,7 +1,8 @@
 import Foundation
 import MarqueeCore
-@testable import MarqueeEngine
 import Testing
+
+@testable import MarqueeEngine
 
 /// What a resend of a job's uncertain starts is made of, without I/O: its job's ID and arguments.
 @Suite("Resending uncertain starts")
@@ -18,7 +19,12 @@ struct ResendUncertainTests {
         #expect(resend.uuid.uuid.8 >> 6 == 0b10)
     }
 
-    @Test("a resend's arguments keep the job whose uncertain tokens it sends, and its audience is those tokens less the start ledger's")
+    @Test(
+        """
+        a resend's arguments keep the job whose uncertain tokens it sends, and its audience is those tokens less \
+        the start ledger's
+        """
+    )
     func arguments() throws {
         let original = JobID()
         let arguments = StartJobArguments(
@@ -43,6 +49,12 @@ struct ResendUncertainTests {
         // A start of its own has no such filter.
         var plain = arguments
         plain.uncertainOf = nil
-        #expect(try StartJobArguments(plain.jsonValue).audienceQuery(appID: AppID(), jobID: JobID(), afterEarlierRuns: false).uncertainIn == nil)
+        #expect(
+            try StartJobArguments(plain.jsonValue).audienceQuery(
+                appID: AppID(),
+                jobID: JobID(),
+                afterEarlierRuns: false
+            ).uncertainIn == nil
+        )
     }
 }

@@ -6,7 +6,12 @@ import Testing
 /// A schedule's states and what it may do in each, and the start job a schedule's runs share.
 @Suite("Schedule state")
 struct ScheduleStateTests {
-    @Test("only a pending schedule can be cancelled or moved; a running one can be begun again and finished; a finished one is final")
+    @Test(
+        """
+        only a pending schedule can be cancelled or moved; a running one can be begun again and finished; a \
+        finished one is final
+        """
+    )
     func transitions() {
         let allowed: [ScheduleState: Set<ScheduleState.Transition>] = [
             .pending: [.begin, .cancel, .move],
@@ -27,7 +32,11 @@ struct ScheduleStateTests {
         let draft = BroadcastDraft(
             event: .end,
             contentState: ["away": 1, "home": 2],
-            alert: LiveActivityAlert(title: "Full time", body: .localized(key: "FT", arguments: ["2", "1"]), sound: "default"),
+            alert: LiveActivityAlert(
+                title: "Full time",
+                body: .localized(key: "FT", arguments: ["2", "1"]),
+                sound: "default"
+            ),
             staleDate: Date(timeIntervalSince1970: 1_795_878_000.5),
             dismissalDate: Date(timeIntervalSince1970: 1_795_879_000),
             relevanceScore: 50,

@@ -1,7 +1,8 @@
 import Foundation
 import MarqueeCore
-@testable import MarqueeEngine
 import Testing
+
+@testable import MarqueeEngine
 
 /// The app's current signing key is its newest by creation time, so a key being installed must
 /// come after every stored one, whatever this replica's clock says.

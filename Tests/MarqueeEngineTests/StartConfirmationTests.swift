@@ -27,7 +27,12 @@ struct StartConfirmationTests {
         #expect(rules.step(for: device, now: at(1)) == .uncertain)
     }
 
-    @Test("a watched device whose app cannot be asked is waited for through the window: its app may still report on its own")
+    @Test(
+        """
+        a watched device whose app cannot be asked is waited for through the window: its app may still report on \
+        its own
+        """
+    )
     func unaskableWatched() {
         var device = StartConfirmation.Device(start: .uncertain(sentAt: sent), canBeAsked: false, watchedSince: at(10))
         #expect(rules.step(for: device, now: at(11)) == .wait(until: at(610)))
@@ -54,13 +59,27 @@ struct StartConfirmationTests {
 
     @Test("a showing report from before an uncertain start still confirms: a start would add a second activity")
     func earlierShowingConfirmsUncertain() {
-        let device = StartConfirmation.Device(start: .uncertain(sentAt: sent), report: .showing(at: at(-30)), canBeAsked: true)
+        let device = StartConfirmation.Device(
+            start: .uncertain(sentAt: sent),
+            report: .showing(at: at(-30)),
+            canBeAsked: true
+        )
         #expect(rules.step(for: device, now: at(1)) == .confirmed)
     }
 
-    @Test("an absent report counts once the start has had the grace period to arrive; before that it is weighed at its end")
+    @Test(
+        """
+        an absent report counts once the start has had the grace period to arrive; before that it is weighed at \
+        its end
+        """
+    )
     func absentAfterGrace() {
-        var device = StartConfirmation.Device(start: .uncertain(sentAt: sent), report: .absent(at: at(10)), askedAt: at(1), canBeAsked: true)
+        var device = StartConfirmation.Device(
+            start: .uncertain(sentAt: sent),
+            report: .absent(at: at(10)),
+            askedAt: at(1),
+            canBeAsked: true
+        )
         #expect(rules.step(for: device, now: at(10)) == .wait(until: at(60)))
         #expect(rules.step(for: device, now: at(60)) == .start)
         device.report = .absent(at: at(90))
@@ -69,7 +88,11 @@ struct StartConfirmationTests {
 
     @Test("an accepted start the device reports absent after the grace period is sent again, once")
     func acceptedButAbsent() {
-        var device = StartConfirmation.Device(start: .accepted(sentAt: sent), report: .absent(at: at(120)), canBeAsked: true)
+        var device = StartConfirmation.Device(
+            start: .accepted(sentAt: sent),
+            report: .absent(at: at(120)),
+            canBeAsked: true
+        )
         #expect(rules.step(for: device, now: at(120)) == .start)
         device.restarted = true
         #expect(rules.step(for: device, now: at(500)) == .none)
@@ -89,14 +112,22 @@ struct StartConfirmationTests {
 
     @Test("an ended or dismissed activity is the user's choice: nothing is sent")
     func endedIsFinal() {
-        let device = StartConfirmation.Device(start: .uncertain(sentAt: sent), report: .ended(at: at(30)), canBeAsked: true)
+        let device = StartConfirmation.Device(
+            start: .uncertain(sentAt: sent),
+            report: .ended(at: at(30)),
+            canBeAsked: true
+        )
         #expect(rules.step(for: device, now: at(1_000)) == .ended)
     }
 
     @Test("an accepted start with no report needs nothing; an absent report older than the start is not weighed")
     func acceptedIsQuiet() {
         #expect(rules.step(for: .init(start: .accepted(sentAt: sent), canBeAsked: true), now: at(1)) == .none)
-        let stale = StartConfirmation.Device(start: .accepted(sentAt: sent), report: .absent(at: at(-5)), canBeAsked: true)
+        let stale = StartConfirmation.Device(
+            start: .accepted(sentAt: sent),
+            report: .absent(at: at(-5)),
+            canBeAsked: true
+        )
         #expect(rules.step(for: stale, now: at(1_000)) == .none)
     }
 }

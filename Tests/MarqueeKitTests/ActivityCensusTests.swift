@@ -10,7 +10,12 @@ struct ActivityCensusTests {
     func at(_ seconds: Double) -> Date { start.addingTimeInterval(seconds) }
 
     /// Reconciles and records every decided report as accepted, as the client does after a 200.
-    func reconcileAndSend(_ census: inout ActivityCensus, _ observed: [ObservedActivity], liveEvents: Set<String> = [], at now: Date) -> ActivityCensus.Decision {
+    func reconcileAndSend(
+        _ census: inout ActivityCensus,
+        _ observed: [ObservedActivity],
+        liveEvents: Set<String> = [],
+        at now: Date
+    ) -> ActivityCensus.Decision {
         let decision = census.reconcile(observed, liveEvents: liveEvents, now: now)
         for report in decision.reports { census.recordSent(report, at: now) }
         return decision
@@ -30,11 +35,19 @@ struct ActivityCensusTests {
     func staleCountsAsShowing() {
         var census = ActivityCensus()
         _ = reconcileAndSend(&census, [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)], at: at(0))
-        let stale = reconcileAndSend(&census, [ObservedActivity(id: "A1", eventKey: "ars-che", state: .stale)], at: at(60))
+        let stale = reconcileAndSend(
+            &census,
+            [ObservedActivity(id: "A1", eventKey: "ars-che", state: .stale)],
+            at: at(60)
+        )
         #expect(stale.reports.isEmpty)
 
         var fresh = ActivityCensus()
-        let onlyStale = reconcileAndSend(&fresh, [ObservedActivity(id: "A1", eventKey: "ars-che", state: .stale)], at: at(0))
+        let onlyStale = reconcileAndSend(
+            &fresh,
+            [ObservedActivity(id: "A1", eventKey: "ars-che", state: .stale)],
+            at: at(0)
+        )
         #expect(onlyStale.reports == [PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")])
     }
 
@@ -42,9 +55,17 @@ struct ActivityCensusTests {
     func endedThenDismissed() {
         var census = ActivityCensus()
         _ = reconcileAndSend(&census, [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)], at: at(0))
-        let ended = reconcileAndSend(&census, [ObservedActivity(id: "A1", eventKey: "ars-che", state: .ended)], at: at(60))
+        let ended = reconcileAndSend(
+            &census,
+            [ObservedActivity(id: "A1", eventKey: "ars-che", state: .ended)],
+            at: at(60)
+        )
         #expect(ended.reports == [PresenceReport(eventKey: "ars-che", state: .ended)])
-        let dismissed = reconcileAndSend(&census, [ObservedActivity(id: "A1", eventKey: "ars-che", state: .dismissed)], at: at(120))
+        let dismissed = reconcileAndSend(
+            &census,
+            [ObservedActivity(id: "A1", eventKey: "ars-che", state: .dismissed)],
+            at: at(120)
+        )
         #expect(dismissed.reports == [PresenceReport(eventKey: "ars-che", state: .dismissed)])
         // ActivityKit lists it no more: still dismissed, nothing new to say.
         #expect(reconcileAndSend(&census, [], at: at(180)).reports.isEmpty)
@@ -63,11 +84,17 @@ struct ActivityCensusTests {
     func absentWhenAsked() {
         var census = ActivityCensus()
         census.ask(about: ["ars-che"], at: at(0))
-        let decision = reconcileAndSend(&census, [ObservedActivity(id: "B1", eventKey: "liv-mci", state: .active)], at: at(0))
-        #expect(decision.reports == [
-            PresenceReport(eventKey: "ars-che", state: .absent),
-            PresenceReport(eventKey: "liv-mci", state: .showing, activityID: "B1"),
-        ])
+        let decision = reconcileAndSend(
+            &census,
+            [ObservedActivity(id: "B1", eventKey: "liv-mci", state: .active)],
+            at: at(0)
+        )
+        #expect(
+            decision.reports == [
+                PresenceReport(eventKey: "ars-che", state: .absent),
+                PresenceReport(eventKey: "liv-mci", state: .showing, activityID: "B1"),
+            ]
+        )
     }
 
     @Test("an event the app knows is live, with no activity here, is reported absent once")
@@ -77,7 +104,11 @@ struct ActivityCensusTests {
         #expect(first.reports == [PresenceReport(eventKey: "ars-che", state: .absent)])
         #expect(reconcileAndSend(&census, [], liveEvents: ["ars-che"], at: at(60)).reports.isEmpty)
         // The late start arrives: now it shows.
-        let shown = reconcileAndSend(&census, [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)], at: at(90))
+        let shown = reconcileAndSend(
+            &census,
+            [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)],
+            at: at(90)
+        )
         #expect(shown.reports == [PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")])
     }
 
@@ -86,7 +117,9 @@ struct ActivityCensusTests {
         var census = ActivityCensus()
         #expect(reconcileAndSend(&census, [], at: at(0)) == ActivityCensus.Decision())
         census.ask(about: ["ars-che"], at: at(0))
-        #expect(reconcileAndSend(&census, [], at: at(0)).reports == [PresenceReport(eventKey: "ars-che", state: .absent)])
+        #expect(
+            reconcileAndSend(&census, [], at: at(0)).reports == [PresenceReport(eventKey: "ars-che", state: .absent)]
+        )
         #expect(reconcileAndSend(&census, [], at: at(10)).reports.isEmpty)
         #expect(reconcileAndSend(&census, [], at: at(20)).reports.isEmpty)
     }
@@ -97,7 +130,11 @@ struct ActivityCensusTests {
         let match = [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)]
         _ = reconcileAndSend(&census, match, at: at(0))
         census.ask(about: ["ars-che"], at: at(60))
-        #expect(reconcileAndSend(&census, match, at: at(60)).reports == [PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")])
+        #expect(
+            reconcileAndSend(&census, match, at: at(60)).reports == [
+                PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")
+            ]
+        )
     }
 
     @Test("a report that was not accepted is decided again next time")
@@ -136,10 +173,12 @@ struct ActivityCensusTests {
             at: at(0)
         )
         #expect(decision.activitiesToEnd == ["A2", "A3"])
-        #expect(decision.reports == [
-            PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1"),
-            PresenceReport(eventKey: "liv-mci", state: .showing, activityID: "B1"),
-        ])
+        #expect(
+            decision.reports == [
+                PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1"),
+                PresenceReport(eventKey: "liv-mci", state: .showing, activityID: "B1"),
+            ]
+        )
     }
 
     @Test("an ended activity beside a live one is no second activity: only live ones are ended")
@@ -147,7 +186,10 @@ struct ActivityCensusTests {
         var census = ActivityCensus()
         let decision = reconcileAndSend(
             &census,
-            [ObservedActivity(id: "A1", eventKey: "ars-che", state: .ended), ObservedActivity(id: "A2", eventKey: "ars-che", state: .active)],
+            [
+                ObservedActivity(id: "A1", eventKey: "ars-che", state: .ended),
+                ObservedActivity(id: "A2", eventKey: "ars-che", state: .active),
+            ],
             at: at(0)
         )
         #expect(decision.activitiesToEnd.isEmpty)

@@ -7,19 +7,23 @@ import Testing
 struct MarqueeBackgroundPushTests {
     @Test("Marquee's push: the ask and its events, in order, without repeats")
     func parsesMarqueePush() throws {
-        let body = Data("""
+        let body = Data(
+            """
             {"aps": {"content-available": 1},
              "marquee": {"ask": "presence", "events": [
                {"eventKey": "ars-che-2026-11-28", "environment": "production"},
                {"eventKey": "liv-mci:2026", "environment": "sandbox"},
                {"eventKey": "ars-che-2026-11-28", "environment": "production"}]}}
-            """.utf8)
+            """.utf8
+        )
         let push = try MarqueeBackgroundPush(json: body)
         #expect(push.ask == .presence)
-        #expect(push.events == [
-            .init(eventKey: "ars-che-2026-11-28", environment: .production),
-            .init(eventKey: "liv-mci:2026", environment: .sandbox),
-        ])
+        #expect(
+            push.events == [
+                .init(eventKey: "ars-che-2026-11-28", environment: .production),
+                .init(eventKey: "liv-mci:2026", environment: .sandbox),
+            ]
+        )
     }
 
     @Test("userInfo as the app delegate hands it over reads the same")
@@ -29,7 +33,9 @@ struct MarqueeBackgroundPushTests {
             "marquee": ["ask": "presence", "events": [["eventKey": "ars-che", "environment": "sandbox"]]],
         ]
         let push = try MarqueeBackgroundPush(userInfo: userInfo)
-        #expect(push == MarqueeBackgroundPush(ask: .presence, events: [.init(eventKey: "ars-che", environment: .sandbox)]))
+        #expect(
+            push == MarqueeBackgroundPush(ask: .presence, events: [.init(eventKey: "ars-che", environment: .sandbox)])
+        )
     }
 
     @Test("a push without a marquee object is someone else's: notMarquee")
@@ -42,18 +48,30 @@ struct MarqueeBackgroundPushTests {
         }
     }
 
-    @Test("Marquee's push, malformed: the error says what is wrong", arguments: [
-        (#"{"marquee": 3}"#, "`marquee` is not an object"),
-        (#"{"marquee": {"events": []}}"#, "`marquee.ask` is missing or not a string"),
-        (#"{"marquee": {"ask": "presence"}}"#, "`marquee.events` is missing or not an array"),
-        (#"{"marquee": {"ask": "presence", "events": []}}"#, "`marquee.events` is empty"),
-        (#"{"marquee": {"ask": "presence", "events": ["ars-che"]}}"#, "`marquee.events[0]` is not an object"),
-        (#"{"marquee": {"ask": "presence", "events": [{"eventKey": "a b", "environment": "sandbox"}]}}"#, "`marquee.events[0].eventKey` is not an event key (1–200 letters, digits, '.', '_', ':', '-')"),
-        (#"{"marquee": {"ask": "presence", "events": [{"eventKey": "ars-che"}]}}"#, "`marquee.events[0].environment` is not `sandbox` or `production`"),
-        (#"{"marquee": {"ask": "presence", "events": [{"eventKey": "ars-che", "environment": "development"}]}}"#, "`marquee.events[0].environment` is not `sandbox` or `production`"),
-        ("[1, 2]", "the push body is not a JSON object"),
-        ("{", "the push body is not JSON"),
-    ])
+    @Test(
+        "Marquee's push, malformed: the error says what is wrong",
+        arguments: [
+            (#"{"marquee": 3}"#, "`marquee` is not an object"),
+            (#"{"marquee": {"events": []}}"#, "`marquee.ask` is missing or not a string"),
+            (#"{"marquee": {"ask": "presence"}}"#, "`marquee.events` is missing or not an array"),
+            (#"{"marquee": {"ask": "presence", "events": []}}"#, "`marquee.events` is empty"),
+            (#"{"marquee": {"ask": "presence", "events": ["ars-che"]}}"#, "`marquee.events[0]` is not an object"),
+            (
+                #"{"marquee": {"ask": "presence", "events": [{"eventKey": "a b", "environment": "sandbox"}]}}"#,
+                "`marquee.events[0].eventKey` is not an event key (1–200 letters, digits, '.', '_', ':', '-')"
+            ),
+            (
+                #"{"marquee": {"ask": "presence", "events": [{"eventKey": "ars-che"}]}}"#,
+                "`marquee.events[0].environment` is not `sandbox` or `production`"
+            ),
+            (
+                #"{"marquee": {"ask": "presence", "events": [{"eventKey": "ars-che", "environment": "development"}]}}"#,
+                "`marquee.events[0].environment` is not `sandbox` or `production`"
+            ),
+            ("[1, 2]", "the push body is not a JSON object"),
+            ("{", "the push body is not JSON"),
+        ]
+    )
     func malformed(body: String, reason: String) {
         #expect(throws: MarqueeBackgroundPushError.malformed(reason)) {
             try MarqueeBackgroundPush(json: Data(body.utf8))

@@ -40,14 +40,21 @@ struct MarqueeKitClientTests {
     }
 
     /// A client whose push-to-start token (`tokenA`) Marquee has: where reports can start.
-    func makeRegisteredClient(_ transport: ScriptedTransport, host: ModelActivityHost = ModelActivityHost(), waits: RecordedWaits = RecordedWaits()) async throws -> MarqueeKitClient {
+    func makeRegisteredClient(
+        _ transport: ScriptedTransport,
+        host: ModelActivityHost = ModelActivityHost(),
+        waits: RecordedWaits = RecordedWaits()
+    ) async throws -> MarqueeKitClient {
         let client = makeClient(transport, host: host, waits: waits)
         try await client.register(pushToStartToken: Data(hex: Self.tokenA))
         return client
     }
 
     static func presencePush(_ events: [(String, String)]) -> [AnyHashable: Any] {
-        ["aps": ["content-available": 1], "marquee": ["ask": "presence", "events": events.map { ["eventKey": $0.0, "environment": $0.1] }]]
+        [
+            "aps": ["content-available": 1],
+            "marquee": ["ask": "presence", "events": events.map { ["eventKey": $0.0, "environment": $0.1] }],
+        ]
     }
 
     // MARK: Tokens
@@ -61,11 +68,13 @@ struct MarqueeKitClientTests {
         #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .registered)
         #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .unchanged)
         #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenA)) == .registered)
-        #expect(await transport.paths == [
-            "/v1/push-to-start-tokens/\(Self.tokenA)",
-            "/v1/push-to-start-tokens/\(Self.tokenB)",
-            "/v1/push-to-start-tokens/\(Self.tokenA)",
-        ])
+        #expect(
+            await transport.paths == [
+                "/v1/push-to-start-tokens/\(Self.tokenA)",
+                "/v1/push-to-start-tokens/\(Self.tokenB)",
+                "/v1/push-to-start-tokens/\(Self.tokenA)",
+            ]
+        )
     }
 
     @Test("the same token handed over twice at once is sent once")
@@ -97,26 +106,57 @@ struct MarqueeKitClientTests {
     func updateTokenRotation() async throws {
         let transport = ScriptedTransport()
         let client = try await makeRegisteredClient(transport)
-        #expect(try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che") == .registered)
-        #expect(try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che") == .unchanged)
-        #expect(try await client.register(updateToken: Data(hex: Self.updateToken2), activityID: "A1", eventKey: "ars-che") == .registered)
+        #expect(
+            try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che")
+                == .registered
+        )
+        #expect(
+            try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che")
+                == .unchanged
+        )
+        #expect(
+            try await client.register(updateToken: Data(hex: Self.updateToken2), activityID: "A1", eventKey: "ars-che")
+                == .registered
+        )
         let bodies = await transport.bodies()
-        #expect(await transport.paths.dropFirst() == ["/v1/activities/A1/update-token", "/v1/activities/A1/update-token"])
+        #expect(
+            await transport.paths.dropFirst() == ["/v1/activities/A1/update-token", "/v1/activities/A1/update-token"]
+        )
         #expect(bodies.dropFirst().map { $0["token"] as? String } == [Self.updateToken1, Self.updateToken2])
-        #expect(bodies.dropFirst().allSatisfy { $0["pushToStartToken"] as? String == Self.tokenA && $0["eventKey"] as? String == "ars-che" })
+        #expect(
+            bodies.dropFirst().allSatisfy {
+                $0["pushToStartToken"] as? String == Self.tokenA && $0["eventKey"] as? String == "ars-che"
+            }
+        )
     }
 
     @Test("a registration Marquee refused is not remembered: the next hand-over sends it again")
     func refusedIsNotRemembered() async throws {
-        let problem = Data(#"{"type":"/problems/invalid-request","title":"Invalid request","status":422,"detail":"tags: too many","instance":"req-1"}"#.utf8)
+        let problem = Data(
+            #"""
+            {"type":"/problems/invalid-request","title":"Invalid request","status":422,"detail":"tags: too many",\#
+            "instance":"req-1"}
+            """#
+            .utf8
+        )
         let transport = ScriptedTransport { _, index in
-            index == 0 ? MarqueeHTTPResponse(status: 422, headers: ["Content-Type": "application/problem+json"], body: problem) : MarqueeHTTPResponse(status: 200)
+            index == 0
+                ? MarqueeHTTPResponse(status: 422, headers: ["Content-Type": "application/problem+json"], body: problem)
+                : MarqueeHTTPResponse(status: 200)
         }
         let client = makeClient(transport)
-        let refusal = MarqueeKitError.rejected(MarqueeRejection(
-            status: 422,
-            problem: MarqueeProblem(type: "/problems/invalid-request", title: "Invalid request", status: 422, detail: "tags: too many", instance: "req-1")
-        ))
+        let refusal = MarqueeKitError.rejected(
+            MarqueeRejection(
+                status: 422,
+                problem: MarqueeProblem(
+                    type: "/problems/invalid-request",
+                    title: "Invalid request",
+                    status: 422,
+                    detail: "tags: too many",
+                    instance: "req-1"
+                )
+            )
+        )
         await #expect(throws: refusal) { try await client.register(pushToStartToken: Data(hex: Self.tokenA)) }
         #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenA)) == .registered)
         #expect(await transport.requests.count == 2)
@@ -124,10 +164,14 @@ struct MarqueeKitClientTests {
 
     @Test("what Marquee accepted survives a relaunch: the same token is not sent again")
     func survivesRelaunch() async throws {
-        let file = FileManager.default.temporaryDirectory.appendingPathComponent("marqueekit-\(UUID().uuidString)/state.json")
+        let file = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marqueekit-\(UUID().uuidString)/state.json"
+        )
         defer { try? FileManager.default.removeItem(at: file.deletingLastPathComponent()) }
         let transport = ScriptedTransport()
-        try await makeClient(transport, stateStore: FileStateStore(url: file)).register(pushToStartToken: Data(hex: Self.tokenA))
+        try await makeClient(transport, stateStore: FileStateStore(url: file)).register(
+            pushToStartToken: Data(hex: Self.tokenA)
+        )
         let relaunched = makeClient(transport, stateStore: FileStateStore(url: file))
         #expect(try await relaunched.register(pushToStartToken: Data(hex: Self.tokenA)) == .unchanged)
         #expect(await transport.requests.count == 1)
@@ -140,14 +184,22 @@ struct MarqueeKitClientTests {
         let transport = ScriptedTransport()
         let host = ModelActivityHost([ObservedActivity(id: "B1", eventKey: "liv-mci", state: .active)])
         let client = try await makeRegisteredClient(transport, host: host)
-        let outcome = try await client.handleBackgroundPush(userInfo: Self.presencePush([("ars-che", "production"), ("liv-mci", "production")]))
-        #expect(outcome.sent == [
-            PresenceReport(eventKey: "ars-che", state: .absent),
-            PresenceReport(eventKey: "liv-mci", state: .showing, activityID: "B1"),
-        ])
+        let outcome = try await client.handleBackgroundPush(
+            userInfo: Self.presencePush([("ars-che", "production"), ("liv-mci", "production")])
+        )
+        #expect(
+            outcome.sent == [
+                PresenceReport(eventKey: "ars-che", state: .absent),
+                PresenceReport(eventKey: "liv-mci", state: .showing, activityID: "B1"),
+            ]
+        )
         #expect(outcome.unsent.isEmpty)
         let bodies = await transport.bodies()
-        #expect(await transport.paths.dropFirst() == ["/v1/events/ars-che/presence/\(Self.tokenA)", "/v1/events/liv-mci/presence/\(Self.tokenA)"])
+        #expect(
+            await transport.paths.dropFirst() == [
+                "/v1/events/ars-che/presence/\(Self.tokenA)", "/v1/events/liv-mci/presence/\(Self.tokenA)",
+            ]
+        )
         #expect(bodies.dropFirst().map { $0["state"] as? String } == ["absent", "showing"])
         #expect(bodies.last?["activityID"] as? String == "B1")
 
@@ -172,30 +224,41 @@ struct MarqueeKitClientTests {
     func unknownTokenRegisteredAgain() async throws {
         let transport = ScriptedTransport { request, index in
             request.path.contains("/presence/") && index == 1
-                ? MarqueeHTTPResponse(status: 404, body: Data(#"{"type":"/problems/not-found","title":"Not found","status":404}"#.utf8))
+                ? MarqueeHTTPResponse(
+                    status: 404,
+                    body: Data(#"{"type":"/problems/not-found","title":"Not found","status":404}"#.utf8)
+                )
                 : MarqueeHTTPResponse(status: 200)
         }
         let client = try await makeRegisteredClient(transport)
         let outcome = await client.reconcile(activities: [], liveEvents: ["ars-che"])
         #expect(outcome.sent == [PresenceReport(eventKey: "ars-che", state: .absent)])
-        #expect(await transport.paths == [
-            "/v1/push-to-start-tokens/\(Self.tokenA)",
-            "/v1/events/ars-che/presence/\(Self.tokenA)",
-            "/v1/push-to-start-tokens/\(Self.tokenA)",
-            "/v1/events/ars-che/presence/\(Self.tokenA)",
-        ])
+        #expect(
+            await transport.paths == [
+                "/v1/push-to-start-tokens/\(Self.tokenA)",
+                "/v1/events/ars-che/presence/\(Self.tokenA)",
+                "/v1/push-to-start-tokens/\(Self.tokenA)",
+                "/v1/events/ars-che/presence/\(Self.tokenA)",
+            ]
+        )
     }
 
     @Test("reporting too often (429): Retry-After is waited out, then the report goes")
     func retryAfterHonoured() async throws {
         let transport = ScriptedTransport { request, index in
             request.path.contains("/presence/") && index == 1
-                ? MarqueeHTTPResponse(status: 429, headers: ["retry-after": "3"], body: Data(#"{"type":"/problems/rate-limited","title":"Too many reports","status":429}"#.utf8))
+                ? MarqueeHTTPResponse(
+                    status: 429,
+                    headers: ["retry-after": "3"],
+                    body: Data(#"{"type":"/problems/rate-limited","title":"Too many reports","status":429}"#.utf8)
+                )
                 : MarqueeHTTPResponse(status: 200)
         }
         let waits = RecordedWaits()
         let client = try await makeRegisteredClient(transport, waits: waits)
-        let outcome = await client.reconcile(activities: [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)])
+        let outcome = await client.reconcile(activities: [
+            ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)
+        ])
         #expect(outcome.sent == [PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")])
         #expect(waits.all == [.seconds(3)])
         #expect(await transport.requests.count == 3)
@@ -205,7 +268,8 @@ struct MarqueeKitClientTests {
     func unsentKept() async throws {
         let failing = LockedValue(true)
         let transport = ScriptedTransport { request, _ in
-            request.path.contains("/presence/") && failing.value ? MarqueeHTTPResponse(status: 503) : MarqueeHTTPResponse(status: 200)
+            request.path.contains("/presence/") && failing.value
+                ? MarqueeHTTPResponse(status: 503) : MarqueeHTTPResponse(status: 200)
         }
         let client = try await makeRegisteredClient(transport)
         let activities = [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)]
@@ -214,14 +278,20 @@ struct MarqueeKitClientTests {
         #expect(first.unsent.map(\.report) == [PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")])
         #expect(first.unsent.first?.error == .rejected(MarqueeRejection(status: 503)))
         failing.mutate { $0 = false }
-        #expect(await client.reconcile(activities: activities).sent == [PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")])
+        #expect(
+            await client.reconcile(activities: activities).sent == [
+                PresenceReport(eventKey: "ars-che", state: .showing, activityID: "A1")
+            ]
+        )
     }
 
     @Test("without a push-to-start token nothing can be reported, and the report waits")
     func noTokenYet() async throws {
         let transport = ScriptedTransport()
         let client = makeClient(transport)
-        let outcome = await client.reconcile(activities: [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)])
+        let outcome = await client.reconcile(activities: [
+            ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)
+        ])
         #expect(outcome.sent.isEmpty)
         #expect(outcome.unsent.count == 1)
         #expect(await transport.requests.isEmpty)
@@ -233,12 +303,18 @@ struct MarqueeKitClientTests {
         let host = ModelActivityHost([ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)])
         let client = try await makeRegisteredClient(transport, host: host)
         _ = await client.reconcile()
-        await host.set([ObservedActivity(id: "A1", eventKey: "ars-che", state: .active), ObservedActivity(id: "A2", eventKey: "ars-che", state: .active)])
+        await host.set([
+            ObservedActivity(id: "A1", eventKey: "ars-che", state: .active),
+            ObservedActivity(id: "A2", eventKey: "ars-che", state: .active),
+        ])
         let outcome = await client.reconcile()
         #expect(outcome.endedActivityIDs == ["A2"])
         #expect(await host.ended == ["A2"])
         #expect(await host.activities.map(\.id) == ["A1"])
-        #expect(try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A2", eventKey: "ars-che") == .secondActivity)
+        #expect(
+            try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A2", eventKey: "ars-che")
+                == .secondActivity
+        )
         #expect(await transport.paths.filter { $0.contains("update-token") }.isEmpty)
     }
 
@@ -247,7 +323,10 @@ struct MarqueeKitClientTests {
         let transport = ScriptedTransport()
         let client = try await makeRegisteredClient(transport)
         try await client.register(updateToken: Data(hex: Self.updateToken1), activityID: "A1", eventKey: "ars-che")
-        #expect(await client.reconcile(activities: [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)]) == ReconcileOutcome())
+        #expect(
+            await client.reconcile(activities: [ObservedActivity(id: "A1", eventKey: "ars-che", state: .active)])
+                == ReconcileOutcome()
+        )
         #expect(await transport.requests.count == 2)
     }
 }

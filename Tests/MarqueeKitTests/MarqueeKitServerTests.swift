@@ -23,17 +23,28 @@ struct MarqueeKitServerTests {
             iosVersion: "18.2",
             frequentPushesEnabled: true
         )
-        return MarqueeKitClient(configuration: configuration, transport: URLSessionTransport(), activities: ModelActivityHost())
+        return MarqueeKitClient(
+            configuration: configuration,
+            transport: URLSessionTransport(),
+            activities: ModelActivityHost()
+        )
     }
 
-    @Test("push-to-start and update tokens registered through MarqueeKit read back through the API", arguments: TestBackend.allCases)
+    @Test(
+        "push-to-start and update tokens registered through MarqueeKit read back through the API",
+        arguments: TestBackend.allCases
+    )
     func registersTokens(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             let client = try Self.client(server, appKey: app.appKey)
 
             #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenA)) == .registered)
-            let registered = try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)", key: app.appKey)
+            let registered = try await server.client.send(
+                "GET",
+                "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)",
+                key: app.appKey
+            )
             #expect(registered.status == 200)
             #expect(registered.json["deviceID"] as? String == "device-42")
             #expect(registered.json["tags"] as? [String] == ["arsenal"])
@@ -44,12 +55,24 @@ struct MarqueeKitServerTests {
             // The token rotates: the new one is registered too; the same one again sends nothing.
             #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .registered)
             #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .unchanged)
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenB)\(Self.query)", key: app.appKey).status == 200)
+            #expect(
+                try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(Self.tokenB)\(Self.query)",
+                    key: app.appKey
+                ).status == 200
+            )
 
             // A push-started activity's update token, adopted as the activity of its event.
             #expect(try await server.putEvent(app, key: "ars-che-2026-11-28").status == 201)
             let activityID = "7F3A9C2E-4B1D-4E6F-8A0C-2D4E6F8A0B1C"
-            #expect(try await client.register(updateToken: Data(hex: Self.updateToken), activityID: activityID, eventKey: "ars-che-2026-11-28") == .registered)
+            #expect(
+                try await client.register(
+                    updateToken: Data(hex: Self.updateToken),
+                    activityID: activityID,
+                    eventKey: "ars-che-2026-11-28"
+                ) == .registered
+            )
             let activity = try await server.client.send("GET", "/v1/activities/\(activityID)", key: app.appKey)
             #expect(activity.status == 200)
             #expect(activity.json["eventKey"] as? String == "ars-che-2026-11-28")
@@ -58,7 +81,13 @@ struct MarqueeKitServerTests {
         }
     }
 
-    @Test("MarqueeKit's device token and presence reports are what the server takes: the token's GET shows the device token, the funnel counts the reports", arguments: TestBackend.allCases)
+    @Test(
+        """
+        MarqueeKit's device token and presence reports are what the server takes: the token's GET shows the \
+        device token, the funnel counts the reports
+        """,
+        arguments: TestBackend.allCases
+    )
     func reportsPresence(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -67,7 +96,11 @@ struct MarqueeKitServerTests {
             let deviceToken = String(repeating: "0f", count: 32)
             #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenA)) == .registered)
             #expect(try await client.register(deviceToken: Data(hex: deviceToken)) == .registered)
-            let registered = try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)", key: app.appKey)
+            let registered = try await server.client.send(
+                "GET",
+                "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)",
+                key: app.appKey
+            )
             #expect(registered.json["deviceToken"] as? String == deviceToken, "\(registered.text)")
 
             // The app's schedule says the match is live and no activity is there: absent.
@@ -75,23 +108,40 @@ struct MarqueeKitServerTests {
             #expect(absent.unsent.isEmpty, "\(absent.unsent)")
             #expect(absent.sent.map(\.state) == [.absent])
             var funnel = try await server.client.send("GET", "/v1/events/match/funnel", key: app.publisherKey)
-            var sandbox = (funnel.json["environments"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
+            var sandbox = (funnel.json["environments"] as? [[String: Any]])?.first {
+                $0["environment"] as? String == "sandbox"
+            }
             #expect(sandbox?["absent"] as? Int == 1, "\(funnel.text)")
 
             // The token rotates (same device ID) and the activity appears: the device's report,
             // under its new token, replaces the last one.
             #expect(try await client.register(pushToStartToken: Data(hex: Self.tokenB)) == .registered)
             let activityID = "7F3A9C2E-4B1D-4E6F-8A0C-2D4E6F8A0B1C"
-            let showing = await client.reconcile(activities: [ObservedActivity(id: activityID, eventKey: "match", state: .active)], liveEvents: ["match"])
+            let showing = await client.reconcile(
+                activities: [ObservedActivity(id: activityID, eventKey: "match", state: .active)],
+                liveEvents: ["match"]
+            )
             #expect(showing.unsent.isEmpty, "\(showing.unsent)")
             #expect(showing.sent.map(\.state) == [.showing])
             funnel = try await server.client.send("GET", "/v1/events/match/funnel", key: app.publisherKey)
-            sandbox = (funnel.json["environments"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
+            sandbox = (funnel.json["environments"] as? [[String: Any]])?.first {
+                $0["environment"] as? String == "sandbox"
+            }
             #expect(sandbox?["absent"] as? Int == 0, "\(funnel.text)")
             #expect(sandbox?["confirmedShowing"] as? Int == 1)
-            let rotated = try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenB)\(Self.query)", key: app.appKey)
+            let rotated = try await server.client.send(
+                "GET",
+                "/v1/push-to-start-tokens/\(Self.tokenB)\(Self.query)",
+                key: app.appKey
+            )
             #expect(rotated.json["deviceToken"] as? String == deviceToken, "\(rotated.text)")
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)", key: app.appKey).status == 404)
+            #expect(
+                try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(Self.tokenA)\(Self.query)",
+                    key: app.appKey
+                ).status == 404
+            )
         }
     }
 

@@ -8,7 +8,11 @@ actor ScriptedTransport: MarqueeTransport {
     private var answer: @Sendable (MarqueeHTTPRequest, Int) -> MarqueeHTTPResponse
 
     /// - Parameter answer: the answer to a request, given the number of requests before it.
-    init(answer: @escaping @Sendable (MarqueeHTTPRequest, Int) -> MarqueeHTTPResponse = { _, _ in MarqueeHTTPResponse(status: 200) }) {
+    init(
+        answer: @escaping @Sendable (MarqueeHTTPRequest, Int) -> MarqueeHTTPResponse = { _, _ in
+            MarqueeHTTPResponse(status: 200)
+        }
+    ) {
         self.answer = answer
     }
 

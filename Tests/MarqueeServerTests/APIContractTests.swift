@@ -26,13 +26,24 @@ struct APIContractTests {
             ]
             for (index, (sent, answered)) in accepted.enumerated() {
                 let put = try await server.client.send(
-                    "PUT", "/v1/events/rfc-\(index)", key: app.publisherKey, json: Self.event(plannedStart: sent)
+                    "PUT",
+                    "/v1/events/rfc-\(index)",
+                    key: app.publisherKey,
+                    json: Self.event(plannedStart: sent)
                 )
                 #expect(put.status == 201, "\(sent): \(put.status) \(put.text)")
                 #expect(put.json["plannedStart"] as? String == answered, "\(sent)")
             }
-            for refused in ["2026-12-21 15:30:37Z", "2026-12-21T15:30:37", "2026-02-30T10:00:00Z", "2026-12-21T15:30:37.Z", "tomorrow"] {
-                let put = try await server.client.send("PUT", "/v1/events/rfc-bad", key: app.publisherKey, json: Self.event(plannedStart: refused))
+            for refused in [
+                "2026-12-21 15:30:37Z", "2026-12-21T15:30:37", "2026-02-30T10:00:00Z", "2026-12-21T15:30:37.Z",
+                "tomorrow",
+            ] {
+                let put = try await server.client.send(
+                    "PUT",
+                    "/v1/events/rfc-bad",
+                    key: app.publisherKey,
+                    json: Self.event(plannedStart: refused)
+                )
                 #expect(put.status == 422, "\(refused): \(put.status) \(put.text)")
                 let errors = put.json["errors"] as? [[String: Any]]
                 #expect(errors?.first?["pointer"] as? String == "/plannedStart", "\(refused): \(put.text)")
@@ -52,7 +63,10 @@ struct APIContractTests {
         #expect(RFC3339.parse("2026-12-21T15:30:37+24:00") == nil)
         #expect(RFC3339.parse("2026-12-21T15:30:37Zjunk") == nil)
         #expect(RFC3339.format(Date(timeIntervalSince1970: 1_797_867_037.5)) == "2026-12-21T15:30:37Z")
-        #expect(RFC3339.format(Date(timeIntervalSince1970: 1_797_867_037.5), milliseconds: true) == "2026-12-21T15:30:37.500Z")
+        #expect(
+            RFC3339.format(Date(timeIntervalSince1970: 1_797_867_037.5), milliseconds: true)
+                == "2026-12-21T15:30:37.500Z"
+        )
         #expect(RFC3339.format(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59Z")
     }
 
@@ -80,7 +94,10 @@ struct APIContractTests {
                 #expect(error?["in"] as? String == check.location, "\(check.path): \(response.text)")
                 #expect(error?["name"] as? String == check.name, "\(check.path): \(response.text)")
                 #expect(error?["pointer"] == nil, "\(check.path): \(response.text)")
-                #expect((error?["detail"] as? String)?.contains(check.mentions) == true, "\(check.path): \(response.text)")
+                #expect(
+                    (error?["detail"] as? String)?.contains(check.mentions) == true,
+                    "\(check.path): \(response.text)"
+                )
                 #expect(!response.text.contains("JSON"), "\(check.path): \(response.text)")
             }
         }
@@ -110,10 +127,18 @@ struct APIContractTests {
     func nulls() async throws {
         try await TestServer.run(.sqlite) { server in
             let app = try await server.makeApp("Nulls")
-            let rename = try await server.client.send("PATCH", "/v1/apps/\(app.id)", key: app.adminKey, json: ["name": NSNull()])
+            let rename = try await server.client.send(
+                "PATCH",
+                "/v1/apps/\(app.id)",
+                key: app.adminKey,
+                json: ["name": NSNull()]
+            )
             #expect(rename.status == 422, "\(rename.text)")
             #expect((rename.json["errors"] as? [[String: Any]])?.first?["pointer"] as? String == "/name")
-            #expect(try await server.client.send("GET", "/v1/apps/\(app.id)", key: app.adminKey).json["name"] as? String == "Nulls")
+            #expect(
+                try await server.client.send("GET", "/v1/apps/\(app.id)", key: app.adminKey).json["name"] as? String
+                    == "Nulls"
+            )
 
             var event = Self.event(plannedStart: "2026-12-21T15:00:00Z")
             event["timeline"] = NSNull()
@@ -122,8 +147,17 @@ struct APIContractTests {
             #expect((put.json["errors"] as? [[String: Any]])?.first?["pointer"] as? String == "/timeline")
 
             let batch = try await server.client.send(
-                "POST", "/v1/push-to-start-tokens/batch", key: app.appKey,
-                json: ["tokens": [["token": "abcd", "environment": "sandbox", "attributesType": "MatchAttributes", "tags": NSNull()]]]
+                "POST",
+                "/v1/push-to-start-tokens/batch",
+                key: app.appKey,
+                json: [
+                    "tokens": [
+                        [
+                            "token": "abcd", "environment": "sandbox", "attributesType": "MatchAttributes",
+                            "tags": NSNull(),
+                        ]
+                    ]
+                ]
             )
             #expect(batch.status == 422, "\(batch.text)")
             #expect((batch.json["errors"] as? [[String: Any]])?.first?["pointer"] as? String == "/tokens/0/tags")
@@ -131,26 +165,44 @@ struct APIContractTests {
             // Free-form objects pass through as sent, nulls included.
             #expect(try await server.putEvent(app, key: "ars-che").status == 201)
             let broadcast = try await server.client.send(
-                "POST", "/v1/events/ars-che/broadcasts", key: app.publisherKey,
+                "POST",
+                "/v1/events/ars-che/broadcasts",
+                key: app.publisherKey,
                 json: ["event": "update", "contentState": ["homeScore": 1, "scorer": NSNull()]]
             )
             #expect(broadcast.status == 200, "\(broadcast.text)")
         }
     }
 
-    @Test("a NUL character in a string is refused with the field's pointer, on both stores (PostgreSQL's text takes none)", arguments: TestBackend.allCases)
+    @Test(
+        """
+        a NUL character in a string is refused with the field's pointer, on both stores (PostgreSQL's text takes \
+        none)
+        """,
+        arguments: TestBackend.allCases
+    )
     func nulCharacters(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             let token = String(repeating: "ab", count: 32)
             let put = try await server.client.send(
-                "PUT", "/v1/push-to-start-tokens/\(token)", key: app.appKey,
-                json: ["environment": "sandbox", "attributesType": "MatchAttributes", "tags": ["ok", "a\u{0}b"], "deviceID": "d\u{0}"]
+                "PUT",
+                "/v1/push-to-start-tokens/\(token)",
+                key: app.appKey,
+                json: [
+                    "environment": "sandbox", "attributesType": "MatchAttributes", "tags": ["ok", "a\u{0}b"],
+                    "deviceID": "d\u{0}",
+                ]
             )
             #expect(put.status == 422, "\(put.text)")
             let pointers = (put.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String }
             #expect(Set(pointers ?? []) == ["/deviceID", "/tags/1"], "\(put.text)")
-            let event = try await server.client.send("PUT", "/v1/events/nul", key: app.publisherKey, json: Self.event(plannedStart: "2026-12-21T15:00:00Z").merging(["title": "a\u{0}"]) { $1 })
+            let event = try await server.client.send(
+                "PUT",
+                "/v1/events/nul",
+                key: app.publisherKey,
+                json: Self.event(plannedStart: "2026-12-21T15:00:00Z").merging(["title": "a\u{0}"]) { $1 }
+            )
             #expect(event.status == 422, "\(event.text)")
         }
     }
@@ -165,7 +217,10 @@ struct APIContractTests {
                 ("POST", "/v1/events/ars-che/broadcasts", ["event": "update", "contentState": [:], "alert": 5]),
                 ("POST", "/v1/events/ars-che/broadcasts", ["event": "sideways", "contentState": [:]]),
                 ("POST", "/v1/events/ars-che/broadcasts", ["event": "update", "contentState": [:], "priority": 7]),
-                ("POST", "/v1/events/ars-che/starts", ["environment": "sandbox", "attributes": [], "contentState": [:], "alert": [:]]),
+                (
+                    "POST", "/v1/events/ars-che/starts",
+                    ["environment": "sandbox", "attributes": [], "contentState": [:], "alert": [:]]
+                ),
                 ("PUT", "/v1/events/ars-che", ["title": 5]),
                 ("PUT", "/v1/events/ars-che", ["title": "t", "extra": true]),
                 ("POST", "/v1/push-to-start-tokens/batch", ["tokens": "all"]),
@@ -173,8 +228,12 @@ struct APIContractTests {
             ]
             for (method, path, json) in bodies {
                 let response = try await server.client.send(method, path, key: app.adminKey, json: json)
-                #expect(response.status == 422 || response.status == 400, "\(method) \(path) \(json): \(response.status) \(response.text)")
-                for name in ["OpenAPI", "Container", "Components.", "Operations.", "Swift.", "CodingKeys", "Optional("] {
+                #expect(
+                    response.status == 422 || response.status == 400,
+                    "\(method) \(path) \(json): \(response.status) \(response.text)"
+                )
+                for name in ["OpenAPI", "Container", "Components.", "Operations.", "Swift.", "CodingKeys", "Optional("]
+                {
                     #expect(!response.text.contains(name), "\(method) \(path) \(json): \(response.text)")
                 }
             }
@@ -186,16 +245,23 @@ struct APIContractTests {
         try await TestServer.run(.sqlite) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "ars-che").status == 201)
-            for path in ["/v1/events/ars-che", "/v1/events", "/v1/jobs", "/v1/channels", "/v1/events/ars-che/schedules",
-                "/v1/events/ars-che/channels/sandbox/broadcasts"]
-            {
+            for path in [
+                "/v1/events/ars-che", "/v1/events", "/v1/jobs", "/v1/channels", "/v1/events/ars-che/schedules",
+                "/v1/events/ars-che/channels/sandbox/broadcasts",
+            ] {
                 let response = try await server.client.send("GET", path, key: app.appKey)
                 #expect(response.status == 403, "\(path): \(response.status)")
                 #expect(response.json["type"] as? String == "/problems/forbidden")
                 #expect((response.json["detail"] as? String)?.contains("role is app") == true, "\(response.text)")
             }
-            #expect(try await server.client.send("GET", "/v1/events/ars-che/channels/sandbox", key: app.appKey).status == 200)
-            #expect(try await server.client.send("GET", "/v1/live-events?environment=sandbox", key: app.appKey).status == 200)
+            #expect(
+                try await server.client.send("GET", "/v1/events/ars-che/channels/sandbox", key: app.appKey).status
+                    == 200
+            )
+            #expect(
+                try await server.client.send("GET", "/v1/live-events?environment=sandbox", key: app.appKey).status
+                    == 200
+            )
             #expect(try await server.client.send("GET", "/v1/events/ars-che", key: app.publisherKey).status == 200)
             // A deployment key manages apps, and reads no app's events.
             let deployment = try await server.client.send("GET", "/v1/events/ars-che", key: server.deploymentKey)
@@ -225,7 +291,8 @@ struct APIContractTests {
                     if Set(roles ?? []) != ["deployment", "admin", "publisher", "app"] {
                         #expect(responses.contains("403"), "\(name) answers 403: \(responses.sorted())")
                     }
-                    let takesInput = !shared.isEmpty || operation["parameters"] != nil || operation["requestBody"] != nil
+                    let takesInput =
+                        !shared.isEmpty || operation["parameters"] != nil || operation["requestBody"] != nil
                     if takesInput { #expect(responses.contains("422"), "\(name) answers 422 for bad input") }
                     if operation["requestBody"] != nil { #expect(responses.isSuperset(of: ["400", "413"]), "\(name)") }
                 }
@@ -243,7 +310,12 @@ struct APIContractTests {
             let put = try #require((paths["/v1/apps/{appID}/signing-key"] as? [String: Any])?["put"] as? [String: Any])
             let content = (put["requestBody"] as? [String: Any])?["content"] as? [String: Any]
             let example = try #require((content?["application/json"] as? [String: Any])?["example"])
-            let response = try await server.client.send("PUT", "/v1/apps/\(app.id)/signing-key", key: app.adminKey, json: example)
+            let response = try await server.client.send(
+                "PUT",
+                "/v1/apps/\(app.id)/signing-key",
+                key: app.adminKey,
+                json: example
+            )
             #expect(response.status == 200, "\(response.text)")
         }
     }

@@ -7,12 +7,22 @@ import Testing
 /// whatever the target (the in-process emulator, Apple, or custom endpoints).
 @Suite("APNs transport settings")
 struct APNSTransportSettingsTests {
-    @Test("the APNs connections and their streams are set by apns.connections and apns.streamsPerConnection, within bounds")
+    @Test(
+        """
+        the APNs connections and their streams are set by apns.connections and apns.streamsPerConnection, within \
+        bounds
+        """
+    )
     func transportSettings() throws {
-        let configuration = try ServerConfiguration.reading(["apns.connections": "3", "apns.streamsPerConnection": "50"], environment: false)
+        let configuration = try ServerConfiguration.reading(
+            ["apns.connections": "3", "apns.streamsPerConnection": "50"],
+            environment: false
+        )
         #expect(configuration.apnsTransport.connectionsPerEndpoint == 3)
         #expect(configuration.apnsTransport.maximumStreamsPerConnection == 50)
-        #expect(try ServerConfiguration.reading([:], environment: false).apnsTransport.maximumStreamsPerConnection == 1_000)
+        #expect(
+            try ServerConfiguration.reading([:], environment: false).apnsTransport.maximumStreamsPerConnection == 1_000
+        )
         #expect {
             try ServerConfiguration.reading(["apns.streamsPerConnection": "0"], environment: false)
         } throws: { error in
@@ -20,7 +30,12 @@ struct APNSTransportSettingsTests {
         }
     }
 
-    @Test("connections size their concurrency from latency by default, above apns.concurrencyFloor; apns.adaptiveConcurrency=false fills the budget")
+    @Test(
+        """
+        connections size their concurrency from latency by default, above apns.concurrencyFloor; \
+        apns.adaptiveConcurrency=false fills the budget
+        """
+    )
     func adaptiveConcurrencySettings() throws {
         let defaults = try ServerConfiguration.reading([:], environment: false).apnsTransport
         #expect(defaults.adaptiveConcurrency)

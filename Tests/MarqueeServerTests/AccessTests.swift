@@ -29,7 +29,10 @@ struct AccessTests {
             ("DELETE", "/v1/push-to-start-tokens/\(token)?environment=sandbox&attributesType=MatchAttributes", nil),
             ("GET", "/v1/activities/activity-1", nil),
             ("DELETE", "/v1/activities/activity-1", nil),
-            ("PUT", "/v1/activities/activity-1/update-token", ["eventKey": "shared-key", "environment": "sandbox", "token": token]),
+            (
+                "PUT", "/v1/activities/activity-1/update-token",
+                ["eventKey": "shared-key", "environment": "sandbox", "token": token]
+            ),
         ]
     }
 
@@ -54,8 +57,16 @@ struct AccessTests {
                 json: ["eventKey": "shared-key", "environment": "sandbox", "token": token]
             )
             for route in Self.routes(of: owner, channelID: channelID) {
-                let response = try await server.client.send(route.method, route.path, key: intruder.adminKey, json: route.json)
-                #expect(response.status == 404, "\(route.method) \(route.path) answered \(response.status): \(response.text)")
+                let response = try await server.client.send(
+                    route.method,
+                    route.path,
+                    key: intruder.adminKey,
+                    json: route.json
+                )
+                #expect(
+                    response.status == 404,
+                    "\(route.method) \(route.path) answered \(response.status): \(response.text)"
+                )
             }
             // Nothing of the owner's changed.
             let event = try await server.client.send("GET", "/v1/events/shared-key", key: owner.publisherKey)
@@ -80,15 +91,38 @@ struct AccessTests {
             let noKey = try await server.client.send("GET", "/v1/events")
             #expect(noKey.status == 401)
             #expect(noKey.json["type"] as? String == "/problems/unauthorized")
-            #expect(try await server.client.send("GET", "/v1/events", key: "mq_000000000000_notakeynotakeynotakey").status == 401)
+            #expect(
+                try await server.client.send("GET", "/v1/events", key: "mq_000000000000_notakeynotakeynotakey").status
+                    == 401
+            )
 
-            let appKeyPut = try await server.putEvent(TestApp(id: app.id, bundleID: app.bundleID, adminKey: app.adminKey, publisherKey: app.appKey, appKey: app.appKey), key: "x")
+            let appKeyPut = try await server.putEvent(
+                TestApp(
+                    id: app.id,
+                    bundleID: app.bundleID,
+                    adminKey: app.adminKey,
+                    publisherKey: app.appKey,
+                    appKey: app.appKey
+                ),
+                key: "x"
+            )
             #expect(appKeyPut.status == 403)
             #expect(appKeyPut.json["type"] as? String == "/problems/forbidden")
-            let publisherMakesKey = try await server.client.send("POST", "/v1/apps/\(app.id)/api-keys", key: app.publisherKey, json: ["role": "admin"])
+            let publisherMakesKey = try await server.client.send(
+                "POST",
+                "/v1/apps/\(app.id)/api-keys",
+                key: app.publisherKey,
+                json: ["role": "admin"]
+            )
             #expect(publisherMakesKey.status == 403)
             let deploymentPutsEvent = try await server.putEvent(
-                TestApp(id: app.id, bundleID: app.bundleID, adminKey: server.deploymentKey, publisherKey: server.deploymentKey, appKey: server.deploymentKey),
+                TestApp(
+                    id: app.id,
+                    bundleID: app.bundleID,
+                    adminKey: server.deploymentKey,
+                    publisherKey: server.deploymentKey,
+                    appKey: server.deploymentKey
+                ),
                 key: "x"
             )
             #expect(deploymentPutsEvent.status == 403)
@@ -102,8 +136,14 @@ struct AccessTests {
 
             // A revoked key stops working at once.
             let keys = try await server.client.send("GET", "/v1/apps/\(app.id)/api-keys", key: app.adminKey)
-            let publisher = try #require((keys.json["apiKeys"] as? [[String: Any]])?.first { $0["role"] as? String == "publisher" })
-            let revoked = try await server.client.send("DELETE", "/v1/apps/\(app.id)/api-keys/\(publisher["id"] as? String ?? "")", key: app.adminKey)
+            let publisher = try #require(
+                (keys.json["apiKeys"] as? [[String: Any]])?.first { $0["role"] as? String == "publisher" }
+            )
+            let revoked = try await server.client.send(
+                "DELETE",
+                "/v1/apps/\(app.id)/api-keys/\(publisher["id"] as? String ?? "")",
+                key: app.adminKey
+            )
             #expect(revoked.status == 204)
             #expect(try await server.putEvent(app, key: "after-revoke").status == 401)
             // Keys are never shown again, only their public prefix.

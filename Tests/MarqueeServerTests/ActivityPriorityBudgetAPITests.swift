@@ -10,11 +10,16 @@ import Testing
 @Suite("Activity priority budget")
 struct ActivityPriorityBudgetAPITests {
     @Test(
-        "past its hourly budget an activity on an update token gets its important updates at 5, and the job says so; frequent pushes get the larger budget",
+        """
+        past its hourly budget an activity on an update token gets its important updates at 5, and the job says \
+        so; frequent pushes get the larger budget
+        """,
         arguments: TestBackend.allCases
     )
     func budgetPerActivity(backend: TestBackend) async throws {
-        let settings = ["broadcasts.activityPriorityBudgetPerHour": "2", "broadcasts.frequentActivityPriorityBudgetPerHour": "10"]
+        let settings = [
+            "broadcasts.activityPriorityBudgetPerHour": "2", "broadcasts.frequentActivityPriorityBudgetPerHour": "10",
+        ]
         // The server's warnings (a failed commit, a lost lease), shown if an update goes out twice.
         let warnings = FlightRecorder(capacity: 200)
         try await TestServer.run(backend, settings: settings, logger: warnings.logger(level: .warning)) { server in
@@ -24,7 +29,8 @@ struct ActivityPriorityBudgetAPITests {
             // The first device's app reports frequent pushes enabled with its update token, the
             // other's says nothing (its push-to-start token was registered without the flag).
             var first: String?
-            let reports = try await LiveActivityLifecycleAPITests.startOnUpdateTokens(2, server: server, app: app) { report in
+            let reports = try await LiveActivityLifecycleAPITests.startOnUpdateTokens(2, server: server, app: app) {
+                report in
                 if first == nil { first = report.deviceID }
                 return report.deviceID == first ? ["frequentPushesEnabled": true] : [:]
             }
@@ -32,8 +38,15 @@ struct ActivityPriorityBudgetAPITests {
             let frequent = try #require(reports.first)
             let plain = try #require(reports.last)
             for report in reports {
-                let activity = try await server.client.send("GET", "/v1/activities/\(report.activityID)", key: app.appKey)
-                #expect(activity.json["frequentPushesEnabled"] as? Bool == (report.deviceID == frequent.deviceID), "\(activity.text)")
+                let activity = try await server.client.send(
+                    "GET",
+                    "/v1/activities/\(report.activityID)",
+                    key: app.appKey
+                )
+                #expect(
+                    activity.json["frequentPushesEnabled"] as? Bool == (report.deviceID == frequent.deviceID),
+                    "\(activity.text)"
+                )
             }
 
             var downgraded: [Int?] = []
@@ -42,7 +55,10 @@ struct ActivityPriorityBudgetAPITests {
                     "POST",
                     "/v1/events/match/broadcasts",
                     key: app.publisherKey,
-                    json: ["event": "update", "contentState": LiveActivityLifecycleAPITests.score(goal, 0), "important": true]
+                    json: [
+                        "event": "update", "contentState": LiveActivityLifecycleAPITests.score(goal, 0),
+                        "important": true,
+                    ]
                 )
                 #expect(answer.status == 200, "\(answer.text)")
                 let result = try #require((answer.json["results"] as? [[String: Any]])?.first)

@@ -7,12 +7,24 @@ import Testing
 /// ends. Every 401 says how to authenticate (`WWW-Authenticate: Bearer`).
 @Suite("Authentication throttle")
 struct AuthenticationThrottleAPITests {
-    @Test("past auth.throttle.failures wrong keys an address gets 429 with Retry-After, even with a valid key; every 401 carries WWW-Authenticate: Bearer")
+    @Test(
+        """
+        past auth.throttle.failures wrong keys an address gets 429 with Retry-After, even with a valid key; every \
+        401 carries WWW-Authenticate: Bearer
+        """
+    )
     func throttled() async throws {
-        try await TestServer.run(.sqlite, settings: ["auth.throttle.failures": "3", "auth.throttle.windowSeconds": "600"]) { server in
+        try await TestServer.run(
+            .sqlite,
+            settings: ["auth.throttle.failures": "3", "auth.throttle.windowSeconds": "600"]
+        ) { server in
             let app = try await server.makeApp()
             for attempt in 0..<3 {
-                let refused = try await server.client.send("GET", "/v1/events", key: "mq_000000000000_wrongwrongwrongwrong\(attempt)")
+                let refused = try await server.client.send(
+                    "GET",
+                    "/v1/events",
+                    key: "mq_000000000000_wrongwrongwrongwrong\(attempt)"
+                )
                 #expect(refused.status == 401)
                 #expect(refused.header("WWW-Authenticate") == "Bearer")
             }
@@ -30,7 +42,11 @@ struct AuthenticationThrottleAPITests {
     func off() async throws {
         try await TestServer.run(.sqlite, settings: ["auth.throttle.failures": "0"]) { server in
             for _ in 0..<30 {
-                let refused = try await server.client.send("GET", "/v1/events", key: "mq_000000000000_wrongwrongwrongwrong")
+                let refused = try await server.client.send(
+                    "GET",
+                    "/v1/events",
+                    key: "mq_000000000000_wrongwrongwrongwrong"
+                )
                 #expect(refused.status == 401)
             }
         }

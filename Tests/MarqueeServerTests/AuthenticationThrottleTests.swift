@@ -1,5 +1,6 @@
-@testable import MarqueeServer
 import Testing
+
+@testable import MarqueeServer
 
 /// Failed authentications per address in fixed windows, on a clock the test moves.
 @Suite("Authentication throttle rules")
@@ -32,7 +33,9 @@ struct AuthenticationThrottleTests {
 
     @Test("a flood of addresses keeps at most maximumAddresses windows, ended ones dropped first")
     func bounded() {
-        var throttle = AuthenticationThrottle<ContinuousClock.Instant>(settings: .init(limit: 1, window: .seconds(60), maximumAddresses: 100))
+        var throttle = AuthenticationThrottle<ContinuousClock.Instant>(
+            settings: .init(limit: 1, window: .seconds(60), maximumAddresses: 100)
+        )
         for index in 0..<100 { throttle.recordFailure(address: "old-\(index)", now: at(0)) }
         for index in 0..<1_000 { throttle.recordFailure(address: "new-\(index)", now: at(61)) }
         #expect(throttle.trackedAddresses == 100)

@@ -9,7 +9,13 @@ import Testing
 /// Broadcasts to an event's channels over the API, as the emulator's virtual devices show them.
 @Suite("Channel broadcasts")
 struct BroadcastAPITests {
-    @Test("after N broadcasts every subscribed iOS 18 activity shows the last state; timestamps strictly increase; the log reads back newest first", arguments: TestBackend.allCases)
+    @Test(
+        """
+        after N broadcasts every subscribed iOS 18 activity shows the last state; timestamps strictly increase; \
+        the log reads back newest first
+        """,
+        arguments: TestBackend.allCases
+    )
     func broadcastsReachSubscribers(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -23,7 +29,11 @@ struct BroadcastAPITests {
             var timestamps: [Int64] = []
             var requestIDs: [String] = []
             for minute in 1...5 {
-                let answer = try await broadcast(server, app, ["event": "update", "contentState": ["home": minute, "away": 0, "minute": minute * 10]])
+                let answer = try await broadcast(
+                    server,
+                    app,
+                    ["event": "update", "contentState": ["home": minute, "away": 0, "minute": minute * 10]]
+                )
                 #expect(answer.status == 200, "\(answer.text)")
                 let result = try #require((answer.json["results"] as? [[String: Any]])?.first)
                 #expect(result["environment"] as? String == "sandbox")
@@ -32,7 +42,9 @@ struct BroadcastAPITests {
                 #expect(result["downgraded"] as? Bool == false)
                 #expect(result["channelID"] as? String == channelID)
                 let expiration = try #require(result["apnsExpiration"] as? Int)
-                #expect(Int64(expiration) > start && Int64(expiration) <= Int64(Date().timeIntervalSince1970) + 8 * 3600)
+                #expect(
+                    Int64(expiration) > start && Int64(expiration) <= Int64(Date().timeIntervalSince1970) + 8 * 3600
+                )
                 timestamps.append(Int64(try #require(result["timestamp"] as? Int)))
                 requestIDs.append(try #require(result["apnsRequestID"] as? String))
             }
@@ -78,7 +90,11 @@ struct BroadcastAPITests {
                 ]
             )
             #expect(ended.status == 200, "\(ended.text)")
-            #expect(emulator.activities(in: .sandbox).filter { activityIDs.contains($0.id) }.allSatisfy { $0.phase == .ended })
+            #expect(
+                emulator.activities(in: .sandbox).filter { activityIDs.contains($0.id) }.allSatisfy {
+                    $0.phase == .ended
+                }
+            )
             let closed = try await server.client.send("POST", "/v1/events/ars-che/close", key: app.publisherKey)
             #expect(closed.status == 200)
             #expect(closed.json["state"] as? String == "ended")
@@ -89,11 +105,17 @@ struct BroadcastAPITests {
     func noStorageExpiration(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
-            #expect(try await server.putEvent(app, key: "sprint", environments: ["sandbox"], storagePolicy: "noStorage").status == 201)
+            #expect(
+                try await server.putEvent(app, key: "sprint", environments: ["sandbox"], storagePolicy: "noStorage")
+                    .status == 201
+            )
             let answer = try await broadcast(
                 server,
                 app,
-                ["event": "update", "contentState": ["lap": 3], "staleDate": ISO8601DateFormatter().string(from: Date().addingTimeInterval(900))],
+                [
+                    "event": "update", "contentState": ["lap": 3],
+                    "staleDate": ISO8601DateFormatter().string(from: Date().addingTimeInterval(900)),
+                ],
                 key: "sprint"
             )
             #expect(answer.status == 200, "\(answer.text)")
@@ -104,7 +126,10 @@ struct BroadcastAPITests {
         }
     }
 
-    @Test("past the hourly budget of priority-10 broadcasts Marquee sends at 5 and says so", arguments: TestBackend.allCases)
+    @Test(
+        "past the hourly budget of priority-10 broadcasts Marquee sends at 5 and says so",
+        arguments: TestBackend.allCases
+    )
     func priorityBudget(backend: TestBackend) async throws {
         try await TestServer.run(backend, settings: ["broadcasts.priorityBudgetPerHour": "2"]) { server in
             let app = try await server.makeApp()
@@ -113,7 +138,10 @@ struct BroadcastAPITests {
             for goal in 1...3 {
                 let body: [String: Any] =
                     goal == 3
-                    ? ["event": "update", "contentState": ["home": goal], "alert": ["title": "Goal!", "body": "Arsenal \(goal)-0"]]
+                    ? [
+                        "event": "update", "contentState": ["home": goal],
+                        "alert": ["title": "Goal!", "body": "Arsenal \(goal)-0"],
+                    ]
                     : ["event": "update", "contentState": ["home": goal], "important": true]
                 let answer = try await broadcast(server, app, body)
                 #expect(answer.status == 200, "\(answer.text)")
@@ -127,7 +155,11 @@ struct BroadcastAPITests {
             let emulator = try server.emulator
             let channelID = try #require(emulator.channels(in: .sandbox).first?.id)
             #expect(emulator.pushes(to: channelID, in: .sandbox).map(\.priority) == [10, 10, 5])
-            let log = try await server.client.send("GET", "/v1/events/ars-che/channels/sandbox/broadcasts", key: app.publisherKey)
+            let log = try await server.client.send(
+                "GET",
+                "/v1/events/ars-che/channels/sandbox/broadcasts",
+                key: app.publisherKey
+            )
             let entries = log.json["broadcasts"] as? [[String: Any]] ?? []
             #expect(entries.map { $0["downgraded"] as? Bool } == [true, false, false])
             #expect(entries.map { $0["priority"] as? Int } == [5, 10, 10])
@@ -138,13 +170,17 @@ struct BroadcastAPITests {
         }
     }
 
-    @Test("an event's priority policy chooses the priority; putting the event without one keeps it", arguments: TestBackend.allCases)
+    @Test(
+        "an event's priority policy chooses the priority; putting the event without one keeps it",
+        arguments: TestBackend.allCases
+    )
     func eventPriorityPolicy(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             var event: [String: Any] = [
                 "title": "Night flight", "attributesType": "FlightAttributes", "environments": ["sandbox"],
-                "plannedStart": "2026-11-28T21:00:00Z", "plannedEnd": "2026-11-29T05:00:00Z", "priorityPolicy": "normal",
+                "plannedStart": "2026-11-28T21:00:00Z", "plannedEnd": "2026-11-29T05:00:00Z",
+                "priorityPolicy": "normal",
             ]
             let created = try await server.client.send("PUT", "/v1/events/ba-117", key: app.publisherKey, json: event)
             #expect(created.status == 201, "\(created.text)")
@@ -152,7 +188,10 @@ struct BroadcastAPITests {
             let alerted = try await broadcast(
                 server,
                 app,
-                ["event": "update", "contentState": ["gate": "B32"], "alert": ["title": "Gate change", "body": "Now B32"]],
+                [
+                    "event": "update", "contentState": ["gate": "B32"],
+                    "alert": ["title": "Gate change", "body": "Now B32"],
+                ],
                 key: "ba-117"
             )
             #expect((alerted.json["results"] as? [[String: Any]])?.first?["priority"] as? Int == 5, "\(alerted.text)")
@@ -164,15 +203,28 @@ struct BroadcastAPITests {
             event["priorityPolicy"] = "immediate"
             let changed = try await server.client.send("PUT", "/v1/events/ba-117", key: app.publisherKey, json: event)
             #expect(changed.json["priorityPolicy"] as? String == "immediate", "\(changed.text)")
-            let plain = try await broadcast(server, app, ["event": "update", "contentState": ["gate": "B34"]], key: "ba-117")
+            let plain = try await broadcast(
+                server,
+                app,
+                ["event": "update", "contentState": ["gate": "B34"]],
+                key: "ba-117"
+            )
             #expect((plain.json["results"] as? [[String: Any]])?.first?["priority"] as? Int == 10, "\(plain.text)")
 
             // Without a policy of its own an event follows the server's (standard).
-            #expect(try await server.putEvent(app, key: "ars-che", environments: ["sandbox"]).json["priorityPolicy"] == nil)
+            #expect(
+                try await server.putEvent(app, key: "ars-che", environments: ["sandbox"]).json["priorityPolicy"] == nil
+            )
         }
     }
 
-    @Test("a broadcast to a channel APNs deleted answers channel-gone and marks it deleted; putting the event again makes a new one", arguments: TestBackend.allCases)
+    @Test(
+        """
+        a broadcast to a channel APNs deleted answers channel-gone and marks it deleted; putting the event again \
+        makes a new one
+        """,
+        arguments: TestBackend.allCases
+    )
     func deletedChannel(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -190,7 +242,11 @@ struct BroadcastAPITests {
             let event = try await server.client.send("GET", "/v1/events/ars-che", key: app.publisherKey)
             #expect((event.json["channels"] as? [[String: Any]])?.isEmpty == true)
             // The failed request is in the deleted channel's log.
-            let log = try await server.client.send("GET", "/v1/events/ars-che/channels/sandbox/broadcasts", key: app.publisherKey)
+            let log = try await server.client.send(
+                "GET",
+                "/v1/events/ars-che/channels/sandbox/broadcasts",
+                key: app.publisherKey
+            )
             let entry = try #require((log.json["broadcasts"] as? [[String: Any]])?.first)
             #expect(entry["status"] as? Int == 400)
             #expect(entry["apnsReason"] as? String == "ChannelNotRegistered")
@@ -203,14 +259,19 @@ struct BroadcastAPITests {
         }
     }
 
-    @Test("closing an event whose channel a broadcast has just found gone and marked deleted still closes it", arguments: TestBackend.allCases)
+    @Test(
+        "closing an event whose channel a broadcast has just found gone and marked deleted still closes it",
+        arguments: TestBackend.allCases
+    )
     func closeRacingChannelGone(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "ars-che", environments: ["sandbox"]).status == 201)
             let owner = try #require(try await server.engine.apps.apps().first { $0.bundleID == app.bundleID })
             let event = try #require(try await server.store.event(appID: owner.id, externalKey: "ars-che"))
-            let seenByClose = try #require(try await server.store.liveChannel(appID: owner.id, eventID: event.id, environment: .sandbox))
+            let seenByClose = try #require(
+                try await server.store.liveChannel(appID: owner.id, eventID: event.id, environment: .sandbox)
+            )
             // Between the close reading the channel and deleting it, a broadcast met the channel
             // gone at APNs and marked it deleted.
             _ = try await server.store.transitionChannel(appID: owner.id, id: seenByClose.id, to: .deleted, at: Date())
@@ -225,7 +286,9 @@ struct BroadcastAPITests {
     func partialFailure(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
-            #expect(try await server.putEvent(app, key: "ars-che", environments: ["sandbox", "production"]).status == 201)
+            #expect(
+                try await server.putEvent(app, key: "ars-che", environments: ["sandbox", "production"]).status == 201
+            )
             let emulator = try server.emulator
             let productionChannel = try #require(emulator.channels(in: .production).first?.id)
             try await deleteAtAPNs(server, app: app, channelID: productionChannel, environment: .production)
@@ -240,7 +303,11 @@ struct BroadcastAPITests {
             #expect(results[0]["channelDeleted"] as? Bool == true)
 
             // Asking for sandbox alone is a plain 200.
-            let sandboxOnly = try await broadcast(server, app, ["event": "update", "contentState": ["home": 3], "environments": ["sandbox"]])
+            let sandboxOnly = try await broadcast(
+                server,
+                app,
+                ["event": "update", "contentState": ["home": 3], "environments": ["sandbox"]]
+            )
             #expect(sandboxOnly.status == 200, "\(sandboxOnly.text)")
         }
     }
@@ -250,20 +317,43 @@ struct BroadcastAPITests {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "ars-che", environments: ["sandbox"]).status == 201)
-            func expectInvalid(_ body: [String: Any], pointer: String, sourceLocation: SourceLocation = #_sourceLocation) async throws {
+            func expectInvalid(
+                _ body: [String: Any],
+                pointer: String,
+                sourceLocation: SourceLocation = #_sourceLocation
+            ) async throws {
                 let answer = try await broadcast(server, app, body)
                 #expect(answer.status == 422, "\(answer.text)", sourceLocation: sourceLocation)
-                let pointers = (answer.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String } ?? []
+                let pointers =
+                    (answer.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String } ?? []
                 #expect(pointers.contains(pointer), "\(answer.text)", sourceLocation: sourceLocation)
             }
             let soon = ISO8601DateFormatter().string(from: Date().addingTimeInterval(60))
-            try await expectInvalid(["event": "update", "contentState": ["a": 1], "dismissalDate": soon], pointer: "/dismissalDate")
-            try await expectInvalid(["event": "update", "contentState": ["a": 1], "environments": ["production"]], pointer: "/environments/0")
-            try await expectInvalid(["event": "update", "contentState": ["a": 1], "priority": 5, "important": true], pointer: "/important")
-            try await expectInvalid(["event": "update", "contentState": ["a": 1], "alert": ["title": "Goal"]], pointer: "/alert/body")
-            try await expectInvalid(["event": "update", "contentState": ["text": String(repeating: "x", count: 6000)]], pointer: "/contentState")
+            try await expectInvalid(
+                ["event": "update", "contentState": ["a": 1], "dismissalDate": soon],
+                pointer: "/dismissalDate"
+            )
+            try await expectInvalid(
+                ["event": "update", "contentState": ["a": 1], "environments": ["production"]],
+                pointer: "/environments/0"
+            )
+            try await expectInvalid(
+                ["event": "update", "contentState": ["a": 1], "priority": 5, "important": true],
+                pointer: "/important"
+            )
+            try await expectInvalid(
+                ["event": "update", "contentState": ["a": 1], "alert": ["title": "Goal"]],
+                pointer: "/alert/body"
+            )
+            try await expectInvalid(
+                ["event": "update", "contentState": ["text": String(repeating: "x", count: 6000)]],
+                pointer: "/contentState"
+            )
             #expect(try await broadcast(server, app, ["event": "start", "contentState": ["a": 1]]).status == 422)
-            #expect(try await broadcast(server, app, ["event": "update", "contentState": ["a": 1], "surprise": 1]).status == 422)
+            #expect(
+                try await broadcast(server, app, ["event": "update", "contentState": ["a": 1], "surprise": 1]).status
+                    == 422
+            )
             // Only publishers broadcast.
             let asApp = try await server.client.send(
                 "POST",
@@ -278,7 +368,12 @@ struct BroadcastAPITests {
 
     // MARK: Helpers
 
-    private func broadcast(_ server: TestServer, _ app: TestApp, _ body: [String: Any], key: String = "ars-che") async throws -> TestHTTPClient.Response {
+    private func broadcast(
+        _ server: TestServer,
+        _ app: TestApp,
+        _ body: [String: Any],
+        key: String = "ars-che"
+    ) async throws -> TestHTTPClient.Response {
         try await server.client.send("POST", "/v1/events/\(key)/broadcasts", key: app.publisherKey, json: body)
     }
 
@@ -288,9 +383,17 @@ struct BroadcastAPITests {
 
     /// Starts an activity subscribed to the channel on each of `devices` new iOS 18 devices, as the
     /// start fan-out will: a push-to-start with `input-push-channel`, sent through the app's client.
-    private func startActivities(_ server: TestServer, app: TestApp, channelID: String, devices: Int) async throws -> Set<String> {
+    private func startActivities(
+        _ server: TestServer,
+        app: TestApp,
+        channelID: String,
+        devices: Int
+    ) async throws -> Set<String> {
         let emulator = try server.emulator
-        let client = try await server.engine.clients.client(for: try await appRecord(server, app), environment: .sandbox)
+        let client = try await server.engine.clients.client(
+            for: try await appRecord(server, app),
+            environment: .sandbox
+        )
         for _ in 0..<devices {
             let device = try emulator.registerDevice(
                 environment: .sandbox,
@@ -300,7 +403,11 @@ struct BroadcastAPITests {
             )
             let token = try #require(device.pushToStartTokens["MatchAttributes"])
             let payload = LiveActivityPayload.start(
-                .init(attributesType: "MatchAttributes", attributes: ["home": "ARS", "away": "CHE"], updates: .channel(channelID)),
+                .init(
+                    attributesType: "MatchAttributes",
+                    attributes: ["home": "ARS", "away": "CHE"],
+                    updates: .channel(channelID)
+                ),
                 contentState: ["home": 0, "away": 0, "minute": 0],
                 alert: LiveActivityAlert(title: "Kick-off", body: "Arsenal v Chelsea"),
                 // Earlier than the broadcasts: a device ignores an update not newer than what it shows.
@@ -311,8 +418,16 @@ struct BroadcastAPITests {
         return Set(emulator.activities(in: .sandbox).filter { $0.channelID == channelID }.map(\.id))
     }
 
-    private func deleteAtAPNs(_ server: TestServer, app: TestApp, channelID: String, environment: APNSEnvironment) async throws {
-        let client = try await server.engine.clients.client(for: try await appRecord(server, app), environment: environment)
+    private func deleteAtAPNs(
+        _ server: TestServer,
+        app: TestApp,
+        channelID: String,
+        environment: APNSEnvironment
+    ) async throws {
+        let client = try await server.engine.clients.client(
+            for: try await appRecord(server, app),
+            environment: environment
+        )
         try await client.deleteChannel(bundleID: app.bundleID, channelID: channelID)
     }
 }

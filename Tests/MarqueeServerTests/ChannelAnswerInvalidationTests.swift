@@ -25,7 +25,12 @@ struct ChannelAnswerInvalidationTests {
                     #expect(original.status == 200)
                     let originalTag = try #require(original.header("ETag"))
                     let originalChannel = try #require(original.json["channelID"] as? String)
-                    let unchanged = try await second.client.send("GET", Self.read, key: app.appKey, headers: ["If-None-Match": originalTag])
+                    let unchanged = try await second.client.send(
+                        "GET",
+                        Self.read,
+                        key: app.appKey,
+                        headers: ["If-None-Match": originalTag]
+                    )
                     #expect(unchanged.status == 304)
                     #expect(unchanged.header("ETag") == originalTag)
 
@@ -41,26 +46,52 @@ struct ChannelAnswerInvalidationTests {
                     )
                     #expect(reconciled.status == 200)
                     #expect((reconciled.json["markedDeleted"] as? [String])?.count == 1)
-                    try await waitUntil("the second replica answers 404 for the channel deleted on the first", timeout: .seconds(30)) {
+                    try await waitUntil(
+                        "the second replica answers 404 for the channel deleted on the first",
+                        timeout: .seconds(30)
+                    ) {
                         try await second.client.send("GET", Self.read, key: app.appKey).status == 404
                     }
 
                     // Putting the event again through the first replica makes a new channel.
                     #expect(try await first.putEvent(app, key: "derby").status == 200)
-                    let replaced = try await second.poll(Self.read, key: app.appKey, "the second replica answers the new channel", timeout: .seconds(30)) {
+                    let replaced = try await second.poll(
+                        Self.read,
+                        key: app.appKey,
+                        "the second replica answers the new channel",
+                        timeout: .seconds(30)
+                    ) {
                         ($0["channelID"] as? String).map { $0 != originalChannel } ?? false
                     }
-                    let current = try await second.client.send("GET", Self.read, key: app.appKey, headers: ["If-None-Match": originalTag])
+                    let current = try await second.client.send(
+                        "GET",
+                        Self.read,
+                        key: app.appKey,
+                        headers: ["If-None-Match": originalTag]
+                    )
                     #expect(current.status == 200)
                     #expect(current.json["channelID"] as? String == replaced["channelID"] as? String)
                     let currentTag = try #require(current.header("ETag"))
                     #expect(currentTag != originalTag)
-                    #expect(try await second.client.send("GET", Self.read, key: app.appKey, headers: ["If-None-Match": currentTag]).status == 304)
+                    #expect(
+                        try await second.client.send(
+                            "GET",
+                            Self.read,
+                            key: app.appKey,
+                            headers: ["If-None-Match": currentTag]
+                        ).status == 304
+                    )
                     #expect(try await first.client.send("GET", Self.read, key: app.appKey).header("ETag") == currentTag)
 
                     // Closing the event on the first replica deletes its channel: 404 on the second.
-                    #expect(try await first.client.send("POST", "/v1/events/derby/close", key: app.publisherKey).status == 200)
-                    try await waitUntil("the second replica answers 404 for the event closed on the first", timeout: .seconds(30)) {
+                    #expect(
+                        try await first.client.send("POST", "/v1/events/derby/close", key: app.publisherKey).status
+                            == 200
+                    )
+                    try await waitUntil(
+                        "the second replica answers 404 for the event closed on the first",
+                        timeout: .seconds(30)
+                    ) {
                         try await second.client.send("GET", Self.read, key: app.appKey).status == 404
                     }
                 }
@@ -89,7 +120,12 @@ struct ChannelAnswerInvalidationTests {
             #expect(head.header("ETag") == tag)
             #expect(head.header("Cache-Control") == first.header("Cache-Control"))
             #expect(head.header("Content-Type") == first.header("Content-Type"))
-            let unchanged = try await server.client.send("GET", Self.read, key: app.appKey, headers: ["If-None-Match": tag])
+            let unchanged = try await server.client.send(
+                "GET",
+                Self.read,
+                key: app.appKey,
+                headers: ["If-None-Match": tag]
+            )
             #expect(unchanged.status == 304)
             #expect(unchanged.header("ETag") == tag)
             #expect(unchanged.header("Cache-Control") == first.header("Cache-Control"))
@@ -101,7 +137,10 @@ struct ChannelAnswerInvalidationTests {
             #expect(try await server.client.send("GET", Self.read, key: other.appKey).status == 404)
 
             #expect(try await server.client.send("POST", "/v1/events/derby/close", key: app.publisherKey).status == 200)
-            #expect(try await server.client.send("GET", Self.read, key: app.appKey, headers: ["If-None-Match": tag]).status == 404)
+            #expect(
+                try await server.client.send("GET", Self.read, key: app.appKey, headers: ["If-None-Match": tag]).status
+                    == 404
+            )
         }
     }
 }

@@ -9,7 +9,10 @@ import Testing
 /// An event's channels as APNs (the emulator) sees them, driven through the API.
 @Suite("Events and their channels at APNs")
 struct ChannelLifecycleAPITests {
-    @Test("creating an event creates one channel per environment; deleting it deletes them", arguments: TestBackend.allCases)
+    @Test(
+        "creating an event creates one channel per environment; deleting it deletes them",
+        arguments: TestBackend.allCases
+    )
     func lifecycle(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -46,7 +49,9 @@ struct ChannelLifecycleAPITests {
             #expect(emulator.channels(in: .sandbox).filter { !$0.isDeleted }.count == 1)
 
             let live = try await server.client.send("GET", "/v1/live-events?environment=sandbox", key: app.appKey)
-            #expect((live.json["events"] as? [[String: Any]])?.first?["channelID"] as? String == sandboxChannels.first?.id)
+            #expect(
+                (live.json["events"] as? [[String: Any]])?.first?["channelID"] as? String == sandboxChannels.first?.id
+            )
 
             let deleted = try await server.client.send("DELETE", "/v1/events/ars-che", key: app.publisherKey)
             #expect(deleted.status == 204)
@@ -62,13 +67,17 @@ struct ChannelLifecycleAPITests {
             let app = try await server.makeApp()
             let answers = try await withThrowingTaskGroup(of: TestHTTPClient.Response.self) { group in
                 for _ in 0..<20 {
-                    group.addTask { try await server.putEvent(app, key: "derby", environments: ["sandbox", "production"]) }
+                    group.addTask {
+                        try await server.putEvent(app, key: "derby", environments: ["sandbox", "production"])
+                    }
                 }
                 return try await group.reduce(into: [TestHTTPClient.Response]()) { $0.append($1) }
             }
             let statuses = answers.map(\.status)
             // Any other answer is shown with its problem, which says why.
-            let others = answers.filter { $0.status != 201 && $0.status != 200 }.map { "\($0.status) \($0.text.prefix(300))" }
+            let others = answers.filter { $0.status != 201 && $0.status != 200 }.map {
+                "\($0.status) \($0.text.prefix(300))"
+            }
             #expect(statuses.filter { $0 == 201 }.count == 1, "\(statuses)")
             #expect(others.isEmpty, "\(others)")
             let emulator = try server.emulator
@@ -82,7 +91,13 @@ struct ChannelLifecycleAPITests {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             let emulator = try server.emulator
-            emulator.injectFault(APNSEmulatorFault(.respond(.internalServerError), endpoints: [.channelManagement], environments: [.production]))
+            emulator.injectFault(
+                APNSEmulatorFault(
+                    .respond(.internalServerError),
+                    endpoints: [.channelManagement],
+                    environments: [.production]
+                )
+            )
             let failed = try await server.putEvent(app, key: "cup-final", environments: ["sandbox", "production"])
             #expect(failed.status == 503)
             #expect(failed.header("Content-Type") == "application/problem+json")
@@ -99,7 +114,10 @@ struct ChannelLifecycleAPITests {
         }
     }
 
-    @Test("a channel APNs made but Marquee never recorded (a crash) is found and deleted", arguments: TestBackend.allCases)
+    @Test(
+        "a channel APNs made but Marquee never recorded (a crash) is found and deleted",
+        arguments: TestBackend.allCases
+    )
     func crashBetweenAnswerAndCommit(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -126,7 +144,10 @@ struct ChannelLifecycleAPITests {
         }
     }
 
-    @Test("the quota refuses a channel past the cap with a problem that says what to do", arguments: [TestBackend.sqlite])
+    @Test(
+        "the quota refuses a channel past the cap with a problem that says what to do",
+        arguments: [TestBackend.sqlite]
+    )
     func quota(backend: TestBackend) async throws {
         try await TestServer.run(backend, settings: ["channels.limit": "2"]) { server in
             let app = try await server.makeApp()
@@ -137,7 +158,9 @@ struct ChannelLifecycleAPITests {
             #expect(refused.json["type"] as? String == "/problems/channel-quota-exceeded")
             #expect(try await server.client.send("GET", "/v1/events/three", key: app.publisherKey).status == 404)
             let quota = try await server.client.send("GET", "/v1/channels/quota", key: app.publisherKey)
-            let sandbox = (quota.json["quotas"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
+            let sandbox = (quota.json["quotas"] as? [[String: Any]])?.first {
+                $0["environment"] as? String == "sandbox"
+            }
             #expect(sandbox?["used"] as? Int == 2)
             #expect(sandbox?["warning"] as? Bool == true)
         }

@@ -1,10 +1,16 @@
-@testable import MarqueeServer
 import Testing
+
+@testable import MarqueeServer
 
 /// The deadline of one connection as its requests come and go, on a clock the test moves.
 @Suite("Connection deadlines")
 struct ConnectionDeadlinesTests {
-    let limits = ConnectionLimits(idleTimeout: .seconds(60), headerTimeout: .seconds(10), bodyTimeout: .seconds(30), maximumConnections: 10)
+    let limits = ConnectionLimits(
+        idleTimeout: .seconds(60),
+        headerTimeout: .seconds(10),
+        bodyTimeout: .seconds(30),
+        maximumConnections: 10
+    )
     let zero = ContinuousClock.now
 
     func at(_ seconds: Int) -> ContinuousClock.Instant { zero.advanced(by: .seconds(seconds)) }
@@ -16,7 +22,12 @@ struct ConnectionDeadlinesTests {
         #expect(deadlines.expiry(now: at(60)) == .idle)
     }
 
-    @Test("the first byte of a request gives its headers the header timeout, and its headers give its body the body timeout")
+    @Test(
+        """
+        the first byte of a request gives its headers the header timeout, and its headers give its body the body \
+        timeout
+        """
+    )
     func headersThenBody() {
         var deadlines = ConnectionDeadlines(limits: limits, now: at(0))
         deadlines.bytesRead(now: at(5))
@@ -30,7 +41,12 @@ struct ConnectionDeadlinesTests {
         #expect(deadlines.expiry(now: at(44)) == .body)
     }
 
-    @Test("while answering there is no deadline (an event stream runs for hours); after the answer the idle timeout starts again")
+    @Test(
+        """
+        while answering there is no deadline (an event stream runs for hours); after the answer the idle timeout \
+        starts again
+        """
+    )
     func answering() {
         var deadlines = ConnectionDeadlines(limits: limits, now: at(0))
         deadlines.bytesRead(now: at(1))

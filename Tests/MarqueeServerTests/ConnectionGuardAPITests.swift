@@ -12,17 +12,28 @@ struct ConnectionGuardAPITests {
     static let fourMiB = 4 << 20
 
     /// Headers of an upload of `length` bytes (or chunked), with `authorization` when given.
-    static func uploadHead(path: String = "/v1/push-to-start-tokens/batch", length: Int?, authorization: String? = nil) -> String {
+    static func uploadHead(
+        path: String = "/v1/push-to-start-tokens/batch",
+        length: Int?,
+        authorization: String? = nil
+    ) -> String {
         var head = "POST \(path) HTTP/1.1\r\nHost: 127.0.0.1\r\nContent-Type: application/json\r\n"
         if let authorization { head += "Authorization: \(authorization)\r\n" }
         head += length.map { "Content-Length: \($0)\r\n" } ?? "Transfer-Encoding: chunked\r\n"
         return head + "\r\n"
     }
 
-    @Test("a 4 MiB upload without a valid key is answered 401 (WWW-Authenticate: Bearer) on its headers, and its connection closed before the body is sent")
+    @Test(
+        """
+        a 4 MiB upload without a valid key is answered 401 (WWW-Authenticate: Bearer) on its headers, and its \
+        connection closed before the body is sent
+        """
+    )
     func unauthenticatedUploadRefusedOnHeaders() async throws {
         try await TestServer.run(.sqlite) { server in
-            for authorization in [nil, "Bearer mq_000000000000_notakeynotakeynotakey", "Basic Zm9vOmJhcg=="] as [String?] {
+            for authorization in [nil, "Bearer mq_000000000000_notakeynotakeynotakey", "Basic Zm9vOmJhcg=="]
+                as [String?]
+            {
                 let reading = try await RawHTTPConnection.with(server.started.baseURL) { inbound, outbound in
                     try await outbound.send(Self.uploadHead(length: Self.fourMiB - 1, authorization: authorization))
                     // 64 KiB of the body, then nothing more: the answer must not wait for the rest.
@@ -89,7 +100,10 @@ struct ConnectionGuardAPITests {
 
     @Test("headers that take longer than http.headerTimeoutSeconds close the connection, however long the idle timeout")
     func slowHeadersClosed() async throws {
-        try await TestServer.run(.sqlite, settings: ["http.idleTimeoutSeconds": "3600", "http.headerTimeoutSeconds": "1"]) { server in
+        try await TestServer.run(
+            .sqlite,
+            settings: ["http.idleTimeoutSeconds": "3600", "http.headerTimeoutSeconds": "1"]
+        ) { server in
             let reading = try await RawHTTPConnection.with(server.started.baseURL) { inbound, outbound in
                 try await outbound.send("POST /v1/push-to-start-tokens/batch HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Slow: ")
                 return try await RawHTTPConnection.read(inbound)
@@ -99,12 +113,26 @@ struct ConnectionGuardAPITests {
         }
     }
 
-    @Test("a body that stops for longer than http.bodyTimeoutSeconds closes the connection, counted as abandoned (499), never as a 500")
+    @Test(
+        """
+        a body that stops for longer than http.bodyTimeoutSeconds closes the connection, counted as abandoned \
+        (499), never as a 500
+        """
+    )
     func slowBodyClosed() async throws {
-        try await TestServer.run(.sqlite, settings: ["http.idleTimeoutSeconds": "3600", "http.bodyTimeoutSeconds": "1"]) { server in
+        try await TestServer.run(
+            .sqlite,
+            settings: ["http.idleTimeoutSeconds": "3600", "http.bodyTimeoutSeconds": "1"]
+        ) { server in
             let app = try await server.makeApp()
             let reading = try await RawHTTPConnection.with(server.started.baseURL) { inbound, outbound in
-                try await outbound.send(Self.uploadHead(path: "/v1/events/slow/broadcasts", length: 100, authorization: "Bearer \(app.publisherKey)"))
+                try await outbound.send(
+                    Self.uploadHead(
+                        path: "/v1/events/slow/broadcasts",
+                        length: 100,
+                        authorization: "Bearer \(app.publisherKey)"
+                    )
+                )
                 try await outbound.send("{\"event\":")
                 return try await RawHTTPConnection.read(inbound)
             }
@@ -119,7 +147,13 @@ struct ConnectionGuardAPITests {
             let app = try await server.makeApp()
             for _ in 0..<3 {
                 try await RawHTTPConnection.with(server.started.baseURL) { _, outbound in
-                    try await outbound.send(Self.uploadHead(path: "/v1/events/gone/broadcasts", length: 10_000, authorization: "Bearer \(app.publisherKey)"))
+                    try await outbound.send(
+                        Self.uploadHead(
+                            path: "/v1/events/gone/broadcasts",
+                            length: 10_000,
+                            authorization: "Bearer \(app.publisherKey)"
+                        )
+                    )
                     try await outbound.send(String(repeating: " ", count: 1_000))
                 }
             }
@@ -152,11 +186,19 @@ struct ConnectionGuardAPITests {
             #expect(announced.status == 413)
             #expect(announced.closedByServer)
             let metrics = try await server.scrapeMetrics()
-            #expect(metrics.series("marquee_http_requests_total", matching: ["status": "500"]).isEmpty, "\(metrics.text)")
+            #expect(
+                metrics.series("marquee_http_requests_total", matching: ["status": "500"]).isEmpty,
+                "\(metrics.text)"
+            )
         }
     }
 
-    @Test("past http.maxConnections a new connection is answered 503 with Retry-After and closed; once one closes, connections are taken again")
+    @Test(
+        """
+        past http.maxConnections a new connection is answered 503 with Retry-After and closed; once one closes, \
+        connections are taken again
+        """
+    )
     func connectionCap() async throws {
         try await TestServer.run(.sqlite, settings: ["http.maxConnections": "2"]) { server in
             let base = server.started.baseURL

@@ -1,5 +1,6 @@
-@testable import MarqueeServer
 import Testing
+
+@testable import MarqueeServer
 
 /// The connection limits and the authentication throttle, as the configuration sets them.
 @Suite("Connection and throttle settings")
@@ -25,10 +26,21 @@ struct ConnectionSettingsTests {
             ],
             environment: false
         )
-        #expect(configuration.connectionLimits == ConnectionLimits(idleTimeout: .seconds(5), headerTimeout: .seconds(2), bodyTimeout: .seconds(7), maximumConnections: 64))
+        #expect(
+            configuration.connectionLimits
+                == ConnectionLimits(
+                    idleTimeout: .seconds(5),
+                    headerTimeout: .seconds(2),
+                    bodyTimeout: .seconds(7),
+                    maximumConnections: 64
+                )
+        )
         #expect(configuration.authenticationThrottle.limit == 0)
         #expect(configuration.authenticationThrottle.window == .seconds(300))
-        for key in ["http.idleTimeoutSeconds", "http.headerTimeoutSeconds", "http.bodyTimeoutSeconds", "http.maxConnections", "auth.throttle.windowSeconds"] {
+        for key in [
+            "http.idleTimeoutSeconds", "http.headerTimeoutSeconds", "http.bodyTimeoutSeconds", "http.maxConnections",
+            "auth.throttle.windowSeconds",
+        ] {
             #expect {
                 try ServerConfiguration.reading([key: "0"], environment: false)
             } throws: { error in

@@ -15,7 +15,10 @@ struct ConsoleAPITests {
             #expect(index.status == 200)
             #expect(index.header("Content-Type") == "text/html; charset=utf-8")
             let csp = try #require(index.header("Content-Security-Policy"))
-            #expect(csp.contains("default-src 'self'") && csp.contains("script-src 'self'") && csp.contains("style-src 'self'"))
+            #expect(
+                csp.contains("default-src 'self'") && csp.contains("script-src 'self'")
+                    && csp.contains("style-src 'self'")
+            )
             #expect(!csp.contains("unsafe-inline"))
             #expect(index.text.contains("/console/js/app.js"))
             let script = try await server.client.send("GET", "/console/js/app.js")
@@ -23,7 +26,10 @@ struct ConsoleAPITests {
             let etag = try #require(script.header("ETag"))
             let again = try await server.client.send("GET", "/console/js/app.js", headers: ["If-None-Match": etag])
             #expect(again.status == 304 && again.body.isEmpty)
-            #expect(try await server.client.send("GET", "/console/console.css").header("Content-Type") == "text/css; charset=utf-8")
+            #expect(
+                try await server.client.send("GET", "/console/console.css").header("Content-Type")
+                    == "text/css; charset=utf-8"
+            )
             #expect(try await server.client.send("GET", "/console/nothing.js").status == 404)
         }
     }
@@ -60,23 +66,50 @@ struct ConsoleAPITests {
             #expect(created.count == 5)
             let tokens = created.enumerated().map { index, device -> [String: Any] in
                 [
-                    "token": device["pushToStartToken"] as? String ?? "", "environment": "sandbox", "attributesType": "MatchAttributes",
+                    "token": device["pushToStartToken"] as? String ?? "", "environment": "sandbox",
+                    "attributesType": "MatchAttributes",
                     "tags": [index < 3 ? "arsenal" : "chelsea"], "userID": "user-\(index)",
                 ]
             }
-            #expect(try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens]).status == 200)
+            #expect(
+                try await server.client.send(
+                    "POST",
+                    "/v1/push-to-start-tokens/batch",
+                    key: app.appKey,
+                    json: ["tokens": tokens]
+                ).status == 200
+            )
             func size(_ audience: [String: Any]?) async throws -> Int? {
                 var body: [String: Any] = ["environment": "sandbox"]
                 body["audience"] = audience
-                let answer = try await server.client.send("POST", "/v1/events/ars-che/audience", key: app.publisherKey, json: body)
+                let answer = try await server.client.send(
+                    "POST",
+                    "/v1/events/ars-che/audience",
+                    key: app.publisherKey,
+                    json: body
+                )
                 #expect(answer.status == 200, "\(answer.text)")
                 return answer.json["count"] as? Int
             }
             #expect(try await size(nil) == 5)
             #expect(try await size(["tags": ["arsenal"]]) == 3)
             #expect(try await size(["userIDs": ["user-4", "user-9"]]) == 1)
-            #expect(try await server.client.send("POST", "/v1/events/ars-che/audience", key: app.appKey, json: ["environment": "sandbox"]).status == 403)
-            #expect(try await server.client.send("POST", "/v1/events/nothing/audience", key: app.publisherKey, json: ["environment": "sandbox"]).status == 404)
+            #expect(
+                try await server.client.send(
+                    "POST",
+                    "/v1/events/ars-che/audience",
+                    key: app.appKey,
+                    json: ["environment": "sandbox"]
+                ).status == 403
+            )
+            #expect(
+                try await server.client.send(
+                    "POST",
+                    "/v1/events/nothing/audience",
+                    key: app.publisherKey,
+                    json: ["environment": "sandbox"]
+                ).status == 404
+            )
         }
     }
 
@@ -93,10 +126,22 @@ struct ConsoleAPITests {
                 json: ["environment": "sandbox", "count": 2, "iosVersion": "18.0", "attributesType": "MatchAttributes"]
             )
             let tokens = (created.json["devices"] as? [[String: Any]] ?? []).map {
-                ["token": $0["pushToStartToken"] as? String ?? "", "environment": "sandbox", "attributesType": "MatchAttributes"]
+                [
+                    "token": $0["pushToStartToken"] as? String ?? "", "environment": "sandbox",
+                    "attributesType": "MatchAttributes",
+                ]
             }
-            _ = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
-            let before = try await server.client.send("GET", "/v1/emulator/lock-screens?environment=sandbox", key: app.appKey)
+            _ = try await server.client.send(
+                "POST",
+                "/v1/push-to-start-tokens/batch",
+                key: app.appKey,
+                json: ["tokens": tokens]
+            )
+            let before = try await server.client.send(
+                "GET",
+                "/v1/emulator/lock-screens?environment=sandbox",
+                key: app.appKey
+            )
             #expect(before.json["total"] as? Int == 2)
             #expect((before.json["devices"] as? [[String: Any]])?.allSatisfy { $0["lines"] == nil } == true)
             let start = try await server.client.send(
@@ -104,15 +149,23 @@ struct ConsoleAPITests {
                 "/v1/events/ars-che/starts",
                 key: app.publisherKey,
                 json: [
-                    "environment": "sandbox", "attributes": ["competition": "Premier League", "homeTeam": "Arsenal", "awayTeam": "Chelsea"],
-                    "contentState": ["homeScore": 1, "awayScore": 0, "period": "1st half", "clock": "12'", "lastEvent": "GOAL Saka 12'"],
+                    "environment": "sandbox",
+                    "attributes": ["competition": "Premier League", "homeTeam": "Arsenal", "awayTeam": "Chelsea"],
+                    "contentState": [
+                        "homeScore": 1, "awayScore": 0, "period": "1st half", "clock": "12'",
+                        "lastEvent": "GOAL Saka 12'",
+                    ],
                     "alert": ["title": "Kick-off", "body": "Arsenal v Chelsea"],
                 ]
             )
             let jobID = try #require(start.json["id"] as? String)
             let job = try await StartFanOutAPITests.waitForJob(server, app, "/v1/jobs/\(jobID)")
             #expect(job["state"] as? String == "succeeded")
-            let after = try await server.client.send("GET", "/v1/emulator/lock-screens?environment=sandbox", key: app.appKey)
+            let after = try await server.client.send(
+                "GET",
+                "/v1/emulator/lock-screens?environment=sandbox",
+                key: app.appKey
+            )
             let screens = try #require(after.json["devices"] as? [[String: Any]])
             #expect(screens.count == 2)
             for screen in screens {
@@ -125,14 +178,25 @@ struct ConsoleAPITests {
                 #expect(lines.contains { $0.contains("Arsenal") && $0.contains("1 - 0") && $0.contains("Chelsea") })
                 #expect(lines.contains { $0.contains("GOAL Saka 12'") })
             }
-            let others = try await server.client.send("GET", "/v1/emulator/lock-screens?environment=sandbox", key: other.appKey)
+            let others = try await server.client.send(
+                "GET",
+                "/v1/emulator/lock-screens?environment=sandbox",
+                key: other.appKey
+            )
             #expect(others.json["total"] as? Int == 0)
-            let everyone = try await server.client.send("GET", "/v1/emulator/lock-screens?environment=sandbox", key: server.deploymentKey)
+            let everyone = try await server.client.send(
+                "GET",
+                "/v1/emulator/lock-screens?environment=sandbox",
+                key: server.deploymentKey
+            )
             #expect(everyone.json["total"] as? Int == 2)
         }
     }
 
-    @Test("the broadcast log carries each content-state and the channel's priority-10 budget left", arguments: TestBackend.allCases)
+    @Test(
+        "the broadcast log carries each content-state and the channel's priority-10 budget left",
+        arguments: TestBackend.allCases
+    )
     func broadcastLogBudget(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -144,7 +208,11 @@ struct ConsoleAPITests {
                 json: ["event": "update", "contentState": ["homeScore": 1, "awayScore": 0], "priority": 10]
             )
             #expect(sent.status == 200, "\(sent.text)")
-            let log = try await server.client.send("GET", "/v1/events/ars-che/channels/sandbox/broadcasts", key: app.publisherKey)
+            let log = try await server.client.send(
+                "GET",
+                "/v1/events/ars-che/channels/sandbox/broadcasts",
+                key: app.publisherKey
+            )
             let entry = try #require((log.json["broadcasts"] as? [[String: Any]])?.first)
             #expect((entry["contentState"] as? [String: Any])?["homeScore"] as? Int == 1)
             let budget = try #require(log.json["priorityBudget"] as? [String: Any])

@@ -12,7 +12,10 @@ import Testing
 /// of them again.
 @Suite("Crash window")
 struct CrashWindowTests {
-    @Test("a part resumed after a SIGKILL marks its reserved, unsettled tokens uncertain and starts no device twice", arguments: TestBackend.allCases)
+    @Test(
+        "a part resumed after a SIGKILL marks its reserved, unsettled tokens uncertain and starts no device twice",
+        arguments: TestBackend.allCases
+    )
     func resumedAfterKill(backend: TestBackend) async throws {
         let audience = 200
         let answered = 40
@@ -39,10 +42,21 @@ struct CrashWindowTests {
 
             // The pause point: the first 40 starts are answered, every later one is held without an
             // answer, so the first replica has a window of sends written and unanswered when it dies.
-            emulator.injectFault(APNSEmulatorFault(.delay(.seconds(3600), jitter: .zero), rate: .afterFirst(answered), endpoints: [.devicePush]))
+            emulator.injectFault(
+                APNSEmulatorFault(
+                    .delay(.seconds(3600), jitter: .zero),
+                    rate: .afterFirst(answered),
+                    endpoints: [.devicePush]
+                )
+            )
             let first = try await ServeProcess.start(on: database, settings: settings)
             let client = TestHTTPClient(baseURL: first.baseURL)
-            let started = try await client.send("POST", "/v1/events/final/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+            let started = try await client.send(
+                "POST",
+                "/v1/events/final/starts",
+                key: app.publisherKey,
+                json: StartFanOutAPITests.startBody
+            )
             #expect(started.status == 202)
             let location = try #require(started.header("Location"))
             // Until the 40 answered starts are committed (within the commit interval).
@@ -85,9 +99,15 @@ struct CrashWindowTests {
             // the uncertain ones (never more).
             let activities = emulator.activities(in: .sandbox)
             let perDevice = Dictionary(grouping: activities, by: \.deviceID).mapValues(\.count)
-            #expect(perDevice.values.allSatisfy { $0 == 1 }, "devices started twice: \(perDevice.filter { $0.value > 1 }.count)")
+            #expect(
+                perDevice.values.allSatisfy { $0 == 1 },
+                "devices started twice: \(perDevice.filter { $0.value > 1 }.count)"
+            )
             let withoutStart = Int64(audience - perDevice.count)
-            #expect(withoutStart <= progress.uncertain, "\(withoutStart) devices without a start, \(progress.uncertain) uncertain")
+            #expect(
+                withoutStart <= progress.uncertain,
+                "\(withoutStart) devices without a start, \(progress.uncertain) uncertain"
+            )
             #expect(Int64(perDevice.count) >= progress.succeeded)
         }
     }

@@ -25,9 +25,16 @@ struct CredentialInvalidationTests {
 
                     // The publisher key is revoked through the first replica.
                     let publisherID = try await Self.keyID(of: "publisher", app, on: first)
-                    let revoked = try await first.client.send("DELETE", "/v1/apps/\(app.id)/api-keys/\(publisherID)", key: app.adminKey)
+                    let revoked = try await first.client.send(
+                        "DELETE",
+                        "/v1/apps/\(app.id)/api-keys/\(publisherID)",
+                        key: app.adminKey
+                    )
                     #expect(revoked.status == 204)
-                    try await waitUntil("the second replica refuses the key revoked on the first", timeout: .seconds(30)) {
+                    try await waitUntil(
+                        "the second replica refuses the key revoked on the first",
+                        timeout: .seconds(30)
+                    ) {
                         try await second.client.send("GET", "/v1/events", key: app.publisherKey).status == 401
                     }
 
@@ -41,7 +48,10 @@ struct CredentialInvalidationTests {
                     let newKey = try #require(created.json["key"] as? String)
                     #expect(try await second.client.send("GET", channelRead, key: newKey).status == 200)
                     let oldID = try await Self.keyID(of: "app", app, on: first, labelled: "app")
-                    #expect(try await first.client.send("DELETE", "/v1/apps/\(app.id)/api-keys/\(oldID)", key: app.adminKey).status == 204)
+                    #expect(
+                        try await first.client.send("DELETE", "/v1/apps/\(app.id)/api-keys/\(oldID)", key: app.adminKey)
+                            .status == 204
+                    )
                     try await waitUntil("the second replica refuses the app's rotated-out key", timeout: .seconds(30)) {
                         try await second.client.send("GET", channelRead, key: app.appKey).status == 401
                     }
@@ -55,11 +65,17 @@ struct CredentialInvalidationTests {
     }
 
     /// The ID of the app's key with this role (and label).
-    static func keyID(of role: String, _ app: TestApp, on server: TestServer, labelled label: String? = nil) async throws -> String {
+    static func keyID(
+        of role: String,
+        _ app: TestApp,
+        on server: TestServer,
+        labelled label: String? = nil
+    ) async throws -> String {
         let keys = try await server.client.send("GET", "/v1/apps/\(app.id)/api-keys", key: app.adminKey)
         let key = try #require(
             (keys.json["apiKeys"] as? [[String: Any]])?.first {
-                $0["role"] as? String == role && (label == nil || $0["label"] as? String == label) && $0["revokedAt"] == nil
+                $0["role"] as? String == role && (label == nil || $0["label"] as? String == label)
+                    && $0["revokedAt"] == nil
             }
         )
         return try #require(key["id"] as? String)

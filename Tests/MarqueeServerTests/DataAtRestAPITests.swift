@@ -23,12 +23,26 @@ struct DataAtRestAPITests {
                 json: ["environment": "sandbox", "attributesType": "MatchAttributes", "iosVersion": "18.2"]
             )
             #expect(registered.status == 200)
-            _ = try await server.client.send("GET", path + "?environment=sandbox&attributesType=MatchAttributes", key: app.appKey)
-            _ = try await server.client.send("GET", path + "?environment=sandbox&attributesType=MatchAttributes", key: "mq_000000000000_wrongwrongwrongwrong")
+            _ = try await server.client.send(
+                "GET",
+                path + "?environment=sandbox&attributesType=MatchAttributes",
+                key: app.appKey
+            )
+            _ = try await server.client.send(
+                "GET",
+                path + "?environment=sandbox&attributesType=MatchAttributes",
+                key: "mq_000000000000_wrongwrongwrongwrong"
+            )
         }
         let lines = recorder.lines
-        #expect(lines.contains { $0.contains("…" + Self.token.suffix(8)) }, "the request lines name the token by its end")
-        #expect(!lines.contains { $0.lowercased().contains(Self.token) }, "\(lines.filter { $0.lowercased().contains(Self.token) })")
+        #expect(
+            lines.contains { $0.contains("…" + Self.token.suffix(8)) },
+            "the request lines name the token by its end"
+        )
+        #expect(
+            !lines.contains { $0.lowercased().contains(Self.token) },
+            "\(lines.filter { $0.lowercased().contains(Self.token) })"
+        )
     }
 
     @Test("the embedded store's folder is 0700 and its files 0600")
@@ -39,11 +53,15 @@ struct DataAtRestAPITests {
                 let files = FileManager.default
                 let folder = try files.attributesOfItem(atPath: database.dataDirectory)[.posixPermissions] as? Int
                 #expect(folder == 0o700)
-                let names = try files.contentsOfDirectory(atPath: database.dataDirectory).filter { $0.hasPrefix("marquee.sqlite") }
+                let names = try files.contentsOfDirectory(atPath: database.dataDirectory).filter {
+                    $0.hasPrefix("marquee.sqlite")
+                }
                 #expect(names.contains("marquee.sqlite"))
                 #expect(names.contains("marquee.sqlite-wal"))
                 for name in names {
-                    let mode = try files.attributesOfItem(atPath: database.dataDirectory + "/" + name)[.posixPermissions] as? Int
+                    let mode =
+                        try files.attributesOfItem(atPath: database.dataDirectory + "/" + name)[.posixPermissions]
+                        as? Int
                     #expect(mode == 0o600, "\(name): \(String(mode ?? 0, radix: 8))")
                 }
             }

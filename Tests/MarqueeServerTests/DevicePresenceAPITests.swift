@@ -25,7 +25,13 @@ struct DevicePresenceAPITests {
         return item
     }
 
-    static func report(_ server: TestServer, key: String, event: String = "match", token: String, _ body: [String: Any]) async throws -> TestHTTPClient.Response {
+    static func report(
+        _ server: TestServer,
+        key: String,
+        event: String = "match",
+        token: String,
+        _ body: [String: Any]
+    ) async throws -> TestHTTPClient.Response {
         try await server.client.send("PUT", "/v1/events/\(event)/presence/\(token)", key: key, json: body)
     }
 
@@ -36,7 +42,13 @@ struct DevicePresenceAPITests {
         return environments.first { $0["environment"] as? String == "sandbox" } ?? [:]
     }
 
-    @Test("20 devices start, report, 5 rotate: a second start sends nothing, the funnel is what happened, reports are bounded and the app's own", arguments: TestBackend.allCases)
+    @Test(
+        """
+        20 devices start, report, 5 rotate: a second start sends nothing, the funnel is what happened, reports \
+        are bounded and the app's own
+        """,
+        arguments: TestBackend.allCases
+    )
     func funnelOfAMatch(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator
@@ -47,7 +59,12 @@ struct DevicePresenceAPITests {
             let batch = devices.prefix(10).enumerated().map { index, device in
                 Self.registration(device, token: LateJoinerAPITests.token(device), deviceToken: Self.hex(index))
             }
-            let registered = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": batch])
+            let registered = try await server.client.send(
+                "POST",
+                "/v1/push-to-start-tokens/batch",
+                key: app.appKey,
+                json: ["tokens": batch]
+            )
             #expect(registered.status == 200, "\(registered.text)")
             for (index, device) in devices.enumerated().dropFirst(10) {
                 let answer = try await server.client.send(
@@ -60,7 +77,11 @@ struct DevicePresenceAPITests {
             }
             let query = "?environment=sandbox&attributesType=MatchAttributes"
             for index in [0, 15] {
-                let shown = try await server.client.send("GET", "/v1/push-to-start-tokens/\(LateJoinerAPITests.token(devices[index]))\(query)", key: app.appKey)
+                let shown = try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(LateJoinerAPITests.token(devices[index]))\(query)",
+                    key: app.appKey
+                )
                 #expect(shown.json["deviceToken"] as? String == Self.hex(index), "\(shown.text)")
                 #expect(shown.json["deviceID"] as? String == devices[index].id)
             }
@@ -69,27 +90,41 @@ struct DevicePresenceAPITests {
             body["inputPushToken"] = true
             try await LateJoinerAPITests.start(server, app, event: "match", body)
             #expect(emulator.activities(in: .sandbox).count == 20)
-            let activities = Dictionary(uniqueKeysWithValues: emulator.activities(in: .sandbox).map { ($0.deviceID, $0) })
+            let activities = Dictionary(
+                uniqueKeysWithValues: emulator.activities(in: .sandbox).map { ($0.deviceID, $0) }
+            )
 
             // 0–3 show it, 4–5 report it absent, 6 ended and 7 dismissed; 16–19 report their
             // activity's update token (a push-started activity showing).
             for index in 0..<8 {
-                let state = ["showing", "showing", "showing", "showing", "absent", "absent", "ended", "dismissed"][index]
+                let state = ["showing", "showing", "showing", "showing", "absent", "absent", "ended", "dismissed"][
+                    index
+                ]
                 var report: [String: Any] = ["environment": "sandbox", "state": state]
                 if state != "absent" { report["activityID"] = activities[devices[index].id]?.id ?? "" }
-                let answer = try await Self.report(server, key: app.appKey, token: LateJoinerAPITests.token(devices[index]), report)
+                let answer = try await Self.report(
+                    server,
+                    key: app.appKey,
+                    token: LateJoinerAPITests.token(devices[index]),
+                    report
+                )
                 #expect(answer.status == 200, "\(answer.text)")
                 #expect(answer.json["state"] as? String == state)
                 #expect(answer.json["started"] as? Bool == true)
             }
-            let updateTokens = Dictionary(uniqueKeysWithValues: emulator.reportedUpdateTokens(in: .sandbox).map { ($0.deviceID, $0) })
+            let updateTokens = Dictionary(
+                uniqueKeysWithValues: emulator.reportedUpdateTokens(in: .sandbox).map { ($0.deviceID, $0) }
+            )
             for device in devices[16...] {
                 let reported = try #require(updateTokens[device.id])
                 let answer = try await server.client.send(
                     "PUT",
                     "/v1/activities/\(reported.activityID)/update-token",
                     key: app.appKey,
-                    json: ["eventKey": "match", "environment": "sandbox", "token": reported.token, "pushToStartToken": LateJoinerAPITests.token(device)]
+                    json: [
+                        "eventKey": "match", "environment": "sandbox", "token": reported.token,
+                        "pushToStartToken": LateJoinerAPITests.token(device),
+                    ]
                 )
                 #expect(answer.status == 200, "\(answer.text)")
             }
@@ -98,7 +133,11 @@ struct DevicePresenceAPITests {
             // without a device token, which keeps the one they had.
             var rotated: [String: String] = [:]
             for (index, device) in devices.enumerated() where (10..<15).contains(index) {
-                let token = try emulator.rotatePushToStartToken(environment: .sandbox, deviceID: device.id, attributesType: "MatchAttributes")
+                let token = try emulator.rotatePushToStartToken(
+                    environment: .sandbox,
+                    deviceID: device.id,
+                    attributesType: "MatchAttributes"
+                )
                 rotated[device.id] = token
                 let answer = try await server.client.send(
                     "PUT",
@@ -108,9 +147,19 @@ struct DevicePresenceAPITests {
                 )
                 #expect(answer.status == 200, "\(answer.text)")
             }
-            let kept = try await server.client.send("GET", "/v1/push-to-start-tokens/\(rotated[devices[10].id] ?? "")\(query)", key: app.appKey)
+            let kept = try await server.client.send(
+                "GET",
+                "/v1/push-to-start-tokens/\(rotated[devices[10].id] ?? "")\(query)",
+                key: app.appKey
+            )
             #expect(kept.json["deviceToken"] as? String == Self.hex(10), "\(kept.text)")
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(LateJoinerAPITests.token(devices[10]))\(query)", key: app.appKey).status == 404)
+            #expect(
+                try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(LateJoinerAPITests.token(devices[10]))\(query)",
+                    key: app.appKey
+                ).status == 404
+            )
             // A rotated device reports under its new token, as the same device.
             let underNew = try await Self.report(
                 server,
@@ -126,7 +175,9 @@ struct DevicePresenceAPITests {
             try await LateJoinerAPITests.start(server, app, event: "match", LateJoinerAPITests.startBody())
             let byDevice = Dictionary(grouping: emulator.activities(in: .sandbox), by: \.deviceID)
             #expect(emulator.activities(in: .sandbox).count == 20)
-            for device in devices { #expect(byDevice[device.id]?.count == 1, "device \(device.id) shows \(byDevice[device.id]?.count ?? 0)") }
+            for device in devices {
+                #expect(byDevice[device.id]?.count == 1, "device \(device.id) shows \(byDevice[device.id]?.count ?? 0)")
+            }
 
             let funnel = try await Self.funnel(server, app)
             #expect(funnel["accepted"] as? Int == 20, "\(funnel)")
@@ -143,33 +194,63 @@ struct DevicePresenceAPITests {
             #expect(targeted >= 20, "\(funnel)")
             // The event's GET carries it too.
             let event = try await server.client.send("GET", "/v1/events/match", key: app.publisherKey)
-            let embedded = (event.json["funnel"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
+            let embedded = (event.json["funnel"] as? [[String: Any]])?.first {
+                $0["environment"] as? String == "sandbox"
+            }
             #expect(embedded?["accepted"] as? Int == 20, "\(event.text)")
 
             // Device 0 has reported once: 9 more within the minute, then 429 with Retry-After.
-            let showing: [String: Any] = ["environment": "sandbox", "state": "showing", "activityID": activities[devices[0].id]?.id ?? ""]
+            let showing: [String: Any] = [
+                "environment": "sandbox", "state": "showing", "activityID": activities[devices[0].id]?.id ?? "",
+            ]
             for _ in 0..<9 {
-                #expect(try await Self.report(server, key: app.appKey, token: LateJoinerAPITests.token(devices[0]), showing).status == 200)
+                #expect(
+                    try await Self.report(server, key: app.appKey, token: LateJoinerAPITests.token(devices[0]), showing)
+                        .status == 200
+                )
             }
-            let limited = try await Self.report(server, key: app.appKey, token: LateJoinerAPITests.token(devices[0]), showing)
+            let limited = try await Self.report(
+                server,
+                key: app.appKey,
+                token: LateJoinerAPITests.token(devices[0]),
+                showing
+            )
             #expect(limited.status == 429, "\(limited.text)")
             #expect(limited.json["type"] as? String == "/problems/too-many-reports")
             let retryAfter = try #require(limited.header("Retry-After").flatMap(Int.init))
             #expect((1...60).contains(retryAfter))
             // Another device is not held back by it.
-            #expect(try await Self.report(server, key: app.appKey, token: LateJoinerAPITests.token(devices[1]), showing).status == 200)
+            #expect(
+                try await Self.report(server, key: app.appKey, token: LateJoinerAPITests.token(devices[1]), showing)
+                    .status == 200
+            )
 
             // An unknown token is told to register first; another app's key sees neither the
             // report nor the funnel.
-            let unknown = try await Self.report(server, key: app.appKey, token: Self.hex(999), ["environment": "sandbox", "state": "absent"])
+            let unknown = try await Self.report(
+                server,
+                key: app.appKey,
+                token: Self.hex(999),
+                ["environment": "sandbox", "state": "absent"]
+            )
             #expect(unknown.status == 404)
             #expect((unknown.json["detail"] as? String)?.contains("register it first") == true, "\(unknown.text)")
             #expect(unknown.text.contains(Self.hex(999)) == false)
             let other = try await server.makeApp("Other")
-            #expect(try await Self.report(server, key: other.appKey, token: LateJoinerAPITests.token(devices[2]), showing).status == 404)
-            #expect(try await server.client.send("GET", "/v1/events/match/funnel", key: other.publisherKey).status == 404)
+            #expect(
+                try await Self.report(server, key: other.appKey, token: LateJoinerAPITests.token(devices[2]), showing)
+                    .status == 404
+            )
+            #expect(
+                try await server.client.send("GET", "/v1/events/match/funnel", key: other.publisherKey).status == 404
+            )
             // A showing report without the activity's ID is refused.
-            let bare = try await Self.report(server, key: app.appKey, token: LateJoinerAPITests.token(devices[3]), ["environment": "sandbox", "state": "showing"])
+            let bare = try await Self.report(
+                server,
+                key: app.appKey,
+                token: LateJoinerAPITests.token(devices[3]),
+                ["environment": "sandbox", "state": "showing"]
+            )
             #expect(bare.status == 422 || bare.status == 400, "\(bare.text)")
         }
     }

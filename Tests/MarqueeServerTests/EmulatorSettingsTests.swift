@@ -9,7 +9,12 @@ import Testing
 /// JSON file over defaults, each bad value refused by its key (docs/configuration.md).
 @Suite("Emulator settings")
 struct EmulatorSettingsTests {
-    @Test("with no keys the emulator is the documented default: observed profile, TLS and h2c, Apple's budgets, no played app")
+    @Test(
+        """
+        with no keys the emulator is the documented default: observed profile, TLS and h2c, Apple's budgets, no \
+        played app
+        """
+    )
     func defaults() throws {
         let settings = try EmulatorSettings.reading([:], environment: false)
         #expect(settings.emulator.profile == .observed)
@@ -52,7 +57,9 @@ struct EmulatorSettingsTests {
         )
         #expect(settings.emulator.profile == .documented)
         #expect(settings.emulator.ports[.init(environment: .sandbox, kind: .push, transport: .h2c)] == 8080)
-        #expect(settings.emulator.ports[.init(environment: .production, kind: .channelManagement, transport: .tls)] == 2196)
+        #expect(
+            settings.emulator.ports[.init(environment: .production, kind: .channelManagement, transport: .tls)] == 2196
+        )
         guard case .disabled = settings.emulator.tls else {
             Issue.record("expected emulator.tls false to disable TLS")
             return
@@ -69,7 +76,13 @@ struct EmulatorSettingsTests {
     @Test("faults are a JSON array of what POST /v1/faults takes; anything else is refused naming emulator.faults")
     func faults() throws {
         let settings = try EmulatorSettings.reading(
-            ["emulator.faults": #"[{"action":"respond","reason":"TooManyRequests","probability":0.1},{"action":"respond","reason":"ServiceUnavailable","every":3}]"#],
+            [
+                "emulator.faults":
+                    #"""
+                [{"action":"respond","reason":"TooManyRequests","probability":0.1},{"action":"respond",\#
+                "reason":"ServiceUnavailable","every":3}]
+                """#
+            ],
             environment: false
         )
         #expect(settings.faults.count == 2)
@@ -105,14 +118,20 @@ struct EmulatorSettingsTests {
         }
         let secret = "mq_app_secret_never_shown"
         let settings = try EmulatorSettings.reading(
-            ["emulator.marqueeURL": "http://127.0.0.1:8080", "emulator.appKey": secret, "emulator.attributesType": "MatchAttributes"],
+            [
+                "emulator.marqueeURL": "http://127.0.0.1:8080", "emulator.appKey": secret,
+                "emulator.attributesType": "MatchAttributes",
+            ],
             environment: false
         )
         let app = try #require(settings.emulator.apps[settings.demoBundleID])
         #expect(app.appKey == secret)
         #expect(app.attributesType == "MatchAttributes")
         #expect {
-            try EmulatorSettings.reading(["emulator.marqueeURL": "ftp://x", "emulator.appKey": secret], environment: false)
+            try EmulatorSettings.reading(
+                ["emulator.marqueeURL": "ftp://x", "emulator.appKey": secret],
+                environment: false
+            )
         } throws: { error in
             guard let error = error as? ConfigurationError else { return false }
             return error.key == "emulator.marqueeURL" && !error.description.contains(secret)
@@ -122,7 +141,9 @@ struct EmulatorSettingsTests {
     @Test("a flag wins over the JSON file, and the file over the defaults")
     func precedence() async throws {
         let file = FileManager.default.temporaryDirectory.appendingPathComponent("emulator-\(UUID().uuidString).json")
-        try Data(#"{"emulator": {"host": "0.0.0.0", "history": 7, "bundleID": "com.example.file"}}"#.utf8).write(to: file)
+        try Data(#"{"emulator": {"host": "0.0.0.0", "history": 7, "bundleID": "com.example.file"}}"#.utf8).write(
+            to: file
+        )
         defer { try? FileManager.default.removeItem(at: file) }
         let settings = try await EmulatorSettings.load(flags: ["emulator.host": "127.0.0.2"], file: file.path)
         #expect(settings.emulator.host == "127.0.0.2")

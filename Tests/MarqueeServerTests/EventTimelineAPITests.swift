@@ -46,14 +46,25 @@ struct EventTimelineAPITests {
         "/v1/schedules/\(try #require(step?["id"] as? String))"
     }
 
-    @Test("channels at the lead time, the start at kick-off, the end before 8 hours, the channels deleted 4 hours later: each once", arguments: TestBackend.allCases)
+    @Test(
+        """
+        channels at the lead time, the start at kick-off, the end before 8 hours, the channels deleted 4 hours \
+        later: each once
+        """,
+        arguments: TestBackend.allCases
+    )
     func wholeTimeline(backend: TestBackend) async throws {
         let clock = ManualWallClock()
         let kickOff = Self.kickOff
         try await TestServer.run(backend, settings: Self.settings, clock: clock) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
-            let put = try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: Self.eventBody())
+            let put = try await server.client.send(
+                "PUT",
+                "/v1/events/match",
+                key: app.publisherKey,
+                json: Self.eventBody()
+            )
             #expect(put.status == 201, "\(put.text)")
             // Channels wait for the lead time; the answer says which durations apply.
             #expect((put.json["channels"] as? [Any])?.isEmpty == true)
@@ -91,7 +102,9 @@ struct EventTimelineAPITests {
             let start = try await server.waitForSchedule(try Self.location(steps["start"]), app)
             #expect(start["state"] as? String == "succeeded")
             let jobID = try #require(((start["outcome"] as? [String: Any])?["jobs"] as? [String])?.first)
-            try await server.waitFor("/v1/jobs/\(jobID)", key: app.publisherKey, "the start job") { $0["state"] as? String == "succeeded" }
+            try await server.waitFor("/v1/jobs/\(jobID)", key: app.publisherKey, "the start job") {
+                $0["state"] as? String == "succeeded"
+            }
             let started = emulator.activities(in: .sandbox)
             #expect(started.count == 3)
             #expect(started.allSatisfy { $0.channelID == channelID && $0.phase == .active })
@@ -115,7 +128,10 @@ struct EventTimelineAPITests {
             let ended = emulator.activities(in: .sandbox)
             #expect(ended.count == 3)
             for activity in ended {
-                #expect(activity.endedAt == kickOff.addingTimeInterval(27_900), "ended by the push, before the system's 8 hours")
+                #expect(
+                    activity.endedAt == kickOff.addingTimeInterval(27_900),
+                    "ended by the push, before the system's 8 hours"
+                )
                 #expect(activity.contentState?["homeScore"] == .integer(2))
                 #expect(activity.phase == .dismissed)
             }
@@ -133,7 +149,10 @@ struct EventTimelineAPITests {
             #expect(steps.values.allSatisfy { $0["state"] as? String == "succeeded" && $0["attempts"] as? Int == 1 })
             #expect(emulator.channels(in: .sandbox).count == 1)
             for device in devices {
-                #expect(emulator.pushes(to: try #require(device.pushToStartTokens["MatchAttributes"]), in: .sandbox).count == 1)
+                #expect(
+                    emulator.pushes(to: try #require(device.pushToStartTokens["MatchAttributes"]), in: .sandbox).count
+                        == 1
+                )
             }
             let broadcasts = emulator.pushes(to: channelID, in: .sandbox).filter { $0.endpoint == .broadcast }
             #expect(broadcasts.count == 2)
@@ -141,19 +160,27 @@ struct EventTimelineAPITests {
         }
     }
 
-    @Test("an end the producer sent makes the automatic one skipped, and the channels go 4 hours after theirs", arguments: TestBackend.allCases)
+    @Test(
+        "an end the producer sent makes the automatic one skipped, and the channels go 4 hours after theirs",
+        arguments: TestBackend.allCases
+    )
     func producersEnd(backend: TestBackend) async throws {
         let clock = ManualWallClock()
         let kickOff = Self.kickOff
         try await TestServer.run(backend, settings: Self.settings, clock: clock) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
-            #expect(try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: Self.eventBody()).status == 201)
+            #expect(
+                try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: Self.eventBody())
+                    .status == 201
+            )
             _ = try await server.registerDevices(2, app: app, emulator: emulator)
             let steps = try await Self.steps(server, app)
             server.advance(clock, to: kickOff)
             try await server.waitForSchedule(try Self.location(steps["start"]), app)
-            try await server.waitFor("/v1/events/match/channels/sandbox", key: app.appKey, "the channel") { $0["channelID"] != nil }
+            try await server.waitFor("/v1/events/match/channels/sandbox", key: app.appKey, "the channel") {
+                $0["channelID"] != nil
+            }
 
             let fullTime = kickOff.addingTimeInterval(6300)
             server.advance(clock, to: fullTime)
@@ -166,8 +193,13 @@ struct EventTimelineAPITests {
             #expect(end.status == 200, "\(end.text)")
             let after = try await Self.steps(server, app)
             // What the broadcast answered and the server's warnings tell why a replan did not happen.
-            #expect(after["end"]?["state"] as? String == "skipped", "broadcast: \(end.text)\nsteps: \(after)\nwarnings: \(server.warnings.lines)")
-            #expect(((after["end"]?["outcome"] as? [String: Any])?["skipped"] as? String)?.contains("already sent") == true)
+            #expect(
+                after["end"]?["state"] as? String == "skipped",
+                "broadcast: \(end.text)\nsteps: \(after)\nwarnings: \(server.warnings.lines)"
+            )
+            #expect(
+                ((after["end"]?["outcome"] as? [String: Any])?["skipped"] as? String)?.contains("already sent") == true
+            )
             #expect(after["close"]?["at"] as? String == rfc3339(fullTime.addingTimeInterval(14_400)))
 
             server.advance(clock, to: fullTime.addingTimeInterval(14_400))
@@ -179,22 +211,36 @@ struct EventTimelineAPITests {
         }
     }
 
-    @Test("a new planned start moves the steps not yet done; closing the event cancels them", arguments: TestBackend.allCases)
+    @Test(
+        "a new planned start moves the steps not yet done; closing the event cancels them",
+        arguments: TestBackend.allCases
+    )
     func rescheduleAndClose(backend: TestBackend) async throws {
         let clock = ManualWallClock()
         let kickOff = Self.kickOff
         try await TestServer.run(backend, settings: Self.settings, clock: clock) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
-            #expect(try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: Self.eventBody()).status == 201)
+            #expect(
+                try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: Self.eventBody())
+                    .status == 201
+            )
             let before = try await Self.steps(server, app)
 
             // Postponed by half an hour, before anything ran: every step moves, none is added.
             let postponed = kickOff.addingTimeInterval(1800)
-            let put = try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: Self.eventBody(kickOff: postponed))
+            let put = try await server.client.send(
+                "PUT",
+                "/v1/events/match",
+                key: app.publisherKey,
+                json: Self.eventBody(kickOff: postponed)
+            )
             #expect(put.status == 200, "\(put.text)")
             var steps = try await Self.steps(server, app)
-            #expect(Set(steps.values.compactMap { $0["id"] as? String }) == Set(before.values.compactMap { $0["id"] as? String }))
+            #expect(
+                Set(steps.values.compactMap { $0["id"] as? String })
+                    == Set(before.values.compactMap { $0["id"] as? String })
+            )
             #expect(steps["channels"]?["at"] as? String == rfc3339(postponed.addingTimeInterval(-3600)))
             #expect(steps["start"]?["at"] as? String == rfc3339(postponed))
 
@@ -206,14 +252,20 @@ struct EventTimelineAPITests {
             #expect(emulator.channels(in: .sandbox).count == 1)
 
             // A timeline step is the timeline's: it is stopped by turning the timeline off, not one by one.
-            let refused = try await server.client.send("DELETE", try Self.location(steps["start"]), key: app.publisherKey)
+            let refused = try await server.client.send(
+                "DELETE",
+                try Self.location(steps["start"]),
+                key: app.publisherKey
+            )
             #expect(refused.status == 409)
 
             let closed = try await server.client.send("POST", "/v1/events/match/close", key: app.publisherKey)
             #expect(closed.status == 200)
             steps = try await Self.steps(server, app)
             #expect(steps["channels"]?["state"] as? String == "succeeded")
-            for kind in ["start", "end", "close"] { #expect(steps[kind]?["state"] as? String == "cancelled", "\(kind)") }
+            for kind in ["start", "end", "close"] {
+                #expect(steps[kind]?["state"] as? String == "cancelled", "\(kind)")
+            }
             server.advance(clock, to: postponed.addingTimeInterval(86_400))
             try await Task.sleep(for: .milliseconds(300))
             #expect(emulator.activities(in: .sandbox).isEmpty)
@@ -226,16 +278,27 @@ struct EventTimelineAPITests {
         try await TestServer.run(backend, settings: Self.settings, clock: ManualWallClock()) { server in
             let app = try await server.makeApp()
             func put(_ timeline: [String: Any]) async throws -> [String] {
-                let answer = try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: Self.eventBody(timeline: timeline))
+                let answer = try await server.client.send(
+                    "PUT",
+                    "/v1/events/match",
+                    key: app.publisherKey,
+                    json: Self.eventBody(timeline: timeline)
+                )
                 #expect(answer.status == 422, "\(answer.text)")
                 return (answer.json["errors"] as? [[String: Any]] ?? []).compactMap { $0["pointer"] as? String }
             }
             #expect(try await put(["automatic": true]) == ["/timeline/start"])
             #expect(try await put(["automatic": false, "endAfterSeconds": 9 * 3600]) == ["/timeline/endAfterSeconds"])
-            let noAlert: [String: Any] = ["automatic": true, "start": ["attributes": [:], "contentState": [:], "alert": [:]]]
+            let noAlert: [String: Any] = [
+                "automatic": true, "start": ["attributes": [:], "contentState": [:], "alert": [:]],
+            ]
             #expect(try await put(noAlert) == ["/timeline/start/alert"])
             let production: [String: Any] = [
-                "automatic": true, "start": ["environment": "production", "attributes": [:], "contentState": [:], "alert": ["title": "t", "body": "b"]],
+                "automatic": true,
+                "start": [
+                    "environment": "production", "attributes": [:], "contentState": [:],
+                    "alert": ["title": "t", "body": "b"],
+                ],
             ]
             #expect(try await put(production) == ["/timeline/start/environment"])
             #expect(try await server.client.send("GET", "/v1/events/match", key: app.publisherKey).status == 404)

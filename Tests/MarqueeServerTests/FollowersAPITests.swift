@@ -68,7 +68,8 @@ struct FollowersAPITests {
     /// app that answers.
     static func seesEverything(_ device: EmulatedDevice) -> Bool {
         guard let traits = device.appTraits else { return false }
-        return !traits.neverReports && !traits.offlineAtRegistration && !traits.liveActivitiesOff && traits.answersBackgroundPush
+        return !traits.neverReports && !traits.offlineAtRegistration && !traits.liveActivitiesOff
+            && traits.answersBackgroundPush
     }
 
     /// A device's registration as the app sends it: push-to-start token, device ID, the app's
@@ -88,17 +89,36 @@ struct FollowersAPITests {
 
     static func registerBatch(_ devices: [EmulatedDevice], _ server: TestServer, _ app: TestApp) async throws {
         let tokens = devices.map { registration($0, token: LateJoinerAPITests.token($0)) }
-        let answer = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
-        guard answer.status == 200 else { throw TestSetupError("registering a batch answered \(answer.status): \(answer.text)") }
+        let answer = try await server.client.send(
+            "POST",
+            "/v1/push-to-start-tokens/batch",
+            key: app.appKey,
+            json: ["tokens": tokens]
+        )
+        guard answer.status == 200 else {
+            throw TestSetupError("registering a batch answered \(answer.status): \(answer.text)")
+        }
     }
 
-    static func registerOne(_ device: EmulatedDevice, token: String, _ server: TestServer, _ app: TestApp) async throws {
-        let answer = try await server.client.send("PUT", "/v1/push-to-start-tokens/\(token)", key: app.appKey, json: registration(device))
-        guard answer.status == 200 else { throw TestSetupError("registering a token answered \(answer.status): \(answer.text)") }
+    static func registerOne(_ device: EmulatedDevice, token: String, _ server: TestServer, _ app: TestApp) async throws
+    {
+        let answer = try await server.client.send(
+            "PUT",
+            "/v1/push-to-start-tokens/\(token)",
+            key: app.appKey,
+            json: registration(device)
+        )
+        guard answer.status == 200 else {
+            throw TestSetupError("registering a token answered \(answer.status): \(answer.text)")
+        }
     }
 
     @Test(
-        "300 started through resets; after a goal 50 late joiners show the score within seconds; 20 rotate and stay one device; 20 absent after an uncertain start are started once with the score; the funnel equals the devices",
+        """
+        300 started through resets; after a goal 50 late joiners show the score within seconds; 20 rotate and \
+        stay one device; 20 absent after an uncertain start are started once with the score; the funnel equals \
+        the devices
+        """,
         arguments: TestBackend.allCases
     )
     func everyFollowerSeesTheMatch(backend: TestBackend) async throws {
@@ -113,9 +133,16 @@ struct FollowersAPITests {
             let baseURL = try #require(URL(string: server.client.baseURL))
             emulator.connectApp(
                 bundleID: app.bundleID,
-                to: EmulatedAppMarquee(baseURL: baseURL, appKey: app.appKey, attributesType: "MatchAttributes", eventKeyAttribute: "matchId")
+                to: EmulatedAppMarquee(
+                    baseURL: baseURL,
+                    appKey: app.appKey,
+                    attributesType: "MatchAttributes",
+                    eventKeyAttribute: "matchId"
+                )
             )
-            let diagnosis = { "the server's last warnings:\n\(server.warnings.lines.suffix(30).joined(separator: "\n"))" }
+            let diagnosis = {
+                "the server's last warnings:\n\(server.warnings.lines.suffix(30).joined(separator: "\n"))"
+            }
 
             // The kick-off's audience: 300 devices on iOS 18 (each activity subscribes to the
             // event's channel, so it shows what the event broadcast), their traits drawn from the
@@ -132,7 +159,12 @@ struct FollowersAPITests {
             let rest = audience.filter { !firstIDs.contains($0.id) }
             #expect(rest.contains { $0.appTraits?.offlineAtRegistration == true }, "the seed draws offline devices")
             #expect(rest.contains { $0.appTraits?.neverReports == true }, "the seed draws never-reporting devices")
-            #expect(rest.contains { $0.appTraits?.liveActivitiesOff == true && $0.appTraits?.neverReports == false && $0.appTraits?.offlineAtRegistration == false })
+            #expect(
+                rest.contains {
+                    $0.appTraits?.liveActivitiesOff == true && $0.appTraits?.neverReports == false
+                        && $0.appTraits?.offlineAtRegistration == false
+                }
+            )
             try await Self.registerBatch(firstInLine, server, app)
             try await Self.registerBatch(rest, server, app)
 
@@ -142,11 +174,17 @@ struct FollowersAPITests {
             // begins once the start has finished, restarts with the score as it is then.
             emulator.injectFault(.init(.resetConnection, rate: .first(Self.uncertainStarts), endpoints: [.devicePush]))
             StartFanOutAPITests.holdBack(after: Self.kickOff - 20, emulator)
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             #expect(started.status == 202, "\(started.text)")
             let location = try #require(started.header("Location"))
             try await StartFanOutAPITests.waitForJob(server, app, location) { job in
-                (StartFanOutAPITests.progress(job, "accepted") ?? 0) + (StartFanOutAPITests.progress(job, "uncertain") ?? 0) >= Self.kickOff - 20
+                (StartFanOutAPITests.progress(job, "accepted") ?? 0)
+                    + (StartFanOutAPITests.progress(job, "uncertain") ?? 0) >= Self.kickOff - 20
             }
             try await LateJoinerAPITests.score(server, app, home: 1, away: 0)
             emulator.removeAllFaults()
@@ -156,7 +194,9 @@ struct FollowersAPITests {
             #expect(StartFanOutAPITests.progress(job, "accepted") == Self.kickOff - Self.uncertainStarts, "\(job)")
 
             // At the emulator: the cut-off starts never arrived, and they are the first devices'.
-            let afterKickOff = Dictionary(uniqueKeysWithValues: emulator.startCounts(in: .sandbox).map { ($0.deviceID, $0) })
+            let afterKickOff = Dictionary(
+                uniqueKeysWithValues: emulator.startCounts(in: .sandbox).map { ($0.deviceID, $0) }
+            )
             let cutOff = audience.filter { afterKickOff[$0.id]?.startsAccepted == 0 }
             #expect(cutOff.count == Self.uncertainStarts, "devices without an accepted start: \(cutOff.map(\.id))")
             #expect(cutOff.allSatisfy { firstIDs.contains($0.id) }, "a reset cut off a start outside the first in line")
@@ -167,8 +207,14 @@ struct FollowersAPITests {
             // the seed makes offline or Live-Activities-off can show nothing and are not among them.
             var drawn: [EmulatedDevice] = []
             while drawn.count < Self.lateJoiners {
-                let device = try emulator.registerDevice(environment: .sandbox, bundleID: app.bundleID, pushToStartAttributesTypes: ["MatchAttributes"])
-                if device.appTraits?.offlineAtRegistration == false && device.appTraits?.liveActivitiesOff == false { drawn.append(device) }
+                let device = try emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: app.bundleID,
+                    pushToStartAttributesTypes: ["MatchAttributes"]
+                )
+                if device.appTraits?.offlineAtRegistration == false && device.appTraits?.liveActivitiesOff == false {
+                    drawn.append(device)
+                }
             }
             let late = drawn
             let lateIDs = Set(late.map(\.id))
@@ -184,10 +230,15 @@ struct FollowersAPITests {
                 }
             }()
             var shownAt: [String: ContinuousClock.Instant] = [:]
-            try await waitUntil("the 50 late joiners showing the activity with 1–0; shown: \(shownAt.count)\n\(diagnosis())", timeout: .seconds(120)) {
+            try await waitUntil(
+                "the 50 late joiners showing the activity with 1–0; shown: \(shownAt.count)\n\(diagnosis())",
+                timeout: .seconds(120)
+            ) {
                 let now = ContinuousClock.now
                 for activity in emulator.activities(in: .sandbox)
-                where lateIDs.contains(activity.deviceID) && shownAt[activity.deviceID] == nil && activity.contentState?["homeScore"] == .integer(1) {
+                where lateIDs.contains(activity.deviceID) && shownAt[activity.deviceID] == nil
+                    && activity.contentState?["homeScore"] == .integer(1)
+                {
                     shownAt[activity.deviceID] = now
                 }
                 return shownAt.count == Self.lateJoiners
@@ -197,7 +248,10 @@ struct FollowersAPITests {
             for device in late {
                 let registered = try #require(answered[device.id])
                 let shown = try #require(shownAt[device.id])
-                #expect(shown - registered <= Self.lateJoinBound, "late joiner \(device.id) showed the score \(shown - registered) after registering")
+                #expect(
+                    shown - registered <= Self.lateJoinBound,
+                    "late joiner \(device.id) showed the score \(shown - registered) after registering"
+                )
             }
 
             // 20 devices showing the kick-off get a new push-to-start token mid-match and register
@@ -205,17 +259,29 @@ struct FollowersAPITests {
             let rotating = Array(rest.filter(Self.seesEverything).prefix(Self.rotating))
             #expect(rotating.count == Self.rotating)
             for device in rotating {
-                let token = try emulator.rotatePushToStartToken(environment: .sandbox, deviceID: device.id, attributesType: "MatchAttributes")
+                let token = try emulator.rotatePushToStartToken(
+                    environment: .sandbox,
+                    deviceID: device.id,
+                    attributesType: "MatchAttributes"
+                )
                 try await Self.registerOne(device, token: token, server, app)
             }
             let rotated = rotating.compactMap { emulator.device(id: $0.id, in: .sandbox) }
-            #expect(try await LateJoinerAPITests.queuedNow(rotated, server, app) == 0, "a rotated device was taken for a late joiner")
+            #expect(
+                try await LateJoinerAPITests.queuedNow(rotated, server, app) == 0,
+                "a rotated device was taken for a late joiner"
+            )
 
             // The confirmation asked the 20 cut-off devices' apps; each reported absent and was
             // started again. It decides every one: 20 restarted, none left waiting.
-            let decided = try await server.poll(location, key: app.publisherKey, "the confirmation restarting the 20 absent devices") { job in
+            let decided = try await server.poll(
+                location,
+                key: app.publisherKey,
+                "the confirmation restarting the 20 absent devices"
+            ) { job in
                 let confirmation = job["confirmation"] as? [String: Any]
-                return confirmation?["waiting"] as? Int == 0 && confirmation?["restarted"] as? Int == Self.uncertainStarts
+                return confirmation?["waiting"] as? Int == 0
+                    && confirmation?["restarted"] as? Int == Self.uncertainStarts
             }
             let confirmation = try #require(decided["confirmation"] as? [String: Any])
             #expect(confirmation["asked"] as? Int == Self.uncertainStarts, "\(confirmation)")
@@ -226,7 +292,9 @@ struct FollowersAPITests {
             let stored = try #require(try await server.store.event(appID: appID, externalKey: "match"))
             try await waitUntil("every restart and late-join start committed and nothing left queued") {
                 try await server.store.pendingStartCount(appID: appID, eventID: stored.id, environment: .sandbox) == 0
-                    && emulator.startCounts(in: .sandbox).filter { cutOffIDs.contains($0.deviceID) && $0.startsAccepted == 1 }.count == Self.uncertainStarts
+                    && emulator.startCounts(in: .sandbox).filter {
+                        cutOffIDs.contains($0.deviceID) && $0.startsAccepted == 1
+                    }.count == Self.uncertainStarts
             }
 
             // What each device shows: none of them two activities; every one that can show it (online,
@@ -238,12 +306,18 @@ struct FollowersAPITests {
                 let traits = try #require(device.appTraits)
                 let activities = shown[device.id] ?? []
                 if traits.offlineAtRegistration || traits.liveActivitiesOff {
-                    #expect(activities.isEmpty, "device \(device.id) (offline or Live Activities off) shows an activity")
+                    #expect(
+                        activities.isEmpty,
+                        "device \(device.id) (offline or Live Activities off) shows an activity"
+                    )
                 } else {
                     #expect(activities.count == 1, "device \(device.id) shows \(activities.count)")
                 }
                 if cutOffIDs.contains(device.id) || lateIDs.contains(device.id) {
-                    #expect(activities.first?.contentState?["homeScore"] == .integer(1), "device \(device.id): \(String(describing: activities.first?.contentState))")
+                    #expect(
+                        activities.first?.contentState?["homeScore"] == .integer(1),
+                        "device \(device.id): \(String(describing: activities.first?.contentState))"
+                    )
                 }
             }
 
@@ -279,17 +353,30 @@ struct FollowersAPITests {
             // read again with each look at the funnel.
             var afterEnd: [String: Int] = [:]
             try? await waitUntil("every activity ended and the funnel's ended agreeing with the devices") {
-                afterEnd = Self.funnelFromDevices(emulator: emulator, audience: everyone, cutOff: cutOffIDs, late: lateIDs)
+                afterEnd = Self.funnelFromDevices(
+                    emulator: emulator,
+                    audience: everyone,
+                    cutOff: cutOffIDs,
+                    late: lateIDs
+                )
                 funnel = try await DevicePresenceAPITests.funnel(server, app)
                 return afterEnd["confirmedShowing"] == 0 && Self.counts(funnel) == afterEnd
             }
-            #expect(afterEnd["confirmedShowing"] == 0 && afterEnd["ended"] == expected["confirmedShowing"], "\(afterEnd)")
+            #expect(
+                afterEnd["confirmedShowing"] == 0 && afterEnd["ended"] == expected["confirmedShowing"],
+                "\(afterEnd)"
+            )
             Self.expectFunnel(funnel, equals: afterEnd, "after the end")
         }
     }
 
     /// The funnel's counts as the emulator's devices give them.
-    static func funnelFromDevices(emulator: APNSEmulator, audience: [EmulatedDevice], cutOff: Set<String>, late: Set<String>) -> [String: Int] {
+    static func funnelFromDevices(
+        emulator: APNSEmulator,
+        audience: [EmulatedDevice],
+        cutOff: Set<String>,
+        late: Set<String>
+    ) -> [String: Int] {
         let startCounts = Dictionary(uniqueKeysWithValues: emulator.startCounts(in: .sandbox).map { ($0.deviceID, $0) })
         let activities = Dictionary(grouping: emulator.activities(in: .sandbox), by: \.deviceID)
         let ids = Set(audience.map(\.id))
@@ -313,8 +400,12 @@ struct FollowersAPITests {
             guard let traits = device.appTraits else { return false }
             return !traits.neverReports && !traits.offlineAtRegistration
         }
-        let showing = reporting.filter { device in activities[device.id]?.contains { $0.phase == .active || $0.phase == .stale } == true }
-        let ended = reporting.filter { device in activities[device.id]?.contains { $0.phase == .ended || $0.phase == .dismissed } == true }
+        let showing = reporting.filter { device in
+            activities[device.id]?.contains { $0.phase == .active || $0.phase == .stale } == true
+        }
+        let ended = reporting.filter { device in
+            activities[device.id]?.contains { $0.phase == .ended || $0.phase == .dismissed } == true
+        }
         // Live Activities off: APNs answered 200, nothing shows, and the app, run by the start,
         // finds no activity of a live event there: absent.
         let absent = reporting.filter { activities[$0.id] == nil }
@@ -353,7 +444,10 @@ struct FollowersAPITests {
         for stage in devices.keys.sorted() {
             #expect(
                 counts[stage] == devices[stage],
-                "\(prefix)\(stage): the funnel says \(counts[stage] ?? -1), the devices \(devices[stage] ?? -1)\nfunnel: \(funnel)",
+                """
+                \(prefix)\(stage): the funnel says \(counts[stage] ?? -1), the devices \
+                \(devices[stage] ?? -1)\nfunnel: \(funnel)
+                """,
                 sourceLocation: sourceLocation
             )
         }
@@ -362,7 +456,10 @@ struct FollowersAPITests {
     /// The funnel's counts by stage (rejected as its total).
     static func counts(_ funnel: [String: Any]) -> [String: Int] {
         var counts: [String: Int] = [:]
-        for stage in ["targeted", "sent", "accepted", "uncertain", "failed", "confirmedShowing", "absent", "ended", "lateJoinersStarted", "absentThenStarted"] {
+        for stage in [
+            "targeted", "sent", "accepted", "uncertain", "failed", "confirmedShowing", "absent", "ended",
+            "lateJoinersStarted", "absentThenStarted",
+        ] {
             counts[stage] = funnel[stage] as? Int
         }
         counts["rejected"] = (funnel["rejected"] as? [String: Any])?["devices"] as? Int

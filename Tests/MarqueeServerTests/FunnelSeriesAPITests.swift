@@ -14,15 +14,28 @@ struct FunnelSeriesAPITests {
         try await server.client.send("GET", "/v1/events/match/funnel/series", key: key)
     }
 
-    @Test("12 devices start, 5 show it and 2 end it: the series' last point is the funnel, within 240 points; a publisher reads it, not the app key or another app", arguments: TestBackend.allCases)
+    @Test(
+        """
+        12 devices start, 5 show it and 2 end it: the series' last point is the funnel, within 240 points; a \
+        publisher reads it, not the app key or another app
+        """,
+        arguments: TestBackend.allCases
+    )
     func seriesOfAMatch(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
             let devices = try LateJoinerAPITests.makeDevices(12, emulator, app)
-            let tokens = devices.map { DevicePresenceAPITests.registration($0, token: LateJoinerAPITests.token($0), deviceToken: nil) }
-            let registered = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
+            let tokens = devices.map {
+                DevicePresenceAPITests.registration($0, token: LateJoinerAPITests.token($0), deviceToken: nil)
+            }
+            let registered = try await server.client.send(
+                "POST",
+                "/v1/push-to-start-tokens/batch",
+                key: app.appKey,
+                json: ["tokens": tokens]
+            )
             #expect(registered.status == 200, "\(registered.text)")
 
             // Before the first start: the event's environment, no points, no axis.
@@ -35,11 +48,18 @@ struct FunnelSeriesAPITests {
             #expect((empty.first?["points"] as? [Any])?.isEmpty == true)
 
             try await LateJoinerAPITests.start(server, app, event: "match", LateJoinerAPITests.startBody())
-            let activities = Dictionary(uniqueKeysWithValues: emulator.activities(in: .sandbox).map { ($0.deviceID, $0) })
+            let activities = Dictionary(
+                uniqueKeysWithValues: emulator.activities(in: .sandbox).map { ($0.deviceID, $0) }
+            )
             for (index, device) in devices.prefix(7).enumerated() {
                 let state = index < 5 ? "showing" : "ended"
                 let report = ["environment": "sandbox", "state": state, "activityID": activities[device.id]?.id ?? ""]
-                let answer = try await DevicePresenceAPITests.report(server, key: app.appKey, token: LateJoinerAPITests.token(device), report)
+                let answer = try await DevicePresenceAPITests.report(
+                    server,
+                    key: app.appKey,
+                    token: LateJoinerAPITests.token(device),
+                    report
+                )
                 #expect(answer.status == 200, "\(answer.text)")
             }
 
@@ -63,9 +83,19 @@ struct FunnelSeriesAPITests {
             #expect(last["at"] as? String == answer.json["until"] as? String)
             let funnel = try await DevicePresenceAPITests.funnel(server, app)
             for stage in stages {
-                #expect(last[stage] as? Int == funnel[stage] as? Int, "\(stage): \(String(describing: last[stage])) against the funnel's \(String(describing: funnel[stage]))")
+                #expect(
+                    last[stage] as? Int == funnel[stage] as? Int,
+                    """
+                    \(stage): \(String(describing: last[stage])) against the funnel's \
+                    \(String(describing: funnel[stage]))
+                    """
+                )
             }
-            #expect([last["sent"], last["accepted"], last["confirmedShowing"], last["ended"]].map { $0 as? Int } == [12, 12, 5, 2])
+            #expect(
+                [last["sent"], last["accepted"], last["confirmedShowing"], last["ended"]].map { $0 as? Int } == [
+                    12, 12, 5, 2,
+                ]
+            )
 
             // Read as the funnel is: the app key may not, another app's key finds no such event.
             #expect(try await Self.series(server, key: app.appKey).status == 403)

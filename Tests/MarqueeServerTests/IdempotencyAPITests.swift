@@ -28,11 +28,17 @@ struct IdempotencyAPITests {
             #expect(again.status == 201)
             #expect(again.header("Idempotent-Replayed") == "true")
             // The same key, by its ID, without its secret: that was shown once, and never stored.
-            #expect((again.json["apiKey"] as? [String: Any])?["id"] as? String == (first.json["apiKey"] as? [String: Any])?["id"] as? String)
+            #expect(
+                (again.json["apiKey"] as? [String: Any])?["id"] as? String == (first.json["apiKey"] as? [String: Any])?[
+                    "id"
+                ] as? String
+            )
             #expect(first.json["key"] is String)
             #expect(again.json["key"] == nil)
             let keys = try await server.client.send("GET", "/v1/apps/\(app.id)/api-keys", key: app.adminKey)
-            #expect((keys.json["apiKeys"] as? [[String: Any]])?.filter { $0["label"] as? String == "scoreboard" }.count == 1)
+            #expect(
+                (keys.json["apiKeys"] as? [[String: Any]])?.filter { $0["label"] as? String == "scoreboard" }.count == 1
+            )
 
             let other = try await createKey("another label")
             #expect(other.status == 422)
@@ -45,7 +51,9 @@ struct IdempotencyAPITests {
         try await TestServer.run(.sqlite) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "slow").status == 201)
-            try server.emulator.injectFault(APNSEmulatorFault(.delay(.seconds(30), jitter: .zero), endpoints: [.channelManagement]))
+            try server.emulator.injectFault(
+                APNSEmulatorFault(.delay(.seconds(30), jitter: .zero), endpoints: [.channelManagement])
+            )
             let request = { @Sendable in
                 try await server.client.send(
                     "POST",
@@ -77,7 +85,9 @@ struct IdempotencyAPITests {
         try await TestServer.run(.sqlite) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "flaky").status == 201)
-            try server.emulator.injectFault(APNSEmulatorFault(.respond(.internalServerError), endpoints: [.channelManagement]))
+            try server.emulator.injectFault(
+                APNSEmulatorFault(.respond(.internalServerError), endpoints: [.channelManagement])
+            )
             let send = {
                 try await server.client.send(
                     "POST",

@@ -10,54 +10,106 @@ import Testing
 /// own role check; and no stored answer holds a secret.
 @Suite("Idempotency keys per API key")
 struct IdempotencyIsolationAPITests {
-    @Test("an admin's key creation replayed with the app's app key or publisher key is refused by role, never the stored answer, and shows no secret", arguments: TestBackend.allCases)
+    @Test(
+        """
+        an admin's key creation replayed with the app's app key or publisher key is refused by role, never the \
+        stored answer, and shows no secret
+        """,
+        arguments: TestBackend.allCases
+    )
     func keyCreationReplayedByOtherKeys(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             let path = "/v1/apps/\(app.id)/api-keys"
             let body = Data(#"{"role":"publisher","label":"ci"}"#.utf8)
-            let created = try await server.client.send("POST", path, key: app.adminKey, body: body, headers: ["Idempotency-Key": "k1"])
+            let created = try await server.client.send(
+                "POST",
+                path,
+                key: app.adminKey,
+                body: body,
+                headers: ["Idempotency-Key": "k1"]
+            )
             #expect(created.status == 201)
             let secret = try #require(created.json["key"] as? String)
 
             for other in [app.appKey, app.publisherKey] {
-                let replayed = try await server.client.send("POST", path, key: other, body: body, headers: ["Idempotency-Key": "k1"])
+                let replayed = try await server.client.send(
+                    "POST",
+                    path,
+                    key: other,
+                    body: body,
+                    headers: ["Idempotency-Key": "k1"]
+                )
                 #expect(replayed.status == 403, "\(replayed.text)")
                 #expect(replayed.header("Idempotent-Replayed") == nil)
                 #expect(!replayed.text.contains(secret))
                 #expect(!replayed.text.contains("mq_"))
             }
             // The admin's own replay is the stored answer: the key by its ID, not its secret.
-            let own = try await server.client.send("POST", path, key: app.adminKey, body: body, headers: ["Idempotency-Key": "k1"])
+            let own = try await server.client.send(
+                "POST",
+                path,
+                key: app.adminKey,
+                body: body,
+                headers: ["Idempotency-Key": "k1"]
+            )
             #expect(own.status == 201)
             #expect(own.header("Idempotent-Replayed") == "true")
             #expect(!own.text.contains(secret))
-            #expect((own.json["apiKey"] as? [String: Any])?["id"] as? String == (created.json["apiKey"] as? [String: Any])?["id"] as? String)
+            #expect(
+                (own.json["apiKey"] as? [String: Any])?["id"] as? String == (created.json["apiKey"] as? [String: Any])?[
+                    "id"
+                ] as? String
+            )
             // The new key works: the replays made no other.
             let keys = try await server.client.send("GET", path, key: app.adminKey)
             #expect((keys.json["apiKeys"] as? [[String: Any]])?.filter { $0["label"] as? String == "ci" }.count == 1)
         }
     }
 
-    @Test("a publisher's broadcast replayed with the app key is refused (403): the role check runs", arguments: TestBackend.allCases)
+    @Test(
+        "a publisher's broadcast replayed with the app key is refused (403): the role check runs",
+        arguments: TestBackend.allCases
+    )
     func broadcastReplayedByAppKey(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "ars-che").status == 201)
             let path = "/v1/events/ars-che/broadcasts"
             let body = Data(#"{"event":"update","contentState":{"home":1,"away":0}}"#.utf8)
-            let sent = try await server.client.send("POST", path, key: app.publisherKey, body: body, headers: ["Idempotency-Key": "goal-1"])
+            let sent = try await server.client.send(
+                "POST",
+                path,
+                key: app.publisherKey,
+                body: body,
+                headers: ["Idempotency-Key": "goal-1"]
+            )
             #expect(sent.status == 200, "\(sent.text)")
-            let replayed = try await server.client.send("POST", path, key: app.appKey, body: body, headers: ["Idempotency-Key": "goal-1"])
+            let replayed = try await server.client.send(
+                "POST",
+                path,
+                key: app.appKey,
+                body: body,
+                headers: ["Idempotency-Key": "goal-1"]
+            )
             #expect(replayed.status == 403, "\(replayed.text)")
             #expect(replayed.header("Idempotent-Replayed") == nil)
-            let own = try await server.client.send("POST", path, key: app.publisherKey, body: body, headers: ["Idempotency-Key": "goal-1"])
+            let own = try await server.client.send(
+                "POST",
+                path,
+                key: app.publisherKey,
+                body: body,
+                headers: ["Idempotency-Key": "goal-1"]
+            )
             #expect(own.status == 200)
             #expect(own.header("Idempotent-Replayed") == "true")
         }
     }
 
-    @Test("the database holds no API key secret: not in the idempotency table, nor anywhere in SQLite's files", arguments: TestBackend.allCases)
+    @Test(
+        "the database holds no API key secret: not in the idempotency table, nor anywhere in SQLite's files",
+        arguments: TestBackend.allCases
+    )
     func noSecretStored(backend: TestBackend) async throws {
         try await TestServer.withDatabase(backend) { database in
             let secret = try await TestServer.run(on: database) { server in
@@ -77,8 +129,11 @@ struct IdempotencyIsolationAPITests {
             #expect(stored.allSatisfy { !$0.contains(Array(secret.utf8)) })
             if database.backend == .sqlite {
                 // The file and its write-ahead log, as they lie on disk.
-                for file in try FileManager.default.contentsOfDirectory(atPath: database.dataDirectory) where file.hasPrefix("marquee.sqlite") {
-                    let bytes = try Data(contentsOf: URL(fileURLWithPath: database.dataDirectory).appendingPathComponent(file))
+                for file in try FileManager.default.contentsOfDirectory(atPath: database.dataDirectory)
+                where file.hasPrefix("marquee.sqlite") {
+                    let bytes = try Data(
+                        contentsOf: URL(fileURLWithPath: database.dataDirectory).appendingPathComponent(file)
+                    )
                     #expect(bytes.range(of: Data(secret.utf8)) == nil, "the secret is in \(file)")
                 }
             }
@@ -101,7 +156,9 @@ enum IdempotencyTable {
             try process.run()
             let data = output.fileHandleForReading.readDataToEndOfFile()
             process.waitUntilExit()
-            guard process.terminationStatus == 0 else { throw TestSetupError("sqlite3 failed (\(process.terminationStatus))") }
+            guard process.terminationStatus == 0 else {
+                throw TestSetupError("sqlite3 failed (\(process.terminationStatus))")
+            }
             return String(decoding: data, as: UTF8.self).split(separator: "\n").map { Self.bytes(hex: $0) }
         case .postgres:
             let url = try #require(database.url)
@@ -114,7 +171,9 @@ enum IdempotencyTable {
                 }
                 defer { group.cancelAll() }
                 var bodies: [[UInt8]] = []
-                for try await body in try await client.query("SELECT response_body FROM idempotency_keys").decode(Data?.self) {
+                for try await body in try await client.query("SELECT response_body FROM idempotency_keys").decode(
+                    Data?.self
+                ) {
                     bodies.append(body.map { Array($0) } ?? [])
                 }
                 return bodies

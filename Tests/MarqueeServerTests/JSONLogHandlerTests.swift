@@ -18,7 +18,10 @@ final class CapturedLines: Sendable {
     func objects() throws -> [[String: Any]] {
         try all.map { line in
             #expect(line.hasSuffix("\n") && line.dropLast().firstIndex(of: "\n") == nil, "not one line: \(line)")
-            return try #require(try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any], "not a JSON object: \(line)")
+            return try #require(
+                try JSONSerialization.jsonObject(with: Data(line.utf8)) as? [String: Any],
+                "not a JSON object: \(line)"
+            )
         }
     }
 }
@@ -28,7 +31,11 @@ struct JSONLogHandlerTests {
     /// 2026-11-28T15:00:00.123Z
     static let instant = Date(timeIntervalSince1970: 1_795_878_000.123)
 
-    static func logger(_ captured: CapturedLines, provider: Logger.MetadataProvider? = nil, level: Logger.Level = .info) -> Logger {
+    static func logger(
+        _ captured: CapturedLines,
+        provider: Logger.MetadataProvider? = nil,
+        level: Logger.Level = .info
+    ) -> Logger {
         var logger = Logger(label: "marquee.test") { label in
             JSONLogHandler(label: label, output: captured.output, metadataProvider: provider, now: { instant })
         }
@@ -54,7 +61,9 @@ struct JSONLogHandlerTests {
     /// The `timestamp` field of a line logged at `date`.
     static func timestamp(at date: Date) throws -> String? {
         let captured = CapturedLines()
-        let logger = Logger(label: "t") { JSONLogHandler(label: $0, output: captured.output, metadataProvider: nil, now: { date }) }
+        let logger = Logger(label: "t") {
+            JSONLogHandler(label: $0, output: captured.output, metadataProvider: nil, now: { date })
+        }
         logger.info("tick")
         return try captured.objects().first?["timestamp"] as? String
     }
@@ -77,7 +86,9 @@ struct JSONLogHandlerTests {
     @Test("metadata is flattened to dotted keys; the call's beats the provider's, which beats the logger's")
     func mergeOrder() throws {
         let captured = CapturedLines()
-        let provider = Logger.MetadataProvider { ["job.id": "from-provider", "trace": "t1", "request": ["id": "provider-request"]] }
+        let provider = Logger.MetadataProvider {
+            ["job.id": "from-provider", "trace": "t1", "request": ["id": "provider-request"]]
+        }
         var logger = Self.logger(captured, provider: provider)
         logger[metadataKey: "request.id"] = "r1"
         logger[metadataKey: "job.id"] = "from-logger"
@@ -94,7 +105,10 @@ struct JSONLogHandlerTests {
         #expect(object["app"] == nil && object["job"] == nil)
         // Keys in order after the fixed four, so that lines diff well.
         let line = try #require(captured.all.first)
-        let keys = ["\"app.id\"", "\"app.limits.channels\"", "\"count\"", "\"job.id\"", "\"request.id\"", "\"tags\"", "\"trace\""]
+        let keys = [
+            "\"app.id\"", "\"app.limits.channels\"", "\"count\"", "\"job.id\"", "\"request.id\"", "\"tags\"",
+            "\"trace\"",
+        ]
         let positions = keys.compactMap { line.range(of: $0)?.lowerBound }
         #expect(positions.count == keys.count && positions == positions.sorted())
     }

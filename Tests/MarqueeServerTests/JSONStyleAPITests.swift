@@ -20,7 +20,10 @@ struct JSONStyleAPITests {
             ]
             for (what, answer) in answers {
                 #expect(!answer.text.isEmpty, "\(what) answered nothing")
-                #expect(!answer.text.contains("\n") && !answer.text.contains(" : "), "\(what) is pretty-printed: \(answer.text.prefix(200))")
+                #expect(
+                    !answer.text.contains("\n") && !answer.text.contains(" : "),
+                    "\(what) is pretty-printed: \(answer.text.prefix(200))"
+                )
                 #expect(!answer.text.contains("\\/"), "\(what) escapes /: \(answer.text.prefix(200))")
             }
         }

@@ -11,7 +11,9 @@ import Testing
 /// nothing where late joining is off, for a list audience, or after the end.
 @Suite("Late joiners")
 struct LateJoinerAPITests {
-    nonisolated(unsafe) static let lateAlert: [String: Any] = ["title": "You're in", "body": "Arsenal v Chelsea is on"]  // immutable; [String: Any] is JSON for the test client
+    nonisolated(unsafe) static let lateAlert: [String: Any] = [
+        "title": "You're in", "body": "Arsenal v Chelsea is on",
+    ]  // immutable; [String: Any] is JSON for the test client
 
     /// New virtual devices (iOS versions in turn) with the emulator, not yet registered with Marquee.
     static func makeDevices(_ count: Int, _ emulator: APNSEmulator, _ app: TestApp) throws -> [EmulatedDevice] {
@@ -53,8 +55,15 @@ struct LateJoinerAPITests {
                 item["token"] = token(device)
                 return item
             }
-            let answer = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
-            guard answer.status == 200 else { throw TestSetupError("registering a batch answered \(answer.status): \(answer.text)") }
+            let answer = try await server.client.send(
+                "POST",
+                "/v1/push-to-start-tokens/batch",
+                key: app.appKey,
+                json: ["tokens": tokens]
+            )
+            guard answer.status == 200 else {
+                throw TestSetupError("registering a batch answered \(answer.status): \(answer.text)")
+            }
         } else {
             for device in devices {
                 let answer = try await server.client.send(
@@ -63,7 +72,9 @@ struct LateJoinerAPITests {
                     key: app.appKey,
                     json: registration(device, tags: tags, userID: userID)
                 )
-                guard answer.status == 200 else { throw TestSetupError("registering a token answered \(answer.status): \(answer.text)") }
+                guard answer.status == 200 else {
+                    throw TestSetupError("registering a token answered \(answer.status): \(answer.text)")
+                }
             }
         }
     }
@@ -77,7 +88,12 @@ struct LateJoinerAPITests {
 
     /// Starts the event and waits for the job to finish successfully.
     static func start(_ server: TestServer, _ app: TestApp, event: String, _ body: [String: Any]) async throws {
-        let started = try await server.client.send("POST", "/v1/events/\(event)/starts", key: app.publisherKey, json: body)
+        let started = try await server.client.send(
+            "POST",
+            "/v1/events/\(event)/starts",
+            key: app.publisherKey,
+            json: body
+        )
         guard started.status == 202, let location = started.header("Location") else {
             throw TestSetupError("the start answered \(started.status): \(started.text)")
         }
@@ -90,7 +106,9 @@ struct LateJoinerAPITests {
     /// by the time `pending` looks.
     static func queuedNow(_ devices: [EmulatedDevice], _ server: TestServer, _ app: TestApp) async throws -> Int {
         let appID = try #require(PublicID.parseApp(app.id))
-        let keys = devices.map { RegisteredTokenKey(environment: .sandbox, attributesType: "MatchAttributes", token: token($0)) }
+        let keys = devices.map {
+            RegisteredTokenKey(environment: .sandbox, attributesType: "MatchAttributes", token: token($0))
+        }
         return try await server.store.enqueueLateJoiners(appID: appID, keys, at: Date())
     }
 
@@ -111,7 +129,13 @@ struct LateJoinerAPITests {
         return try await server.store.pendingStartCount(appID: appID, eventID: stored.id, environment: .sandbox)
     }
 
-    @Test("300 started; after a goal, 50 devices registering get one start each with the current score; a refresh or the end sends nothing", arguments: TestBackend.allCases)
+    @Test(
+        """
+        300 started; after a goal, 50 devices registering get one start each with the current score; a refresh or \
+        the end sends nothing
+        """,
+        arguments: TestBackend.allCases
+    )
     func lateJoinersGetTheCurrentScore(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator
@@ -121,7 +145,12 @@ struct LateJoinerAPITests {
             #expect(event.json["lateJoiners"] as? Bool == true)
             let kickOff = try Self.makeDevices(300, emulator, app)
             try await Self.register(kickOff, server: server, app: app, batch: true)
-            try await Self.start(server, app, event: "match", Self.startBody(audience: ["tags": ["arsenal"]], lateJoiners: ["alert": Self.lateAlert]))
+            try await Self.start(
+                server,
+                app,
+                event: "match",
+                Self.startBody(audience: ["tags": ["arsenal"]], lateJoiners: ["alert": Self.lateAlert])
+            )
             #expect(emulator.activities(in: .sandbox).count == 300)
 
             try await Self.score(server, app, home: 1, away: 0)
@@ -147,12 +176,17 @@ struct LateJoinerAPITests {
                 let shown = byDevice[device.id] ?? []
                 #expect(shown.count == 1, "late device \(device.id) shows \(shown.count) activities")
                 guard let activity = shown.first else { continue }
-                #expect(activity.contentState?["homeScore"] == .integer(1), "late device \(device.id): \(String(describing: activity.contentState))")
+                #expect(
+                    activity.contentState?["homeScore"] == .integer(1),
+                    "late device \(device.id): \(String(describing: activity.contentState))"
+                )
                 #expect(activity.lastAlert?["title"] == .string("You're in"))
             }
             for device in kickOff { #expect(byDevice[device.id]?.count == 1) }
             // The jobs that sent them say so; the kick-off does not.
-            let jobs = try await server.client.send("GET", "/v1/jobs?limit=100", key: app.publisherKey).json["jobs"] as? [[String: Any]] ?? []
+            let jobs =
+                try await server.client.send("GET", "/v1/jobs?limit=100", key: app.publisherKey).json["jobs"]
+                as? [[String: Any]] ?? []
             let lateJobs = jobs.filter { $0["lateJoiners"] as? Bool == true }
             #expect(!lateJobs.isEmpty && lateJobs.count < jobs.count)
             #expect(lateJobs.reduce(0) { $0 + (StartFanOutAPITests.progress($1, "accepted") ?? 0) } == 50)
@@ -160,7 +194,12 @@ struct LateJoinerAPITests {
             #expect(try await Self.pending(server, app, event: "match") == 0)
 
             // Registered again (a refresh) after they started: nothing is queued, nothing sent.
-            try await Self.register(Array(late.prefix(10)) + Array(kickOff.prefix(10)), server: server, app: app, batch: true)
+            try await Self.register(
+                Array(late.prefix(10)) + Array(kickOff.prefix(10)),
+                server: server,
+                app: app,
+                batch: true
+            )
             try await Self.register(Array(late.suffix(3)), server: server, app: app, batch: false)
             #expect(try await Self.pending(server, app, event: "match") == 0)
             #expect(try await Self.queuedNow(late + kickOff, server, app) == 0)
@@ -172,7 +211,9 @@ struct LateJoinerAPITests {
             #expect(try await Self.pending(server, app, event: "match") == 0)
             #expect(try await Self.queuedNow(afterEnd, server, app) == 0)
             #expect(emulator.activities(in: .sandbox).count == 350)
-            #expect(try await server.store.lateJoinStartCount(appID: appID, eventID: stored.id, environment: .sandbox) == 50)
+            #expect(
+                try await server.store.lateJoinStartCount(appID: appID, eventID: stored.id, environment: .sandbox) == 50
+            )
         }
     }
 
@@ -195,23 +236,35 @@ struct LateJoinerAPITests {
 
                     let late = try Self.makeDevices(40, emulator, app)
                     for (index, device) in late.enumerated() {
-                        try await Self.register([device], server: index.isMultiple(of: 2) ? first : second, app: app, batch: index % 4 < 2)
+                        try await Self.register(
+                            [device],
+                            server: index.isMultiple(of: 2) ? first : second,
+                            app: app,
+                            batch: index % 4 < 2
+                        )
                     }
                     try await waitUntil("the 40 late joiners showing the activity") {
                         emulator.activities(in: .sandbox).count >= 140
                     }
                     let byDevice = Dictionary(grouping: emulator.activities(in: .sandbox), by: \.deviceID)
                     for device in kickOff + late { #expect(byDevice[device.id]?.count == 1, "device \(device.id)") }
-                    for device in late { #expect(byDevice[device.id]?.first?.contentState?["homeScore"] == .integer(2)) }
+                    for device in late {
+                        #expect(byDevice[device.id]?.first?.contentState?["homeScore"] == .integer(2))
+                    }
                     // Nothing else is on its way: every queued start was taken.
-                    try await waitUntil("the queue emptying") { try await Self.pending(second, app, event: "match") == 0 }
+                    try await waitUntil("the queue emptying") {
+                        try await Self.pending(second, app, event: "match") == 0
+                    }
                     #expect(emulator.activities(in: .sandbox).count == 140)
                 }
             }
         }
     }
 
-    @Test("late joining off for the start, off for the event, or a user-ID audience: a new device gets nothing", arguments: TestBackend.allCases)
+    @Test(
+        "late joining off for the start, off for the event, or a user-ID audience: a new device gets nothing",
+        arguments: TestBackend.allCases
+    )
     func lateJoiningOff(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator
@@ -226,13 +279,26 @@ struct LateJoinerAPITests {
                 #expect(try await server.putEvent(app, key: "match").status == 201)
                 if !onEvent {
                     var put = try await server.client.send("GET", "/v1/events/match", key: app.publisherKey).json
-                    for key in ["id", "eventKey", "state", "channels", "funnel", "createdAt", "updatedAt", "timeline"] { put.removeValue(forKey: key) }
+                    for key in ["id", "eventKey", "state", "channels", "funnel", "createdAt", "updatedAt", "timeline"] {
+                        put.removeValue(forKey: key)
+                    }
                     put["lateJoiners"] = false
-                    let updated = try await server.client.send("PUT", "/v1/events/match", key: app.publisherKey, json: put)
+                    let updated = try await server.client.send(
+                        "PUT",
+                        "/v1/events/match",
+                        key: app.publisherKey,
+                        json: put
+                    )
                     #expect(updated.json["lateJoiners"] as? Bool == false, "\(name): \(updated.text)")
                 }
                 let first = try Self.makeDevices(3, emulator, app)
-                try await Self.register(first, server: server, app: app, userID: name == "users" ? "fan-1" : nil, batch: true)
+                try await Self.register(
+                    first,
+                    server: server,
+                    app: app,
+                    userID: name == "users" ? "fan-1" : nil,
+                    batch: true
+                )
                 try await Self.start(server, app, event: "match", body)
                 let started = emulator.activities(in: .sandbox).filter { $0.bundleID == app.bundleID }.count
                 #expect(started == 3, "\(name)")

@@ -5,19 +5,30 @@ import Testing
 /// Lists page by cursor, with `nextCursor` and a `Link: <…>; rel="next"` header to follow.
 @Suite("Cursor pagination")
 struct ListingAPITests {
-    @Test("events and channels page by cursor, and the Link header leads to the next page", arguments: TestBackend.allCases)
+    @Test(
+        "events and channels page by cursor, and the Link header leads to the next page",
+        arguments: TestBackend.allCases
+    )
     func pages(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
-            for key in ["a-match", "b-match", "c-match"] { #expect(try await server.putEvent(app, key: key).status == 201) }
+            for key in ["a-match", "b-match", "c-match"] {
+                #expect(try await server.putEvent(app, key: key).status == 201)
+            }
 
             let first = try await server.client.send("GET", "/v1/events?limit=2", key: app.publisherKey)
-            #expect((first.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == ["a-match", "b-match"])
+            #expect(
+                (first.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == [
+                    "a-match", "b-match",
+                ]
+            )
             let link = try #require(first.header("Link"))
             #expect(link.hasSuffix(#"; rel="next""#))
             let next = String(link.dropFirst().prefix { $0 != ">" })
             let second = try await server.client.send("GET", next, key: app.publisherKey)
-            #expect((second.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == ["c-match"])
+            #expect(
+                (second.json["events"] as? [[String: Any]])?.compactMap { $0["eventKey"] as? String } == ["c-match"]
+            )
             #expect(second.json["nextCursor"] == nil || second.json["nextCursor"] is NSNull)
             #expect(second.header("Link") == nil)
 

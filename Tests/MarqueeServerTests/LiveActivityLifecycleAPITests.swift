@@ -24,7 +24,8 @@ struct LiveActivityLifecycleAPITests {
         var pushed = 0
         var jobs: [[String: Any]] = []
         for result in answer["results"] as? [[String: Any]] ?? [] {
-            guard let updates = result["activityUpdates"] as? [String: Any], let href = updates["href"] as? String else { continue }
+            guard let updates = result["activityUpdates"] as? [String: Any], let href = updates["href"] as? String
+            else { continue }
             let job = try await StartFanOutAPITests.waitForJob(server, app, href)
             #expect(job["state"] as? String == "succeeded", "\(job)", sourceLocation: sourceLocation)
             pushed += StartFanOutAPITests.progress(job, "accepted") ?? 0
@@ -33,7 +34,10 @@ struct LiveActivityLifecycleAPITests {
         // The server's warnings tell a job that ran twice (a lapsed lease, a failed commit) why.
         #expect(
             pushed == expected,
-            "broadcast answer: \(answer); its jobs: \(jobs)\nwarnings:\n\(server.warnings.lines.joined(separator: "\n"))",
+            """
+            broadcast answer: \(answer); its jobs: \
+            \(jobs)\nwarnings:\n\(server.warnings.lines.joined(separator: "\n"))
+            """,
             sourceLocation: sourceLocation
         )
     }
@@ -53,10 +57,15 @@ struct LiveActivityLifecycleAPITests {
         body["inputPushToken"] = true
         let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: body)
         _ = try await StartFanOutAPITests.waitForJob(server, app, try #require(started.header("Location")))
-        let pushToStart = Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens["MatchAttributes"] ?? "") })
+        let pushToStart = Dictionary(
+            uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens["MatchAttributes"] ?? "") }
+        )
         let reports = emulator.reportedUpdateTokens(in: .sandbox).sorted { $0.deviceID < $1.deviceID }
         for report in reports {
-            let json: [String: Any] = ["eventKey": "match", "environment": "sandbox", "token": report.token, "pushToStartToken": pushToStart[report.deviceID] ?? ""]
+            let json: [String: Any] = [
+                "eventKey": "match", "environment": "sandbox", "token": report.token,
+                "pushToStartToken": pushToStart[report.deviceID] ?? "",
+            ]
             let answer = try await server.client.send(
                 "PUT",
                 "/v1/activities/\(report.activityID)/update-token",
@@ -68,7 +77,10 @@ struct LiveActivityLifecycleAPITests {
         return reports
     }
 
-    @Test("1,000 devices start, follow 20 broadcasts (iOS 17 through update tokens) and end", arguments: TestBackend.allCases)
+    @Test(
+        "1,000 devices start, follow 20 broadcasts (iOS 17 through update tokens) and end",
+        arguments: TestBackend.allCases
+    )
     func matchTold(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator
@@ -77,7 +89,12 @@ struct LiveActivityLifecycleAPITests {
             let devices = try await StartFanOutAPITests.devices(1000, emulator: emulator, server: server, app: app)
             let onUpdateTokens = devices.filter { $0.iOSVersion < IOSVersion(18, 0) }
 
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: StartFanOutAPITests.startBody
+            )
             let job = try await StartFanOutAPITests.waitForJob(server, app, try #require(started.header("Location")))
             // Any other count is shown with the job and the server's warnings (a loaded CI run saw
             // 1 accepted while all 1,000 devices showed the activity, with nothing to tell why).
@@ -89,7 +106,9 @@ struct LiveActivityLifecycleAPITests {
 
             // The app on each iOS 17 device reports its activity's update token, naming the
             // push-to-start token that started it: Marquee adopts the record of that start.
-            let pushToStart = Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens["MatchAttributes"] ?? "") })
+            let pushToStart = Dictionary(
+                uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens["MatchAttributes"] ?? "") }
+            )
             let reported = emulator.reportedUpdateTokens(in: .sandbox)
             #expect(reported.count == onUpdateTokens.count)
             for report in reported {
@@ -97,7 +116,10 @@ struct LiveActivityLifecycleAPITests {
                     "PUT",
                     "/v1/activities/\(report.activityID)/update-token",
                     key: app.appKey,
-                    json: ["eventKey": "match", "environment": "sandbox", "token": report.token, "pushToStartToken": pushToStart[report.deviceID] ?? ""]
+                    json: [
+                        "eventKey": "match", "environment": "sandbox", "token": report.token,
+                        "pushToStartToken": pushToStart[report.deviceID] ?? "",
+                    ]
                 )
                 #expect(answer.status == 200)
                 #expect(answer.json["state"] as? String == "active")
@@ -114,7 +136,10 @@ struct LiveActivityLifecycleAPITests {
                 try await Self.expectActivityUpdates(answer.json, onUpdateTokens.count, server: server, app: app)
             }
             for activity in emulator.activities(in: .sandbox) {
-                #expect(activity.contentState?["homeScore"] == .integer(20), "device \(activity.deviceID) shows \(String(describing: activity.contentState))")
+                #expect(
+                    activity.contentState?["homeScore"] == .integer(20),
+                    "device \(activity.deviceID) shows \(String(describing: activity.contentState))"
+                )
                 #expect(activity.phase == .active)
             }
 
@@ -142,7 +167,13 @@ struct LiveActivityLifecycleAPITests {
         }
     }
 
-    @Test("starts and updates stay in one strictly increasing sequence per activity, with the channel and after it is gone", arguments: TestBackend.allCases)
+    @Test(
+        """
+        starts and updates stay in one strictly increasing sequence per activity, with the channel and after it \
+        is gone
+        """,
+        arguments: TestBackend.allCases
+    )
     func oneSequence(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator
@@ -159,13 +190,19 @@ struct LiveActivityLifecycleAPITests {
                     json: ["event": "update", "contentState": Self.score(goal, 0)]
                 )
                 try await Self.expectActivityUpdates(answer.json, 3, server: server, app: app)
-                #expect(emulator.activities(in: .sandbox).allSatisfy { $0.contentState?["homeScore"] == .integer(Int64(goal)) })
+                #expect(
+                    emulator.activities(in: .sandbox).allSatisfy {
+                        $0.contentState?["homeScore"] == .integer(Int64(goal))
+                    }
+                )
             }
             // With the channel deleted, the event's own sequence carries on past the channel's.
             let channels = try #require(created.json["channels"] as? [[String: Any]])
             for channel in channels {
                 let id = try #require(channel["id"] as? String)
-                #expect(try await server.client.send("DELETE", "/v1/channels/\(id)", key: app.publisherKey).status < 300)
+                #expect(
+                    try await server.client.send("DELETE", "/v1/channels/\(id)", key: app.publisherKey).status < 300
+                )
             }
             for goal in 4...5 {
                 let answer = try await server.client.send(
@@ -176,7 +213,11 @@ struct LiveActivityLifecycleAPITests {
                 )
                 #expect(answer.status == 200)
                 try await Self.expectActivityUpdates(answer.json, 3, server: server, app: app)
-                #expect(emulator.activities(in: .sandbox).allSatisfy { $0.contentState?["homeScore"] == .integer(Int64(goal)) })
+                #expect(
+                    emulator.activities(in: .sandbox).allSatisfy {
+                        $0.contentState?["homeScore"] == .integer(Int64(goal))
+                    }
+                )
             }
         }
     }

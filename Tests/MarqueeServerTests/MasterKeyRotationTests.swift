@@ -8,7 +8,10 @@ import Testing
 /// new key), then drop the old key.
 @Suite("Master key rotation")
 struct MasterKeyRotationTests {
-    @Test("a start with the new key first re-seals every signing key, so the old key can then go", arguments: TestBackend.allCases)
+    @Test(
+        "a start with the new key first re-seals every signing key, so the old key can then go",
+        arguments: TestBackend.allCases
+    )
     func rotation(backend: TestBackend) async throws {
         try await TestServer.withDatabase(backend) { database in
             let old = database.masterKeys

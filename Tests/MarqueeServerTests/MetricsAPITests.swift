@@ -1,7 +1,7 @@
 import Foundation
 import MarqueeCore
-import MarqueeEngine
 import MarqueeEmulator
+import MarqueeEngine
 import MarqueeTesting
 import Testing
 
@@ -10,7 +10,13 @@ import Testing
 /// Each server has its own registry, so these tests run beside the others without interference.
 @Suite("Metrics")
 struct MetricsAPITests {
-    @Test("after a broadcast and a start fan-out: pushes by kind and outcome, latencies, connections, job progress, channels and requests by route", arguments: TestBackend.allCases)
+    @Test(
+        """
+        after a broadcast and a start fan-out: pushes by kind and outcome, latencies, connections, job progress, \
+        channels and requests by route
+        """,
+        arguments: TestBackend.allCases
+    )
     func broadcastAndStart(backend: TestBackend) async throws {
         try await TestServer.run(backend, settings: StartFanOutAPITests.patientRetries) { server in
             let emulator = try server.emulator
@@ -36,7 +42,9 @@ struct MetricsAPITests {
             )
             let location = try #require(started.header("Location"))
             let jobID = try #require(location.split(separator: "/").last.map(String.init))
-            try await StartFanOutAPITests.waitForJob(server, app, location) { (StartFanOutAPITests.progress($0, "accepted") ?? 0) >= 10 }
+            try await StartFanOutAPITests.waitForJob(server, app, location) {
+                (StartFanOutAPITests.progress($0, "accepted") ?? 0) >= 10
+            }
             let midway = try await server.scrapeMetrics()
             #expect(midway.value("marquee_jobs_running") == 1)
             let remaining = try #require(midway.value("marquee_job_remaining_tokens", ["job": jobID]), "\(midway.text)")
@@ -45,7 +53,13 @@ struct MetricsAPITests {
             // The held-back starts are answered 429 until the client gives them up as final: wait for
             // one (the first 10 are committed within the commit interval, long before that).
             var held = midway
-            for _ in 0..<1500 where (held.value("marquee_apns_pushes_total", ["kind": "start", "outcome": "rejected", "reason": "TooManyRequests"]) ?? 0) == 0 {
+            for _ in 0..<1500
+            where
+                (held.value(
+                    "marquee_apns_pushes_total",
+                    ["kind": "start", "outcome": "rejected", "reason": "TooManyRequests"]
+                ) ?? 0) == 0
+            {
                 try await Task.sleep(for: .milliseconds(20))
                 held = try await server.scrapeMetrics()
             }
@@ -64,20 +78,35 @@ struct MetricsAPITests {
 
             // APNs: one broadcast and 30 starts accepted; the held-back ones were retried, not counted
             // as outcomes until they were final.
-            #expect(metrics.value("marquee_apns_pushes_total", ["kind": "broadcast", "outcome": "accepted", "reason": "none"]) == 1)
-            #expect(metrics.value("marquee_apns_pushes_total", ["kind": "start", "outcome": "accepted", "reason": "none"]) == 30)
-            let tooMany = metrics.value("marquee_apns_pushes_total", ["kind": "start", "outcome": "rejected", "reason": "TooManyRequests"]) ?? 0
+            #expect(
+                metrics.value(
+                    "marquee_apns_pushes_total",
+                    ["kind": "broadcast", "outcome": "accepted", "reason": "none"]
+                ) == 1
+            )
+            #expect(
+                metrics.value("marquee_apns_pushes_total", ["kind": "start", "outcome": "accepted", "reason": "none"])
+                    == 30
+            )
+            let tooMany =
+                metrics.value(
+                    "marquee_apns_pushes_total",
+                    ["kind": "start", "outcome": "rejected", "reason": "TooManyRequests"]
+                ) ?? 0
             #expect(tooMany > 0, "the 429s of the held-back starts are APNs rejections with their reason")
             #expect(metrics.declares("marquee_apns_pushes_total", as: "counter"))
             #expect(metrics.declares("marquee_apns_request_duration_seconds", as: "histogram"))
-            let startAttempts = try #require(metrics.value("marquee_apns_request_duration_seconds_count", ["kind": "start"]))
+            let startAttempts = try #require(
+                metrics.value("marquee_apns_request_duration_seconds_count", ["kind": "start"])
+            )
             #expect(startAttempts >= 30 + tooMany)
             #expect(metrics.value("marquee_apns_request_duration_seconds_count", ["kind": "broadcast"]) == 1)
             #expect((metrics.value("marquee_apns_request_duration_seconds_sum", ["kind": "broadcast"]) ?? 0) > 0)
             #expect((metrics.value("marquee_apns_connections", ["environment": "sandbox"]) ?? 0) >= 1)
             #expect(metrics.value("marquee_apns_streams_in_flight", ["environment": "sandbox"]) == 0)
             // Per connection: its streams in flight after each batch written to it, and its limit then.
-            for histogram in ["marquee_apns_connection_streams_in_flight", "marquee_apns_connection_concurrency_limit"] {
+            for histogram in ["marquee_apns_connection_streams_in_flight", "marquee_apns_connection_concurrency_limit"]
+            {
                 #expect(metrics.declares(histogram, as: "histogram"))
                 #expect((metrics.value(histogram + "_count", ["environment": "sandbox"]) ?? 0) >= 1, "\(histogram)")
             }
@@ -90,7 +119,9 @@ struct MetricsAPITests {
 
             // The event's channel against the cap (10,000 by default), per app (its bundle ID).
             #expect(metrics.value("marquee_channels", ["app": app.bundleID, "environment": "sandbox"]) == 1)
-            #expect(metrics.value("marquee_channel_quota_ratio", ["app": app.bundleID, "environment": "sandbox"]) == 0.0001)
+            #expect(
+                metrics.value("marquee_channel_quota_ratio", ["app": app.bundleID, "environment": "sandbox"]) == 0.0001
+            )
 
             // Events by state, counted each janitor sweep: the started event is live.
             try await server.engine.janitor.sweep()
@@ -103,21 +134,37 @@ struct MetricsAPITests {
             let funnel = ["app": app.bundleID, "environment": "sandbox"]
             #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "accepted"]) { $1 }) == 30)
             #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "sent"]) { $1 }) == 30)
-            #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "late_joiners_started"]) { $1 }) == 0)
+            #expect(
+                counted.value("marquee_event_funnel", funnel.merging(["stage": "late_joiners_started"]) { $1 }) == 0
+            )
             #expect(counted.value("marquee_event_funnel", funnel.merging(["stage": "confirmed_showing"]) { $1 }) == 0)
 
             // The API by route template.
             let broadcasts = ["method": "POST", "route": "/v1/events/{eventKey}/broadcasts"]
             #expect(metrics.value("marquee_http_requests_total", broadcasts.merging(["status": "200"]) { $1 }) == 1)
             #expect(metrics.value("marquee_http_request_duration_seconds_count", broadcasts) == 1)
-            #expect(metrics.value("marquee_http_requests_total", ["method": "PUT", "route": "/v1/events/{eventKey}", "status": "201"]) == 1)
             #expect(
-                metrics.value("marquee_http_requests_total", ["method": "POST", "route": "/v1/events/{eventKey}/starts", "status": "202"]) == 1
+                metrics.value(
+                    "marquee_http_requests_total",
+                    ["method": "PUT", "route": "/v1/events/{eventKey}", "status": "201"]
+                ) == 1
             )
-            #expect((metrics.value("marquee_http_requests_total", ["method": "GET", "route": "/v1/jobs/{jobID}", "status": "200"]) ?? 0) >= 2)
+            #expect(
+                metrics.value(
+                    "marquee_http_requests_total",
+                    ["method": "POST", "route": "/v1/events/{eventKey}/starts", "status": "202"]
+                ) == 1
+            )
+            #expect(
+                (metrics.value(
+                    "marquee_http_requests_total",
+                    ["method": "GET", "route": "/v1/jobs/{jobID}", "status": "200"]
+                ) ?? 0) >= 2
+            )
 
             // No secrets, tokens, keys or IDs but the job's.
-            let forbidden = [app.id, app.adminKey, app.publisherKey, app.appKey, server.deploymentKey, "ars-che-metrics"]
+            let forbidden =
+                [app.id, app.adminKey, app.publisherKey, app.appKey, server.deploymentKey, "ars-che-metrics"]
                 + devices.compactMap { $0.pushToStartTokens["MatchAttributes"] }
                 + emulator.channels(in: .sandbox).map(\.id)
             for text in forbidden {
@@ -126,20 +173,45 @@ struct MetricsAPITests {
         }
     }
 
-    @Test("a request no route matches is counted under `unmatched`, a 404 of a route under its template; no path reaches a label")
+    @Test(
+        """
+        a request no route matches is counted under `unmatched`, a 404 of a route under its template; no path \
+        reaches a label
+        """
+    )
     func routeTemplates() async throws {
         try await TestServer.run(.sqlite) { server in
             let app = try await server.makeApp()
-            #expect(try await server.client.send("GET", "/v1/events/no-such-event", key: app.publisherKey).status == 404)
-            #expect(try await server.client.send("GET", "/v1/events/no-such-event", key: app.publisherKey).status == 404)
+            #expect(
+                try await server.client.send("GET", "/v1/events/no-such-event", key: app.publisherKey).status == 404
+            )
+            #expect(
+                try await server.client.send("GET", "/v1/events/no-such-event", key: app.publisherKey).status == 404
+            )
             #expect(try await server.client.send("GET", "/definitely/not/a/route/4711").status == 404)
             #expect(try await server.client.send("GET", "/v1/apps/app_0123").status == 401)
 
             let metrics = try await server.scrapeMetrics()
-            #expect(metrics.value("marquee_http_requests_total", ["method": "GET", "route": "/v1/events/{eventKey}", "status": "404"]) == 2)
-            #expect(metrics.value("marquee_http_requests_total", ["method": "GET", "route": "unmatched", "status": "404"]) == 1)
-            #expect(metrics.value("marquee_http_requests_total", ["method": "GET", "route": "/v1/apps/{appID}", "status": "401"]) == 1)
-            #expect(metrics.value("marquee_http_requests_total", ["method": "POST", "route": "/v1/apps", "status": "201"]) == 1)
+            #expect(
+                metrics.value(
+                    "marquee_http_requests_total",
+                    ["method": "GET", "route": "/v1/events/{eventKey}", "status": "404"]
+                ) == 2
+            )
+            #expect(
+                metrics.value("marquee_http_requests_total", ["method": "GET", "route": "unmatched", "status": "404"])
+                    == 1
+            )
+            #expect(
+                metrics.value(
+                    "marquee_http_requests_total",
+                    ["method": "GET", "route": "/v1/apps/{appID}", "status": "401"]
+                ) == 1
+            )
+            #expect(
+                metrics.value("marquee_http_requests_total", ["method": "POST", "route": "/v1/apps", "status": "201"])
+                    == 1
+            )
             for path in ["no-such-event", "/definitely", "4711", "app_0123"] {
                 #expect(!metrics.textWithoutValues.contains(path), "/metrics shows the path fragment \(path)")
             }
@@ -147,7 +219,10 @@ struct MetricsAPITests {
             let document = try await server.client.send("GET", "/openapi.json").json["paths"] as? [String: Any] ?? [:]
             let templates = Set(document.keys).union(["unmatched", "/openapi.json", "/openapi.yaml"])
             for sample in metrics.series("marquee_http_requests_total") {
-                #expect(templates.contains(sample.labels["route"] ?? ""), "route label \(sample.labels["route"] ?? "") is no template")
+                #expect(
+                    templates.contains(sample.labels["route"] ?? ""),
+                    "route label \(sample.labels["route"] ?? "") is no template"
+                )
             }
         }
     }

@@ -10,7 +10,13 @@ import Testing
 /// the event and its funnel stay readable.
 @Suite("Values holding U+0000")
 struct NulAPITests {
-    @Test("a start holding U+0000 is a 422 naming where, one whose text spells \\u0000 (a backslash, not NUL) is accepted, and the event and its funnel still answer", arguments: TestBackend.allCases)
+    @Test(
+        """
+        a start holding U+0000 is a 422 naming where, one whose text spells \\u0000 (a backslash, not NUL) is \
+        accepted, and the event and its funnel still answer
+        """,
+        arguments: TestBackend.allCases
+    )
     func startRefused(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
@@ -18,21 +24,34 @@ struct NulAPITests {
             var body = StartFanOutAPITests.startBody
             body["attributes"] = ["homeTeam": "Ars\u{0}enal", "awayTeam": "Chelsea"]
             body["lateJoiners"] = ["alert": ["title": "Join\u{0}ing", "body": "Arsenal v Chelsea"]]
-            let refused = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: body)
+            let refused = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: body
+            )
             #expect(refused.status == 422, "\(refused.text)")
             #expect(pointers(refused) == ["/attributes/homeTeam", "/lateJoiners/alert/title"], "\(refused.text)")
             #expect(refused.text.contains("U+0000"))
 
             body["attributes"] = ["homeTeam": "Arsenal \\u0000", "awayTeam": "Chelsea"]
             body["lateJoiners"] = nil
-            let accepted = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: body)
+            let accepted = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: body
+            )
             #expect(accepted.status == 202, "\(accepted.text)")
             #expect(try await server.client.send("GET", "/v1/events/match/funnel", key: app.publisherKey).status == 200)
             #expect(try await server.client.send("GET", "/v1/events/match", key: app.publisherKey).status == 200)
         }
     }
 
-    @Test("a broadcast whose content-state key or alert holds U+0000 is a 422 naming where, and nothing is sent", arguments: TestBackend.allCases)
+    @Test(
+        "a broadcast whose content-state key or alert holds U+0000 is a 422 naming where, and nothing is sent",
+        arguments: TestBackend.allCases
+    )
     func broadcastRefused(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()

@@ -17,16 +17,27 @@ struct OpenAPIDocumentTests {
             for (path, item) in paths {
                 for method in ["get", "put", "post", "patch", "delete"] where item[method] != nil {
                     operations += 1
-                    let concrete = path
+                    let concrete =
+                        path
                         .replacingOccurrences(of: "{appID}", with: app.id)
                         .replacingOccurrences(of: "{environment}", with: "sandbox")
                         .replacingOccurrences(of: "{", with: "x")
                         .replacingOccurrences(of: "}", with: "")
-                    let response = try await server.client.send(method.uppercased(), concrete, key: app.adminKey, json: method == "get" || method == "delete" ? nil : [String: Any]())
+                    let response = try await server.client.send(
+                        method.uppercased(),
+                        concrete,
+                        key: app.adminKey,
+                        json: method == "get" || method == "delete" ? nil : [String: Any]()
+                    )
                     let type = response.json["type"] as? String
                     #expect(
-                        !(response.status == 404 && (response.json["detail"] as? String ?? "").contains("no such route")) && type != "/problems/method-not-allowed",
-                        "\(method.uppercased()) \(path) is documented but not served: \(response.status) \(response.text)"
+                        !(response.status == 404
+                            && (response.json["detail"] as? String ?? "").contains("no such route"))
+                            && type != "/problems/method-not-allowed",
+                        """
+                        \(method.uppercased()) \(path) is documented but not served: \(response.status) \
+                        \(response.text)
+                        """
                     )
                 }
             }

@@ -11,7 +11,10 @@ struct PostgresPasswordTests {
     @Test("a replica that logs in with a password starts on its database and serves")
     func serves() async throws {
         try await TestServer.withDatabase(.postgres) { database in
-            let url = try #require(database.passwordURL, "scripts/with-postgres names a user that logs in with a password")
+            let url = try #require(
+                database.passwordURL,
+                "scripts/with-postgres names a user that logs in with a password"
+            )
             try await TestServer.run(on: database, settings: ["database.url": url]) { server in
                 let app = try await server.makeApp()
                 let event = try await server.putEvent(app, key: "match")
@@ -24,7 +27,9 @@ struct PostgresPasswordTests {
     func wrongPassword() async throws {
         let cluster = try PostgresTestCluster.fromEnvironment()
         let user = try #require(cluster.scramUser)
-        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-password-\(UUID().uuidString.prefix(8))").path
+        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-password-\(UUID().uuidString.prefix(8))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
         let (status, log) = try await ServeProcess.failingStart(settings: [
             "database.url": "postgres://\(user):not-the-password-hunter3@\(cluster.host):\(cluster.port)/"
@@ -35,7 +40,12 @@ struct PostgresPasswordTests {
             "database.startupWaitSeconds": "3600",
         ])
         #expect(status == 1, "\(log)")
-        #expect(log.contains("cannot use PostgreSQL at \(cluster.host):\(cluster.port)/\(cluster.adminDatabase) as \(user):"), "\(log)")
+        #expect(
+            log.contains(
+                "cannot use PostgreSQL at \(cluster.host):\(cluster.port)/\(cluster.adminDatabase) as \(user):"
+            ),
+            "\(log)"
+        )
         #expect(log.contains("28P01"), "the server's reason (invalid_password): \(log)")
         #expect(!log.contains("not-the-password-hunter3"))
     }

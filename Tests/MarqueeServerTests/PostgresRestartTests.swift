@@ -44,7 +44,10 @@ import Testing
         // A short deadline: a call it cuts off on a busy machine is only tried again.
         let store = PostgresStore(
             client: client,
-            configuration: StoreConfiguration(sealer: nil, migrations: MigrationDirectory(root: URL(fileURLWithPath: SourceTree.sqlDirectory, isDirectory: true))),
+            configuration: StoreConfiguration(
+                sealer: nil,
+                migrations: MigrationDirectory(root: URL(fileURLWithPath: SourceTree.sqlDirectory, isDirectory: true))
+            ),
             callTimeout: .seconds(2)
         )
         let callers = 20
@@ -61,7 +64,13 @@ import Testing
                     do {
                         let begun = ContinuousClock.now
                         // A transaction and a plain query, as a job run's commits and reads are.
-                        _ = try await store.leaseJobs(owner: "caller-\(caller)", kinds: nil, now: Date(), leaseDuration: .seconds(30), limit: 1)
+                        _ = try await store.leaseJobs(
+                            owner: "caller-\(caller)",
+                            kinds: nil,
+                            now: Date(),
+                            leaseDuration: .seconds(30),
+                            limit: 1
+                        )
                         _ = try await store.apps()
                         board.answered(caller, callBegun: begun)
                     } catch {
@@ -77,7 +86,13 @@ import Testing
         try await cluster.restartImmediately(downFor: .seconds(2))
         let restarted = ContinuousClock.now
 
-        try await waitUntil("every caller was answered by a call begun after PostgreSQL's restart; not: \(board.unanswered(since: restarted))", timeout: .seconds(40)) {
+        try await waitUntil(
+            """
+            every caller was answered by a call begun after PostgreSQL's restart; not: \
+            \(board.unanswered(since: restarted))
+            """,
+            timeout: .seconds(40)
+        ) {
             board.everyCallerAnswered(since: restarted)
         }
     }
@@ -93,7 +108,12 @@ private final class CallerBoard: Sendable {
     private let state: Mutex<State>
 
     init(callers: Int) {
-        state = Mutex(State(lastAnsweredCallBegun: Array(repeating: nil, count: callers), lastError: Array(repeating: "", count: callers)))
+        state = Mutex(
+            State(
+                lastAnsweredCallBegun: Array(repeating: nil, count: callers),
+                lastError: Array(repeating: "", count: callers)
+            )
+        )
     }
 
     func answered(_ caller: Int, callBegun: ContinuousClock.Instant) {
@@ -120,8 +140,13 @@ private final class CallerBoard: Sendable {
             let waiting = state.lastAnsweredCallBegun.indices.filter { caller in
                 state.lastAnsweredCallBegun[caller].map { $0 <= since } ?? true
             }
-            return waiting.map { "caller \($0) (last error: \(state.lastError[$0].isEmpty ? "none" : String(state.lastError[$0].prefix(200))))" }
-                .joined(separator: "; ")
+            return waiting.map {
+                """
+                caller \($0) (last error: \
+                \(state.lastError[$0].isEmpty ? "none" : String(state.lastError[$0].prefix(200))))
+                """
+            }
+            .joined(separator: "; ")
         }
     }
 }

@@ -31,33 +31,74 @@ struct ProblemDocumentTests {
                 #expect(response.status == status, "\(response.text)", sourceLocation: sourceLocation)
                 #expect(response.header("Content-Type") == "application/problem+json", sourceLocation: sourceLocation)
                 #expect(response.json["type"] as? String == type, "\(response.text)", sourceLocation: sourceLocation)
-                #expect(response.json["instance"] as? String == response.header("X-Request-ID"), sourceLocation: sourceLocation)
+                #expect(
+                    response.json["instance"] as? String == response.header("X-Request-ID"),
+                    sourceLocation: sourceLocation
+                )
                 #expect((response.json["detail"] as? String)?.isEmpty == false, sourceLocation: sourceLocation)
                 if let pointer {
-                    let pointers = (response.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String } ?? []
+                    let pointers =
+                        (response.json["errors"] as? [[String: Any]])?.compactMap { $0["pointer"] as? String } ?? []
                     #expect(pointers.contains(pointer), "\(response.text)", sourceLocation: sourceLocation)
                 }
                 if let parameter {
-                    let names = (response.json["errors"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
+                    let names =
+                        (response.json["errors"] as? [[String: Any]])?.compactMap { $0["name"] as? String } ?? []
                     #expect(names.contains(parameter), "\(response.text)", sourceLocation: sourceLocation)
                 }
             }
 
             expectProblem(try await put(event.merging(["surprise": 1]) { $1 }), 422, "/problems/invalid-request")
-            expectProblem(try await put(event.merging(["title": 42]) { $1 }), 422, "/problems/invalid-request", pointer: "/title")
-            expectProblem(try await put(event.merging(["environments": ["moon"]]) { $1 }), 422, "/problems/invalid-request")
-            expectProblem(try await put(event.filter { $0.key != "title" }), 422, "/problems/invalid-request", pointer: "/title")
-            expectProblem(try await put(event.merging(["plannedEnd": "2026-11-28T14:00:00Z"]) { $1 }), 422, "/problems/invalid-request", pointer: "/plannedEnd")
+            expectProblem(
+                try await put(event.merging(["title": 42]) { $1 }),
+                422,
+                "/problems/invalid-request",
+                pointer: "/title"
+            )
+            expectProblem(
+                try await put(event.merging(["environments": ["moon"]]) { $1 }),
+                422,
+                "/problems/invalid-request"
+            )
+            expectProblem(
+                try await put(event.filter { $0.key != "title" }),
+                422,
+                "/problems/invalid-request",
+                pointer: "/title"
+            )
+            expectProblem(
+                try await put(event.merging(["plannedEnd": "2026-11-28T14:00:00Z"]) { $1 }),
+                422,
+                "/problems/invalid-request",
+                pointer: "/plannedEnd"
+            )
             expectProblem(try await put(body: Data("{\"title\":".utf8)), 400, "/problems/malformed-request")
-            expectProblem(try await put(body: Data(String(repeating: "[", count: 40).utf8)), 422, "/problems/json-too-deep")
-            expectProblem(try await put(body: Data(repeating: UInt8(ascii: " "), count: 5000)), 413, "/problems/body-too-large")
-            let badKey = try await server.client.send("PUT", "/v1/events/has%20space", key: app.publisherKey, json: event)
+            expectProblem(
+                try await put(body: Data(String(repeating: "[", count: 40).utf8)),
+                422,
+                "/problems/json-too-deep"
+            )
+            expectProblem(
+                try await put(body: Data(repeating: UInt8(ascii: " "), count: 5000)),
+                413,
+                "/problems/body-too-large"
+            )
+            let badKey = try await server.client.send(
+                "PUT",
+                "/v1/events/has%20space",
+                key: app.publisherKey,
+                json: event
+            )
             expectProblem(badKey, 422, "/problems/invalid-request", parameter: "eventKey")
             let tooMany = try await server.client.send(
                 "POST",
                 "/v1/push-to-start-tokens/batch",
                 key: app.appKey,
-                json: ["tokens": (0..<4).map { ["token": String(format: "%064x", $0 + 1), "environment": "sandbox", "attributesType": "A"] }]
+                json: [
+                    "tokens": (0..<4).map {
+                        ["token": String(format: "%064x", $0 + 1), "environment": "sandbox", "attributesType": "A"]
+                    }
+                ]
             )
             expectProblem(tooMany, 422, "/problems/invalid-request", pointer: "/tokens")
             let unknownRoute = try await server.client.send("GET", "/v1/nothing-here", key: app.appKey)

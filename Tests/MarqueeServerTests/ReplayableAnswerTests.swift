@@ -1,6 +1,7 @@
 import Foundation
-@testable import MarqueeServer
 import Testing
+
+@testable import MarqueeServer
 
 /// What an idempotent answer keeps for its replay: everything but an API key.
 @Suite("Replayable answers")

@@ -45,7 +45,12 @@ struct ReplicaFanOutTests {
                 try emulator.register(app)
                 #expect(try await server.putEvent(app, key: "final").status == 201)
                 for batch in stride(from: 0, to: audience, by: 10_000) {
-                    _ = try await StartFanOutAPITests.devices(min(10_000, audience - batch), emulator: emulator, server: server, app: app)
+                    _ = try await StartFanOutAPITests.devices(
+                        min(10_000, audience - batch),
+                        emulator: emulator,
+                        server: server,
+                        app: app
+                    )
                 }
                 return app
             }
@@ -86,8 +91,16 @@ struct ReplicaFanOutTests {
 
     /// Starts the fan-out through `client` and waits for it to end: its last state and location.
     /// Bounded by a stall rather than a total: a loaded machine sends slowly, a stuck job not at all.
-    static func startAndWait(_ app: TestApp, through client: TestHTTPClient) async throws -> (job: [String: Any], location: String) {
-        let started = try await client.send("POST", "/v1/events/final/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+    static func startAndWait(
+        _ app: TestApp,
+        through client: TestHTTPClient
+    ) async throws -> (job: [String: Any], location: String) {
+        let started = try await client.send(
+            "POST",
+            "/v1/events/final/starts",
+            key: app.publisherKey,
+            json: StartFanOutAPITests.startBody
+        )
         #expect(started.status == 202)
         let location = try #require(started.header("Location"))
         var sent = -1
@@ -95,7 +108,8 @@ struct ReplicaFanOutTests {
         while true {
             let job = try await client.send("GET", location, key: app.publisherKey).json
             if ["succeeded", "failed", "cancelled"].contains(job["state"] as? String ?? "") { return (job, location) }
-            let progress = (job["progress"] as? [String: Any] ?? [:]).values.compactMap { ($0 as? NSNumber)?.intValue }.reduce(0, +)
+            let progress = (job["progress"] as? [String: Any] ?? [:]).values.compactMap { ($0 as? NSNumber)?.intValue }
+                .reduce(0, +)
             if progress != sent {
                 sent = progress
                 lastChange = ContinuousClock.now

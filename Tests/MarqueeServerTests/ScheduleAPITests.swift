@@ -20,7 +20,10 @@ struct ScheduleAPITests {
         "alert": ["title": "Kick-off", "body": "Arsenal v Chelsea has started"],
     ]
 
-    @Test("a scheduled start, update and end each run once at their time, as the immediate calls would", arguments: TestBackend.allCases)
+    @Test(
+        "a scheduled start, update and end each run once at their time, as the immediate calls would",
+        arguments: TestBackend.allCases
+    )
     func startUpdateEnd(backend: TestBackend) async throws {
         let clock = ManualWallClock()
         try await TestServer.run(backend, settings: Self.settings, clock: clock) { server in
@@ -33,7 +36,12 @@ struct ScheduleAPITests {
 
             var start = Self.startBody
             start["at"] = rfc3339(t0.addingTimeInterval(600))
-            let scheduledStart = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: start)
+            let scheduledStart = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: start
+            )
             #expect(scheduledStart.status == 202, "\(scheduledStart.text)")
             let startLocation = try #require(scheduledStart.header("Location"))
             #expect(startLocation.hasPrefix("/v1/schedules/sch_"))
@@ -46,7 +54,10 @@ struct ScheduleAPITests {
                 "POST",
                 "/v1/events/match/broadcasts",
                 key: app.publisherKey,
-                json: ["event": "update", "contentState": ["homeScore": 1, "awayScore": 0], "at": rfc3339(t0.addingTimeInterval(1200))]
+                json: [
+                    "event": "update", "contentState": ["homeScore": 1, "awayScore": 0],
+                    "at": rfc3339(t0.addingTimeInterval(1200)),
+                ]
             )
             #expect(update.status == 202, "\(update.text)")
             #expect(update.json["kind"] as? String == "broadcast")
@@ -54,7 +65,10 @@ struct ScheduleAPITests {
                 "POST",
                 "/v1/events/match/broadcasts",
                 key: app.publisherKey,
-                json: ["event": "end", "contentState": ["homeScore": 2, "awayScore": 0], "at": rfc3339(t0.addingTimeInterval(1800))]
+                json: [
+                    "event": "end", "contentState": ["homeScore": 2, "awayScore": 0],
+                    "at": rfc3339(t0.addingTimeInterval(1800)),
+                ]
             )
             #expect(end.status == 202, "\(end.text)")
             #expect(end.json["kind"] as? String == "end")
@@ -85,7 +99,10 @@ struct ScheduleAPITests {
             #expect(emulator.activities(in: .sandbox).allSatisfy { $0.contentState?["homeScore"] == .integer(1) })
 
             server.advance(clock, to: t0.addingTimeInterval(1800))
-            #expect(try await server.waitForSchedule(try #require(end.header("Location")), app)["state"] as? String == "succeeded")
+            #expect(
+                try await server.waitForSchedule(try #require(end.header("Location")), app)["state"] as? String
+                    == "succeeded"
+            )
             let shown = emulator.activities(in: .sandbox)
             #expect(shown.count == devices.count)
             #expect(shown.allSatisfy { $0.endedAt != nil && $0.contentState?["homeScore"] == .integer(2) })
@@ -96,17 +113,27 @@ struct ScheduleAPITests {
             try await Task.sleep(for: .milliseconds(200))
             let sent = emulator.pushes(to: channelID, in: .sandbox).filter { $0.endpoint == .broadcast }
             #expect(sent.count == 2)
-            let log = try await server.client.send("GET", "/v1/events/match/channels/sandbox/broadcasts", key: app.publisherKey)
+            let log = try await server.client.send(
+                "GET",
+                "/v1/events/match/channels/sandbox/broadcasts",
+                key: app.publisherKey
+            )
             let entries = log.json["broadcasts"] as? [[String: Any]] ?? []
             #expect(entries.compactMap { $0["event"] as? String } == ["end", "update"])
             #expect(entries.allSatisfy { ($0["scheduleID"] as? String)?.hasPrefix("sch_") == true })
             for device in devices {
-                #expect(emulator.pushes(to: try #require(device.pushToStartTokens["MatchAttributes"]), in: .sandbox).count == 1)
+                #expect(
+                    emulator.pushes(to: try #require(device.pushToStartTokens["MatchAttributes"]), in: .sandbox).count
+                        == 1
+                )
             }
         }
     }
 
-    @Test("a cancelled schedule never fires; cancelling again answers it; one that ran cannot be cancelled", arguments: TestBackend.allCases)
+    @Test(
+        "a cancelled schedule never fires; cancelling again answers it; one that ran cannot be cancelled",
+        arguments: TestBackend.allCases
+    )
     func cancelled(backend: TestBackend) async throws {
         let clock = ManualWallClock()
         try await TestServer.run(backend, settings: Self.settings, clock: clock) { server in
@@ -120,7 +147,10 @@ struct ScheduleAPITests {
                     "POST",
                     "/v1/events/match/broadcasts",
                     key: app.publisherKey,
-                    json: ["event": "update", "contentState": ["minute": minute], "at": rfc3339(t0.addingTimeInterval(seconds))]
+                    json: [
+                        "event": "update", "contentState": ["minute": minute],
+                        "at": rfc3339(t0.addingTimeInterval(seconds)),
+                    ]
                 )
                 #expect(answer.status == 202, "\(answer.text)")
                 return try #require(answer.header("Location"))
@@ -131,12 +161,18 @@ struct ScheduleAPITests {
             let cancel = try await server.client.send("DELETE", cancelledOne, key: app.publisherKey)
             #expect(cancel.status == 200)
             #expect(cancel.json["state"] as? String == "cancelled")
-            #expect(try await server.client.send("DELETE", cancelledOne, key: app.publisherKey).json["state"] as? String == "cancelled")
+            #expect(
+                try await server.client.send("DELETE", cancelledOne, key: app.publisherKey).json["state"] as? String
+                    == "cancelled"
+            )
 
             // Past both times: the later one runs; by then the cancelled one, due first, would have.
             server.advance(clock, to: t0.addingTimeInterval(180))
             #expect(try await server.waitForSchedule(laterOne, app)["state"] as? String == "succeeded")
-            #expect(try await server.client.send("GET", cancelledOne, key: app.publisherKey).json["state"] as? String == "cancelled")
+            #expect(
+                try await server.client.send("GET", cancelledOne, key: app.publisherKey).json["state"] as? String
+                    == "cancelled"
+            )
             let sent = emulator.pushes(to: channelID, in: .sandbox).filter { $0.endpoint == .broadcast }
             #expect(sent.count == 1)
             #expect(sent.first?.payload.contains("\"minute\":20") == true)
@@ -144,9 +180,17 @@ struct ScheduleAPITests {
             let ran = try await server.client.send("DELETE", laterOne, key: app.publisherKey)
             #expect(ran.status == 409)
             #expect(ran.json["type"] as? String == "/problems/schedule-conflict")
-            #expect(try await server.client.send("DELETE", "/v1/schedules/sch_\(String(repeating: "0", count: 32))", key: app.publisherKey).status == 404)
+            #expect(
+                try await server.client.send(
+                    "DELETE",
+                    "/v1/schedules/sch_\(String(repeating: "0", count: 32))",
+                    key: app.publisherKey
+                ).status == 404
+            )
             // A schedule's job is not one of the jobs API's.
-            let listed = try await server.client.send("GET", "/v1/jobs", key: app.publisherKey).json["jobs"] as? [[String: Any]] ?? []
+            let listed =
+                try await server.client.send("GET", "/v1/jobs", key: app.publisherKey).json["jobs"] as? [[String: Any]]
+                ?? []
             #expect(listed.isEmpty)
         }
     }
@@ -166,10 +210,16 @@ struct ScheduleAPITests {
             }
 
             // In the past (beyond the tolerance): 422 on /at. A minute late is due at once.
-            let past = try await post("match/broadcasts", ["event": "update", "contentState": [:], "at": rfc3339(clock.now.addingTimeInterval(-120))])
+            let past = try await post(
+                "match/broadcasts",
+                ["event": "update", "contentState": [:], "at": rfc3339(clock.now.addingTimeInterval(-120))]
+            )
             #expect(past.status == 422)
             #expect(pointers(past) == ["/at"])
-            let justNow = try await post("match/broadcasts", ["event": "update", "contentState": [:], "at": rfc3339(clock.now.addingTimeInterval(-30))])
+            let justNow = try await post(
+                "match/broadcasts",
+                ["event": "update", "contentState": [:], "at": rfc3339(clock.now.addingTimeInterval(-30))]
+            )
             #expect(justNow.status == 202)
 
             // The immediate call's own checks.
@@ -189,21 +239,34 @@ struct ScheduleAPITests {
             production["environment"] = "production"
             production["at"] = soon
             #expect(try await post("match/starts", production).status == 422)
-            #expect(try await post("nope/broadcasts", ["event": "update", "contentState": [:], "at": soon]).status == 404)
+            #expect(
+                try await post("nope/broadcasts", ["event": "update", "contentState": [:], "at": soon]).status == 404
+            )
             let huge = String(repeating: "x", count: 6000)
-            let tooLarge = try await post("match/broadcasts", ["event": "update", "contentState": ["text": huge], "at": soon])
+            let tooLarge = try await post(
+                "match/broadcasts",
+                ["event": "update", "contentState": ["text": huge], "at": soon]
+            )
             #expect(tooLarge.status == 422)
 
             // A closed event takes no schedules.
             let closed = try await server.client.send("POST", "/v1/events/match/close", key: app.publisherKey)
             #expect(closed.status == 200, "\(closed.text)")
-            #expect(try await post("match/broadcasts", ["event": "update", "contentState": [:], "at": soon]).status == 409)
+            #expect(
+                try await post("match/broadcasts", ["event": "update", "contentState": [:], "at": soon]).status == 409
+            )
             // Nothing refused was stored.
             #expect(try await server.schedules(of: "match", app).count == 1)
         }
     }
 
-    @Test("a scheduled broadcast fires once across a restart, and a worker taking over a run that logged its request sends nothing again", arguments: TestBackend.allCases)
+    @Test(
+        """
+        a scheduled broadcast fires once across a restart, and a worker taking over a run that logged its request \
+        sends nothing again
+        """,
+        arguments: TestBackend.allCases
+    )
     func acrossRestarts(backend: TestBackend) async throws {
         let clock = ManualWallClock()
         // The emulator outlives the servers (and runs on their clock).
@@ -213,11 +276,15 @@ struct ScheduleAPITests {
         try await emulator.start()
         defer { Task { await emulator.shutdown() } }
         let settings = Self.settings.merging([
-            "jobs.leaseMilliseconds": "30000",
+            "jobs.leaseMilliseconds": "30000"
         ]) { _, new in new }.merging(try emulator.customTargetSettings()) { _, new in new }
         let t0 = clock.now
         try await TestServer.withDatabase(backend) { database in
-            let (app, scheduled, takenOver, channel, logged) = try await TestServer.run(on: database, settings: settings, clock: clock) { server in
+            let (app, scheduled, takenOver, channel, logged) = try await TestServer.run(
+                on: database,
+                settings: settings,
+                clock: clock
+            ) { server in
                 let app = try await server.makeApp()
                 try emulator.register(app)
                 #expect(try await server.putEvent(app, key: "match").status == 201)
@@ -226,7 +293,10 @@ struct ScheduleAPITests {
                         "POST",
                         "/v1/events/match/broadcasts",
                         key: app.publisherKey,
-                        json: ["event": "update", "contentState": ["minute": minute], "at": rfc3339(t0.addingTimeInterval(3600))]
+                        json: [
+                            "event": "update", "contentState": ["minute": minute],
+                            "at": rfc3339(t0.addingTimeInterval(3600)),
+                        ]
                     )
                     #expect(answer.status == 202, "\(answer.text)")
                     return try #require(answer.header("Location"))
@@ -242,11 +312,19 @@ struct ScheduleAPITests {
                 let store = server.store
                 let appID = try #require(try await store.apps().first { $0.bundleID == app.bundleID }?.id)
                 let takenOverID = try #require(ScheduleID(uuidString: try Self.uuid(of: takenOver)))
-                let leased = try await store.leaseJobs(owner: "dead-replica", kinds: [.schedule], now: due, leaseDuration: .seconds(30), limit: 10)
+                let leased = try await store.leaseJobs(
+                    owner: "dead-replica",
+                    kinds: [.schedule],
+                    now: due,
+                    leaseDuration: .seconds(30),
+                    limit: 10
+                )
                 #expect(leased.count == 2)
                 #expect(try await store.beginSchedule(appID: appID, id: takenOverID, now: due)?.state == .running)
                 let event = try #require(try await store.event(appID: appID, externalKey: "match"))
-                let channel = try #require(try await store.liveChannel(appID: appID, eventID: event.id, environment: .sandbox))
+                let channel = try #require(
+                    try await store.liveChannel(appID: appID, eventID: event.id, environment: .sandbox)
+                )
                 let (logged, appended) = try await store.appendScheduledBroadcastLog(
                     BroadcastLogEntry(
                         appID: appID,
@@ -287,7 +365,9 @@ struct ScheduleAPITests {
                 let second = try await server.waitForSchedule(takenOver, app)
                 #expect(second["state"] as? String == "succeeded")
                 #expect(second["attempts"] as? Int == 2)
-                let result = try #require(((second["outcome"] as? [String: Any])?["broadcast"] as? [[String: Any]])?.first)
+                let result = try #require(
+                    ((second["outcome"] as? [String: Any])?["broadcast"] as? [[String: Any]])?.first
+                )
                 #expect(result["apnsRequestID"] as? String == logged.apnsRequestID.uuidString.lowercased())
             }
             // Only the first reached APNs; the second was sent by the replica that died (here: not
@@ -300,7 +380,9 @@ struct ScheduleAPITests {
             try await TestServer.run(on: database, settings: settings, clock: clock) { server in
                 server.advance(clock, to: t0.addingTimeInterval(7200))
                 try await Task.sleep(for: .milliseconds(300))
-                #expect(try await server.schedules(of: "match", app).allSatisfy { $0["state"] as? String == "succeeded" })
+                #expect(
+                    try await server.schedules(of: "match", app).allSatisfy { $0["state"] as? String == "succeeded" }
+                )
             }
             #expect(emulator.pushes(to: channelID, in: .sandbox).filter { $0.endpoint == .broadcast }.count == 1)
         }
@@ -311,7 +393,10 @@ struct ScheduleAPITests {
         let hex = Array(try #require(location.split(separator: "_").last))
         guard hex.count == 32 else { throw TestSetupError("not a schedule location: \(location)") }
         let text = String(hex)
-        let parts = [text.prefix(8), text.dropFirst(8).prefix(4), text.dropFirst(12).prefix(4), text.dropFirst(16).prefix(4), text.dropFirst(20)]
+        let parts = [
+            text.prefix(8), text.dropFirst(8).prefix(4), text.dropFirst(12).prefix(4), text.dropFirst(16).prefix(4),
+            text.dropFirst(20),
+        ]
         return parts.joined(separator: "-")
     }
 }

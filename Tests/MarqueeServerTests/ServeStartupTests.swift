@@ -30,7 +30,9 @@ struct ServeStartupTests {
     /// `marquee serve` on a PostgreSQL URL whose port nothing listens on (port 1 on loopback: the
     /// connection is refused at once), with a password the log must never show.
     static func startOnUnreachablePostgres(waitingSeconds: Int) async throws -> (status: Int32, log: String) {
-        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-startup-\(UUID().uuidString.prefix(8))").path
+        let dataDirectory = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-startup-\(UUID().uuidString.prefix(8))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: dataDirectory) }
         return try await ServeProcess.failingStart(settings: [
             "database.url": "postgres://producer:hunter2-secret@127.0.0.1:1/marquee",

@@ -9,9 +9,15 @@ import Testing
 /// holds, new work gets a client for the new key, and no device is started twice or left out.
 @Suite("Signing key rotation during a fan-out")
 struct SigningKeyRotationFanOutTests {
-    @Test("a signing key installed in the middle of a start fan-out loses and duplicates nothing", arguments: TestBackend.allCases)
+    @Test(
+        "a signing key installed in the middle of a start fan-out loses and duplicates nothing",
+        arguments: TestBackend.allCases
+    )
     func rotationMidFanOut(backend: TestBackend) async throws {
-        let settings = StartFanOutAPITests.patientRetries.merging(["jobs.pageSize": "25", "jobs.batchSize": "20"]) { _, new in new }
+        let settings = StartFanOutAPITests.patientRetries.merging(["jobs.pageSize": "25", "jobs.batchSize": "20"]) {
+            _,
+            new in new
+        }
         try await TestServer.run(backend, settings: settings) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
@@ -22,7 +28,12 @@ struct SigningKeyRotationFanOutTests {
             // the faults are removed, so the fan-out is known to be mid-run, with sends in flight
             // and waiting to retry, when the key changes.
             StartFanOutAPITests.holdBack(after: 100, emulator)
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: StartFanOutAPITests.startBody
+            )
             let location = try #require(started.header("Location"))
             let midway = try await StartFanOutAPITests.waitForJob(server, app, location) {
                 (StartFanOutAPITests.progress($0, "accepted") ?? 0) >= 100
@@ -31,7 +42,8 @@ struct SigningKeyRotationFanOutTests {
 
             // The operator installs a new .p8, then new work asks for the app's client (an event's
             // channel is created at APNs): the registry replaces the client the run is holding.
-            let newKeyID = "KEY" + String(UUID().uuidString.prefix(7)).uppercased().replacingOccurrences(of: "-", with: "0")
+            let newKeyID =
+                "KEY" + String(UUID().uuidString.prefix(7)).uppercased().replacingOccurrences(of: "-", with: "0")
             let installed = try await server.client.send(
                 "PUT",
                 "/v1/apps/\(app.id)/signing-key",
@@ -43,7 +55,10 @@ struct SigningKeyRotationFanOutTests {
 
             emulator.removeAllFaults()
             let job = try await StartFanOutAPITests.waitForJob(server, app, location)
-            #expect(job["state"] as? String == "succeeded", "job: \(job)\nwarnings:\n\(server.warnings.lines.joined(separator: "\n"))")
+            #expect(
+                job["state"] as? String == "succeeded",
+                "job: \(job)\nwarnings:\n\(server.warnings.lines.joined(separator: "\n"))"
+            )
             #expect(StartFanOutAPITests.progress(job, "accepted") == devices.count)
             #expect(StartFanOutAPITests.progress(job, "failed") == 0)
 

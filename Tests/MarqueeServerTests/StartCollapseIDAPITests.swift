@@ -17,7 +17,12 @@ struct StartCollapseIDAPITests {
     }
 
     static func start(_ server: TestServer, _ app: TestApp, event: String) async throws {
-        let started = try await server.client.send("POST", "/v1/events/\(event)/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+        let started = try await server.client.send(
+            "POST",
+            "/v1/events/\(event)/starts",
+            key: app.publisherKey,
+            json: StartFanOutAPITests.startBody
+        )
         #expect(started.status == 202)
         let job = try await StartFanOutAPITests.waitForJob(server, app, try #require(started.header("Location")))
         #expect(job["state"] as? String == "succeeded")
@@ -27,12 +32,17 @@ struct StartCollapseIDAPITests {
     /// once its job committed, and a start sent meanwhile would not know of it.
     static func jobsFinished(_ server: TestServer, _ app: TestApp) async throws {
         try await waitUntil("every job finished") {
-            let jobs = try await server.client.send("GET", "/v1/jobs?limit=100", key: app.publisherKey).json["jobs"] as? [[String: Any]] ?? []
+            let jobs =
+                try await server.client.send("GET", "/v1/jobs?limit=100", key: app.publisherKey).json["jobs"]
+                as? [[String: Any]] ?? []
             return jobs.allSatisfy { $0["state"] as? String == "succeeded" }
         }
     }
 
-    @Test("the starts of one event, from two jobs, carry the same collapse ID: a prefix and the event ID's 32 hex digits", arguments: TestBackend.allCases)
+    @Test(
+        "the starts of one event, from two jobs, carry the same collapse ID: a prefix and the event ID's 32 hex digits",
+        arguments: TestBackend.allCases
+    )
     func oneCollapseIDPerEvent(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator

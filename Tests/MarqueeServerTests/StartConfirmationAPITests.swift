@@ -45,12 +45,22 @@ struct StartConfirmationAPITests {
             item["deviceToken"] = device.deviceToken
             return item
         }
-        let answer = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
-        guard answer.status == 200 else { throw TestSetupError("registering answered \(answer.status): \(answer.text)") }
+        let answer = try await server.client.send(
+            "POST",
+            "/v1/push-to-start-tokens/batch",
+            key: app.appKey,
+            json: ["tokens": tokens]
+        )
+        guard answer.status == 200 else {
+            throw TestSetupError("registering answered \(answer.status): \(answer.text)")
+        }
     }
 
     @Test(
-        "after resets, uncertain devices whose app shows the activity are confirmed, those reporting absent get one start, silent ones stay uncertain and are reported",
+        """
+        after resets, uncertain devices whose app shows the activity are confirmed, those reporting absent get \
+        one start, silent ones stay uncertain and are reported
+        """,
         arguments: TestBackend.allCases
     )
     func confirm(backend: TestBackend) async throws {
@@ -63,15 +73,29 @@ struct StartConfirmationAPITests {
             let baseURL = try #require(URL(string: server.client.baseURL))
             emulator.connectApp(
                 bundleID: app.bundleID,
-                to: EmulatedAppMarquee(baseURL: baseURL, appKey: app.appKey, attributesType: "MatchAttributes", eventKeyAttribute: "matchId")
+                to: EmulatedAppMarquee(
+                    baseURL: baseURL,
+                    appKey: app.appKey,
+                    attributesType: "MatchAttributes",
+                    eventKeyAttribute: "matchId"
+                )
             )
             let answering = try LateJoinerAPITests.makeDevices(34, emulator, app)
-            #expect(answering.allSatisfy { emulator.device(id: $0.id, in: .sandbox)?.appTraits?.answersBackgroundPush == true })
+            #expect(
+                answering.allSatisfy {
+                    emulator.device(id: $0.id, in: .sandbox)?.appTraits?.answersBackgroundPush == true
+                }
+            )
             #expect(silent.allSatisfy { emulator.device(id: $0.id, in: .sandbox)?.appTraits == nil })
             try await Self.register(silent + answering, server, app)
             Self.injectResets(emulator)
 
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             #expect(started.status == 202, "\(started.text)")
             let location = try #require(started.header("Location"))
             let job = try await StartFanOutAPITests.waitForJob(server, app, location)
@@ -99,7 +123,9 @@ struct StartConfirmationAPITests {
             try await waitUntil("the absent devices' starts accepted") {
                 var accepted: Int64 = 0
                 for absentJob in absentJobs {
-                    accepted += try await server.store.childJobs(appID: appID, parentID: absentJob.id).reduce(0) { $0 + $1.progress.succeeded }
+                    accepted += try await server.store.childJobs(appID: appID, parentID: absentJob.id).reduce(0) {
+                        $0 + $1.progress.succeeded
+                    }
                 }
                 return accepted == counts[.restarted]
             }
@@ -121,7 +147,10 @@ struct StartConfirmationAPITests {
                 let shown = byDevice[device.id] ?? []
                 #expect(shown.count == 1, "device \(device.id) shows \(shown.count)")
                 if restartedTokens.contains(LateJoinerAPITests.token(device)) {
-                    #expect(shown.first?.contentState?["homeScore"] == .integer(1), "device \(device.id): \(String(describing: shown.first?.contentState))")
+                    #expect(
+                        shown.first?.contentState?["homeScore"] == .integer(1),
+                        "device \(device.id): \(String(describing: shown.first?.contentState))"
+                    )
                 }
             }
             #expect(silent.allSatisfy { !restartedTokens.contains(LateJoinerAPITests.token($0)) })
@@ -131,7 +160,9 @@ struct StartConfirmationAPITests {
             // Reported: the funnel's uncertain devices are those the confirmation left uncertain, and
             // the metrics count each outcome.
             let funnel = try await server.client.send("GET", "/v1/events/match/funnel", key: app.publisherKey)
-            let sandbox = (funnel.json["environments"] as? [[String: Any]])?.first { $0["environment"] as? String == "sandbox" }
+            let sandbox = (funnel.json["environments"] as? [[String: Any]])?.first {
+                $0["environment"] as? String == "sandbox"
+            }
             #expect((sandbox?["uncertain"] as? Int).map(Int64.init) == counts[.uncertain], "\(funnel.text)")
             let shownJob = try await server.client.send("GET", location, key: app.publisherKey)
             let confirmation = shownJob.json["confirmation"] as? [String: Any]
@@ -142,30 +173,47 @@ struct StartConfirmationAPITests {
             let metrics = try await server.scrapeMetrics()
             for outcome in [ConfirmationOutcome.confirmed, .restarted, .uncertain] {
                 #expect(
-                    metrics.value("marquee_start_confirmations_total", ["app": app.bundleID, "outcome": outcome.rawValue]) == Double(counts[outcome]),
+                    metrics.value(
+                        "marquee_start_confirmations_total",
+                        ["app": app.bundleID, "outcome": outcome.rawValue]
+                    ) == Double(counts[outcome]),
                     "\(outcome)"
                 )
             }
             // The silent devices with a device token and no report were asked; so were the absent ones.
-            let asked = metrics.value("marquee_start_confirmations_total", ["app": app.bundleID, "outcome": "asked"]) ?? 0
+            let asked =
+                metrics.value("marquee_start_confirmations_total", ["app": app.bundleID, "outcome": "asked"]) ?? 0
             #expect(asked >= Double(counts[.restarted] + counts[.uncertain]))
-            #expect(try await server.store.pendingStartCount(appID: appID, eventID: stored.id, environment: .sandbox) == 0)
+            #expect(
+                try await server.store.pendingStartCount(appID: appID, eventID: stored.id, environment: .sandbox) == 0
+            )
         }
     }
 
     @Test(
-        "under skip nothing is asked, and a device whose start ended uncertain is no late joiner when it registers again",
+        """
+        under skip nothing is asked, and a device whose start ended uncertain is no late joiner when it registers \
+        again
+        """,
         arguments: TestBackend.allCases
     )
     func skipAsksNothing(backend: TestBackend) async throws {
-        try await TestServer.run(backend, settings: Self.settings.merging(["jobs.uncertainStarts": "skip"]) { _, new in new }) { server in
+        try await TestServer.run(
+            backend,
+            settings: Self.settings.merging(["jobs.uncertainStarts": "skip"]) { _, new in new }
+        ) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
             let devices = try LateJoinerAPITests.makeDevices(30, emulator, app)
             try await Self.register(devices, server, app)
             Self.injectResets(emulator)
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             let location = try #require(started.header("Location"))
             let job = try await StartFanOutAPITests.waitForJob(server, app, location)
             #expect(StartFanOutAPITests.progress(job, "uncertain") == 20, "\(job)")
@@ -187,11 +235,15 @@ struct StartConfirmationAPITests {
             try await waitUntil("the late-join queue drained again") {
                 try await server.store.pendingStartCount(appID: appID, eventID: stored.id, environment: .sandbox) == 0
             }
-            let jobs = try await server.client.send("GET", "/v1/jobs?limit=100", key: app.publisherKey).json["jobs"] as? [[String: Any]] ?? []
+            let jobs =
+                try await server.client.send("GET", "/v1/jobs?limit=100", key: app.publisherKey).json["jobs"]
+                as? [[String: Any]] ?? []
             #expect(jobs.count == 1, "a late-join job was created: \(jobs)")
             #expect(emulator.activities(in: .sandbox).count == shown)
             let metrics = try await server.scrapeMetrics()
-            #expect(metrics.value("marquee_start_confirmations_total", ["app": app.bundleID, "outcome": "asked"]) == nil)
+            #expect(
+                metrics.value("marquee_start_confirmations_total", ["app": app.bundleID, "outcome": "asked"]) == nil
+            )
         }
     }
 }

@@ -22,7 +22,12 @@ struct StartFanOutAPITests {
 
     /// Registers `count` devices (versions in turn) with the emulator and their push-to-start
     /// tokens with Marquee.
-    static func devices(_ count: Int, emulator: APNSEmulator, server: TestServer, app: TestApp) async throws -> [EmulatedDevice] {
+    static func devices(
+        _ count: Int,
+        emulator: APNSEmulator,
+        server: TestServer,
+        app: TestApp
+    ) async throws -> [EmulatedDevice] {
         var devices: [EmulatedDevice] = []
         for index in 0..<count {
             devices.append(
@@ -43,8 +48,15 @@ struct StartFanOutAPITests {
                 "tags": ["arsenal"],
             ]
         }
-        let registered = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
-        guard registered.status == 200 else { throw TestSetupError("registering tokens answered \(registered.status): \(registered.text)") }
+        let registered = try await server.client.send(
+            "POST",
+            "/v1/push-to-start-tokens/batch",
+            key: app.appKey,
+            json: ["tokens": tokens]
+        )
+        guard registered.status == 200 else {
+            throw TestSetupError("registering tokens answered \(registered.status): \(registered.text)")
+        }
         return devices
     }
 
@@ -54,7 +66,9 @@ struct StartFanOutAPITests {
         _ server: TestServer,
         _ app: TestApp,
         _ location: String,
-        until done: ([String: Any]) -> Bool = { ["succeeded", "failed", "cancelled"].contains($0["state"] as? String ?? "") }
+        until done: ([String: Any]) -> Bool = {
+            ["succeeded", "failed", "cancelled"].contains($0["state"] as? String ?? "")
+        }
     ) async throws -> [String: Any] {
         try await server.poll(location, key: app.publisherKey, "the job reaching its state", until: done)
     }
@@ -63,18 +77,28 @@ struct StartFanOutAPITests {
         ((job["progress"] as? [String: Any])?[key] as? NSNumber)?.intValue
     }
 
-    @Test("1,000 devices on iOS 17.2, 17.4 and 18 each show the activity once; progress and events reach done", arguments: TestBackend.allCases)
+    @Test(
+        "1,000 devices on iOS 17.2, 17.4 and 18 each show the activity once; progress and events reach done",
+        arguments: TestBackend.allCases
+    )
     func thousandDevices(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
             let channelID = try #require(
-                try await server.client.send("GET", "/v1/events/match/channels/sandbox", key: app.appKey).json["channelID"] as? String
+                try await server.client.send("GET", "/v1/events/match/channels/sandbox", key: app.appKey).json[
+                    "channelID"
+                ] as? String
             )
             let devices = try await Self.devices(1000, emulator: emulator, server: server, app: app)
 
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             #expect(started.status == 202)
             let location = try #require(started.header("Location"))
             #expect(location.hasPrefix("/v1/jobs/job_"))
@@ -89,7 +113,10 @@ struct StartFanOutAPITests {
 
             let activities = emulator.activities(in: .sandbox)
             // The server's warnings tell a repeated send's cause.
-            #expect(activities.count == 1000, "job: \(job)\nwarnings:\n\(server.warnings.lines.joined(separator: "\n"))")
+            #expect(
+                activities.count == 1000,
+                "job: \(job)\nwarnings:\n\(server.warnings.lines.joined(separator: "\n"))"
+            )
             let byDevice = Dictionary(grouping: activities, by: \.deviceID)
             for device in devices {
                 let shown = byDevice[device.id] ?? []
@@ -105,7 +132,12 @@ struct StartFanOutAPITests {
             }
 
             // The stream of a finished job: its state, then done, and the end.
-            let events = try await server.client.send("GET", location + "/events", key: app.publisherKey, headers: ["Last-Event-ID": "7"])
+            let events = try await server.client.send(
+                "GET",
+                location + "/events",
+                key: app.publisherKey,
+                headers: ["Last-Event-ID": "7"]
+            )
             #expect(events.status == 200)
             #expect(events.header("Content-Type")?.hasPrefix("text/event-stream") == true)
             #expect(events.text.contains("event: done"))
@@ -118,14 +150,22 @@ struct StartFanOutAPITests {
             let cancel = try await server.client.send("POST", location + "/cancel", key: app.publisherKey)
             #expect(
                 cancel.status == 409,
-                "\(cancel.status) \(cancel.text.prefix(500))\nwarnings:\n\(server.warnings.lines.suffix(20).joined(separator: "\n"))"
+                """
+                \(cancel.status) \
+                \(cancel.text.prefix(500))\nwarnings:\n\(server.warnings.lines.suffix(20).joined(separator: "\n"))
+                """
             )
 
             let list = try await server.client.send("GET", "/v1/jobs?limit=1", key: app.publisherKey)
             #expect((list.json["jobs"] as? [[String: Any]])?.first?["id"] as? String == job["id"] as? String)
 
             // Starting again sends nothing: every token is in the event's start ledger.
-            let again = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let again = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             #expect(Self.progress(again.json, "total") == 0)
             let second = try await Self.waitForJob(server, app, try #require(again.header("Location")))
             #expect(second["state"] as? String == "succeeded")
@@ -133,14 +173,23 @@ struct StartFanOutAPITests {
         }
     }
 
-    @Test("a fan-out through one connection of two streams still starts every device once", arguments: TestBackend.allCases)
+    @Test(
+        "a fan-out through one connection of two streams still starts every device once",
+        arguments: TestBackend.allCases
+    )
     func narrowConnection(backend: TestBackend) async throws {
-        try await TestServer.run(backend, settings: ["apns.connections": "1", "apns.streamsPerConnection": "2"]) { server in
+        try await TestServer.run(backend, settings: ["apns.connections": "1", "apns.streamsPerConnection": "2"]) {
+            server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
             let devices = try await Self.devices(150, emulator: emulator, server: server, app: app)
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             let job = try await Self.waitForJob(server, app, try #require(started.header("Location")))
             #expect(job["state"] as? String == "succeeded")
             #expect(Self.progress(job, "accepted") == devices.count)
@@ -163,7 +212,10 @@ struct StartFanOutAPITests {
         "jobs.retryMaxMilliseconds": "200",
     ]
 
-    @Test("a worker stopped in the middle of a fan-out and started again leaves every device started exactly once", arguments: TestBackend.allCases)
+    @Test(
+        "a worker stopped in the middle of a fan-out and started again leaves every device started exactly once",
+        arguments: TestBackend.allCases
+    )
     func restartMidFanOut(backend: TestBackend) async throws {
         let emulator = APNSEmulator()
         try await emulator.start()
@@ -176,15 +228,26 @@ struct StartFanOutAPITests {
         // Both servers' warnings (a failed commit, a lost lease), shown if a device is started twice.
         let warnings = FlightRecorder(capacity: 200)
         try await TestServer.withDatabase(backend) { database in
-            let (app, location) = try await TestServer.run(on: database, settings: settings, logger: warnings.logger(level: .warning)) { server in
+            let (app, location) = try await TestServer.run(
+                on: database,
+                settings: settings,
+                logger: warnings.logger(level: .warning)
+            ) { server in
                 let app = try await server.makeApp()
                 try emulator.register(app)
                 #expect(try await server.putEvent(app, key: "match").status == 201)
                 _ = try await Self.devices(600, emulator: emulator, server: server, app: app)
                 Self.holdBack(after: 100, emulator)
-                let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+                let started = try await server.client.send(
+                    "POST",
+                    "/v1/events/match/starts",
+                    key: app.publisherKey,
+                    json: Self.startBody
+                )
                 let location = try #require(started.header("Location"))
-                let midway = try await Self.waitForJob(server, app, location) { (Self.progress($0, "accepted") ?? 0) >= 100 }
+                let midway = try await Self.waitForJob(server, app, location) {
+                    (Self.progress($0, "accepted") ?? 0) >= 100
+                }
                 #expect(midway["state"] as? String == "running")
                 return (app, location)
             }
@@ -192,7 +255,11 @@ struct StartFanOutAPITests {
             #expect(emulator.activities(in: .sandbox).count == 100)
 
             emulator.removeAllFaults()
-            let finished = try await TestServer.run(on: database, settings: settings, logger: warnings.logger(level: .warning)) { server in
+            let finished = try await TestServer.run(
+                on: database,
+                settings: settings,
+                logger: warnings.logger(level: .warning)
+            ) { server in
                 let job = try await Self.waitForJob(server, app, location)
                 #expect(job["state"] as? String == "succeeded")
                 #expect(Self.progress(job, "accepted") == 600)
@@ -208,14 +275,21 @@ struct StartFanOutAPITests {
 
     @Test("a cancelled job stops sending and stays cancelled", arguments: TestBackend.allCases)
     func cancel(backend: TestBackend) async throws {
-        let settings = Self.patientRetries.merging(["jobs.pageSize": "20", "jobs.batchSize": "10", "jobs.partitions": "3"]) { _, new in new }
+        let settings = Self.patientRetries.merging([
+            "jobs.pageSize": "20", "jobs.batchSize": "10", "jobs.partitions": "3",
+        ]) { _, new in new }
         try await TestServer.run(backend, settings: settings) { server in
             let emulator = try server.emulator
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "match").status == 201)
             _ = try await Self.devices(300, emulator: emulator, server: server, app: app)
             Self.holdBack(after: 50, emulator)
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             let location = try #require(started.header("Location"))
             try await Self.waitForJob(server, app, location) { (Self.progress($0, "accepted") ?? 0) >= 50 }
 
@@ -233,7 +307,8 @@ struct StartFanOutAPITests {
             // loaded machine it answers them later): those were sent, not tried after. Once none is
             // in flight, a push the emulator sees is one sent after the runs stopped.
             try await waitUntil("the pushes written before the runs stopped to be answered") {
-                (try await server.scrapeMetrics().value("marquee_apns_streams_in_flight", ["environment": "sandbox"]) ?? 0) == 0
+                (try await server.scrapeMetrics().value("marquee_apns_streams_in_flight", ["environment": "sandbox"])
+                    ?? 0) == 0
             }
             let refused = emulator.counters.injectedFaults
             #expect(emulator.activities(in: .sandbox).count == 50)
@@ -270,7 +345,12 @@ struct StartFanOutAPITests {
                 ).status == 200
             )
 
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: Self.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: Self.startBody
+            )
             let job = try await Self.waitForJob(server, app, try #require(started.header("Location")))
             #expect(job["state"] as? String == "succeeded")
             #expect(Self.progress(job, "accepted") == 1)
@@ -283,8 +363,16 @@ struct StartFanOutAPITests {
 
             let query = "?environment=sandbox&attributesType=MatchAttributes"
             let token0 = try #require(devices[0].pushToStartTokens["MatchAttributes"])
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(token0)\(query)", key: app.appKey).json["valid"] as? Bool == false)
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(token1)\(query)", key: app.appKey).json["valid"] as? Bool == true)
+            #expect(
+                try await server.client.send("GET", "/v1/push-to-start-tokens/\(token0)\(query)", key: app.appKey).json[
+                    "valid"
+                ] as? Bool == false
+            )
+            #expect(
+                try await server.client.send("GET", "/v1/push-to-start-tokens/\(token1)\(query)", key: app.appKey).json[
+                    "valid"
+                ] as? Bool == true
+            )
         }
     }
 }

@@ -13,17 +13,29 @@ extension TestServer {
         var devices: [EmulatedDevice] = []
         for _ in 0..<count {
             devices.append(
-                try emulator.registerDevice(environment: .sandbox, bundleID: app.bundleID, pushToStartAttributesTypes: ["MatchAttributes"])
+                try emulator.registerDevice(
+                    environment: .sandbox,
+                    bundleID: app.bundleID,
+                    pushToStartAttributesTypes: ["MatchAttributes"]
+                )
             )
         }
         let tokens = devices.map { device -> [String: Any] in
             [
-                "token": device.pushToStartTokens["MatchAttributes"] ?? "", "environment": "sandbox", "attributesType": "MatchAttributes",
+                "token": device.pushToStartTokens["MatchAttributes"] ?? "", "environment": "sandbox",
+                "attributesType": "MatchAttributes",
                 "iosVersion": "18.0", "tags": ["arsenal"],
             ]
         }
-        let registered = try await client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
-        guard registered.status == 200 else { throw TestSetupError("registering tokens answered \(registered.status): \(registered.text)") }
+        let registered = try await client.send(
+            "POST",
+            "/v1/push-to-start-tokens/batch",
+            key: app.appKey,
+            json: ["tokens": tokens]
+        )
+        guard registered.status == 200 else {
+            throw TestSetupError("registering tokens answered \(registered.status): \(registered.text)")
+        }
         return devices
     }
 
@@ -35,13 +47,22 @@ extension TestServer {
 
     /// Reads `path` until `done` holds for its JSON, waking the worker meanwhile.
     @discardableResult
-    func waitFor(_ path: String, key: String, _ what: String, until done: ([String: Any]) -> Bool) async throws -> [String: Any] {
+    func waitFor(
+        _ path: String,
+        key: String,
+        _ what: String,
+        until done: ([String: Any]) -> Bool
+    ) async throws -> [String: Any] {
         try await poll(path, key: key, what, meanwhile: { engine.wakeup.signal() }, until: done)
     }
 
     /// Waits until the schedule at `location` is in one of `states`.
     @discardableResult
-    func waitForSchedule(_ location: String, _ app: TestApp, states: Set<String> = ["succeeded", "failed", "skipped"]) async throws
+    func waitForSchedule(
+        _ location: String,
+        _ app: TestApp,
+        states: Set<String> = ["succeeded", "failed", "skipped"]
+    ) async throws
         -> [String: Any]
     {
         try await waitFor(location, key: app.publisherKey, "the schedule reaching \(states.sorted())") {
@@ -51,7 +72,8 @@ extension TestServer {
 
     /// The event's schedules, by due time.
     func schedules(of eventKey: String, _ app: TestApp) async throws -> [[String: Any]] {
-        try await client.send("GET", "/v1/events/\(eventKey)/schedules", key: app.publisherKey).json["schedules"] as? [[String: Any]] ?? []
+        try await client.send("GET", "/v1/events/\(eventKey)/schedules", key: app.publisherKey).json["schedules"]
+            as? [[String: Any]] ?? []
     }
 }
 

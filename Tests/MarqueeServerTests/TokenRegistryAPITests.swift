@@ -20,25 +20,51 @@ struct TokenRegistryAPITests {
                 "PUT",
                 "/v1/push-to-start-tokens/\(Self.token.uppercased())",
                 key: app.appKey,
-                json: ["environment": "sandbox", "attributesType": "MatchAttributes", "iosVersion": "18.2", "tags": ["arsenal"]]
+                json: [
+                    "environment": "sandbox", "attributesType": "MatchAttributes", "iosVersion": "18.2",
+                    "tags": ["arsenal"],
+                ]
             )
             #expect(registered.status == 200)
             #expect(registered.json["token"] as? String == Self.token)
             let appRecord = try #require(try await server.store.apps().first { $0.bundleID == app.bundleID })
             let row = try #require(
-                try await server.store.pushToStartToken(appID: appRecord.id, environment: .sandbox, attributesType: "MatchAttributes", token: Self.token)
+                try await server.store.pushToStartToken(
+                    appID: appRecord.id,
+                    environment: .sandbox,
+                    attributesType: "MatchAttributes",
+                    token: Self.token
+                )
             )
             let millis = { (date: Date) in Int64(date.timeIntervalSince1970 * 1000) }
 
             // APNs' verdict predates the registration: the device registered again since; keep it.
-            let stale = TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: millis(row.lastRegisteredAt) - 60_000)
-            #expect(try await server.engine.tokens.recordInvalidation(app: appRecord, tokenRowID: row.rowID, stale) == false)
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.token)\(Self.query)", key: app.appKey).json["valid"] as? Bool == true)
+            let stale = TokenInvalidation(
+                reason: .unregistered,
+                apnsTimestampMilliseconds: millis(row.lastRegisteredAt) - 60_000
+            )
+            #expect(
+                try await server.engine.tokens.recordInvalidation(app: appRecord, tokenRowID: row.rowID, stale) == false
+            )
+            #expect(
+                try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(Self.token)\(Self.query)",
+                    key: app.appKey
+                ).json["valid"] as? Bool == true
+            )
 
             // A newer verdict retires it.
-            let fresh = TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: millis(row.lastRegisteredAt) + 60_000)
+            let fresh = TokenInvalidation(
+                reason: .unregistered,
+                apnsTimestampMilliseconds: millis(row.lastRegisteredAt) + 60_000
+            )
             #expect(try await server.engine.tokens.recordInvalidation(app: appRecord, tokenRowID: row.rowID, fresh))
-            let retired = try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.token)\(Self.query)", key: app.appKey)
+            let retired = try await server.client.send(
+                "GET",
+                "/v1/push-to-start-tokens/\(Self.token)\(Self.query)",
+                key: app.appKey
+            )
             #expect(retired.json["valid"] as? Bool == false)
             #expect(retired.json["invalidationReason"] as? String == "Unregistered")
 
@@ -50,10 +76,28 @@ struct TokenRegistryAPITests {
                 key: app.appKey,
                 json: ["environment": "sandbox", "attributesType": "MatchAttributes"]
             )
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.token)\(Self.query)", key: app.appKey).json["valid"] as? Bool == true)
+            #expect(
+                try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(Self.token)\(Self.query)",
+                    key: app.appKey
+                ).json["valid"] as? Bool == true
+            )
 
-            #expect(try await server.client.send("DELETE", "/v1/push-to-start-tokens/\(Self.token)\(Self.query)", key: app.appKey).status == 204)
-            #expect(try await server.client.send("GET", "/v1/push-to-start-tokens/\(Self.token)\(Self.query)", key: app.appKey).status == 404)
+            #expect(
+                try await server.client.send(
+                    "DELETE",
+                    "/v1/push-to-start-tokens/\(Self.token)\(Self.query)",
+                    key: app.appKey
+                ).status == 204
+            )
+            #expect(
+                try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(Self.token)\(Self.query)",
+                    key: app.appKey
+                ).status == 404
+            )
         }
     }
 
@@ -62,20 +106,39 @@ struct TokenRegistryAPITests {
         try await TestServer.run(backend) { server in
             let app = try await server.makeApp()
             let tokens = (0..<1000).map { index in
-                ["token": String(format: "%064x", index + 1), "environment": "sandbox", "attributesType": "MatchAttributes", "iosVersion": "17.4"]
+                [
+                    "token": String(format: "%064x", index + 1), "environment": "sandbox",
+                    "attributesType": "MatchAttributes", "iosVersion": "17.4",
+                ]
             }
-            let accepted = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": tokens])
+            let accepted = try await server.client.send(
+                "POST",
+                "/v1/push-to-start-tokens/batch",
+                key: app.appKey,
+                json: ["tokens": tokens]
+            )
             #expect(accepted.status == 200)
             #expect(accepted.json["registered"] as? Int == 1000)
 
-            var mixed = tokens.map { entry in entry.merging(["token": "ff" + (entry["token"] ?? "")]) { _, new in new } }
+            var mixed = tokens.map { entry in entry.merging(["token": "ff" + (entry["token"] ?? "")]) { _, new in new }
+            }
             mixed[7]["token"] = "not-hex"
-            let refused = try await server.client.send("POST", "/v1/push-to-start-tokens/batch", key: app.appKey, json: ["tokens": mixed])
+            let refused = try await server.client.send(
+                "POST",
+                "/v1/push-to-start-tokens/batch",
+                key: app.appKey,
+                json: ["tokens": mixed]
+            )
             #expect(refused.status == 422)
             let errors = refused.json["errors"] as? [[String: Any]] ?? []
             #expect(errors.first?["pointer"] as? String == "/tokens/7/token")
             let appRecord = try #require(try await server.store.apps().first { $0.bundleID == app.bundleID })
-            let first = try await server.store.pushToStartToken(appID: appRecord.id, environment: .sandbox, attributesType: "MatchAttributes", token: mixed[0]["token"] ?? "")
+            let first = try await server.store.pushToStartToken(
+                appID: appRecord.id,
+                environment: .sandbox,
+                attributesType: "MatchAttributes",
+                token: mixed[0]["token"] ?? ""
+            )
             #expect(first == nil)
         }
     }

@@ -22,7 +22,10 @@ struct UncertainStartAPITests {
     ]) { _, new in new }
 
     @Test(
-        "connections reset mid fan-out leave some starts uncertain: no device gets two, those without one are the uncertain ones, and resend-uncertain starts them once",
+        """
+        connections reset mid fan-out leave some starts uncertain: no device gets two, those without one are the \
+        uncertain ones, and resend-uncertain starts them once
+        """,
         arguments: TestBackend.allCases
     )
     func resetConnections(backend: TestBackend) async throws {
@@ -33,7 +36,12 @@ struct UncertainStartAPITests {
             let devices = try await StartFanOutAPITests.devices(300, emulator: emulator, server: server, app: app)
             emulator.injectFault(.init(.resetConnection, rate: .everyNth(25), endpoints: [.devicePush]))
 
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: StartFanOutAPITests.startBody
+            )
             #expect(started.status == 202)
             let location = try #require(started.header("Location"))
             let job = try await StartFanOutAPITests.waitForJob(server, app, location)
@@ -62,10 +70,19 @@ struct UncertainStartAPITests {
             #expect(events.text.contains("event: done"))
             #expect(events.text.contains("\"uncertain\":\(uncertain)"), "\(events.text)")
             let list = try await server.client.send("GET", "/v1/jobs?limit=1", key: app.publisherKey)
-            #expect(((list.json["jobs"] as? [[String: Any]])?.first).flatMap { StartFanOutAPITests.progress($0, "uncertain") } == uncertain)
+            #expect(
+                ((list.json["jobs"] as? [[String: Any]])?.first).flatMap {
+                    StartFanOutAPITests.progress($0, "uncertain")
+                } == uncertain
+            )
             let metrics = try await server.scrapeMetrics()
-            #expect(metrics.value("marquee_job_tokens_total", ["kind": "start", "outcome": "uncertain"]) == Double(uncertain))
-            #expect(metrics.value("marquee_job_tokens_total", ["kind": "start", "outcome": "accepted"]) == Double(accepted))
+            #expect(
+                metrics.value("marquee_job_tokens_total", ["kind": "start", "outcome": "uncertain"])
+                    == Double(uncertain)
+            )
+            #expect(
+                metrics.value("marquee_job_tokens_total", ["kind": "start", "outcome": "accepted"]) == Double(accepted)
+            )
 
             // The resend: a new start job to exactly the uncertain tokens, through the ledger.
             emulator.removeAllFaults()
@@ -96,13 +113,20 @@ struct UncertainStartAPITests {
             #expect(again.header("Location") == resendLocation)
             #expect(emulator.activities(in: .sandbox).count == 300)
             // The resend left nothing uncertain: it has nothing to resend in turn.
-            let nothing = try await server.client.send("POST", resendLocation + "/resend-uncertain", key: app.publisherKey)
+            let nothing = try await server.client.send(
+                "POST",
+                resendLocation + "/resend-uncertain",
+                key: app.publisherKey
+            )
             #expect(nothing.status == 409)
             #expect(nothing.json["type"] as? String == "/problems/job-conflict")
         }
     }
 
-    @Test("resend-uncertain refuses a job that has not finished or has no uncertain tokens, with a problem saying why", arguments: TestBackend.allCases)
+    @Test(
+        "resend-uncertain refuses a job that has not finished or has no uncertain tokens, with a problem saying why",
+        arguments: TestBackend.allCases
+    )
     func refusals(backend: TestBackend) async throws {
         try await TestServer.run(backend, settings: StartFanOutAPITests.patientRetries) { server in
             let emulator = try server.emulator
@@ -111,7 +135,12 @@ struct UncertainStartAPITests {
             _ = try await StartFanOutAPITests.devices(5, emulator: emulator, server: server, app: app)
             // Every start is answered "later": the job keeps running.
             StartFanOutAPITests.holdBack(after: 0, emulator)
-            let started = try await server.client.send("POST", "/v1/events/match/starts", key: app.publisherKey, json: StartFanOutAPITests.startBody)
+            let started = try await server.client.send(
+                "POST",
+                "/v1/events/match/starts",
+                key: app.publisherKey,
+                json: StartFanOutAPITests.startBody
+            )
             let location = try #require(started.header("Location"))
 
             let running = try await server.client.send("POST", location + "/resend-uncertain", key: app.publisherKey)
@@ -125,7 +154,11 @@ struct UncertainStartAPITests {
             #expect(answered.status == 409)
             #expect((answered.json["detail"] as? String)?.contains("no uncertain tokens") == true, "\(answered.text)")
 
-            let unknown = try await server.client.send("POST", "/v1/jobs/job_00000000000000000000000000000000/resend-uncertain", key: app.publisherKey)
+            let unknown = try await server.client.send(
+                "POST",
+                "/v1/jobs/job_00000000000000000000000000000000/resend-uncertain",
+                key: app.publisherKey
+            )
             #expect(unknown.status == 404)
             // A key of the app's role `app` may not.
             #expect(try await server.client.send("POST", location + "/resend-uncertain", key: app.appKey).status == 403)

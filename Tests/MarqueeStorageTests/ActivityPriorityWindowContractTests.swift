@@ -5,19 +5,45 @@ import Testing
 
 @Suite("Activity priority windows")
 struct ActivityPriorityWindowContractTests {
-    @Test("accepted priority-10 pushes count into the activity's hour; after it a new hour begins", arguments: Backend.allCases)
+    @Test(
+        "accepted priority-10 pushes count into the activity's hour; after it a new hour begins",
+        arguments: Backend.allCases
+    )
     func windows(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
-            let activity = Activity(appID: app.id, eventID: event.id, environment: .sandbox, frequentPushesEnabled: true, createdAt: fixture.now)
+            let activity = Activity(
+                appID: app.id,
+                eventID: event.id,
+                environment: .sandbox,
+                frequentPushesEnabled: true,
+                createdAt: fixture.now
+            )
             try await fixture.store.recordActivity(activity)
             _ = try await fixture.store.recordUpdateToken(
-                appID: app.id, id: activity.id, activityID: "A-1", token: "aa01", frequentPushesEnabled: true, at: fixture.now
+                appID: app.id,
+                id: activity.id,
+                activityID: "A-1",
+                token: "aa01",
+                frequentPushesEnabled: true,
+                at: fixture.now
             )
-            let job = Job(appID: app.id, kind: .activityUpdate, arguments: [:], dueAt: fixture.now, createdAt: fixture.now)
+            let job = Job(
+                appID: app.id,
+                kind: .activityUpdate,
+                arguments: [:],
+                dueAt: fixture.now,
+                createdAt: fixture.now
+            )
             try await fixture.store.enqueueJob(job)
-            _ = try await fixture.store.leaseJobs(owner: "worker", kinds: nil, now: fixture.now, leaseDuration: .seconds(7200), limit: 1)
+            _ = try await fixture.store.leaseJobs(
+                owner: "worker",
+                kinds: nil,
+                now: fixture.now,
+                leaseDuration: .seconds(7200),
+                limit: 1
+            )
             let query = ActivityUpdateQuery(appID: app.id, eventID: event.id, environment: .sandbox)
 
             func target() async throws -> ActivityUpdateTarget? {
@@ -27,10 +53,16 @@ struct ActivityPriorityWindowContractTests {
                 let row = try #require(try await target()).rowID
                 try await fixture.store.commitActivityUpdateBatch(
                     ActivityUpdateBatch(
-                        appID: app.id, jobID: job.id, leaseOwner: "worker", timestamp: 1, accepted: [row], ended: [],
+                        appID: app.id,
+                        jobID: job.id,
+                        leaseOwner: "worker",
+                        timestamp: 1,
+                        accepted: [row],
+                        ended: [],
                         acceptedAtImmediate: immediate ? [row] : [],
                         priorityWindowsEndedAt: fixture.now.addingTimeInterval(-3600),
-                        progress: JobProgress(attempted: 1, succeeded: 1, downgraded: downgraded), checkpoint: nil
+                        progress: JobProgress(attempted: 1, succeeded: 1, downgraded: downgraded),
+                        checkpoint: nil
                     ),
                     at: fixture.now
                 )

@@ -6,7 +6,10 @@ import Testing
 
 @Suite("Apps, signing keys and API keys")
 struct AppContractTests {
-    @Test("an app is stored and read back; a second app with the same bundle ID is refused", arguments: Backend.allCases)
+    @Test(
+        "an app is stored and read back; a second app with the same bundle ID is refused",
+        arguments: Backend.allCases
+    )
     func apps(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -25,7 +28,11 @@ struct AppContractTests {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
             let other = try await fixture.makeApp("Other")
-            let pem = "-----BEGIN PRIVATE KEY-----\nMIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQg\n-----END PRIVATE KEY-----"
+            let pem =
+                """
+                -----BEGIN PRIVATE KEY-----\nMIGTAgEAMBMGByqGSM49AgEGCCqGSM49AwEHBHkwdwIBAQQg\n-----END PRIVATE \
+                KEY-----
+                """
             let key = SigningKey(appID: app.id, keyID: "ABC123DEFG", teamID: app.teamID, createdAt: fixture.now)
             try await fixture.store.storeSigningKey(key, privateKeyPEM: pem)
 
@@ -91,7 +98,10 @@ struct AppContractTests {
         }
     }
 
-    @Test("an app's name and environments change; its bundle ID, team and signing key stay", arguments: Backend.allCases)
+    @Test(
+        "an app's name and environments change; its bundle ID, team and signing key stay",
+        arguments: Backend.allCases
+    )
     func updateApp(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -119,7 +129,10 @@ struct AppContractTests {
         }
     }
 
-    @Test("a deployment key is stored without an app, listed and revoked only as one; app calls never see it", arguments: Backend.allCases)
+    @Test(
+        "a deployment key is stored without an app, listed and revoked only as one; app calls never see it",
+        arguments: Backend.allCases
+    )
     func deploymentKeys(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             #expect(try await !fixture.store.hasAnyAPIKey())
@@ -153,11 +166,21 @@ struct AppContractTests {
     func deploymentKeysAreAdmin(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             for role in [APIKeyRole.publisher, .app] {
-                let key = APIKeyCredential.generate().record(appID: nil, role: role, label: "not allowed", at: fixture.now)
+                let key = APIKeyCredential.generate().record(
+                    appID: nil,
+                    role: role,
+                    label: "not allowed",
+                    at: fixture.now
+                )
                 await #expect(throws: (any Error).self) { try await fixture.store.createAPIKey(key) }
             }
             let missingApp = AppID()
-            let orphan = APIKeyCredential.generate().record(appID: missingApp, role: .app, label: "no app", at: fixture.now)
+            let orphan = APIKeyCredential.generate().record(
+                appID: missingApp,
+                role: .app,
+                label: "no app",
+                at: fixture.now
+            )
             await #expect(throws: StoreError.notFound(entity: "app", id: missingApp.description)) {
                 try await fixture.store.createAPIKey(orphan)
             }
@@ -172,11 +195,12 @@ struct AppContractTests {
             let app = try await fixture.makeApp()
             for role in APIKeyRole.allCases {
                 let credential = APIKeyCredential.generate()
-                try await fixture.store.createAPIKey(credential.record(appID: app.id, role: role, label: role.rawValue, at: fixture.now))
+                try await fixture.store.createAPIKey(
+                    credential.record(appID: app.id, role: role, label: role.rawValue, at: fixture.now)
+                )
                 #expect(try await fixture.store.apiKey(prefix: credential.prefix)?.role == role)
             }
             #expect(Set(try await fixture.store.apiKeys(appID: app.id).map(\.role)) == Set(APIKeyRole.allCases))
         }
     }
 }
-

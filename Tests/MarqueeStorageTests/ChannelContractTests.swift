@@ -5,7 +5,10 @@ import Testing
 
 @Suite("Channels")
 struct ChannelContractTests {
-    @Test("concurrent reservations for one event and environment leave exactly one live row", arguments: Backend.allCases)
+    @Test(
+        "concurrent reservations for one event and environment leave exactly one live row",
+        arguments: Backend.allCases
+    )
     func concurrentReservation(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -29,7 +32,10 @@ struct ChannelContractTests {
         }
     }
 
-    @Test("a channel moves creating → active → deleting → deleted, and then a new one can be reserved", arguments: Backend.allCases)
+    @Test(
+        "a channel moves creating → active → deleting → deleted, and then a new one can be reserved",
+        arguments: Backend.allCases
+    )
     func lifecycle(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -37,16 +43,40 @@ struct ChannelContractTests {
             let channel = try await fixture.makeActiveChannel(for: event)
             #expect(channel.state == .active)
             #expect(channel.apnsChannelID != nil)
-            #expect(try await fixture.store.liveChannel(appID: app.id, eventID: event.id, environment: .sandbox) == channel)
+            #expect(
+                try await fixture.store.liveChannel(appID: app.id, eventID: event.id, environment: .sandbox) == channel
+            )
 
-            await #expect(throws: StoreError.invalidTransition(entity: "channel", id: channel.id.description, from: "active", to: "active")) {
-                _ = try await fixture.store.activateChannel(appID: app.id, id: channel.id, apnsChannelID: "x", at: fixture.now)
+            await #expect(
+                throws: StoreError.invalidTransition(
+                    entity: "channel",
+                    id: channel.id.description,
+                    from: "active",
+                    to: "active"
+                )
+            ) {
+                _ = try await fixture.store.activateChannel(
+                    appID: app.id,
+                    id: channel.id,
+                    apnsChannelID: "x",
+                    at: fixture.now
+                )
             }
             _ = try await fixture.store.transitionChannel(appID: app.id, id: channel.id, to: .deleting, at: fixture.now)
-            let deleted = try await fixture.store.transitionChannel(appID: app.id, id: channel.id, to: .deleted, at: fixture.now)
+            let deleted = try await fixture.store.transitionChannel(
+                appID: app.id,
+                id: channel.id,
+                to: .deleted,
+                at: fixture.now
+            )
             #expect(deleted.state == .deleted)
             await #expect(throws: StoreError.self) {
-                _ = try await fixture.store.transitionChannel(appID: app.id, id: channel.id, to: .active, at: fixture.now)
+                _ = try await fixture.store.transitionChannel(
+                    appID: app.id,
+                    id: channel.id,
+                    to: .active,
+                    at: fixture.now
+                )
             }
             #expect(try await fixture.store.liveChannel(appID: app.id, eventID: event.id, environment: .sandbox) == nil)
             let next = try await fixture.reserve(event, .sandbox)
@@ -67,7 +97,12 @@ struct ChannelContractTests {
             let channel = try await fixture.makeActiveChannel(for: event)
             #expect(try await fixture.store.channel(appID: other.id, id: channel.id) == nil)
             await #expect(throws: StoreError.notFound(entity: "channel", id: channel.id.description)) {
-                _ = try await fixture.store.transitionChannel(appID: other.id, id: channel.id, to: .deleting, at: fixture.now)
+                _ = try await fixture.store.transitionChannel(
+                    appID: other.id,
+                    id: channel.id,
+                    to: .deleting,
+                    at: fixture.now
+                )
             }
             await #expect(throws: StoreError.notFound(entity: "event", id: event.id.description)) {
                 _ = try await fixture.reserve(event, .sandbox, as: other.id)
@@ -75,7 +110,10 @@ struct ChannelContractTests {
         }
     }
 
-    @Test("broadcast timestamps strictly increase per channel, even when callers race and the clock stands still", arguments: Backend.allCases)
+    @Test(
+        "broadcast timestamps strictly increase per channel, even when callers race and the clock stands still",
+        arguments: Backend.allCases
+    )
     func monotonicTimestamps(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -85,13 +123,18 @@ struct ChannelContractTests {
             let now: Int64 = 1_767_225_600
             let timestamps = try await withThrowingTaskGroup(of: Int64.self) { group in
                 for _ in 0..<20 {
-                    group.addTask { try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now) }
+                    group.addTask {
+                        try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now)
+                    }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
             }
             #expect(timestamps.sorted() == Array(now..<(now + 20)))
             // A clock far ahead wins; a clock that stepped back does not.
-            #expect(try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now + 100) == now + 100)
+            #expect(
+                try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now + 100) == now
+                    + 100
+            )
             #expect(try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now) == now + 101)
             #expect(try await store.channel(appID: app.id, id: channel.id)?.lastBroadcastTimestamp == now + 101)
         }
@@ -103,13 +146,29 @@ struct ChannelContractTests {
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
             let reservation = try await fixture.reserve(event, .sandbox)
-            await #expect(throws: StoreError.notActive(entity: "channel", id: reservation.channel.id.description, state: "creating")) {
-                _ = try await fixture.store.nextBroadcastTimestamp(appID: app.id, channelID: reservation.channel.id, now: 1)
+            await #expect(
+                throws: StoreError.notActive(
+                    entity: "channel",
+                    id: reservation.channel.id.description,
+                    state: "creating"
+                )
+            ) {
+                _ = try await fixture.store.nextBroadcastTimestamp(
+                    appID: app.id,
+                    channelID: reservation.channel.id,
+                    now: 1
+                )
             }
         }
     }
 
-    @Test("taking a timestamp by event finds its active channel and continues the same sequence; another app or environment finds none", arguments: Backend.allCases)
+    @Test(
+        """
+        taking a timestamp by event finds its active channel and continues the same sequence; another app or \
+        environment finds none
+        """,
+        arguments: Backend.allCases
+    )
     func takeTimestampByEvent(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -119,23 +178,67 @@ struct ChannelContractTests {
             let now: Int64 = 1_767_225_600
             // Only `creating`: no active channel yet.
             let reservation = try await fixture.reserve(event, .sandbox)
-            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now) == nil)
-            let channel = try await store.activateChannel(appID: app.id, id: reservation.channel.id, apnsChannelID: "Y2hhbm5lbA==", at: fixture.now)
+            #expect(
+                try await store.takeBroadcastTimestamp(
+                    appID: app.id,
+                    eventID: event.id,
+                    environment: .sandbox,
+                    now: now
+                ) == nil
+            )
+            let channel = try await store.activateChannel(
+                appID: app.id,
+                id: reservation.channel.id,
+                apnsChannelID: "Y2hhbm5lbA==",
+                at: fixture.now
+            )
 
-            let taken = try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now)
+            let taken = try await store.takeBroadcastTimestamp(
+                appID: app.id,
+                eventID: event.id,
+                environment: .sandbox,
+                now: now
+            )
             #expect(taken?.id == channel.id)
             #expect(taken?.apnsChannelID == "Y2hhbm5lbA==")
             #expect(taken?.lastBroadcastTimestamp == now)
             #expect(try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: now) == now + 1)
-            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now)?.lastBroadcastTimestamp == now + 2)
+            #expect(
+                try await store.takeBroadcastTimestamp(
+                    appID: app.id,
+                    eventID: event.id,
+                    environment: .sandbox,
+                    now: now
+                )?.lastBroadcastTimestamp == now + 2
+            )
 
-            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .production, now: now) == nil)
-            #expect(try await store.takeBroadcastTimestamp(appID: other.id, eventID: event.id, environment: .sandbox, now: now) == nil)
+            #expect(
+                try await store.takeBroadcastTimestamp(
+                    appID: app.id,
+                    eventID: event.id,
+                    environment: .production,
+                    now: now
+                ) == nil
+            )
+            #expect(
+                try await store.takeBroadcastTimestamp(
+                    appID: other.id,
+                    eventID: event.id,
+                    environment: .sandbox,
+                    now: now
+                ) == nil
+            )
             #expect(try await store.channel(appID: app.id, id: channel.id)?.lastBroadcastTimestamp == now + 2)
         }
     }
 
-    @Test("beginning a broadcast reads the event and takes each asked environment's timestamp with its budget use, in one step", arguments: Backend.allCases)
+    @Test(
+        """
+        beginning a broadcast reads the event and takes each asked environment's timestamp with its budget use, \
+        in one step
+        """,
+        arguments: Backend.allCases
+    )
     func beginBroadcast(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -146,7 +249,15 @@ struct ChannelContractTests {
             let window = fixture.now.addingTimeInterval(-3600)
             let both: Set<APNSEnvironment> = [.sandbox, .production]
             // No active channel yet: the event alone.
-            let bare = try #require(try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window))
+            let bare = try #require(
+                try await store.beginBroadcast(
+                    appID: app.id,
+                    externalKey: event.externalKey,
+                    environments: both,
+                    now: now,
+                    budgetSince: window
+                )
+            )
             #expect(bare.event == event)
             #expect(bare.taken.isEmpty)
             #expect(bare.updateTokenEnvironments.isEmpty)
@@ -169,7 +280,15 @@ struct ChannelContractTests {
                     )
                 )
             }
-            let began = try #require(try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window))
+            let began = try #require(
+                try await store.beginBroadcast(
+                    appID: app.id,
+                    externalKey: event.externalKey,
+                    environments: both,
+                    now: now,
+                    budgetSince: window
+                )
+            )
             #expect(began.event == event)
             #expect(began.taken[.sandbox]?.channel.id == sandbox.id)
             #expect(began.taken[.sandbox]?.channel.apnsChannelID == sandbox.apnsChannelID)
@@ -178,9 +297,22 @@ struct ChannelContractTests {
             #expect(began.taken[.production]?.channel.id == production.id)
             #expect(began.taken[.production]?.immediateSent == 0)
             // The same sequence as takeBroadcastTimestamp's; only the environments asked for.
-            #expect(try await store.takeBroadcastTimestamp(appID: app.id, eventID: event.id, environment: .sandbox, now: now)?.lastBroadcastTimestamp == now + 1)
+            #expect(
+                try await store.takeBroadcastTimestamp(
+                    appID: app.id,
+                    eventID: event.id,
+                    environment: .sandbox,
+                    now: now
+                )?.lastBroadcastTimestamp == now + 1
+            )
             let sandboxOnly = try #require(
-                try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: [.sandbox], now: now, budgetSince: fixture.now.addingTimeInterval(1))
+                try await store.beginBroadcast(
+                    appID: app.id,
+                    externalKey: event.externalKey,
+                    environments: [.sandbox],
+                    now: now,
+                    budgetSince: fixture.now.addingTimeInterval(1)
+                )
             )
             #expect(sandboxOnly.taken[.sandbox]?.channel.lastBroadcastTimestamp == now + 2)
             #expect(sandboxOnly.taken[.sandbox]?.immediateSent == 0)
@@ -188,9 +320,25 @@ struct ChannelContractTests {
             #expect(try await store.channel(appID: app.id, id: production.id)?.lastBroadcastTimestamp == now)
 
             // Another app's key finds nothing; an ended event is read but nothing is taken.
-            #expect(try await store.beginBroadcast(appID: other.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window) == nil)
+            #expect(
+                try await store.beginBroadcast(
+                    appID: other.id,
+                    externalKey: event.externalKey,
+                    environments: both,
+                    now: now,
+                    budgetSince: window
+                ) == nil
+            )
             #expect(try await store.setEventState(appID: app.id, id: event.id, state: .ended, at: fixture.now))
-            let ended = try #require(try await store.beginBroadcast(appID: app.id, externalKey: event.externalKey, environments: both, now: now, budgetSince: window))
+            let ended = try #require(
+                try await store.beginBroadcast(
+                    appID: app.id,
+                    externalKey: event.externalKey,
+                    environments: both,
+                    now: now,
+                    budgetSince: window
+                )
+            )
             #expect(ended.event.state == .ended)
             #expect(ended.taken.isEmpty)
             #expect(try await store.channel(appID: app.id, id: sandbox.id)?.lastBroadcastTimestamp == now + 2)
@@ -218,11 +366,18 @@ struct ChannelContractTests {
             #expect(first.state == .orphaned)
             #expect(first.eventID == nil)
             #expect(again.id == first.id)
-            #expect(try await fixture.store.channels(appID: app.id, environment: .production, states: [.orphaned]) == [first])
+            #expect(
+                try await fixture.store.channels(appID: app.id, environment: .production, states: [.orphaned]) == [
+                    first
+                ]
+            )
         }
     }
 
-    @Test("the channel list pages oldest first with each event's key, in the app, environments and states asked", arguments: Backend.allCases)
+    @Test(
+        "the channel list pages oldest first with each event's key, in the app, environments and states asked",
+        arguments: Backend.allCases
+    )
     func channelPages(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -255,7 +410,9 @@ struct ChannelContractTests {
             let other = try await fixture.makeApp("Other")
             _ = try await fixture.makeActiveChannel(for: try await fixture.makeEvent(for: other))
             // Rows made at the same instant are ordered by ID, so pages never overlap.
-            expected.sort { ($0.channel.createdAt, $0.channel.id.description) < ($1.channel.createdAt, $1.channel.id.description) }
+            expected.sort {
+                ($0.channel.createdAt, $0.channel.id.description) < ($1.channel.createdAt, $1.channel.id.description)
+            }
 
             var listed: [ListedChannel] = []
             var after: ChannelListPosition?
@@ -282,11 +439,18 @@ struct ChannelContractTests {
                 limit: 100
             )
             #expect(creatingInProduction.compactMap(\.eventKey).sorted() == ["match-1", "match-2", "match-3"])
-            #expect(creatingInProduction.allSatisfy { $0.channel.environment == .production && $0.channel.state == .creating })
+            #expect(
+                creatingInProduction.allSatisfy {
+                    $0.channel.environment == .production && $0.channel.state == .creating
+                }
+            )
         }
     }
 
-    @Test("the broadcast log keeps each request, newest first, with its content-state and alert", arguments: Backend.allCases)
+    @Test(
+        "the broadcast log keeps each request, newest first, with its content-state and alert",
+        arguments: Backend.allCases
+    )
     func broadcastLog(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -313,13 +477,19 @@ struct ChannelContractTests {
                 stored.sequence = try await fixture.store.appendBroadcastLog(entry)
                 entries.append(stored)
             }
-            #expect(try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, limit: 10) == entries.reversed())
+            #expect(
+                try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, limit: 10)
+                    == entries.reversed()
+            )
             let other = try await fixture.makeApp("Other")
             #expect(try await fixture.store.broadcastLog(appID: other.id, channelID: channel.id, limit: 10).isEmpty)
         }
     }
 
-    @Test("the broadcast log pages newest first by its sequence and keeps the event and the downgrade", arguments: Backend.allCases)
+    @Test(
+        "the broadcast log pages newest first by its sequence and keeps the event and the downgrade",
+        arguments: Backend.allCases
+    )
     func broadcastLogPages(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -347,13 +517,28 @@ struct ChannelContractTests {
                 )
             }
             #expect(sequences == sequences.sorted() && Set(sequences).count == 5)
-            let first = try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, before: nil, limit: 2)
+            let first = try await fixture.store.broadcastLog(
+                appID: app.id,
+                channelID: channel.id,
+                before: nil,
+                limit: 2
+            )
             #expect(first.map(\.timestamp) == [1_767_225_604, 1_767_225_603])
             #expect(first.map(\.event) == [.end, .update])
             #expect(first.map(\.downgraded) == [false, true])
-            let second = try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, before: first.last?.sequence, limit: 2)
+            let second = try await fixture.store.broadcastLog(
+                appID: app.id,
+                channelID: channel.id,
+                before: first.last?.sequence,
+                limit: 2
+            )
             #expect(second.map(\.timestamp) == [1_767_225_602, 1_767_225_601])
-            let last = try await fixture.store.broadcastLog(appID: app.id, channelID: channel.id, before: second.last?.sequence, limit: 2)
+            let last = try await fixture.store.broadcastLog(
+                appID: app.id,
+                channelID: channel.id,
+                before: second.last?.sequence,
+                limit: 2
+            )
             #expect(last.map(\.timestamp) == [1_767_225_600])
         }
     }
@@ -388,14 +573,38 @@ struct ChannelContractTests {
                 )
             }
             let hourAgo = fixture.now.addingTimeInterval(-3600)
-            #expect(try await fixture.store.broadcastCount(appID: app.id, channelID: channel.id, priority: .immediate, since: hourAgo) == 2)
-            #expect(try await fixture.store.broadcastCount(appID: app.id, channelID: channel.id, priority: .normal, since: hourAgo) == 1)
+            #expect(
+                try await fixture.store.broadcastCount(
+                    appID: app.id,
+                    channelID: channel.id,
+                    priority: .immediate,
+                    since: hourAgo
+                ) == 2
+            )
+            #expect(
+                try await fixture.store.broadcastCount(
+                    appID: app.id,
+                    channelID: channel.id,
+                    priority: .normal,
+                    since: hourAgo
+                ) == 1
+            )
             let other = try await fixture.makeApp("Other")
-            #expect(try await fixture.store.broadcastCount(appID: other.id, channelID: channel.id, priority: .immediate, since: hourAgo) == 0)
+            #expect(
+                try await fixture.store.broadcastCount(
+                    appID: other.id,
+                    channelID: channel.id,
+                    priority: .immediate,
+                    since: hourAgo
+                ) == 0
+            )
         }
     }
 
-    @Test("an event's channels are listed in every state, oldest first, for its own app only", arguments: Backend.allCases)
+    @Test(
+        "an event's channels are listed in every state, oldest first, for its own app only",
+        arguments: Backend.allCases
+    )
     func channelsOfEvent(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -406,19 +615,29 @@ struct ChannelContractTests {
 
             let first = try await fixture.makeActiveChannel(for: event)
             fixture.clock.advance(by: 1)
-            let deleted = try await fixture.store.transitionChannel(appID: app.id, id: first.id, to: .deleted, at: fixture.now)
+            let deleted = try await fixture.store.transitionChannel(
+                appID: app.id,
+                id: first.id,
+                to: .deleted,
+                at: fixture.now
+            )
             fixture.clock.advance(by: 1)
             let production = try await fixture.reserve(event, .production).channel
             fixture.clock.advance(by: 1)
             let second = try await fixture.makeActiveChannel(for: event)
 
-            #expect(try await fixture.store.channels(appID: app.id, eventID: event.id) == [deleted, production, second])
+            #expect(
+                try await fixture.store.channels(appID: app.id, eventID: event.id) == [deleted, production, second]
+            )
             #expect(try await fixture.store.channels(appID: other.id, eventID: event.id).isEmpty)
             #expect(try await fixture.store.channels(appID: app.id, eventID: EventID()).isEmpty)
         }
     }
 
-    @Test("activation absorbs an orphan recorded meanwhile for the same APNs ID, app and environment", arguments: Backend.allCases)
+    @Test(
+        "activation absorbs an orphan recorded meanwhile for the same APNs ID, app and environment",
+        arguments: Backend.allCases
+    )
     func activationAbsorbsOrphan(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -439,7 +658,12 @@ struct ChannelContractTests {
             let otherEnvironment = try await orphan(app.id, .production)
             let otherApp = try await orphan(other.id, .sandbox)
 
-            let active = try await fixture.store.activateChannel(appID: app.id, id: reservation.channel.id, apnsChannelID: apnsID, at: fixture.now)
+            let active = try await fixture.store.activateChannel(
+                appID: app.id,
+                id: reservation.channel.id,
+                apnsChannelID: apnsID,
+                at: fixture.now
+            )
             #expect(active.id == reservation.channel.id)
             #expect(active.state == .active)
             #expect(active.apnsChannelID == apnsID)
@@ -451,7 +675,10 @@ struct ChannelContractTests {
         }
     }
 
-    @Test("activation with an APNs ID that a live channel holds is refused, and absorbs nothing", arguments: Backend.allCases)
+    @Test(
+        "activation with an APNs ID that a live channel holds is refused, and absorbs nothing",
+        arguments: Backend.allCases
+    )
     func activationRefusesALiveHolder(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -460,7 +687,12 @@ struct ChannelContractTests {
             let event = try await fixture.makeEvent(for: app)
             let reservation = try await fixture.reserve(event, .sandbox)
             await #expect(throws: StoreError.duplicate(entity: "channel", key: apnsID)) {
-                _ = try await fixture.store.activateChannel(appID: app.id, id: reservation.channel.id, apnsChannelID: apnsID, at: fixture.now)
+                _ = try await fixture.store.activateChannel(
+                    appID: app.id,
+                    id: reservation.channel.id,
+                    apnsChannelID: apnsID,
+                    at: fixture.now
+                )
             }
             #expect(try await fixture.store.channel(appID: app.id, id: reservation.channel.id)?.state == .creating)
             #expect(try await fixture.store.channel(appID: app.id, id: holder.id) == holder)

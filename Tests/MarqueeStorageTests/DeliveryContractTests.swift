@@ -26,13 +26,30 @@ struct DeliveryContractTests {
             after: 0,
             limit: 100
         )
-        let job = Job(appID: app.id, kind: .startFanOut, arguments: ["event": .string(event.id.description)], dueAt: fixture.now, createdAt: fixture.now)
+        let job = Job(
+            appID: app.id,
+            kind: .startFanOut,
+            arguments: ["event": .string(event.id.description)],
+            dueAt: fixture.now,
+            createdAt: fixture.now
+        )
         try await fixture.store.enqueueJob(job)
-        _ = try await fixture.store.leaseJobs(owner: "worker", kinds: nil, now: fixture.now, leaseDuration: .seconds(60), limit: 1)
+        _ = try await fixture.store.leaseJobs(
+            owner: "worker",
+            kinds: nil,
+            now: fixture.now,
+            leaseDuration: .seconds(60),
+            limit: 1
+        )
         return Scene(app: app, event: event, tokens: tokens, job: job)
     }
 
-    static func batch(_ scene: Scene, _ tokens: ArraySlice<PushToStartToken>, owner: String = "worker", at: Date) -> DeliveryBatch {
+    static func batch(
+        _ scene: Scene,
+        _ tokens: ArraySlice<PushToStartToken>,
+        owner: String = "worker",
+        at: Date
+    ) -> DeliveryBatch {
         let deliveries = tokens.enumerated().map { offset, token in
             Delivery(
                 jobID: scene.job.id,
@@ -46,9 +63,15 @@ struct DeliveryContractTests {
                 completedAt: at
             )
         }
-        let invalid = tokens.dropFirst().first.map {
-            [$0.rowID: TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: Int64(at.timeIntervalSince1970 * 1000) + 1)]
-        } ?? [:]
+        let invalid =
+            tokens.dropFirst().first.map {
+                [
+                    $0.rowID: TokenInvalidation(
+                        reason: .unregistered,
+                        apnsTimestampMilliseconds: Int64(at.timeIntervalSince1970 * 1000) + 1
+                    )
+                ]
+            } ?? [:]
         return DeliveryBatch(
             appID: scene.app.id,
             jobID: scene.job.id,
@@ -56,7 +79,11 @@ struct DeliveryContractTests {
             deliveries: deliveries,
             startedEventID: scene.event.id,
             invalidations: invalid,
-            progress: JobProgress(attempted: Int64(deliveries.count), succeeded: Int64(deliveries.count - invalid.count), failed: Int64(invalid.count)),
+            progress: JobProgress(
+                attempted: Int64(deliveries.count),
+                succeeded: Int64(deliveries.count - invalid.count),
+                failed: Int64(invalid.count)
+            ),
             checkpoint: tokens.last.map { String($0.rowID) }
         )
     }
@@ -72,9 +99,17 @@ struct DeliveryContractTests {
             // outcomes as deliveries.
             let deliveries = try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id)
             #expect(deliveries == first.deliveries.filter { $0.outcome != .accepted })
-            let records = try await fixture.store.startRecords(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID))
+            let records = try await fixture.store.startRecords(
+                appID: scene.app.id,
+                eventID: scene.event.id,
+                among: scene.tokens.map(\.rowID)
+            )
             #expect(records == first.deliveries.filter { $0.outcome == .accepted }.map(Self.startRecord))
-            let started = try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID))
+            let started = try await fixture.store.startedTokens(
+                appID: scene.app.id,
+                eventID: scene.event.id,
+                among: scene.tokens.map(\.rowID)
+            )
             #expect(started == [scene.tokens[0].rowID, scene.tokens[2].rowID])
             let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
             // The 410 of the second token is newer than its registration: retired, and counted.
@@ -83,7 +118,12 @@ struct DeliveryContractTests {
 
             // The audience of a resumed start skips what the ledger holds and what was retired.
             let remaining = try await fixture.store.audiencePage(
-                AudienceQuery(appID: scene.app.id, environment: .sandbox, attributesType: "MatchAttributes", excludingStartsOf: scene.event.id),
+                AudienceQuery(
+                    appID: scene.app.id,
+                    environment: .sandbox,
+                    attributesType: "MatchAttributes",
+                    excludingStartsOf: scene.event.id
+                ),
                 after: 0,
                 limit: 100
             )
@@ -92,16 +132,31 @@ struct DeliveryContractTests {
             // Committing the same window again (a resumed worker) adds nothing twice.
             try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
             #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id) == deliveries)
-            #expect(try await fixture.store.startRecords(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID)) == records)
+            #expect(
+                try await fixture.store.startRecords(
+                    appID: scene.app.id,
+                    eventID: scene.event.id,
+                    among: scene.tokens.map(\.rowID)
+                ) == records
+            )
         }
     }
 
-    @Test("an uncertain start is a delivery of its own, counted apart, and a resumed run leaves it out", arguments: Backend.allCases)
+    @Test(
+        "an uncertain start is a delivery of its own, counted apart, and a resumed run leaves it out",
+        arguments: Backend.allCases
+    )
     func uncertainStart(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let scene = try await Self.scene(fixture, count: 3)
             // The first token's start was written to APNs and got no answer: the device may have it.
-            let uncertain = Delivery(jobID: scene.job.id, tokenRowID: scene.tokens[0].rowID, outcome: .uncertain, sentAt: fixture.now, completedAt: fixture.now)
+            let uncertain = Delivery(
+                jobID: scene.job.id,
+                tokenRowID: scene.tokens[0].rowID,
+                outcome: .uncertain,
+                sentAt: fixture.now,
+                completedAt: fixture.now
+            )
             try await fixture.store.commitDeliveryBatch(
                 DeliveryBatch(
                     appID: scene.app.id,
@@ -115,12 +170,22 @@ struct DeliveryContractTests {
                 at: fixture.now
             )
             #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id) == [uncertain])
-            #expect(try await fixture.store.deliveryCounts(appID: scene.app.id, jobID: scene.job.id) == [DeliveryCount(outcome: .uncertain, reason: nil, count: 1)])
+            #expect(
+                try await fixture.store.deliveryCounts(appID: scene.app.id, jobID: scene.job.id) == [
+                    DeliveryCount(outcome: .uncertain, reason: nil, count: 1)
+                ]
+            )
             let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
             #expect(job.progress == JobProgress(attempted: 1, uncertain: 1))
             // It is not in the start ledger (APNs never said it started), but it is final in its
             // job: a resumed run does not send it again.
-            #expect(try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID)).isEmpty)
+            #expect(
+                try await fixture.store.startedTokens(
+                    appID: scene.app.id,
+                    eventID: scene.event.id,
+                    among: scene.tokens.map(\.rowID)
+                ).isEmpty
+            )
             let resumed = AudienceQuery(
                 appID: scene.app.id,
                 environment: .sandbox,
@@ -128,7 +193,10 @@ struct DeliveryContractTests {
                 excludingStartsOf: scene.event.id,
                 excludingFinalOutcomesOf: scene.job.id
             )
-            #expect(try await fixture.store.audiencePage(resumed, after: 0, limit: 10).map(\.rowID) == scene.tokens[1...].map(\.rowID))
+            #expect(
+                try await fixture.store.audiencePage(resumed, after: 0, limit: 10).map(\.rowID)
+                    == scene.tokens[1...].map(\.rowID)
+            )
         }
     }
 
@@ -144,7 +212,10 @@ struct DeliveryContractTests {
         )
     }
 
-    @Test("the first accepted start makes the event live; an edit read before it does not take that back", arguments: Backend.allCases)
+    @Test(
+        "the first accepted start makes the event live; an edit read before it does not take that back",
+        arguments: Backend.allCases
+    )
     func firstStartMakesTheEventLive(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let scene = try await Self.scene(fixture)
@@ -156,7 +227,10 @@ struct DeliveryContractTests {
             #expect(try await fixture.store.event(appID: scene.app.id, id: scene.event.id)?.state == .scheduled)
 
             fixture.clock.advance(by: 5)
-            try await fixture.store.commitDeliveryBatch(Self.batch(scene, scene.tokens[2..<4], at: fixture.now), at: fixture.now)
+            try await fixture.store.commitDeliveryBatch(
+                Self.batch(scene, scene.tokens[2..<4], at: fixture.now),
+                at: fixture.now
+            )
             let live = try #require(try await fixture.store.event(appID: scene.app.id, id: scene.event.id))
             #expect(live.state == .live)
             #expect(live.updatedAt == fixture.now)
@@ -168,7 +242,10 @@ struct DeliveryContractTests {
             stale.state = .ended
             #expect(try await fixture.store.updateEvent(stale).state == .ended)
             // A later batch of the same job (the last devices' answers) leaves an ended event ended.
-            try await fixture.store.commitDeliveryBatch(Self.batch(scene, scene.tokens[4..<6], at: fixture.now), at: fixture.now)
+            try await fixture.store.commitDeliveryBatch(
+                Self.batch(scene, scene.tokens[4..<6], at: fixture.now),
+                at: fixture.now
+            )
             #expect(try await fixture.store.event(appID: scene.app.id, id: scene.event.id)?.state == .ended)
         }
     }
@@ -199,7 +276,13 @@ struct DeliveryContractTests {
                 try await fixture.store.commitDeliveryBatch(batch, at: fixture.now)
             }
             try await Self.expectNothingWritten(fixture, scene)
-            #expect(try await fixture.store.startedTokens(appID: other.id, eventID: foreignEvent.id, among: scene.tokens.map(\.rowID)).isEmpty)
+            #expect(
+                try await fixture.store.startedTokens(
+                    appID: other.id,
+                    eventID: foreignEvent.id,
+                    among: scene.tokens.map(\.rowID)
+                ).isEmpty
+            )
         }
     }
 
@@ -210,7 +293,14 @@ struct DeliveryContractTests {
             // The first token (started) and the second (410) are unregistered while their pushes
             // are out; a refused batch would make the job send the whole window again.
             for token in scene.tokens[0..<2] {
-                #expect(try await fixture.store.deletePushToStartToken(appID: scene.app.id, environment: .sandbox, attributesType: "MatchAttributes", token: token.token))
+                #expect(
+                    try await fixture.store.deletePushToStartToken(
+                        appID: scene.app.id,
+                        environment: .sandbox,
+                        attributesType: "MatchAttributes",
+                        token: token.token
+                    )
+                )
             }
             let batch = Self.batch(scene, scene.tokens[0..<3], at: fixture.now)
             try await fixture.store.commitDeliveryBatch(batch, at: fixture.now)
@@ -219,10 +309,21 @@ struct DeliveryContractTests {
             // Every push counts as sent; nothing was left to retire.
             #expect(job.progress == JobProgress(attempted: 3, succeeded: 2, failed: 1, retired: 0))
             #expect(job.checkpoint == String(scene.tokens[2].rowID))
-            #expect(try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: [scene.tokens[2].rowID]) == [scene.tokens[2].rowID])
+            #expect(
+                try await fixture.store.startedTokens(
+                    appID: scene.app.id,
+                    eventID: scene.event.id,
+                    among: [scene.tokens[2].rowID]
+                ) == [scene.tokens[2].rowID]
+            )
             #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id).isEmpty)
             let audience = try await fixture.store.audiencePage(
-                AudienceQuery(appID: scene.app.id, environment: .sandbox, attributesType: "MatchAttributes", excludingStartsOf: scene.event.id),
+                AudienceQuery(
+                    appID: scene.app.id,
+                    environment: .sandbox,
+                    attributesType: "MatchAttributes",
+                    excludingStartsOf: scene.event.id
+                ),
                 after: 0,
                 limit: 100
             )
@@ -232,7 +333,13 @@ struct DeliveryContractTests {
 
     static func expectNothingWritten(_ fixture: StoreFixture, _ scene: Scene) async throws {
         #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id).isEmpty)
-        #expect(try await fixture.store.startedTokens(appID: scene.app.id, eventID: scene.event.id, among: scene.tokens.map(\.rowID)).isEmpty)
+        #expect(
+            try await fixture.store.startedTokens(
+                appID: scene.app.id,
+                eventID: scene.event.id,
+                among: scene.tokens.map(\.rowID)
+            ).isEmpty
+        )
         let job = try #require(try await fixture.store.job(appID: scene.app.id, id: scene.job.id))
         #expect(job.progress == JobProgress())
         #expect(job.checkpoint == nil)

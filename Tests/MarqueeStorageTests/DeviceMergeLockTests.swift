@@ -18,23 +18,51 @@ struct DeviceMergeLockTests {
     func mergeWaitsForBatch() async throws {
         try await PostgresTestCluster.withDatabase { configuration in
             try await withRunningClient(configuration) { client in
-                let store = PostgresStore(client: client, configuration: StoreConfiguration(sealer: testSealer, migrations: .sources, clock: ManualWallClock()))
+                let store = PostgresStore(
+                    client: client,
+                    configuration: StoreConfiguration(
+                        sealer: testSealer,
+                        migrations: .sources,
+                        clock: ManualWallClock()
+                    )
+                )
                 let now = Date()
-                let app = App(name: "Scores", bundleID: "com.example.scores", teamID: "TEAM123456", environments: [.sandbox], createdAt: now)
+                let app = App(
+                    name: "Scores",
+                    bundleID: "com.example.scores",
+                    teamID: "TEAM123456",
+                    environments: [.sandbox],
+                    createdAt: now
+                )
                 try await store.createApp(app)
                 let event = try await store.createEvent(
                     Event(
-                        appID: app.id, externalKey: "match", title: "Final", attributesType: "MatchAttributes", environments: [.sandbox],
-                        storagePolicy: .noMessageStored, plannedStart: now, plannedEnd: now.addingTimeInterval(3600), createdAt: now
+                        appID: app.id,
+                        externalKey: "match",
+                        title: "Final",
+                        attributesType: "MatchAttributes",
+                        environments: [.sandbox],
+                        storagePolicy: .noMessageStored,
+                        plannedStart: now,
+                        plannedEnd: now.addingTimeInterval(3600),
+                        createdAt: now
                     )
                 ).event
                 _ = try await store.upsertPushToStartTokens(
                     appID: app.id,
-                    [DeviceContractTests.registration(token: 1, device: 1), DeviceContractTests.registration(token: 2, device: nil)],
+                    [
+                        DeviceContractTests.registration(token: 1, device: 1),
+                        DeviceContractTests.registration(token: 2, device: nil),
+                    ],
                     at: now
                 )
                 let token = { (index: Int) in
-                    try await store.pushToStartToken(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes", token: DeviceContractTests.token(index))
+                    try await store.pushToStartToken(
+                        appID: app.id,
+                        environment: .sandbox,
+                        attributesType: "MatchAttributes",
+                        token: DeviceContractTests.token(index)
+                    )
                 }
                 let device = try #require(try await token(1)).rowID
                 let tokenRow = try #require(try await token(2)).rowID
@@ -42,7 +70,10 @@ struct DeviceMergeLockTests {
                 let merge = try await client.withConnection { batch in
                     // The batch: the shared lock, then its ledger entry for the token's row, not committed.
                     try await batch.query("BEGIN", logger: store.logger)
-                    try await batch.query("SELECT pg_advisory_xact_lock_shared(\(PostgresStore.mergeLockKey(app.id)))", logger: store.logger)
+                    try await batch.query(
+                        "SELECT pg_advisory_xact_lock_shared(\(PostgresStore.mergeLockKey(app.id)))",
+                        logger: store.logger
+                    )
                     try await batch.query(
                         """
                         INSERT INTO start_ledger (event_id, token_id, app_id, job_id, attempt, sent_at, started_at)
@@ -51,7 +82,11 @@ struct DeviceMergeLockTests {
                         logger: store.logger
                     )
                     let merge = Task {
-                        try await store.upsertPushToStartTokens(appID: app.id, [DeviceContractTests.registration(token: 2, device: 1)], at: now.addingTimeInterval(1))
+                        try await store.upsertPushToStartTokens(
+                            appID: app.id,
+                            [DeviceContractTests.registration(token: 2, device: 1)],
+                            at: now.addingTimeInterval(1)
+                        )
                     }
                     try await waitUntil("the merge waiting for the batch's lock", timeout: .seconds(60)) {
                         let waiting = try await client.query(
@@ -65,7 +100,11 @@ struct DeviceMergeLockTests {
                 }
                 #expect(try await merge.value == 1)
                 #expect(try await token(2)?.rowID == device)
-                #expect(try await store.startRecords(appID: app.id, eventID: event.id, among: [device, tokenRow]).map(\.tokenRowID) == [device])
+                #expect(
+                    try await store.startRecords(appID: app.id, eventID: event.id, among: [device, tokenRow]).map(
+                        \.tokenRowID
+                    ) == [device]
+                )
             }
         }
     }

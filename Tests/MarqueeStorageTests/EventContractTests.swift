@@ -27,13 +27,23 @@ struct EventContractTests {
             let event = try await fixture.makeEvent(for: app)
             #expect(try await fixture.store.event(appID: other.id, id: event.id) == nil)
             #expect(try await fixture.store.event(appID: other.id, externalKey: event.externalKey) == nil)
-            #expect(try await !fixture.store.setEventState(appID: other.id, id: event.id, state: .cancelled, at: fixture.now))
+            #expect(
+                try await !fixture.store.setEventState(
+                    appID: other.id,
+                    id: event.id,
+                    state: .cancelled,
+                    at: fixture.now
+                )
+            )
             #expect(try await fixture.store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now))
             #expect(try await fixture.store.event(appID: app.id, id: event.id)?.state == .live)
         }
     }
 
-    @Test("an update replaces title, environments, priority policy, times and state, not the key, type or storage policy", arguments: Backend.allCases)
+    @Test(
+        "an update replaces title, environments, priority policy, times and state, not the key, type or storage policy",
+        arguments: Backend.allCases
+    )
     func updateEvent(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -119,7 +129,14 @@ struct EventContractTests {
             for index in [7, 2, 9, 0, 4, 1, 8, 3, 6, 5] {
                 let event = try await fixture.makeEvent(for: app, key: "match-\(index)")
                 let state = states[index % states.count]
-                #expect(try await fixture.store.setEventState(appID: app.id, id: event.id, state: state, at: event.updatedAt))
+                #expect(
+                    try await fixture.store.setEventState(
+                        appID: app.id,
+                        id: event.id,
+                        state: state,
+                        at: event.updatedAt
+                    )
+                )
                 all.append(try #require(try await fixture.store.event(appID: app.id, id: event.id)))
             }
             _ = try await fixture.makeEvent(for: other, key: "match-10")
@@ -129,7 +146,12 @@ struct EventContractTests {
                 var pages = 0
                 var cursor: String?
                 while true {
-                    let page = try await fixture.store.events(appID: app.id, states: filter, afterKey: cursor, limit: limit)
+                    let page = try await fixture.store.events(
+                        appID: app.id,
+                        states: filter,
+                        afterKey: cursor,
+                        limit: limit
+                    )
                     #expect(page.count <= limit)
                     if page.isEmpty { break }
                     pages += 1
@@ -140,7 +162,9 @@ struct EventContractTests {
             }
 
             let live = try await everyPage([.scheduled, .live], limit: 2)
-            let expected = all.filter { [EventState.scheduled, .live].contains($0.state) }.sorted { $0.externalKey < $1.externalKey }
+            let expected = all.filter { [EventState.scheduled, .live].contains($0.state) }.sorted {
+                $0.externalKey < $1.externalKey
+            }
             #expect(expected.map(\.externalKey) == ["match-0", "match-1", "match-4", "match-5", "match-8", "match-9"])
             #expect(live.events == expected)
             #expect(live.pages == 3)
@@ -149,7 +173,11 @@ struct EventContractTests {
             #expect(unfiltered.events.map(\.externalKey) == (0..<10).map { "match-\($0)" })
             #expect(try await fixture.store.events(appID: app.id, states: [], afterKey: nil, limit: 10).isEmpty)
             #expect(try await fixture.store.events(appID: app.id, states: nil, afterKey: "match-9", limit: 10).isEmpty)
-            #expect(try await fixture.store.events(appID: other.id, states: nil, afterKey: nil, limit: 10).map(\.externalKey) == ["match-10"])
+            #expect(
+                try await fixture.store.events(appID: other.id, states: nil, afterKey: nil, limit: 10).map(
+                    \.externalKey
+                ) == ["match-10"]
+            )
         }
     }
 
@@ -161,7 +189,14 @@ struct EventContractTests {
             #expect(try await fixture.store.eventCounts(appID: app.id).isEmpty)
             for (index, state) in [EventState.live, .live, .ended, .scheduled].enumerated() {
                 let event = try await fixture.makeEvent(for: app, key: "match-\(index)")
-                #expect(try await fixture.store.setEventState(appID: app.id, id: event.id, state: state, at: event.updatedAt))
+                #expect(
+                    try await fixture.store.setEventState(
+                        appID: app.id,
+                        id: event.id,
+                        state: state,
+                        at: event.updatedAt
+                    )
+                )
             }
             _ = try await fixture.makeEvent(for: other, key: "match-9")
             #expect(try await fixture.store.eventCounts(appID: app.id) == [.live: 2, .ended: 1, .scheduled: 1])
@@ -169,7 +204,10 @@ struct EventContractTests {
         }
     }
 
-    @Test("deleting an event deletes its channels, activities and start ledger, and nothing of another app", arguments: Backend.allCases)
+    @Test(
+        "deleting an event deletes its channels, activities and start ledger, and nothing of another app",
+        arguments: Backend.allCases
+    )
     func deleteEvent(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let scene = try await DeliveryContractTests.scene(fixture)
@@ -177,10 +215,26 @@ struct EventContractTests {
             let event = scene.event
             let channel = try await fixture.makeActiveChannel(for: event)
             let production = try await fixture.reserve(event, .production).channel
-            let activity = Activity(appID: app.id, eventID: event.id, environment: .sandbox, channelID: channel.id, createdAt: fixture.now)
+            let activity = Activity(
+                appID: app.id,
+                eventID: event.id,
+                environment: .sandbox,
+                channelID: channel.id,
+                createdAt: fixture.now
+            )
             try await fixture.store.recordActivity(activity)
-            _ = try await fixture.store.recordUpdateToken(appID: app.id, id: activity.id, activityID: "A-1", token: "aa01", frequentPushesEnabled: false, at: fixture.now)
-            try await fixture.store.commitDeliveryBatch(DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: fixture.now), at: fixture.now)
+            _ = try await fixture.store.recordUpdateToken(
+                appID: app.id,
+                id: activity.id,
+                activityID: "A-1",
+                token: "aa01",
+                frequentPushesEnabled: false,
+                at: fixture.now
+            )
+            try await fixture.store.commitDeliveryBatch(
+                DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: fixture.now),
+                at: fixture.now
+            )
             let rowIDs = scene.tokens.map(\.rowID)
             #expect(try await !fixture.store.startedTokens(appID: app.id, eventID: event.id, among: rowIDs).isEmpty)
 
@@ -203,7 +257,11 @@ struct EventContractTests {
             #expect(try await fixture.store.startedTokens(appID: app.id, eventID: event.id, among: rowIDs).isEmpty)
             // The job's deliveries (here the one token APNs refused) belong to the job and its
             // tokens, not to the event.
-            #expect(try await fixture.store.deliveries(appID: app.id, jobID: scene.job.id).map(\.tokenRowID) == [scene.tokens[1].rowID])
+            #expect(
+                try await fixture.store.deliveries(appID: app.id, jobID: scene.job.id).map(\.tokenRowID) == [
+                    scene.tokens[1].rowID
+                ]
+            )
 
             #expect(try await fixture.store.event(appID: other.id, id: otherEvent.id) == otherEvent)
             #expect(try await fixture.store.channel(appID: other.id, id: otherChannel.id) == otherChannel)
@@ -212,4 +270,3 @@ struct EventContractTests {
         }
     }
 }
-

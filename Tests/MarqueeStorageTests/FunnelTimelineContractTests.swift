@@ -9,13 +9,20 @@ import Testing
 struct FunnelTimelineContractTests {
     typealias Devices = DeviceContractTests
 
-    @Test("each stage counts a device from when it entered it, the last point is the funnel, the width follows the span", arguments: Backend.allCases)
+    @Test(
+        "each stage counts a device from when it entered it, the last point is the funnel, the width follows the span",
+        arguments: Backend.allCases
+    )
     func timeline(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let store = fixture.store
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
-            _ = try await store.upsertPushToStartTokens(appID: app.id, (0..<6).map { Devices.registration(token: $0, device: $0) }, at: fixture.now)
+            _ = try await store.upsertPushToStartTokens(
+                appID: app.id,
+                (0..<6).map { Devices.registration(token: $0, device: $0) },
+                at: fixture.now
+            )
             var rows: [Int64] = []
             for index in 0..<6 { rows.append(try #require(try await Devices.lookup(fixture, app, index)).rowID) }
             // Nothing sent yet: no buckets.
@@ -26,22 +33,53 @@ struct FunnelTimelineContractTests {
             let origin = fixture.now
             let kickOff = try await Devices.startJob(fixture, event, total: 5)
             try await store.commitDeliveryBatch(
-                Devices.batch(kickOff, event, [
-                    (rows[0], .accepted, nil), (rows[1], .accepted, nil), (rows[2], .accepted, nil),
-                    (rows[3], .rejected, .badDeviceToken), (rows[4], .uncertain, nil),
-                ], at: fixture.now),
+                Devices.batch(
+                    kickOff,
+                    event,
+                    [
+                        (rows[0], .accepted, nil), (rows[1], .accepted, nil), (rows[2], .accepted, nil),
+                        (rows[3], .rejected, .badDeviceToken), (rows[4], .uncertain, nil),
+                    ],
+                    at: fixture.now
+                ),
                 at: fixture.now
             )
             // At 30 s devices 0 and 1 show it; at 60 s device 1 ended it and device 0 says showing again
             // (which does not move when it began showing); at 90 s device 5 joins late.
             fixture.clock.advance(by: 30)
-            for row in rows[0...1] { _ = try await store.recordPresence(appID: app.id, eventID: event.id, tokenRowID: row, Devices.showing(), bound: nil, at: fixture.now) }
+            for row in rows[0...1] {
+                _ = try await store.recordPresence(
+                    appID: app.id,
+                    eventID: event.id,
+                    tokenRowID: row,
+                    Devices.showing(),
+                    bound: nil,
+                    at: fixture.now
+                )
+            }
             fixture.clock.advance(by: 30)
-            _ = try await store.recordPresence(appID: app.id, eventID: event.id, tokenRowID: rows[1], PresenceReport(environment: .sandbox, state: .ended), bound: nil, at: fixture.now)
-            _ = try await store.recordPresence(appID: app.id, eventID: event.id, tokenRowID: rows[0], Devices.showing(), bound: nil, at: fixture.now)
+            _ = try await store.recordPresence(
+                appID: app.id,
+                eventID: event.id,
+                tokenRowID: rows[1],
+                PresenceReport(environment: .sandbox, state: .ended),
+                bound: nil,
+                at: fixture.now
+            )
+            _ = try await store.recordPresence(
+                appID: app.id,
+                eventID: event.id,
+                tokenRowID: rows[0],
+                Devices.showing(),
+                bound: nil,
+                at: fixture.now
+            )
             fixture.clock.advance(by: 30)
             let lateJoin = try await Devices.startJob(fixture, event, total: 1, extra: ["lateJoin": true])
-            try await store.commitDeliveryBatch(Devices.batch(lateJoin, event, [(rows[5], .accepted, nil)], at: fixture.now), at: fixture.now)
+            try await store.commitDeliveryBatch(
+                Devices.batch(lateJoin, event, [(rows[5], .accepted, nil)], at: fixture.now),
+                at: fixture.now
+            )
 
             // Two minutes in: 1 s buckets, 121 of them, the last ending at the time asked for.
             let until = origin.addingTimeInterval(120)
@@ -67,16 +105,28 @@ struct FunnelTimelineContractTests {
 
             // Three hours in: the width grows with the span (46 s) and the points stay within the bound.
             let later = origin.addingTimeInterval(3 * 3600)
-            let long = try #require(try await store.deliveryFunnelTimeline(appID: app.id, eventID: event.id, until: later).buckets)
-            #expect(long.stepMicroseconds == DeliveryFunnelTimeline.stepMicroseconds(spanMicroseconds: 3 * 3600 * 1_000_000))
-            #expect(long.stepMicroseconds == 46_000_000 && long.count == 235 && long.count <= DeliveryFunnelTimeline.maximumPoints)
+            let long = try #require(
+                try await store.deliveryFunnelTimeline(appID: app.id, eventID: event.id, until: later).buckets
+            )
+            #expect(
+                long.stepMicroseconds == DeliveryFunnelTimeline.stepMicroseconds(spanMicroseconds: 3 * 3600 * 1_000_000)
+            )
+            #expect(
+                long.stepMicroseconds == 46_000_000 && long.count == 235
+                    && long.count <= DeliveryFunnelTimeline.maximumPoints
+            )
             // An end before the last moment counted stretches to it: nothing falls outside the buckets.
-            let early = try #require(try await store.deliveryFunnelTimeline(appID: app.id, eventID: event.id, until: origin).buckets)
+            let early = try #require(
+                try await store.deliveryFunnelTimeline(appID: app.id, eventID: event.id, until: origin).buckets
+            )
             #expect(early.until == origin.addingTimeInterval(90) && early.count == 91)
 
             // Another app sees nothing of it.
             let stranger = try await fixture.makeApp("Other")
-            #expect(try await store.deliveryFunnelTimeline(appID: stranger.id, eventID: event.id, until: until).buckets == nil)
+            #expect(
+                try await store.deliveryFunnelTimeline(appID: stranger.id, eventID: event.id, until: until).buckets
+                    == nil
+            )
         }
     }
 }

@@ -15,7 +15,14 @@ struct IdempotencyContractTests {
             let claims = try await withThrowingTaskGroup(of: IdempotencyClaim.self) { group in
                 for _ in 0..<8 {
                     group.addTask {
-                        try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k1", requestHash: "h1", now: now, ttl: .seconds(3600))
+                        try await store.claimIdempotencyKey(
+                            appID: app.id,
+                            apiKeyID: keyID,
+                            key: "k1",
+                            requestHash: "h1",
+                            now: now,
+                            ttl: .seconds(3600)
+                        )
                     }
                 }
                 return try await group.reduce(into: []) { $0.append($1) }
@@ -23,17 +30,66 @@ struct IdempotencyContractTests {
             #expect(claims.filter { $0 == .claimed }.count == 1)
             #expect(claims.filter { $0 == .inProgress }.count == 7)
 
-            let response = StoredResponse(status: 201, contentType: "application/json", body: Array(#"{"id":"e1"}"#.utf8))
+            let response = StoredResponse(
+                status: 201,
+                contentType: "application/json",
+                body: Array(#"{"id":"e1"}"#.utf8)
+            )
             try await store.completeIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k1", response: response)
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k1", requestHash: "h1", now: now, ttl: .seconds(3600)) == .completed(response))
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k1", requestHash: "h2", now: now, ttl: .seconds(3600)) == .mismatch)
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: keyID,
+                    key: "k1",
+                    requestHash: "h1",
+                    now: now,
+                    ttl: .seconds(3600)
+                ) == .completed(response)
+            )
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: keyID,
+                    key: "k1",
+                    requestHash: "h2",
+                    now: now,
+                    ttl: .seconds(3600)
+                ) == .mismatch
+            )
 
             // Keys are per app and per API key: another key's "k1" is another key altogether.
             let other = try await fixture.makeApp("Other")
-            #expect(try await store.claimIdempotencyKey(appID: other.id, apiKeyID: keyID, key: "k1", requestHash: "h2", now: now, ttl: .seconds(3600)) == .claimed)
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: other.id,
+                    apiKeyID: keyID,
+                    key: "k1",
+                    requestHash: "h2",
+                    now: now,
+                    ttl: .seconds(3600)
+                ) == .claimed
+            )
             let otherKey = APIKeyID()
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: otherKey, key: "k1", requestHash: "h1", now: now, ttl: .seconds(3600)) == .claimed)
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k1", requestHash: "h1", now: now, ttl: .seconds(3600)) == .completed(response))
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: otherKey,
+                    key: "k1",
+                    requestHash: "h1",
+                    now: now,
+                    ttl: .seconds(3600)
+                ) == .claimed
+            )
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: keyID,
+                    key: "k1",
+                    requestHash: "h1",
+                    now: now,
+                    ttl: .seconds(3600)
+                ) == .completed(response)
+            )
         }
     }
 
@@ -43,13 +99,49 @@ struct IdempotencyContractTests {
             let app = try await fixture.makeApp()
             let store = fixture.store
             let keyID = APIKeyID()
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k", requestHash: "h", now: fixture.now, ttl: .seconds(60)) == .claimed)
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: keyID,
+                    key: "k",
+                    requestHash: "h",
+                    now: fixture.now,
+                    ttl: .seconds(60)
+                ) == .claimed
+            )
             try await store.releaseIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k")
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k", requestHash: "h2", now: fixture.now, ttl: .seconds(60)) == .claimed)
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: keyID,
+                    key: "k",
+                    requestHash: "h2",
+                    now: fixture.now,
+                    ttl: .seconds(60)
+                ) == .claimed
+            )
 
             fixture.clock.advance(by: 61)
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "k", requestHash: "h3", now: fixture.now, ttl: .seconds(60)) == .claimed)
-            #expect(try await store.claimIdempotencyKey(appID: app.id, apiKeyID: keyID, key: "old", requestHash: "h", now: fixture.now.addingTimeInterval(-120), ttl: .seconds(60)) == .claimed)
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: keyID,
+                    key: "k",
+                    requestHash: "h3",
+                    now: fixture.now,
+                    ttl: .seconds(60)
+                ) == .claimed
+            )
+            #expect(
+                try await store.claimIdempotencyKey(
+                    appID: app.id,
+                    apiKeyID: keyID,
+                    key: "old",
+                    requestHash: "h",
+                    now: fixture.now.addingTimeInterval(-120),
+                    ttl: .seconds(60)
+                ) == .claimed
+            )
             #expect(try await store.purgeExpiredIdempotencyKeys(now: fixture.now) == 1)
         }
     }

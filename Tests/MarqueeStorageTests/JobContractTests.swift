@@ -53,9 +53,24 @@ struct JobContractTests {
     func dueAndKind(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
-            let later = Job(appID: app.id, kind: .broadcast, dueAt: fixture.now.addingTimeInterval(60), createdAt: fixture.now)
-            let older = Job(appID: app.id, kind: .broadcast, dueAt: fixture.now.addingTimeInterval(-20), createdAt: fixture.now)
-            let newer = Job(appID: app.id, kind: .broadcast, dueAt: fixture.now.addingTimeInterval(-10), createdAt: fixture.now)
+            let later = Job(
+                appID: app.id,
+                kind: .broadcast,
+                dueAt: fixture.now.addingTimeInterval(60),
+                createdAt: fixture.now
+            )
+            let older = Job(
+                appID: app.id,
+                kind: .broadcast,
+                dueAt: fixture.now.addingTimeInterval(-20),
+                createdAt: fixture.now
+            )
+            let newer = Job(
+                appID: app.id,
+                kind: .broadcast,
+                dueAt: fixture.now.addingTimeInterval(-10),
+                createdAt: fixture.now
+            )
             let otherKind = Job(appID: app.id, kind: .deleteChannel, dueAt: fixture.now, createdAt: fixture.now)
             for job in [later, newer, older, otherKind] { try await fixture.store.enqueueJob(job) }
 
@@ -68,26 +83,69 @@ struct JobContractTests {
             )
             #expect(leased.map(\.id) == [older.id, newer.id])
             #expect(leased.first?.attempts == 1)
-            let any = try await fixture.store.leaseJobs(owner: "w", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 10)
+            let any = try await fixture.store.leaseJobs(
+                owner: "w",
+                kinds: nil,
+                now: fixture.now,
+                leaseDuration: .seconds(30),
+                limit: 10
+            )
             #expect(any.map(\.id) == [otherKind.id])
         }
     }
 
-    @Test("an expired lease passes to another worker, and the first one's completion is refused", arguments: Backend.allCases)
+    @Test(
+        "an expired lease passes to another worker, and the first one's completion is refused",
+        arguments: Backend.allCases
+    )
     func expiredLease(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
             let job = Job(appID: app.id, kind: .startFanOut, dueAt: fixture.now, createdAt: fixture.now)
             try await fixture.store.enqueueJob(job)
-            _ = try await fixture.store.leaseJobs(owner: "a", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 1)
-            #expect(try await fixture.store.leaseJobs(owner: "b", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 1).isEmpty)
-            #expect(try await fixture.store.renewJobLease(id: job.id, owner: "a", now: fixture.now, leaseDuration: .seconds(30)))
+            _ = try await fixture.store.leaseJobs(
+                owner: "a",
+                kinds: nil,
+                now: fixture.now,
+                leaseDuration: .seconds(30),
+                limit: 1
+            )
+            #expect(
+                try await fixture.store.leaseJobs(
+                    owner: "b",
+                    kinds: nil,
+                    now: fixture.now,
+                    leaseDuration: .seconds(30),
+                    limit: 1
+                ).isEmpty
+            )
+            #expect(
+                try await fixture.store.renewJobLease(
+                    id: job.id,
+                    owner: "a",
+                    now: fixture.now,
+                    leaseDuration: .seconds(30)
+                )
+            )
 
             fixture.clock.advance(by: 31)
-            let takenOver = try await fixture.store.leaseJobs(owner: "b", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 1)
+            let takenOver = try await fixture.store.leaseJobs(
+                owner: "b",
+                kinds: nil,
+                now: fixture.now,
+                leaseDuration: .seconds(30),
+                limit: 1
+            )
             #expect(takenOver.map(\.id) == [job.id])
             #expect(takenOver.first?.attempts == 2)
-            #expect(try await !fixture.store.renewJobLease(id: job.id, owner: "a", now: fixture.now, leaseDuration: .seconds(30)))
+            #expect(
+                try await !fixture.store.renewJobLease(
+                    id: job.id,
+                    owner: "a",
+                    now: fixture.now,
+                    leaseDuration: .seconds(30)
+                )
+            )
             await #expect(throws: StoreError.leaseLost(job.id)) {
                 try await fixture.store.completeJob(id: job.id, owner: "a", at: fixture.now)
             }
@@ -98,26 +156,65 @@ struct JobContractTests {
         }
     }
 
-    @Test("a failed job is retried at its retry time or fails for good; a cancelled one is never leased", arguments: Backend.allCases)
+    @Test(
+        "a failed job is retried at its retry time or fails for good; a cancelled one is never leased",
+        arguments: Backend.allCases
+    )
     func failAndCancel(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
-            let job = Job(appID: app.id, kind: .createChannel, arguments: ["environment": "sandbox", "attempt": 2, "event": ["id": "e1", "title": "Final"]], dueAt: fixture.now, createdAt: fixture.now)
+            let job = Job(
+                appID: app.id,
+                kind: .createChannel,
+                arguments: ["environment": "sandbox", "attempt": 2, "event": ["id": "e1", "title": "Final"]],
+                dueAt: fixture.now,
+                createdAt: fixture.now
+            )
             try await fixture.store.enqueueJob(job)
-            _ = try await fixture.store.leaseJobs(owner: "w", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 1)
+            _ = try await fixture.store.leaseJobs(
+                owner: "w",
+                kinds: nil,
+                now: fixture.now,
+                leaseDuration: .seconds(30),
+                limit: 1
+            )
             let retryAt = fixture.now.addingTimeInterval(10)
-            try await fixture.store.failJob(id: job.id, owner: "w", error: "APNs 503", retryAt: retryAt, at: fixture.now)
+            try await fixture.store.failJob(
+                id: job.id,
+                owner: "w",
+                error: "APNs 503",
+                retryAt: retryAt,
+                at: fixture.now
+            )
             let retried = try #require(try await fixture.store.job(appID: app.id, id: job.id))
             #expect(retried.state == .pending)
             #expect(retried.dueAt == retryAt)
             #expect(retried.lastError == "APNs 503")
             // Arguments come back as Core's JSON decoding reads the stored text (object keys sorted).
-            let arguments: JSONValue = ["environment": "sandbox", "attempt": 2, "event": ["id": "e1", "title": "Final"]]
-            #expect(retried.arguments == (try JSONDecoder().decode(JSONValue.self, from: Data(arguments.jsonString.utf8))))
-            #expect(try await fixture.store.leaseJobs(owner: "w", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 1).isEmpty)
+            let arguments: JSONValue = [
+                "environment": "sandbox", "attempt": 2, "event": ["id": "e1", "title": "Final"],
+            ]
+            #expect(
+                retried.arguments == (try JSONDecoder().decode(JSONValue.self, from: Data(arguments.jsonString.utf8)))
+            )
+            #expect(
+                try await fixture.store.leaseJobs(
+                    owner: "w",
+                    kinds: nil,
+                    now: fixture.now,
+                    leaseDuration: .seconds(30),
+                    limit: 1
+                ).isEmpty
+            )
 
             fixture.clock.advance(by: 10)
-            _ = try await fixture.store.leaseJobs(owner: "w", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 1)
+            _ = try await fixture.store.leaseJobs(
+                owner: "w",
+                kinds: nil,
+                now: fixture.now,
+                leaseDuration: .seconds(30),
+                limit: 1
+            )
             try await fixture.store.failJob(id: job.id, owner: "w", error: "BadTopic", retryAt: nil, at: fixture.now)
             #expect(try await fixture.store.job(appID: app.id, id: job.id)?.state == .failed)
 
@@ -126,7 +223,15 @@ struct JobContractTests {
             let stranger = try await fixture.makeApp("Other")
             #expect(try await !fixture.store.cancelJob(appID: stranger.id, id: other.id, at: fixture.now))
             #expect(try await fixture.store.cancelJob(appID: app.id, id: other.id, at: fixture.now))
-            #expect(try await fixture.store.leaseJobs(owner: "w", kinds: nil, now: fixture.now, leaseDuration: .seconds(30), limit: 5).isEmpty)
+            #expect(
+                try await fixture.store.leaseJobs(
+                    owner: "w",
+                    kinds: nil,
+                    now: fixture.now,
+                    leaseDuration: .seconds(30),
+                    limit: 5
+                ).isEmpty
+            )
         }
     }
 }

@@ -21,16 +21,32 @@ struct LeaseFencingContractTests {
             try await DeliveryContractTests.expectNothingWritten(fixture, scene)
 
             // Nobody took the job: the lapsed lease cannot be renewed either.
-            #expect(try await !fixture.store.renewJobLease(id: scene.job.id, owner: "worker", now: expiry, leaseDuration: .seconds(60)))
+            #expect(
+                try await !fixture.store.renewJobLease(
+                    id: scene.job.id,
+                    owner: "worker",
+                    now: expiry,
+                    leaseDuration: .seconds(60)
+                )
+            )
 
             // Just before the expiry, the same batch commits.
             let inTime = expiry.addingTimeInterval(-0.001)
-            try await fixture.store.commitDeliveryBatch(DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: inTime), at: inTime)
-            #expect(try await fixture.store.job(appID: scene.app.id, id: scene.job.id)?.checkpoint == String(scene.tokens[2].rowID))
+            try await fixture.store.commitDeliveryBatch(
+                DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: inTime),
+                at: inTime
+            )
+            #expect(
+                try await fixture.store.job(appID: scene.app.id, id: scene.job.id)?.checkpoint
+                    == String(scene.tokens[2].rowID)
+            )
         }
     }
 
-    @Test("a reservation is written by the lease's owner while it lasts, read back with the job, and cleared", arguments: Backend.allCases)
+    @Test(
+        "a reservation is written by the lease's owner while it lasts, read back with the job, and cleared",
+        arguments: Backend.allCases
+    )
     func reservation(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let scene = try await DeliveryContractTests.scene(fixture)
@@ -45,7 +61,12 @@ struct LeaseFencingContractTests {
                 try await fixture.store.reserveJobTokens(id: id, owner: "other", through: 2_000, at: fixture.now)
             }
             await #expect(throws: StoreError.leaseLost(id)) {
-                try await fixture.store.reserveJobTokens(id: id, owner: "worker", through: 2_000, at: fixture.now.addingTimeInterval(60))
+                try await fixture.store.reserveJobTokens(
+                    id: id,
+                    owner: "worker",
+                    through: 2_000,
+                    at: fixture.now.addingTimeInterval(60)
+                )
             }
             #expect(try await fixture.store.job(appID: scene.app.id, id: id)?.reservedThrough == 1_000)
 
@@ -60,7 +81,12 @@ struct LeaseFencingContractTests {
             #expect(takenOver.map(\.reservedThrough) == [1_000])
             #expect(takenOver.first?.attempts == 2)
 
-            try await fixture.store.reserveJobTokens(id: id, owner: "next", through: nil, at: fixture.now.addingTimeInterval(61))
+            try await fixture.store.reserveJobTokens(
+                id: id,
+                owner: "next",
+                through: nil,
+                at: fixture.now.addingTimeInterval(61)
+            )
             #expect(try await fixture.store.job(appID: scene.app.id, id: id)?.reservedThrough == nil)
         }
     }

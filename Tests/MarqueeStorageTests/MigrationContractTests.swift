@@ -140,8 +140,13 @@ extension SQLiteStore: MigratingStore {}
 extension PostgresStore: MigratingStore {}
 
 /// An empty, unmigrated database reading its migrations from `sqlRoot`.
-func withScratchStore(_ backend: Backend, sqlRoot: URL, _ body: (any MigratingStore) async throws -> Void) async throws {
-    let configuration = StoreConfiguration(sealer: nil, migrations: MigrationDirectory(root: sqlRoot), clock: ManualWallClock())
+func withScratchStore(_ backend: Backend, sqlRoot: URL, _ body: (any MigratingStore) async throws -> Void) async throws
+{
+    let configuration = StoreConfiguration(
+        sealer: nil,
+        migrations: MigrationDirectory(root: sqlRoot),
+        clock: ManualWallClock()
+    )
     switch backend {
     case .sqlite:
         try await withTemporaryDirectory { folder in

@@ -22,7 +22,14 @@ struct MigrationPlanTests {
         #expect(try MigrationPlan(available: [one, two], applied: [appliedOne]).pending == [two])
 
         let edited = Migration(version: 1, name: "initial", sql: "CREATE TABLE a (id bigint);")
-        #expect(throws: MigrationError.checksumMismatch(version: 1, name: "initial", applied: one.checksum, file: edited.checksum)) {
+        #expect(
+            throws: MigrationError.checksumMismatch(
+                version: 1,
+                name: "initial",
+                applied: one.checksum,
+                file: edited.checksum
+            )
+        ) {
             try MigrationPlan(available: [edited], applied: [appliedOne])
         }
         #expect(throws: MigrationError.unknownAppliedMigration(version: 1, name: "initial")) {

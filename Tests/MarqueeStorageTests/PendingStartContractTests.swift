@@ -28,20 +28,36 @@ struct PendingStartContractTests {
     }
 
     static func keys(_ indices: Range<Int>) -> [RegisteredTokenKey] {
-        indices.map { RegisteredTokenKey(environment: .sandbox, attributesType: "MatchAttributes", token: String(format: "%064x", $0)) }
+        indices.map {
+            RegisteredTokenKey(
+                environment: .sandbox,
+                attributesType: "MatchAttributes",
+                token: String(format: "%064x", $0)
+            )
+        }
     }
 
-    @Test("a token registered while the event is live is queued once if it matches the offer's tags", arguments: Backend.allCases)
+    @Test(
+        "a token registered while the event is live is queued once if it matches the offer's tags",
+        arguments: Backend.allCases
+    )
     func hook(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let store = fixture.store
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
-            let registrations = (0..<6).map { TokenContractTests.registration($0, tags: $0 < 3 ? ["arsenal"] : ["chelsea"]) }
+            let registrations = (0..<6).map {
+                TokenContractTests.registration($0, tags: $0 < 3 ? ["arsenal"] : ["chelsea"])
+            }
             _ = try await store.upsertPushToStartTokens(appID: app.id, registrations, at: fixture.now)
             try await store.recordLateJoinOffer(Self.offer(event, tags: ["arsenal"], at: fixture.now))
-            let offer = try #require(try await store.lateJoinOffer(appID: app.id, eventID: event.id, environment: .sandbox))
-            #expect(offer.tags == ["arsenal"] && !offer.everyone && offer.alert == nil && offer.contentState == ["homeScore": 0])
+            let offer = try #require(
+                try await store.lateJoinOffer(appID: app.id, eventID: event.id, environment: .sandbox)
+            )
+            #expect(
+                offer.tags == ["arsenal"] && !offer.everyone && offer.alert == nil
+                    && offer.contentState == ["homeScore": 0]
+            )
 
             // Scheduled and never started: not live.
             #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(0..<6), at: fixture.now) == 0)
@@ -71,13 +87,20 @@ struct PendingStartContractTests {
         }
     }
 
-    @Test("pumps claim disjoint rows, consume only what they hold with its job, and wait for the event's start parts", arguments: Backend.allCases)
+    @Test(
+        "pumps claim disjoint rows, consume only what they hold with its job, and wait for the event's start parts",
+        arguments: Backend.allCases
+    )
     func claims(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let store = fixture.store
             let app = try await fixture.makeApp()
             let event = try await fixture.makeEvent(for: app)
-            _ = try await store.upsertPushToStartTokens(appID: app.id, (0..<5).map { TokenContractTests.registration($0) }, at: fixture.now)
+            _ = try await store.upsertPushToStartTokens(
+                appID: app.id,
+                (0..<5).map { TokenContractTests.registration($0) },
+                at: fixture.now
+            )
             try await store.recordLateJoinOffer(Self.offer(event, at: fixture.now))
             _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
             #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(0..<5), at: fixture.now) == 5)
@@ -91,12 +114,29 @@ struct PendingStartContractTests {
             #expect(try await store.claimPendingStarts(owner: "c", now: fixture.now, until: until, limit: 10).isEmpty)
 
             // A consumes its rows with its job; it cannot consume B's.
-            let job = Job(appID: app.id, kind: .startFanOut, arguments: ["lateJoin": true], dueAt: fixture.now, createdAt: fixture.now)
+            let job = Job(
+                appID: app.id,
+                kind: .startFanOut,
+                arguments: ["lateJoin": true],
+                dueAt: fixture.now,
+                createdAt: fixture.now
+            )
             try await store.enqueueJobs([job], consumingPendingStarts: first.map(\.id), owner: "a", at: fixture.now)
             #expect(try await store.job(appID: app.id, id: job.id) != nil)
-            let stolen = Job(appID: app.id, kind: .startFanOut, arguments: [:], dueAt: fixture.now, createdAt: fixture.now)
+            let stolen = Job(
+                appID: app.id,
+                kind: .startFanOut,
+                arguments: [:],
+                dueAt: fixture.now,
+                createdAt: fixture.now
+            )
             await #expect(throws: StoreError.self) {
-                try await store.enqueueJobs([stolen], consumingPendingStarts: second.map(\.id), owner: "a", at: fixture.now)
+                try await store.enqueueJobs(
+                    [stolen],
+                    consumingPendingStarts: second.map(\.id),
+                    owner: "a",
+                    at: fixture.now
+                )
             }
             #expect(try await store.job(appID: app.id, id: stolen.id) == nil)
             #expect(try await store.pendingStartCount(appID: app.id, eventID: event.id, environment: .sandbox) == 3)

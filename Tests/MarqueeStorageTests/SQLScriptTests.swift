@@ -1,5 +1,6 @@
-@testable import MarqueeStorage
 import Testing
+
+@testable import MarqueeStorage
 
 @Suite("Splitting migration files into statements")
 struct SQLScriptTests {
@@ -13,11 +14,13 @@ struct SQLScriptTests {
             SELECT $1;
             -- trailing comment
             """
-        #expect(SQLScript.statements(in: script) == [
-            "-- a comment; with a semicolon\nCREATE TABLE a (note text DEFAULT 'x;y')",
-            "/* block; comment */ CREATE TABLE \"b;c\" (id int)",
-            "CREATE FUNCTION f() RETURNS int AS $body$ SELECT 1; $body$ LANGUAGE sql",
-            "SELECT $1",
-        ])
+        #expect(
+            SQLScript.statements(in: script) == [
+                "-- a comment; with a semicolon\nCREATE TABLE a (note text DEFAULT 'x;y')",
+                "/* block; comment */ CREATE TABLE \"b;c\" (id int)",
+                "CREATE FUNCTION f() RETURNS int AS $body$ SELECT 1; $body$ LANGUAGE sql",
+                "SELECT $1",
+            ]
+        )
     }
 }

@@ -1,8 +1,9 @@
 import Foundation
 import MarqueeCore
-@testable import MarqueeStorage
 import SQLiteNIO
 import Testing
+
+@testable import MarqueeStorage
 
 /// What only the embedded store has to show: its file mode, and several processes (here: several
 /// connections) sharing one file.
@@ -27,7 +28,13 @@ struct SQLiteStoreTests {
                 let (first, second) = (stores[0], stores[1])
                 try await first.migrate()
                 let now = Date(timeIntervalSince1970: 1_767_225_600)
-                let app = App(name: "Shared", bundleID: "com.example.shared", teamID: "TEAM123456", environments: [.sandbox], createdAt: now)
+                let app = App(
+                    name: "Shared",
+                    bundleID: "com.example.shared",
+                    teamID: "TEAM123456",
+                    environments: [.sandbox],
+                    createdAt: now
+                )
                 try await first.createApp(app)
                 for _ in 0..<30 {
                     try await first.enqueueJob(Job(appID: app.id, kind: .broadcast, dueAt: now, createdAt: now))
@@ -94,7 +101,9 @@ extension SQLiteStoreTests {
                 try await store.write { connection in
                     _ = try await connection.query("INSERT INTO marks (name) VALUES ('after')")
                 }
-                let names = try await store.query("SELECT name FROM marks ORDER BY name").compactMap { $0.column("name")?.string }
+                let names = try await store.query("SELECT name FROM marks ORDER BY name").compactMap {
+                    $0.column("name")?.string
+                }
                 #expect(names == ["after"])
             }
         }

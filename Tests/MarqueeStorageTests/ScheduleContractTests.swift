@@ -7,7 +7,13 @@ import Testing
 /// scheduled broadcast happen at most once: the same contract on both stores.
 @Suite("Schedules")
 struct ScheduleContractTests {
-    func schedule(_ event: Event, _ fixture: StoreFixture, in seconds: TimeInterval = 60, kind: ScheduleKind = .broadcast, origin: ScheduleOrigin = .api)
+    func schedule(
+        _ event: Event,
+        _ fixture: StoreFixture,
+        in seconds: TimeInterval = 60,
+        kind: ScheduleKind = .broadcast,
+        origin: ScheduleOrigin = .api
+    )
         -> Schedule
     {
         Schedule(
@@ -21,7 +27,10 @@ struct ScheduleContractTests {
         )
     }
 
-    @Test("a schedule is stored with the job that wakes a worker at its time, and reads back as it was made", arguments: Backend.allCases)
+    @Test(
+        "a schedule is stored with the job that wakes a worker at its time, and reads back as it was made",
+        arguments: Backend.allCases
+    )
     func createdWithItsJob(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -33,7 +42,15 @@ struct ScheduleContractTests {
             let job = try #require(try await fixture.store.job(appID: app.id, id: JobID(made.id.uuid)))
             #expect(job.kind == .schedule && job.state == .pending && job.dueAt == made.dueAt)
             // Not leased before its time; leased at it.
-            #expect(try await fixture.store.leaseJobs(owner: "w", kinds: [.schedule], now: fixture.now, leaseDuration: .seconds(30), limit: 5).isEmpty)
+            #expect(
+                try await fixture.store.leaseJobs(
+                    owner: "w",
+                    kinds: [.schedule],
+                    now: fixture.now,
+                    leaseDuration: .seconds(30),
+                    limit: 5
+                ).isEmpty
+            )
             let leased = try await fixture.store.leaseJobs(
                 owner: "w",
                 kinds: [.schedule],
@@ -52,7 +69,10 @@ struct ScheduleContractTests {
         }
     }
 
-    @Test("an event's timeline has one step of each kind, whatever is planned twice; a cancelled step makes room", arguments: Backend.allCases)
+    @Test(
+        "an event's timeline has one step of each kind, whatever is planned twice; a cancelled step makes room",
+        arguments: Backend.allCases
+    )
     func oneStepPerKind(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -67,13 +87,22 @@ struct ScheduleContractTests {
             #expect(try await fixture.store.createSchedule(schedule(event, fixture, kind: .start)))
             #expect(try await fixture.store.createSchedule(schedule(event, fixture, kind: .start)))
 
-            _ = try await fixture.store.cancelSchedule(appID: app.id, id: first.id, state: .cancelled, outcome: nil, at: fixture.now)
+            _ = try await fixture.store.cancelSchedule(
+                appID: app.id,
+                id: first.id,
+                state: .cancelled,
+                outcome: nil,
+                at: fixture.now
+            )
             #expect(try await fixture.store.createSchedule(second))
             #expect(try await fixture.store.timelineSteps(appID: app.id, eventID: event.id).map(\.id) == [second.id])
         }
     }
 
-    @Test("a schedule moves forward only: begun when due, begun again after a worker stopped, finished once", arguments: Backend.allCases)
+    @Test(
+        "a schedule moves forward only: begun when due, begun again after a worker stopped, finished once",
+        arguments: Backend.allCases
+    )
     func transitions(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -87,22 +116,54 @@ struct ScheduleContractTests {
             let begun = try #require(try await store.beginSchedule(appID: app.id, id: made.id, now: made.dueAt))
             #expect(begun.state == .running && begun.attempts == 1)
             // A running schedule cannot be cancelled or moved; a second worker may begin it again.
-            #expect(try await store.cancelSchedule(appID: app.id, id: made.id, state: .cancelled, outcome: nil, at: fixture.now)?.changed == false)
+            #expect(
+                try await store.cancelSchedule(
+                    appID: app.id,
+                    id: made.id,
+                    state: .cancelled,
+                    outcome: nil,
+                    at: fixture.now
+                )?.changed == false
+            )
             #expect(try await store.moveSchedule(appID: app.id, id: made.id, to: fixture.now, at: fixture.now) == false)
             #expect(try await store.beginSchedule(appID: app.id, id: made.id, now: made.dueAt)?.attempts == 2)
 
             let performedAt = made.dueAt.addingTimeInterval(1)
             let outcome: JSONValue = ["startJobs": ["a"]]
-            #expect(try await store.finishSchedule(appID: app.id, id: made.id, state: .succeeded, outcome: outcome, error: nil, at: performedAt))
-            #expect(try await store.finishSchedule(appID: app.id, id: made.id, state: .failed, outcome: nil, error: "late", at: performedAt) == false)
+            #expect(
+                try await store.finishSchedule(
+                    appID: app.id,
+                    id: made.id,
+                    state: .succeeded,
+                    outcome: outcome,
+                    error: nil,
+                    at: performedAt
+                )
+            )
+            #expect(
+                try await store.finishSchedule(
+                    appID: app.id,
+                    id: made.id,
+                    state: .failed,
+                    outcome: nil,
+                    error: "late",
+                    at: performedAt
+                ) == false
+            )
             let finished = try #require(try await store.schedule(appID: app.id, id: made.id))
-            #expect(finished.state == .succeeded && finished.outcome == outcome && finished.performedAt == performedAt && finished.lastError == nil)
+            #expect(
+                finished.state == .succeeded && finished.outcome == outcome && finished.performedAt == performedAt
+                    && finished.lastError == nil
+            )
             // Finished is final: beginning answers it unchanged.
             #expect(try await store.beginSchedule(appID: app.id, id: made.id, now: performedAt) == finished)
         }
     }
 
-    @Test("cancelling a pending schedule cancels its job; skipping keeps why; moving moves its job", arguments: Backend.allCases)
+    @Test(
+        "cancelling a pending schedule cancels its job; skipping keeps why; moving moves its job",
+        arguments: Backend.allCases
+    )
     func cancelSkipMove(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -113,14 +174,36 @@ struct ScheduleContractTests {
             let moved = schedule(event, fixture)
             for made in [cancelled, skipped, moved] { _ = try await store.createSchedule(made) }
 
-            let first = try #require(try await store.cancelSchedule(appID: app.id, id: cancelled.id, state: .cancelled, outcome: nil, at: fixture.now))
+            let first = try #require(
+                try await store.cancelSchedule(
+                    appID: app.id,
+                    id: cancelled.id,
+                    state: .cancelled,
+                    outcome: nil,
+                    at: fixture.now
+                )
+            )
             #expect(first.changed && first.schedule.state == .cancelled)
             #expect(try await store.job(appID: app.id, id: JobID(cancelled.id.uuid))?.state == .cancelled)
-            let again = try #require(try await store.cancelSchedule(appID: app.id, id: cancelled.id, state: .cancelled, outcome: nil, at: fixture.now))
+            let again = try #require(
+                try await store.cancelSchedule(
+                    appID: app.id,
+                    id: cancelled.id,
+                    state: .cancelled,
+                    outcome: nil,
+                    at: fixture.now
+                )
+            )
             #expect(!again.changed && again.schedule.state == .cancelled)
 
             let why: JSONValue = ["skipped": "an end was already sent"]
-            let skip = try await store.cancelSchedule(appID: app.id, id: skipped.id, state: .skipped, outcome: why, at: fixture.now)
+            let skip = try await store.cancelSchedule(
+                appID: app.id,
+                id: skipped.id,
+                state: .skipped,
+                outcome: why,
+                at: fixture.now
+            )
             #expect(skip?.schedule.state == .skipped && skip?.schedule.outcome == why)
 
             let later = fixture.now.addingTimeInterval(7200)
@@ -129,15 +212,38 @@ struct ScheduleContractTests {
             #expect(try await store.job(appID: app.id, id: JobID(moved.id.uuid))?.dueAt == later)
 
             // Only the moved one is left to lease, and only at its new time.
-            let dueBefore = try await store.leaseJobs(owner: "w", kinds: [.schedule], now: later.addingTimeInterval(-1), leaseDuration: .seconds(30), limit: 5)
+            let dueBefore = try await store.leaseJobs(
+                owner: "w",
+                kinds: [.schedule],
+                now: later.addingTimeInterval(-1),
+                leaseDuration: .seconds(30),
+                limit: 5
+            )
             #expect(dueBefore.isEmpty)
-            let dueAt = try await store.leaseJobs(owner: "w", kinds: [.schedule], now: later, leaseDuration: .seconds(30), limit: 5)
+            let dueAt = try await store.leaseJobs(
+                owner: "w",
+                kinds: [.schedule],
+                now: later,
+                leaseDuration: .seconds(30),
+                limit: 5
+            )
             #expect(dueAt.map(\.id) == [JobID(moved.id.uuid)])
-            #expect(try await store.cancelSchedule(appID: app.id, id: ScheduleID(), state: .cancelled, outcome: nil, at: fixture.now) == nil)
+            #expect(
+                try await store.cancelSchedule(
+                    appID: app.id,
+                    id: ScheduleID(),
+                    state: .cancelled,
+                    outcome: nil,
+                    at: fixture.now
+                ) == nil
+            )
         }
     }
 
-    @Test("closing an event cancels its pending schedules (with their jobs), not those that began", arguments: Backend.allCases)
+    @Test(
+        "closing an event cancels its pending schedules (with their jobs), not those that began",
+        arguments: Backend.allCases
+    )
     func cancelAllOfEvent(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -171,7 +277,9 @@ struct ScheduleContractTests {
                 _ = try await fixture.store.createSchedule(one)
                 made.append(one)
             }
-            let expected = made.sorted { ($0.dueAt, $0.id.uuid.uuidString.lowercased()) < ($1.dueAt, $1.id.uuid.uuidString.lowercased()) }
+            let expected = made.sorted {
+                ($0.dueAt, $0.id.uuid.uuidString.lowercased()) < ($1.dueAt, $1.id.uuid.uuidString.lowercased())
+            }
             var seen: [Schedule] = []
             var after: ScheduleListPosition?
             while true {
@@ -225,7 +333,13 @@ struct ScheduleContractTests {
         }
     }
 
-    @Test("a scheduled broadcast is logged once per channel before it is sent; the log tells the timeline the first end and the last state", arguments: Backend.allCases)
+    @Test(
+        """
+        a scheduled broadcast is logged once per channel before it is sent; the log tells the timeline the first \
+        end and the last state
+        """,
+        arguments: Backend.allCases
+    )
     func scheduledBroadcastLog(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -233,7 +347,13 @@ struct ScheduleContractTests {
             let channel = try await fixture.makeActiveChannel(for: event)
             let store = fixture.store
             let scheduleID = ScheduleID()
-            func entry(_ state: JSONObject, event kind: BroadcastEvent = .update, status: Int = 0, schedule: ScheduleID? = scheduleID, at offset: TimeInterval = 0)
+            func entry(
+                _ state: JSONObject,
+                event kind: BroadcastEvent = .update,
+                status: Int = 0,
+                schedule: ScheduleID? = scheduleID,
+                at offset: TimeInterval = 0
+            )
                 -> BroadcastLogEntry
             {
                 BroadcastLogEntry(
@@ -262,8 +382,17 @@ struct ScheduleContractTests {
             #expect(!second.appended && second.entry.sequence == sequence && second.entry.status == 0)
             #expect(second.entry.scheduleID == scheduleID && second.entry.contentState == ["home": 1])
 
-            try await store.completeBroadcastLog(appID: app.id, sequence: sequence, status: 200, reason: nil, apnsUniqueID: "u-1", latency: .milliseconds(3))
-            let logged = try #require(try await store.broadcastLog(appID: app.id, channelID: channel.id, limit: 10).first)
+            try await store.completeBroadcastLog(
+                appID: app.id,
+                sequence: sequence,
+                status: 200,
+                reason: nil,
+                apnsUniqueID: "u-1",
+                latency: .milliseconds(3)
+            )
+            let logged = try #require(
+                try await store.broadcastLog(appID: app.id, channelID: channel.id, limit: 10).first
+            )
             #expect(logged.status == 200 && logged.apnsUniqueID == "u-1" && logged.latencyMicroseconds == 3000)
 
             // The newest accepted content-state, and the first accepted end, whoever sent them.

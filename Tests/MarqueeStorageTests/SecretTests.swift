@@ -18,7 +18,9 @@ struct SecretTests {
         let rotated = SecretSealer(current: new, previous: [old])
         #expect(try rotated.unseal(sealed, context: "row-1") == Array("p8 key".utf8))
         #expect(throws: SecretError.unsealFailed) { try rotated.unseal(sealed, context: "row-2") }
-        #expect(throws: SecretError.unknownMasterKey(id: "2025")) { try SecretSealer(current: new).unseal(sealed, context: "row-1") }
+        #expect(throws: SecretError.unknownMasterKey(id: "2025")) {
+            try SecretSealer(current: new).unseal(sealed, context: "row-1")
+        }
         var tampered = sealed
         tampered[tampered.count - 1] ^= 1
         #expect(throws: SecretError.unsealFailed) { try rotated.unseal(tampered, context: "row-1") }

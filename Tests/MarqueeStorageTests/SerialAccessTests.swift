@@ -1,6 +1,7 @@
-@testable import MarqueeStorage
 import Synchronization
 import Testing
+
+@testable import MarqueeStorage
 
 @Suite("Serial access to the SQLite connection")
 struct SerialAccessTests {
@@ -8,7 +9,12 @@ struct SerialAccessTests {
     final class Occupancy: Sendable {
         private let counts = Mutex((inside: 0, most: 0))
 
-        func enter() { counts.withLock { $0.inside += 1; $0.most = max($0.most, $0.inside) } }
+        func enter() {
+            counts.withLock {
+                $0.inside += 1
+                $0.most = max($0.most, $0.inside)
+            }
+        }
         func leave() { counts.withLock { $0.inside -= 1 } }
         var most: Int { counts.withLock { $0.most } }
     }

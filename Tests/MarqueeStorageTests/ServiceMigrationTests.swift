@@ -1,11 +1,12 @@
 import Foundation
 import MarqueeCore
 import MarqueeEngine
-@testable import MarqueeStorage
 import MarqueeTesting
 import PostgresNIO
 import SQLiteNIO
 import Testing
+
+@testable import MarqueeStorage
 
 @Suite("Migration 0002 (service)")
 struct ServiceMigrationTests {
@@ -17,28 +18,45 @@ struct ServiceMigrationTests {
         var createdAt: Date
     }
 
-    @Test("a database at 0001 with producer and device keys is migrated with the keys renamed", arguments: Backend.allCases)
+    @Test(
+        "a database at 0001 with producer and device keys is migrated with the keys renamed",
+        arguments: Backend.allCases
+    )
     func upgradeRenamesRoles(backend: Backend) async throws {
         try await withMigrationsCopy { sqlRoot in
             // The database a previous release migrated: only 0001 is in the folder at first.
             let folder = sqlRoot.appendingPathComponent(backend.dialect.rawValue)
             let held = sqlRoot.appendingPathComponent("held")
             try FileManager.default.createDirectory(at: held, withIntermediateDirectories: true)
-            let later = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter { !$0.hasPrefix("0001_") }
+            let later = try FileManager.default.contentsOfDirectory(atPath: folder.path).filter {
+                !$0.hasPrefix("0001_")
+            }
             #expect(later.contains("0002_service.sql"))
             for name in later {
-                try FileManager.default.moveItem(at: folder.appendingPathComponent(name), to: held.appendingPathComponent(name))
+                try FileManager.default.moveItem(
+                    at: folder.appendingPathComponent(name),
+                    to: held.appendingPathComponent(name)
+                )
             }
             let released = {
                 for name in later {
-                    try FileManager.default.moveItem(at: held.appendingPathComponent(name), to: folder.appendingPathComponent(name))
+                    try FileManager.default.moveItem(
+                        at: held.appendingPathComponent(name),
+                        to: folder.appendingPathComponent(name)
+                    )
                 }
             }
 
             try await withScratchMarqueeStore(backend, sqlRoot: sqlRoot) { store, insert in
                 #expect(try await store.migrateReporting().applied.map(\.version) == [1])
                 let start = Date(timeIntervalSince1970: 1_767_225_600)
-                let app = App(name: "Legacy", bundleID: "com.example.legacy", teamID: "TEAM123456", environments: [.sandbox], createdAt: start)
+                let app = App(
+                    name: "Legacy",
+                    bundleID: "com.example.legacy",
+                    teamID: "TEAM123456",
+                    environments: [.sandbox],
+                    createdAt: start
+                )
                 try await store.createApp(app)
                 let legacy = ["admin", "producer", "device"].enumerated().map { index, role in
                     LegacyKey(role: role, prefix: "legacy\(index)", createdAt: start.addingTimeInterval(Double(index)))
@@ -57,10 +75,20 @@ struct ServiceMigrationTests {
                 #expect(keys.allSatisfy { $0.appID == app.id })
 
                 // The migrated table takes deployment keys, and only admin ones.
-                let deployment = APIKeyCredential.generate().record(appID: nil, role: .admin, label: "first start", at: start)
+                let deployment = APIKeyCredential.generate().record(
+                    appID: nil,
+                    role: .admin,
+                    label: "first start",
+                    at: start
+                )
                 try await store.createAPIKey(deployment)
                 #expect(try await store.apiKeys(appID: nil) == [deployment])
-                let publisher = APIKeyCredential.generate().record(appID: nil, role: .publisher, label: "refused", at: start)
+                let publisher = APIKeyCredential.generate().record(
+                    appID: nil,
+                    role: .publisher,
+                    label: "refused",
+                    at: start
+                )
                 await #expect(throws: (any Error).self) { try await store.createAPIKey(publisher) }
             }
         }
@@ -72,9 +100,14 @@ struct ServiceMigrationTests {
 private func withScratchMarqueeStore(
     _ backend: Backend,
     sqlRoot: URL,
-    _ body: (any MarqueeStore & MigratingStore, _ insert: (AppID, ServiceMigrationTests.LegacyKey) async throws -> Void) async throws -> Void
+    _ body: (any MarqueeStore & MigratingStore, _ insert: (AppID, ServiceMigrationTests.LegacyKey) async throws -> Void)
+        async throws -> Void
 ) async throws {
-    let configuration = StoreConfiguration(sealer: nil, migrations: MigrationDirectory(root: sqlRoot), clock: ManualWallClock())
+    let configuration = StoreConfiguration(
+        sealer: nil,
+        migrations: MigrationDirectory(root: sqlRoot),
+        clock: ManualWallClock()
+    )
     switch backend {
     case .sqlite:
         try await withTemporaryDirectory { folder in
@@ -89,7 +122,10 @@ private func withScratchMarqueeStore(
                         INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at)
                         VALUES (?, ?, ?, ?, ?, ?, ?)
                         """,
-                        [.id(key.id), .id(appID), .text(key.role), .text(key.prefix), .bytes([1, 2, 3]), .text(key.role), .date(key.createdAt)]
+                        [
+                            .id(key.id), .id(appID), .text(key.role), .text(key.prefix), .bytes([1, 2, 3]),
+                            .text(key.role), .date(key.createdAt),
+                        ]
                     )
                 }
                 try await store.close()
@@ -105,7 +141,8 @@ private func withScratchMarqueeStore(
                     try await client.query(
                         """
                         INSERT INTO api_keys (id, app_id, role, prefix, secret_hash, label, created_at)
-                        VALUES (\(key.id.uuid), \(appID.uuid), \(key.role), \(key.prefix), \(Data([1, 2, 3])), \(key.role), \(key.createdAt))
+                        VALUES (\(key.id.uuid), \(appID.uuid), \(key.role), \(key.prefix), \(Data([1, 2, 3])), \
+                        \(key.role), \(key.createdAt))
                         """
                     )
                 }

@@ -8,7 +8,10 @@ import Testing
 /// for the start once per event, and late joiners can tell a device with an uncertain start.
 @Suite("Start confirmations")
 struct StartConfirmationContractTests {
-    @Test("a start job's uncertain devices are read with their reports, decided once, and confirmed or queued as absent", arguments: Backend.allCases)
+    @Test(
+        "a start job's uncertain devices are read with their reports, decided once, and confirmed or queued as absent",
+        arguments: Backend.allCases
+    )
     func confirmations(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let store = fixture.store
@@ -25,10 +28,29 @@ struct StartConfirmationContractTests {
             let everyone = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
             let tokens = try await store.audiencePage(everyone, after: 0, limit: 10).map(\.rowID)
             let arguments: JSONValue = ["eventID": .string(event.id.description), "environment": "sandbox"]
-            let start = Job(appID: app.id, kind: .startFanOut, arguments: arguments, dueAt: fixture.now, createdAt: fixture.now)
-            let part = Job(appID: app.id, kind: .startFanOutPartition, parentID: start.id, arguments: arguments, dueAt: fixture.now, createdAt: fixture.now)
+            let start = Job(
+                appID: app.id,
+                kind: .startFanOut,
+                arguments: arguments,
+                dueAt: fixture.now,
+                createdAt: fixture.now
+            )
+            let part = Job(
+                appID: app.id,
+                kind: .startFanOutPartition,
+                parentID: start.id,
+                arguments: arguments,
+                dueAt: fixture.now,
+                createdAt: fixture.now
+            )
             try await store.enqueueJobs([start, part])
-            _ = try await store.leaseJobs(owner: "worker", kinds: [.startFanOutPartition], now: fixture.now, leaseDuration: .seconds(60), limit: 1)
+            _ = try await store.leaseJobs(
+                owner: "worker",
+                kinds: [.startFanOutPartition],
+                now: fixture.now,
+                leaseDuration: .seconds(60),
+                limit: 1
+            )
             let sentAt = fixture.now
             // Devices 0, 1, 2, 3 and 5 went uncertain; 4 started.
             try await store.commitDeliveryBatch(
@@ -36,24 +58,72 @@ struct StartConfirmationContractTests {
                     appID: app.id,
                     jobID: part.id,
                     leaseOwner: "worker",
-                    deliveries: [0, 1, 2, 3, 5].map { Delivery(jobID: part.id, tokenRowID: tokens[$0], attempt: 1, outcome: .uncertain, sentAt: sentAt, completedAt: sentAt) }
-                        + [Delivery(jobID: part.id, tokenRowID: tokens[4], attempt: 1, outcome: .accepted, sentAt: sentAt, completedAt: sentAt)],
+                    deliveries: [0, 1, 2, 3, 5].map {
+                        Delivery(
+                            jobID: part.id,
+                            tokenRowID: tokens[$0],
+                            attempt: 1,
+                            outcome: .uncertain,
+                            sentAt: sentAt,
+                            completedAt: sentAt
+                        )
+                    }
+                        + [
+                            Delivery(
+                                jobID: part.id,
+                                tokenRowID: tokens[4],
+                                attempt: 1,
+                                outcome: .accepted,
+                                sentAt: sentAt,
+                                completedAt: sentAt
+                            )
+                        ],
                     startedEventID: event.id,
                     progress: JobProgress(attempted: 6),
                     checkpoint: nil
                 ),
                 at: fixture.now
             )
-            #expect(try await store.uncertainStartTokens(appID: app.id, eventID: event.id, among: tokens) == Set([0, 1, 2, 3, 5].map { tokens[$0] }))
+            #expect(
+                try await store.uncertainStartTokens(appID: app.id, eventID: event.id, among: tokens)
+                    == Set([0, 1, 2, 3, 5].map { tokens[$0] })
+            )
             #expect(try await store.uncertainStartTokens(appID: app.id, eventID: EventID(), among: tokens).isEmpty)
 
-            let unconfirmed = try await store.unconfirmedStarts(appID: app.id, eventID: event.id, jobID: start.id, afterRowID: 0, limit: 10)
+            let unconfirmed = try await store.unconfirmedStarts(
+                appID: app.id,
+                eventID: event.id,
+                jobID: start.id,
+                afterRowID: 0,
+                limit: 10
+            )
             #expect(unconfirmed.map(\.tokenRowID) == [0, 1, 2, 3, 5].map { tokens[$0] })
             #expect(unconfirmed.map { $0.deviceToken != nil } == [true, true, true, true, false])
-            #expect(unconfirmed.allSatisfy { $0.sentAt == sentAt && $0.presence == nil && $0.watchedSince == nil && $0.askedAt == nil && !$0.restarted })
+            #expect(
+                unconfirmed.allSatisfy {
+                    $0.sentAt == sentAt && $0.presence == nil && $0.watchedSince == nil && $0.askedAt == nil
+                        && !$0.restarted
+                }
+            )
             // Read in pages by token row; another job's devices are not this one's.
-            #expect(try await store.unconfirmedStarts(appID: app.id, eventID: event.id, jobID: start.id, afterRowID: tokens[1], limit: 2).map(\.tokenRowID) == [tokens[2], tokens[3]])
-            #expect(try await store.unconfirmedStarts(appID: app.id, eventID: event.id, jobID: JobID(), afterRowID: 0, limit: 10).isEmpty)
+            #expect(
+                try await store.unconfirmedStarts(
+                    appID: app.id,
+                    eventID: event.id,
+                    jobID: start.id,
+                    afterRowID: tokens[1],
+                    limit: 2
+                ).map(\.tokenRowID) == [tokens[2], tokens[3]]
+            )
+            #expect(
+                try await store.unconfirmedStarts(
+                    appID: app.id,
+                    eventID: event.id,
+                    jobID: JobID(),
+                    afterRowID: 0,
+                    limit: 10
+                ).isEmpty
+            )
 
             // The apps of 1, 2 and 3 report: showing, absent, ended.
             fixture.clock.advance(by: 90)
@@ -62,12 +132,22 @@ struct StartConfirmationContractTests {
                     appID: app.id,
                     eventID: event.id,
                     tokenRowID: tokens[index],
-                    PresenceReport(environment: .sandbox, state: state, activityID: state == .showing ? "activity-1" : nil),
+                    PresenceReport(
+                        environment: .sandbox,
+                        state: state,
+                        activityID: state == .showing ? "activity-1" : nil
+                    ),
                     bound: .perMinute(10),
                     at: fixture.now
                 )
             }
-            let reported = try await store.unconfirmedStarts(appID: app.id, eventID: event.id, jobID: start.id, afterRowID: 0, limit: 10)
+            let reported = try await store.unconfirmedStarts(
+                appID: app.id,
+                eventID: event.id,
+                jobID: start.id,
+                afterRowID: 0,
+                limit: 10
+            )
             #expect(reported.map(\.presence) == [nil, .showing, .absent, .ended, nil])
             #expect(reported[1].reportedAt == fixture.now)
 
@@ -80,16 +160,31 @@ struct StartConfirmationContractTests {
             }
             #expect(try await store.recordConfirmationSteps(steps, at: fixture.now) == 1)
 
-            let left = try await store.unconfirmedStarts(appID: app.id, eventID: event.id, jobID: start.id, afterRowID: 0, limit: 10)
+            let left = try await store.unconfirmedStarts(
+                appID: app.id,
+                eventID: event.id,
+                jobID: start.id,
+                afterRowID: 0,
+                limit: 10
+            )
             #expect(left.map(\.tokenRowID) == [tokens[0]])
             #expect(left.first?.watchedSince == fixture.now && left.first?.askedAt == fixture.now)
             let counts = try await store.confirmationCounts(appID: app.id, jobID: start.id)
             #expect(counts.watched == 5 && counts.asked == 1 && counts.waiting == 1)
-            #expect(counts[.confirmed] == 1 && counts[.restarted] == 1 && counts[.ended] == 1 && counts[.uncertain] == 1)
+            #expect(
+                counts[.confirmed] == 1 && counts[.restarted] == 1 && counts[.ended] == 1 && counts[.uncertain] == 1
+            )
 
             // The confirmed device is in the ledger: no start reaches it, and it is no longer uncertain.
-            #expect(try await store.startedTokens(appID: app.id, eventID: event.id, among: tokens) == [tokens[1], tokens[4]])
-            #expect(try await store.uncertainStartTokens(appID: app.id, eventID: event.id, among: tokens) == Set([0, 2, 3, 5].map { tokens[$0] }))
+            #expect(
+                try await store.startedTokens(appID: app.id, eventID: event.id, among: tokens) == [
+                    tokens[1], tokens[4],
+                ]
+            )
+            #expect(
+                try await store.uncertainStartTokens(appID: app.id, eventID: event.id, among: tokens)
+                    == Set([0, 2, 3, 5].map { tokens[$0] })
+            )
 
             // The absent device is queued, with the start it makes up for; late joining off does not
             // prune it. (It waits while the event's start part is at work.)
@@ -98,7 +193,12 @@ struct StartConfirmationContractTests {
             off.lateJoiners = false
             _ = try await store.updateEvent(off)
             #expect(try await store.prunePendingStarts() == 0)
-            let claimed = try await store.claimPendingStarts(owner: "pump", now: fixture.now, until: fixture.now.addingTimeInterval(30), limit: 10)
+            let claimed = try await store.claimPendingStarts(
+                owner: "pump",
+                now: fixture.now,
+                until: fixture.now.addingTimeInterval(30),
+                limit: 10
+            )
             #expect(claimed.map(\.tokenRowID) == [tokens[2]])
             #expect(claimed.first?.reason == .absent && claimed.first?.sourceJobID == start.id)
             try await store.enqueueJobs([], consumingPendingStarts: claimed.map(\.id), owner: "pump", at: fixture.now)
@@ -107,7 +207,9 @@ struct StartConfirmationContractTests {
             let later = JobID()
             var again = ConfirmationSteps(appID: app.id, eventID: event.id, environment: .sandbox, jobID: later)
             again.watched = [tokens[2]]
-            again.decided = [ConfirmationSteps.Decision(tokenRowID: tokens[2], outcome: .restarted, sentAt: fixture.now)]
+            again.decided = [
+                ConfirmationSteps.Decision(tokenRowID: tokens[2], outcome: .restarted, sentAt: fixture.now)
+            ]
             #expect(try await store.recordConfirmationSteps(again, at: fixture.now) == 0)
             #expect(try await store.pendingStartCount(appID: app.id, eventID: event.id, environment: .sandbox) == 0)
             #expect(try await store.confirmationCounts(appID: app.id, jobID: later)[.uncertain] == 1)

@@ -5,7 +5,11 @@ import Testing
 
 @Suite("Push-to-start tokens")
 struct TokenContractTests {
-    static func registration(_ index: Int, tags: [String] = [], environment: APNSEnvironment = .sandbox) -> PushToStartRegistration {
+    static func registration(
+        _ index: Int,
+        tags: [String] = [],
+        environment: APNSEnvironment = .sandbox
+    ) -> PushToStartRegistration {
         PushToStartRegistration(
             environment: environment,
             attributesType: "MatchAttributes",
@@ -53,7 +57,10 @@ struct TokenContractTests {
         }
     }
 
-    @Test("a 410 retires a token only when APNs saw it invalid after its last registration", arguments: Backend.allCases)
+    @Test(
+        "a 410 retires a token only when APNs saw it invalid after its last registration",
+        arguments: Backend.allCases
+    )
     func invalidationRule(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let app = try await fixture.makeApp()
@@ -83,7 +90,10 @@ struct TokenContractTests {
                 )
             )
             #expect(retired.invalidationReason == .unregistered)
-            #expect(retired.invalidatedAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) } == fresh.apnsTimestampMilliseconds)
+            #expect(
+                retired.invalidatedAt.map { Int64(($0.timeIntervalSince1970 * 1000).rounded()) }
+                    == fresh.apnsTimestampMilliseconds
+            )
 
             // The device registers again: the token is valid again.
             fixture.clock.advance(by: 5)
@@ -114,7 +124,11 @@ struct TokenContractTests {
                 (0..<5).map { Self.registration($0, environment: .production) },
                 at: fixture.now
             )
-            _ = try await fixture.store.upsertPushToStartTokens(appID: other.id, (0..<10).map { Self.registration($0) }, at: fixture.now)
+            _ = try await fixture.store.upsertPushToStartTokens(
+                appID: other.id,
+                (0..<10).map { Self.registration($0) },
+                at: fixture.now
+            )
 
             let query = AudienceQuery(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes")
             var pages: [[PushToStartToken]] = []
@@ -132,7 +146,9 @@ struct TokenContractTests {
                 reason: .expiredToken,
                 apnsTimestampMilliseconds: Int64(fixture.now.timeIntervalSince1970 * 1000) + 1000
             )
-            #expect(try await fixture.store.invalidatePushToStartToken(appID: app.id, rowID: tokens[3].rowID, invalidation))
+            #expect(
+                try await fixture.store.invalidatePushToStartToken(appID: app.id, rowID: tokens[3].rowID, invalidation)
+            )
             var remaining = 0
             for try await page in fixture.store.audience(query, pageSize: 1000) { remaining += page.count }
             #expect(remaining == 94)
@@ -145,21 +161,49 @@ struct TokenContractTests {
         }
     }
 
-    @Test("unregistering a token deletes it with its deliveries and start-ledger entries, and no other app's", arguments: Backend.allCases)
+    @Test(
+        "unregistering a token deletes it with its deliveries and start-ledger entries, and no other app's",
+        arguments: Backend.allCases
+    )
     func deleteToken(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let scene = try await DeliveryContractTests.scene(fixture)
             let app = scene.app
-            try await fixture.store.commitDeliveryBatch(DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: fixture.now), at: fixture.now)
+            try await fixture.store.commitDeliveryBatch(
+                DeliveryContractTests.batch(scene, scene.tokens[0..<3], at: fixture.now),
+                at: fixture.now
+            )
             let target = scene.tokens[0]
-            let activity = Activity(appID: app.id, eventID: scene.event.id, environment: .sandbox, pushToStartTokenRowID: target.rowID, createdAt: fixture.now)
+            let activity = Activity(
+                appID: app.id,
+                eventID: scene.event.id,
+                environment: .sandbox,
+                pushToStartTokenRowID: target.rowID,
+                createdAt: fixture.now
+            )
             try await fixture.store.recordActivity(activity)
             let other = try await fixture.makeApp("Other")
-            _ = try await fixture.store.upsertPushToStartTokens(appID: other.id, [Self.registration(0)], at: fixture.now)
-            #expect(try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: [target.rowID]) == [target.rowID])
+            _ = try await fixture.store.upsertPushToStartTokens(
+                appID: other.id,
+                [Self.registration(0)],
+                at: fixture.now
+            )
+            #expect(
+                try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: [target.rowID])
+                    == [target.rowID]
+            )
 
-            func delete(_ appID: AppID, _ environment: APNSEnvironment = .sandbox, type: String = "MatchAttributes") async throws -> Bool {
-                try await fixture.store.deletePushToStartToken(appID: appID, environment: environment, attributesType: type, token: target.token)
+            func delete(
+                _ appID: AppID,
+                _ environment: APNSEnvironment = .sandbox,
+                type: String = "MatchAttributes"
+            ) async throws -> Bool {
+                try await fixture.store.deletePushToStartToken(
+                    appID: appID,
+                    environment: environment,
+                    attributesType: type,
+                    token: target.token
+                )
             }
             #expect(try await !delete(app.id, .production))
             #expect(try await !delete(app.id, type: "OtherAttributes"))
@@ -167,21 +211,34 @@ struct TokenContractTests {
             #expect(try await !delete(app.id))
 
             #expect(
-                try await fixture.store.pushToStartToken(appID: app.id, environment: .sandbox, attributesType: "MatchAttributes", token: target.token)
+                try await fixture.store.pushToStartToken(
+                    appID: app.id,
+                    environment: .sandbox,
+                    attributesType: "MatchAttributes",
+                    token: target.token
+                )
                     == nil
             )
             // The refused second token's delivery and the third's ledger entry stay.
             let deliveries = try await fixture.store.deliveries(appID: app.id, jobID: scene.job.id)
             #expect(deliveries.map(\.tokenRowID) == [scene.tokens[1].rowID])
             let rowIDs = scene.tokens.map(\.rowID)
-            #expect(try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: rowIDs) == [scene.tokens[2].rowID])
+            #expect(
+                try await fixture.store.startedTokens(appID: app.id, eventID: scene.event.id, among: rowIDs) == [
+                    scene.tokens[2].rowID
+                ]
+            )
             // The activity outlives the token that started it.
             #expect(try await fixture.store.activity(appID: app.id, id: activity.id)?.pushToStartTokenRowID == nil)
             #expect(
-                try await fixture.store.pushToStartToken(appID: other.id, environment: .sandbox, attributesType: "MatchAttributes", token: target.token)
+                try await fixture.store.pushToStartToken(
+                    appID: other.id,
+                    environment: .sandbox,
+                    attributesType: "MatchAttributes",
+                    token: target.token
+                )
                     != nil
             )
         }
     }
 }
-

@@ -1,6 +1,6 @@
 import Crypto
-import MarqueeEmulator
 import MarqueeCore
+import MarqueeEmulator
 
 /// An emulator that outlives the servers of a test (a restart, replicas), reached as a `custom`
 /// APNs target, as a deployment reaches a gateway.

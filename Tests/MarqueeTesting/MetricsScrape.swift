@@ -42,11 +42,15 @@ public struct MetricsScrape: Sendable {
     }
 
     private static func sample(_ line: Substring) -> Sample? {
-        guard !line.hasPrefix("#"), let space = line.lastIndex(of: " "), let value = Double(line[line.index(after: space)...]) else {
+        guard !line.hasPrefix("#"), let space = line.lastIndex(of: " "),
+            let value = Double(line[line.index(after: space)...])
+        else {
             return nil
         }
         let series = line[..<space]
-        guard let brace = series.firstIndex(of: "{") else { return Sample(name: String(series), labels: [:], value: value) }
+        guard let brace = series.firstIndex(of: "{") else {
+            return Sample(name: String(series), labels: [:], value: value)
+        }
         var labels: [String: String] = [:]
         // Label values written by swift-prometheus have no escaped quotes in these tests.
         let body = series[series.index(after: brace)..<(series.lastIndex(of: "}") ?? series.endIndex)]
@@ -63,7 +67,9 @@ extension TestServer {
     /// `GET /metrics`, read.
     public func scrapeMetrics(headers: [String: String] = [:]) async throws -> MetricsScrape {
         let response = try await client.send("GET", "/metrics", headers: headers)
-        guard response.status == 200 else { throw TestSetupError("/metrics answered \(response.status): \(response.text)") }
+        guard response.status == 200 else {
+            throw TestSetupError("/metrics answered \(response.status): \(response.text)")
+        }
         return MetricsScrape(response.text)
     }
 }

@@ -32,7 +32,10 @@ public struct PostgresTestCluster: Sendable {
             let database = environment["POSTGRES_DATABASE"]
         else {
             throw TestSetupError(
-                "POSTGRES_HOST/PORT/USER/PASSWORD/DATABASE are not set: run the suite with scripts/test, which starts a throwaway PostgreSQL"
+                """
+                POSTGRES_HOST/PORT/USER/PASSWORD/DATABASE are not set: run the suite with scripts/test, which \
+                starts a throwaway PostgreSQL
+                """
             )
         }
         return PostgresTestCluster(
@@ -54,7 +57,9 @@ public struct PostgresTestCluster: Sendable {
     /// `database.url` for `database` as the user that authenticates with a password.
     public func passwordURL(database: String) throws -> String {
         guard let scramUser, let scramPassword else {
-            throw TestSetupError("POSTGRES_SCRAM_USER/PASSWORD are not set: run the suite with scripts/test (scripts/with-postgres)")
+            throw TestSetupError(
+                "POSTGRES_SCRAM_USER/PASSWORD are not set: run the suite with scripts/test (scripts/with-postgres)"
+            )
         }
         return Self.url(user: scramUser, password: scramPassword, host: host, port: port, database: database)
     }
@@ -160,8 +165,13 @@ actor PostgresTemplate {
             let name = PostgresTestCluster.uniqueName("marquee_template")
             try await cluster.admin("CREATE DATABASE \(name) TEMPLATE template0")
             try await PostgresTestCluster.withRunningClient(cluster.configuration(database: name)) { client in
-                let migrations = MigrationDirectory(root: URL(fileURLWithPath: SourceTree.sqlDirectory, isDirectory: true))
-                try await PostgresStore(client: client, configuration: StoreConfiguration(sealer: nil, migrations: migrations)).migrate()
+                let migrations = MigrationDirectory(
+                    root: URL(fileURLWithPath: SourceTree.sqlDirectory, isDirectory: true)
+                )
+                try await PostgresStore(
+                    client: client,
+                    configuration: StoreConfiguration(sealer: nil, migrations: migrations)
+                ).migrate()
             }
             return name
         }

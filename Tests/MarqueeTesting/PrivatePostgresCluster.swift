@@ -17,15 +17,29 @@ public final class PrivatePostgresCluster: Sendable {
 
     /// Makes and starts a cluster.
     public static func start() async throws -> PrivatePostgresCluster {
-        let binaries = try await Self.output(of: ["pg_config", "--bindir"], asPostgres: false).trimmingCharacters(in: .whitespacesAndNewlines)
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-pg-\(UUID().uuidString.prefix(8))").path
-        try FileManager.default.createDirectory(atPath: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o755])
+        let binaries = try await Self.output(of: ["pg_config", "--bindir"], asPostgres: false).trimmingCharacters(
+            in: .whitespacesAndNewlines
+        )
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-pg-\(UUID().uuidString.prefix(8))"
+        ).path
+        try FileManager.default.createDirectory(
+            atPath: folder,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o755]
+        )
         let asPostgres = getuid() == 0
         if asPostgres { _ = try await Self.output(of: ["chown", "postgres:postgres", folder], asPostgres: false) }
-        var cluster = PrivatePostgresCluster(port: try await Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
+        var cluster = PrivatePostgresCluster(
+            port: try await Self.freePort(),
+            folder: folder,
+            binaries: binaries,
+            asPostgres: asPostgres
+        )
         // `--no-sync`: a throwaway cluster; flushing its files to disk only loads a busy machine's disk.
         _ = try await cluster.run([
-            "initdb", "-D", cluster.data, "-U", cluster.user, "--auth-local=trust", "--auth-host=trust", "--locale=C", "-E", "UTF8", "--no-sync",
+            "initdb", "-D", cluster.data, "-U", cluster.user, "--auth-local=trust", "--auth-host=trust", "--locale=C",
+            "-E", "UTF8", "--no-sync",
         ])
         // The port was free when it was chosen; another process may have bound it since (it is
         // outside the range the kernel hands out on its own, so only another explicit choice can).
@@ -35,11 +49,16 @@ public final class PrivatePostgresCluster: Sendable {
             do {
                 try await cluster.startServer()
                 return cluster
-            } catch where attempts < 5 && cluster.portWasTaken {
+            } catch  where attempts < 5 && cluster.portWasTaken {
                 attempts += 1
                 // The next start's log alone tells whether its port was taken too.
                 try? FileManager.default.removeItem(atPath: cluster.log)
-                cluster = PrivatePostgresCluster(port: try await Self.freePort(), folder: folder, binaries: binaries, asPostgres: asPostgres)
+                cluster = PrivatePostgresCluster(
+                    port: try await Self.freePort(),
+                    folder: folder,
+                    binaries: binaries,
+                    asPostgres: asPostgres
+                )
             }
         }
     }
@@ -75,7 +94,11 @@ public final class PrivatePostgresCluster: Sendable {
     }
 
     private func startServer() async throws {
-        let options = "-c listen_addresses=127.0.0.1 -c port=\(port) -c unix_socket_directories=\(folder) -c max_connections=100 -c fsync=off"
+        let options =
+            """
+            -c listen_addresses=127.0.0.1 -c port=\(port) -c unix_socket_directories=\(folder) -c \
+            max_connections=100 -c fsync=off
+            """
         _ = try await run(["pg_ctl", "-D", data, "-l", log, "-w", "-t", "120", "-o", options, "start"])
     }
 
@@ -89,10 +112,13 @@ public final class PrivatePostgresCluster: Sendable {
     /// `Process`: Foundation's `Process` here left `runuser` unreaped after `pg_ctl start`, and
     /// neither `waitUntilExit()` nor `terminationHandler` ever returned.
     private static func output(of arguments: [String], asPostgres: Bool) async throws -> String {
-        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-pg-\(UUID().uuidString).out").path
+        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-pg-\(UUID().uuidString).out"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: outputFile) }
         let command = (asPostgres ? ["runuser", "-u", "postgres", "--"] : []) + arguments
-        let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let line =
+            command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
             + " >'\(outputFile)' 2>&1 </dev/null"
         // On NIO's blocking pool, not in a task: `waitpid` blocks its thread until the command ends
         // (initdb, `pg_ctl start -w`: seconds, more on a busy machine), and a blocked thread of the

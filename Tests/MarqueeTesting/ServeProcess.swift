@@ -76,7 +76,9 @@ public final class ServeProcess: Sendable {
         while process.isRunning, ContinuousClock.now < deadline { try await Task.sleep(for: .milliseconds(20)) }
         if process.isRunning {
             process.terminate()
-            throw TestSetupError("marquee serve was expected to stop, and still ran after a minute; its log:\n\(log.text)")
+            throw TestSetupError(
+                "marquee serve was expected to stop, and still ran after a minute; its log:\n\(log.text)"
+            )
         }
         // The pipe's handler may still be delivering the last lines.
         try await Task.sleep(for: .milliseconds(100))
@@ -126,7 +128,9 @@ public final class ServeProcess: Sendable {
     }
 
     private static func listeningAddress(in banner: String) -> String? {
-        guard let line = banner.split(separator: "\n").first(where: { $0.hasPrefix("Marquee is listening on ") }) else { return nil }
+        guard let line = banner.split(separator: "\n").first(where: { $0.hasPrefix("Marquee is listening on ") }) else {
+            return nil
+        }
         return line.dropFirst("Marquee is listening on ".count).split(separator: " ").first.map(String.init)
     }
 
@@ -145,7 +149,9 @@ public final class ServeProcess: Sendable {
         }
         guard process.isRunning else { return }
         let lines = log.text.split(separator: "\n").suffix(150).joined(separator: "\n")
-        Issue.record("marquee serve did not stop within \(Self.stopPatience) of SIGTERM; killed. Its last log lines:\n\(lines)")
+        Issue.record(
+            "marquee serve did not stop within \(Self.stopPatience) of SIGTERM; killed. Its last log lines:\n\(lines)"
+        )
         await kill()
     }
 

@@ -37,7 +37,10 @@ public struct TestApp: Sendable {
 
 extension TestServer {
     /// Creates an app over the API the way an operator would: the app, its .p8, and a key per role.
-    public func makeApp(_ name: String = "Scores", environments: [String] = ["sandbox", "production"]) async throws -> TestApp {
+    public func makeApp(
+        _ name: String = "Scores",
+        environments: [String] = ["sandbox", "production"]
+    ) async throws -> TestApp {
         let bundleID = "com.example.\(name.lowercased()).t\(UUID().uuidString.prefix(6).lowercased())"
         let created = try await client.send(
             "POST",
@@ -48,7 +51,8 @@ extension TestServer {
         guard created.status == 201, let id = created.json["id"] as? String else {
             throw TestSetupError("creating the app answered \(created.status): \(created.text)")
         }
-        let signingKeyID = "KEY" + String(UUID().uuidString.prefix(7)).uppercased().replacingOccurrences(of: "-", with: "0")
+        let signingKeyID =
+            "KEY" + String(UUID().uuidString.prefix(7)).uppercased().replacingOccurrences(of: "-", with: "0")
         let privateKeyPEM = P256.Signing.PrivateKey().pemRepresentation
         let keyUpload = try await client.send(
             "PUT",
@@ -56,10 +60,17 @@ extension TestServer {
             key: deploymentKey,
             json: ["keyID": signingKeyID, "privateKey": privateKeyPEM]
         )
-        guard keyUpload.status == 200 else { throw TestSetupError("the signing key answered \(keyUpload.status): \(keyUpload.text)") }
+        guard keyUpload.status == 200 else {
+            throw TestSetupError("the signing key answered \(keyUpload.status): \(keyUpload.text)")
+        }
         var keys: [String: String] = [:]
         for role in ["admin", "publisher", "app"] {
-            let response = try await client.send("POST", "/v1/apps/\(id)/api-keys", key: deploymentKey, json: ["role": role, "label": role])
+            let response = try await client.send(
+                "POST",
+                "/v1/apps/\(id)/api-keys",
+                key: deploymentKey,
+                json: ["role": role, "label": role]
+            )
             guard response.status == 201, let key = response.json["key"] as? String else {
                 throw TestSetupError("creating a \(role) key answered \(response.status): \(response.text)")
             }

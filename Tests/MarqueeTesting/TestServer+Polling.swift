@@ -15,7 +15,10 @@ extension TestServer {
     ) async throws -> [String: Any] {
         var json: [String: Any] = [:]
         try await waitUntil(
-            "\(what) (\(path)); read last: \(json)\nthe server's last warnings:\n\(warnings.lines.suffix(20).joined(separator: "\n"))",
+            """
+            \(what) (\(path)); read last: \(json)\nthe server's last \
+            warnings:\n\(warnings.lines.suffix(20).joined(separator: "\n"))
+            """,
             timeout: timeout
         ) {
             json = try await client.send("GET", path, key: key).json

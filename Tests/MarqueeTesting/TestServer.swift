@@ -25,7 +25,9 @@ public struct TestServer: Sendable {
     public var store: any MarqueeStore { started.store }
     public var emulator: APNSEmulator {
         get throws {
-            guard let emulator = started.emulator else { throw TestSetupError("the test server has no in-process emulator") }
+            guard let emulator = started.emulator else {
+                throw TestSetupError("the test server has no in-process emulator")
+            }
             return emulator
         }
     }
@@ -153,7 +155,15 @@ public struct TestServer: Sendable {
         // The test's outcome, kept while the server stops: a failed test waits for it too.
         let outcome: Swift.Result<Result, any Error>
         do {
-            outcome = .success(try await runBeside(started: startedStream, ended: endedStream, backend: backend, warnings: warnings, body))
+            outcome = .success(
+                try await runBeside(
+                    started: startedStream,
+                    ended: endedStream,
+                    backend: backend,
+                    warnings: warnings,
+                    body
+                )
+            )
         } catch {
             outcome = .failure(error)
         }
@@ -201,7 +211,12 @@ public struct TestServer: Sendable {
                 try await group.waitForAll()
                 throw TestSetupError("the server stopped before it listened")
             }
-            let testServer = TestServer(started: started, backend: backend, client: TestHTTPClient(baseURL: started.baseURL), warnings: warnings)
+            let testServer = TestServer(
+                started: started,
+                backend: backend,
+                client: TestHTTPClient(baseURL: started.baseURL),
+                warnings: warnings
+            )
             group.addTask { try await body(testServer) }
             defer { group.cancelAll() }
             while let next = try await group.next() {
@@ -235,7 +250,11 @@ extension TestServer {
     }
 
     static func defaultLogger(_ recorder: FlightRecorder) -> Logger {
-        guard let level = ProcessInfo.processInfo.environment["MARQUEE_TEST_LOG_LEVEL"].flatMap(Logger.Level.init(rawValue:)) else {
+        guard
+            let level = ProcessInfo.processInfo.environment["MARQUEE_TEST_LOG_LEVEL"].flatMap(
+                Logger.Level.init(rawValue:)
+            )
+        else {
             return recorder.logger()
         }
         var logger = Logger(label: "marquee.test", factory: { label in StreamLogHandler.standardError(label: label) })
@@ -259,7 +278,8 @@ public struct TestDatabase: Sendable {
 /// Paths inside the source checkout, found from this file.
 public enum SourceTree {
     public static var root: URL {
-        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent().deletingLastPathComponent()
+        URL(fileURLWithPath: #filePath).deletingLastPathComponent().deletingLastPathComponent()
+            .deletingLastPathComponent()
     }
     public static var sqlDirectory: String { root.appendingPathComponent("sql").path }
 }

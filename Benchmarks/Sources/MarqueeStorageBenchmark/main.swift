@@ -95,15 +95,37 @@ func upsert(_ store: some MarqueeStore, app: AppID, count: Int, batch: Int, at: 
 
 func run(_ options: Options, store: some MarqueeStore) async throws {
     let now = Date()
-    let app = App(name: "Bench", bundleID: "com.example.bench", teamID: "TEAM123456", environments: [.production], createdAt: now)
+    let app = App(
+        name: "Bench",
+        bundleID: "com.example.bench",
+        teamID: "TEAM123456",
+        environments: [.production],
+        createdAt: now
+    )
     try await store.createApp(app)
     let label = "backend=\(options.backend) tokens=\(options.tokens)"
     switch options.mode {
     case "upsert":
         let insert = try await upsert(store, app: app.id, count: options.tokens, batch: options.batch, at: now)
-        print("upsert-insert  \(label) batch=\(options.batch)  \(fixed(insert, 2)) s  \(fixed(Double(options.tokens) / insert, 0)) tokens/s")
-        let refresh = try await upsert(store, app: app.id, count: options.tokens, batch: options.batch, at: now.addingTimeInterval(60))
-        print("upsert-refresh \(label) batch=\(options.batch)  \(fixed(refresh, 2)) s  \(fixed(Double(options.tokens) / refresh, 0)) tokens/s")
+        print(
+            """
+            upsert-insert  \(label) batch=\(options.batch)  \(fixed(insert, 2)) s  \
+            \(fixed(Double(options.tokens) / insert, 0)) tokens/s
+            """
+        )
+        let refresh = try await upsert(
+            store,
+            app: app.id,
+            count: options.tokens,
+            batch: options.batch,
+            at: now.addingTimeInterval(60)
+        )
+        print(
+            """
+            upsert-refresh \(label) batch=\(options.batch)  \(fixed(refresh, 2)) s  \
+            \(fixed(Double(options.tokens) / refresh, 0)) tokens/s
+            """
+        )
     case "stream":
         let seed = try await upsert(store, app: app.id, count: options.tokens, batch: options.batch, at: now)
         print("stream-seed    \(label)  \(fixed(seed, 2)) s  \(fixed(Double(options.tokens) / seed, 0)) tokens/s")
@@ -122,7 +144,10 @@ func run(_ options: Options, store: some MarqueeStore) async throws {
         guard seen == options.tokens else { throw BenchmarkError("streamed \(seen) of \(options.tokens) tokens") }
         let peak = Memory.peakKiB
         print(
-            "stream         \(label) page=\(options.page)  \(fixed(seconds, 2)) s  \(fixed(Double(seen) / seconds, 0)) tokens/s  "
+            """
+            stream         \(label) page=\(options.page)  \(fixed(seconds, 2)) s  \
+            \(fixed(Double(seen) / seconds, 0)) tokens/s  
+            """
                 + "rss-before=\(before) KiB  peak-during=\(peak) KiB  growth=\(peak - before) KiB  "
                 + "(checksum \(checksum))"
         )
@@ -140,7 +165,12 @@ func run(_ options: Options, store: some MarqueeStore) async throws {
         }
         latencies.sort()
         func percentile(_ p: Double) -> Double { latencies[min(latencies.count - 1, Int(Double(latencies.count) * p))] }
-        print("roundtrip      \(label)  p50=\(fixed(percentile(0.5), 3)) ms  p90=\(fixed(percentile(0.9), 3)) ms  p99=\(fixed(percentile(0.99), 3)) ms")
+        print(
+            """
+            roundtrip      \(label)  p50=\(fixed(percentile(0.5), 3)) ms  p90=\(fixed(percentile(0.9), 3)) ms  \
+            p99=\(fixed(percentile(0.99), 3)) ms
+            """
+        )
     default:
         throw BenchmarkError("unknown mode \(options.mode)")
     }
@@ -151,10 +181,20 @@ func postgresConfiguration(database: String) throws -> PostgresClient.Configurat
     guard let host = environment["POSTGRES_HOST"], let port = environment["POSTGRES_PORT"].flatMap(Int.init),
         let user = environment["POSTGRES_USER"], let password = environment["POSTGRES_PASSWORD"]
     else { throw BenchmarkError("POSTGRES_* not set: run Benchmarks/run-storage.sh") }
-    return PostgresClient.Configuration(host: host, port: port, username: user, password: password, database: database, tls: .disable)
+    return PostgresClient.Configuration(
+        host: host,
+        port: port,
+        username: user,
+        password: password,
+        database: database,
+        tls: .disable
+    )
 }
 
-func withClient<Result: Sendable>(_ configuration: PostgresClient.Configuration, _ body: (PostgresClient) async throws -> Result) async throws -> Result {
+func withClient<Result: Sendable>(
+    _ configuration: PostgresClient.Configuration,
+    _ body: (PostgresClient) async throws -> Result
+) async throws -> Result {
     let client = PostgresClient(configuration: configuration)
     return try await withThrowingTaskGroup(of: Void.self) { group in
         group.addTask { await client.run() }
@@ -175,7 +215,10 @@ case "postgres":
     var failure: (any Error)?
     do {
         try await withClient(try postgresConfiguration(database: database)) { client in
-            let store = PostgresStore(client: client, configuration: StoreConfiguration(sealer: nil, migrations: migrations))
+            let store = PostgresStore(
+                client: client,
+                configuration: StoreConfiguration(sealer: nil, migrations: migrations)
+            )
             try await store.migrate()
             try await run(options, store: store)
         }

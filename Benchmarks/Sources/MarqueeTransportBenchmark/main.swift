@@ -127,7 +127,10 @@ func run(_ client: APNSClient, pushes: CyclingPushes, options: Options) async ->
     var tally = Tally()
     if options.pagedSource {
         do {
-            for try await chunk in client.send(pages: CyclingPages(pushes: pushes, pageSize: options.pageSize), window: options.window) {
+            for try await chunk in client.send(
+                pages: CyclingPages(pushes: pushes, pageSize: options.pageSize),
+                window: options.window
+            ) {
                 tally.count(chunk)
             }
         } catch {
@@ -190,7 +193,12 @@ let start = clock.now
 let result = await run(client, pushes: CyclingPushes(prepared: prepared, count: options.count), options: options)
 let elapsed = clock.now - start
 let seconds = Double(elapsed.components.seconds) + Double(elapsed.components.attoseconds) / 1e18
-print("pushes \(options.count) succeeded \(result.succeeded) failed \(result.failed) in \(String(format: "%.3f", seconds)) s")
+print(
+    """
+    pushes \(options.count) succeeded \(result.succeeded) failed \(result.failed) in \
+    \(String(format: "%.3f", seconds)) s
+    """
+)
 if let error = result.firstError { print("first failure: \(error)") }
 print("marquee_req_per_s \(String(format: "%.1f", Double(result.succeeded) / seconds))")
 await client.shutdown()

@@ -57,7 +57,8 @@ public struct APNSRejection: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        var text = "APNs rejected the request: \(status) \(reason.reasonString.isEmpty ? "(no reason)" : reason.reasonString)"
+        var text =
+            "APNs rejected the request: \(status) \(reason.reasonString.isEmpty ? "(no reason)" : reason.reasonString)"
         if let apnsID { text += " apns-id \(apnsID)" }
         if let requestID { text += " apns-request-id \(requestID)" }
         if let timestampMilliseconds { text += " timestamp \(timestampMilliseconds)" }

@@ -50,14 +50,26 @@ final class APNSClientMetrics: Sendable {
 
     init(factory: any MetricsFactory, environment: APNSEnvironment) {
         self.factory = factory
-        accepted = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "accepted", reason: "none") }
+        accepted = APNSPushKind.allCases.map {
+            Self.pushCounter(factory, kind: $0, outcome: "accepted", reason: "none")
+        }
         failed = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "failed", reason: "none") }
-        uncertain = APNSPushKind.allCases.map { Self.pushCounter(factory, kind: $0, outcome: "uncertain", reason: "none") }
+        uncertain = APNSPushKind.allCases.map {
+            Self.pushCounter(factory, kind: $0, outcome: "uncertain", reason: "none")
+        }
         durations = APNSPushKind.allCases.map {
             CoreMetrics.Timer(label: Self.requestDuration, dimensions: [("kind", $0.description)], factory: factory)
         }
-        connections = Meter(label: Self.connections, dimensions: [("environment", environment.rawValue)], factory: factory)
-        streamsInFlight = Meter(label: Self.streamsInFlight, dimensions: [("environment", environment.rawValue)], factory: factory)
+        connections = Meter(
+            label: Self.connections,
+            dimensions: [("environment", environment.rawValue)],
+            factory: factory
+        )
+        streamsInFlight = Meter(
+            label: Self.streamsInFlight,
+            dimensions: [("environment", environment.rawValue)],
+            factory: factory
+        )
         connectionStreams = Recorder(
             label: Self.connectionStreamsInFlight,
             dimensions: [("environment", environment.rawValue)],
@@ -72,8 +84,17 @@ final class APNSClientMetrics: Sendable {
         )
     }
 
-    private static func pushCounter(_ factory: any MetricsFactory, kind: APNSPushKind, outcome: String, reason: String) -> Counter {
-        Counter(label: pushes, dimensions: [("kind", kind.description), ("outcome", outcome), ("reason", reason)], factory: factory)
+    private static func pushCounter(
+        _ factory: any MetricsFactory,
+        kind: APNSPushKind,
+        outcome: String,
+        reason: String
+    ) -> Counter {
+        Counter(
+            label: pushes,
+            dimensions: [("kind", kind.description), ("outcome", outcome), ("reason", reason)],
+            factory: factory
+        )
     }
 
     /// A push's final outcome. A request the caller abandoned (`cancelled`) was not wanted any

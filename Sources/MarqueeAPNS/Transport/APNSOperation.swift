@@ -92,7 +92,11 @@ enum APNSOperation: Sendable {
             if let channelID = request.channelID {
                 headers.add(name: "apns-channel-id", value: channelID)
             }
-            headers.add(name: "apns-request-id", value: request.requestID.uuidString.lowercased(), indexing: .nonIndexable)
+            headers.add(
+                name: "apns-request-id",
+                value: request.requestID.uuidString.lowercased(),
+                indexing: .nonIndexable
+            )
             if request.body != nil {
                 headers.add(name: "content-type", value: "application/json")
             }

@@ -29,7 +29,10 @@ extension AppsCommand.SigningKey {
         @Argument(help: "The app's ID (app_…).")
         var appID: String
 
-        @Argument(help: "The .p8 file Apple's developer portal gave (PKCS#8 P-256 PEM).", completion: .file(extensions: ["p8"]))
+        @Argument(
+            help: "The .p8 file Apple's developer portal gave (PKCS#8 P-256 PEM).",
+            completion: .file(extensions: ["p8"])
+        )
         var file: String
 
         @Option(name: .customLong("key-id"), help: "Apple's 10-character key ID (default: from AuthKey_KEYID.p8).")
@@ -64,7 +67,10 @@ extension AppsCommand.SigningKey {
                 try await $0.putSigningKey(path: .init(appID: appID), body: .json(upload)).ok.body.json
             }
             output(response, in: context) { key in
-                "Installed signing key \(key.keyID) (team \(key.teamID), \(AppsCommand.environments(key.environments))) for \(appID)"
+                """
+                Installed signing key \(key.keyID) (team \(key.teamID), \
+                \(AppsCommand.environments(key.environments))) for \(appID)
+                """
             }
         }
 

@@ -35,7 +35,12 @@ extension AppsCommand {
         }
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let request = Components.Schemas.CreateAppRequest(name: name, bundleID: bundleID, teamID: teamID, environments: environments)
+            let request = Components.Schemas.CreateAppRequest(
+                name: name,
+                bundleID: bundleID,
+                teamID: teamID,
+                environments: environments
+            )
             let response = try await client.send { try await $0.createApp(body: .json(request)).created.body.json }
             output(response, in: context) { app in "Created app \(app.id)\n\n" + AppsCommand.details(app) }
         }
@@ -52,7 +57,11 @@ extension AppsCommand {
                 var table = Table("id", "name", "bundle id", "team", "environments", "signing key")
                 for app in list.apps {
                     table.append(
-                        app.id, app.name, app.bundleID, app.teamID, AppsCommand.environments(app.environments),
+                        app.id,
+                        app.name,
+                        app.bundleID,
+                        app.teamID,
+                        AppsCommand.environments(app.environments),
                         app.signingKey?.keyID ?? "-"
                     )
                 }
@@ -70,7 +79,9 @@ extension AppsCommand {
         var appID: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let response = try await client.send { [appID] in try await $0.getApp(path: .init(appID: appID)).ok.body.json }
+            let response = try await client.send { [appID] in
+                try await $0.getApp(path: .init(appID: appID)).ok.body.json
+            }
             output(response, in: context) { AppsCommand.details($0) }
         }
     }
@@ -86,15 +97,23 @@ extension AppsCommand {
         @Option(help: "A new name.")
         var name: String?
 
-        @Option(name: .customLong("environment"), help: "The environments the app uses from now on (repeatable; replaces the list).")
+        @Option(
+            name: .customLong("environment"),
+            help: "The environments the app uses from now on (repeatable; replaces the list)."
+        )
         var environments: [Components.Schemas.Environment] = []
 
         func validate() throws {
-            if name == nil && environments.isEmpty { throw ValidationError("nothing to change: give --name or --environment") }
+            if name == nil && environments.isEmpty {
+                throw ValidationError("nothing to change: give --name or --environment")
+            }
         }
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let request = Components.Schemas.UpdateAppRequest(name: name, environments: environments.isEmpty ? nil : environments)
+            let request = Components.Schemas.UpdateAppRequest(
+                name: name,
+                environments: environments.isEmpty ? nil : environments
+            )
             let response = try await client.send { [appID] in
                 try await $0.updateApp(path: .init(appID: appID), body: .json(request)).ok.body.json
             }
@@ -108,9 +127,19 @@ extension AppsCommand {
             ("Environments", environments(app.environments)), ("Created", Formatting.date(app.createdAt)),
         ]
         if let key = app.signingKey {
-            pairs.append(("Signing key", "\(key.keyID) (team \(key.teamID), \(environments(key.environments)), installed \(Formatting.date(key.createdAt)))"))
+            pairs.append(
+                (
+                    "Signing key",
+                    """
+                    \(key.keyID) (team \(key.teamID), \(environments(key.environments)), installed \
+                    \(Formatting.date(key.createdAt)))
+                    """
+                )
+            )
         } else {
-            pairs.append(("Signing key", "none: install one with `marquee apps signing-key install \(app.id) AuthKey_KEYID.p8`"))
+            pairs.append(
+                ("Signing key", "none: install one with `marquee apps signing-key install \(app.id) AuthKey_KEYID.p8`")
+            )
         }
         return Table.details(pairs)
     }

@@ -27,7 +27,10 @@ struct BroadcastCommand: ClientCommand {
 
     @Option(
         name: .customLong("content-state"),
-        help: ArgumentHelp("The activity's content-state as JSON, or @file (@- for standard input).", valueName: "json|@file")
+        help: ArgumentHelp(
+            "The activity's content-state as JSON, or @file (@- for standard input).",
+            valueName: "json|@file"
+        )
     )
     var contentState: String
 
@@ -42,14 +45,20 @@ struct BroadcastCommand: ClientCommand {
 
     @Option(
         name: .customLong("alert"),
-        help: ArgumentHelp("APNs' whole alert object as JSON or @file, for localized alerts (instead of --alert-title/--alert-body).", valueName: "json|@file")
+        help: ArgumentHelp(
+            "APNs' whole alert object as JSON or @file, for localized alerts (instead of --alert-title/--alert-body).",
+            valueName: "json|@file"
+        )
     )
     var alert: String?
 
     @Option(name: .customLong("stale-date"), help: "When the content goes stale, RFC 3339.")
     var staleDate: RFC3339Date?
 
-    @Option(name: .customLong("dismissal-date"), help: "With end: when the ended activity leaves the Lock Screen, RFC 3339.")
+    @Option(
+        name: .customLong("dismissal-date"),
+        help: "With end: when the ended activity leaves the Lock Screen, RFC 3339."
+    )
     var dismissalDate: RFC3339Date?
 
     @Option(name: .customLong("relevance-score"), help: "The activity's relevance score.")
@@ -61,10 +70,16 @@ struct BroadcastCommand: ClientCommand {
     @Flag(help: "Asks for priority 10, within the hourly budget.")
     var important = false
 
-    @Option(name: .customLong("environment"), help: "Broadcast only in this environment (repeatable; default: all of the event's).")
+    @Option(
+        name: .customLong("environment"),
+        help: "Broadcast only in this environment (repeatable; default: all of the event's)."
+    )
     var environments: [Components.Schemas.Environment] = []
 
-    @Option(name: .customLong("idempotency-key"), help: "Sent as Idempotency-Key: a repeat with the same key and body is answered from the first.")
+    @Option(
+        name: .customLong("idempotency-key"),
+        help: "Sent as Idempotency-Key: a repeat with the same key and body is answered from the first."
+    )
     var idempotencyKey: String?
 
     func validate() throws {
@@ -74,7 +89,9 @@ struct BroadcastCommand: ClientCommand {
         if alert != nil && (alertTitle != nil || alertBody != nil || alertSound != nil) {
             throw ValidationError("give either --alert or --alert-title/--alert-body/--alert-sound")
         }
-        if dismissalDate != nil && eventType != .end { throw ValidationError("--dismissal-date goes with --event-type end") }
+        if dismissalDate != nil && eventType != .end {
+            throw ValidationError("--dismissal-date goes with --event-type end")
+        }
     }
 
     func run(client: MarqueeClient, context: CLIContext) async throws {
@@ -90,8 +107,12 @@ struct BroadcastCommand: ClientCommand {
             environments: environments.isEmpty ? nil : environments
         )
         let response = try await client.send { [eventKey, idempotencyKey] in
-            try await $0.createBroadcast(path: .init(eventKey: eventKey), headers: .init(idempotencyKey: idempotencyKey), body: .json(request))
-                .broadcastResult
+            try await $0.createBroadcast(
+                path: .init(eventKey: eventKey),
+                headers: .init(idempotencyKey: idempotencyKey),
+                body: .json(request)
+            )
+            .broadcastResult
         }
         output(response, in: context) { result in
             var table = Table("environment", "status", "priority", "apns request id", "detail")
@@ -103,7 +124,10 @@ struct BroadcastCommand: ClientCommand {
                 if let reason = item.reason { detail.append(reason) }
                 if item.channelDeleted == true { detail.append("channel deleted") }
                 table.append(
-                    item.environment.rawValue, item.status.rawValue, item.priority.map(String.init) ?? "-", item.apnsRequestID ?? "-",
+                    item.environment.rawValue,
+                    item.status.rawValue,
+                    item.priority.map(String.init) ?? "-",
+                    item.apnsRequestID ?? "-",
                     detail.isEmpty ? "-" : detail.joined(separator: "; ")
                 )
             }

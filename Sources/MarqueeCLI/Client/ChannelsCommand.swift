@@ -14,7 +14,9 @@ struct ChannelsCommand: AsyncParsableCommand {
 
 extension ChannelsCommand {
     struct List: ClientCommand {
-        static let configuration = CommandConfiguration(abstract: "Lists the app's channels with their state, oldest first.")
+        static let configuration = CommandConfiguration(
+            abstract: "Lists the app's channels with their state, oldest first."
+        )
 
         @OptionGroup var options: ClientOptions
         @OptionGroup var page: PageOptions
@@ -26,7 +28,12 @@ extension ChannelsCommand {
         var state: Components.Schemas.ChannelState?
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let query = Operations.ListChannels.Input.Query(environment: environment, state: state, limit: page.limit, after: page.after)
+            let query = Operations.ListChannels.Input.Query(
+                environment: environment,
+                state: state,
+                limit: page.limit,
+                after: page.after
+            )
             let response = try await client.send { try await $0.listChannels(query: query).ok.body.json }
             output(response, in: context) { ChannelsCommand.table($0.channels) }
             PageOptions.hint(nextCursor: response.value.nextCursor, json: options.json, in: context)
@@ -57,7 +64,12 @@ extension ChannelsCommand {
                 }
                 output(response, in: context) { channel in
                     var table = Table("environment", "channel id", "state", "storage policy")
-                    table.append(channel.environment.rawValue, channel.channelID, channel.state.rawValue, channel.storagePolicy.rawValue)
+                    table.append(
+                        channel.environment.rawValue,
+                        channel.channelID,
+                        channel.state.rawValue,
+                        channel.storagePolicy.rawValue
+                    )
                     return table.text
                 }
             } else {
@@ -68,7 +80,8 @@ extension ChannelsCommand {
                 for environment in Components.Schemas.Environment.allCases {
                     do {
                         let response = try await client.send { [eventKey] in
-                            try await $0.getEventChannel(path: .init(eventKey: eventKey, environment: environment)).ok.body.json
+                            try await $0.getEventChannel(path: .init(eventKey: eventKey, environment: environment)).ok
+                                .body.json
                         }
                         channels.append(response.value)
                         documents.append(response.json.map { String(decoding: $0, as: UTF8.self) } ?? "{}")
@@ -84,7 +97,12 @@ extension ChannelsCommand {
                 } else {
                     var table = Table("environment", "channel id", "state", "storage policy")
                     for channel in channels {
-                        table.append(channel.environment.rawValue, channel.channelID, channel.state.rawValue, channel.storagePolicy.rawValue)
+                        table.append(
+                            channel.environment.rawValue,
+                            channel.channelID,
+                            channel.state.rawValue,
+                            channel.storagePolicy.rawValue
+                        )
                     }
                     context.print(table.text)
                 }
@@ -93,7 +111,9 @@ extension ChannelsCommand {
     }
 
     struct Quota: ClientCommand {
-        static let configuration = CommandConfiguration(abstract: "Channels counted against Apple's cap, per environment.")
+        static let configuration = CommandConfiguration(
+            abstract: "Channels counted against Apple's cap, per environment."
+        )
 
         @OptionGroup var options: ClientOptions
 
@@ -103,8 +123,11 @@ extension ChannelsCommand {
                 var table = Table("environment", "used", "limit", "warning at", "warning")
                 for quota in list.quotas {
                     table.append(
-                        quota.environment.rawValue, Formatting.count(quota.used), Formatting.count(quota.limit),
-                        Formatting.count(quota.warningAt), quota.warning ? "YES" : "no"
+                        quota.environment.rawValue,
+                        Formatting.count(quota.used),
+                        Formatting.count(quota.limit),
+                        Formatting.count(quota.warningAt),
+                        quota.warning ? "YES" : "no"
                     )
                 }
                 return table.text
@@ -131,7 +154,10 @@ extension ChannelsCommand {
         var deleteOrphans = false
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let request = Components.Schemas.ReconcileRequest(environment: environment, deleteOrphans: deleteOrphans ? true : nil)
+            let request = Components.Schemas.ReconcileRequest(
+                environment: environment,
+                deleteOrphans: deleteOrphans ? true : nil
+            )
             let response = try await client.send { try await $0.reconcileChannels(body: .json(request)).ok.body.json }
             output(response, in: context) { report in
                 var pairs = [
@@ -155,8 +181,13 @@ extension ChannelsCommand {
         var table = Table("id", "event", "environment", "state", "channel id", "storage policy", "created")
         for channel in channels {
             table.append(
-                channel.id, channel.eventKey ?? "(orphan)", channel.environment.rawValue, channel.state.rawValue,
-                channel.channelID ?? "-", channel.storagePolicy.rawValue, Formatting.date(channel.createdAt)
+                channel.id,
+                channel.eventKey ?? "(orphan)",
+                channel.environment.rawValue,
+                channel.state.rawValue,
+                channel.channelID ?? "-",
+                channel.storagePolicy.rawValue,
+                Formatting.date(channel.createdAt)
             )
         }
         return table.text

@@ -21,7 +21,12 @@ extension ClientCommand {
             throw ClientCommandError(
                 error: stopped.error,
                 connection: connection,
-                notes: ["the import stopped at line \(stopped.line); the rows before it are registered: import the rest from there (with the CSV header)"]
+                notes: [
+                    """
+                    the import stopped at line \(stopped.line); the rows before it are registered: import the \
+                    rest from there (with the CSV header)
+                    """
+                ]
             )
         }
     }

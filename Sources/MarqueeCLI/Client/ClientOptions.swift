@@ -4,19 +4,32 @@ import MarqueeClient
 
 /// The options every command that talks to a server shares.
 struct ClientOptions: ParsableArguments {
-    @Option(help: ArgumentHelp("The server's base URL (else MARQUEE_SERVER, a profile, or http://127.0.0.1:8080).", valueName: "url"))
+    @Option(
+        help: ArgumentHelp(
+            "The server's base URL (else MARQUEE_SERVER, a profile, or http://127.0.0.1:8080).",
+            valueName: "url"
+        )
+    )
     var server: String?
 
     @Option(
         name: .customLong("api-key"),
         help: ArgumentHelp(
-            "The API key, mq_… (else MARQUEE_API_KEY or a profile). Prefer those: a flag is visible to other users in the process list.",
+            """
+            The API key, mq_… (else MARQUEE_API_KEY or a profile). Prefer those: a flag is visible to other users \
+            in the process list.
+            """,
             valueName: "key"
         )
     )
     var apiKey: String?
 
-    @Option(help: ArgumentHelp("A profile of the profile file (else MARQUEE_PROFILE, or the file's default).", valueName: "name"))
+    @Option(
+        help: ArgumentHelp(
+            "A profile of the profile file (else MARQUEE_PROFILE, or the file's default).",
+            valueName: "name"
+        )
+    )
     var profile: String?
 
     @Flag(help: "Print the server's JSON instead of a table, for scripts.")
@@ -33,9 +46,14 @@ struct ClientOptions: ParsableArguments {
         let connection = try connection(in: context)
         guard let apiKey = connection.apiKey else {
             throw .usage(
-                "no API key: pass --api-key, set MARQUEE_API_KEY, or save one with `marquee profile set NAME --server URL --api-key KEY`"
+                """
+                no API key: pass --api-key, set MARQUEE_API_KEY, or save one with `marquee profile set NAME \
+                --server URL --api-key KEY`
+                """
             )
         }
-        return (MarqueeClient(serverURL: connection.serverURL, apiKey: apiKey, transport: context.transport), connection)
+        return (
+            MarqueeClient(serverURL: connection.serverURL, apiKey: apiKey, transport: context.transport), connection
+        )
     }
 }

@@ -58,13 +58,19 @@ struct Connection: Sendable, Equatable {
 
         let (serverText, serverSource) = pick(server, "MARQUEE_SERVER", \.server) ?? (defaultServer, .builtInDefault)
         guard let serverURL = MarqueeClient.serverURL(serverText) else {
-            throw .usage("the server URL \"\(serverText)\" from \(serverSource) is not an http:// or https:// URL with a host")
+            throw .usage(
+                "the server URL \"\(serverText)\" from \(serverSource) is not an http:// or https:// URL with a host"
+            )
         }
         let key = pick(apiKey, "MARQUEE_API_KEY", \.apiKey)
         return Connection(serverURL: serverURL, serverSource: serverSource, apiKey: key?.0, apiKeySource: key?.1)
     }
 
-    private static func named(_ name: String, in file: ProfileFile?, path: String) throws(CLIFailure) -> (String, ProfileFile.Profile) {
+    private static func named(
+        _ name: String,
+        in file: ProfileFile?,
+        path: String
+    ) throws(CLIFailure) -> (String, ProfileFile.Profile) {
         guard let profile = file?.profiles[name] else {
             let known = file?.profiles.keys.sorted().joined(separator: ", ") ?? ""
             throw .usage("no profile \"\(name)\" in \(path)" + (known.isEmpty ? "" : " (profiles: \(known))"))

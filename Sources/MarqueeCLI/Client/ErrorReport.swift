@@ -27,7 +27,9 @@ struct ErrorReport: Sendable {
             lines.append("  hint: the API key came from \(source); check that it is the whole key and not revoked")
         }
         if error.kind == .unreachable, let connection {
-            lines.append("  hint: the server URL came from \(connection.serverSource); is `marquee serve` running there?")
+            lines.append(
+                "  hint: the server URL came from \(connection.serverSource); is `marquee serve` running there?"
+            )
         }
         return lines.joined(separator: "\n")
     }

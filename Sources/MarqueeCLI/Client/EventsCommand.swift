@@ -42,10 +42,16 @@ extension EventsCommand {
         @Option(name: .customLong("planned-end"), help: "RFC 3339, e.g. 2026-11-28T17:00:00Z.")
         var plannedEnd: RFC3339Date
 
-        @Option(name: .customLong("storage-policy"), help: "APNs' message storage for its channels (fixed once created).")
+        @Option(
+            name: .customLong("storage-policy"),
+            help: "APNs' message storage for its channels (fixed once created)."
+        )
         var storagePolicy: Components.Schemas.StoragePolicy?
 
-        @Option(name: .customLong("priority-policy"), help: "How broadcasts choose apns-priority (default: the server's).")
+        @Option(
+            name: .customLong("priority-policy"),
+            help: "How broadcasts choose apns-priority (default: the server's)."
+        )
         var priorityPolicy: Components.Schemas.PriorityPolicy?
 
         func validate() throws {
@@ -91,8 +97,12 @@ extension EventsCommand {
                 var table = Table("event key", "title", "state", "environments", "planned start", "planned end")
                 for event in list.events {
                     table.append(
-                        event.eventKey, event.title, event.state.rawValue, Formatting.list(event.environments.map(\.rawValue)),
-                        Formatting.date(event.plannedStart), Formatting.date(event.plannedEnd)
+                        event.eventKey,
+                        event.title,
+                        event.state.rawValue,
+                        Formatting.list(event.environments.map(\.rawValue)),
+                        Formatting.date(event.plannedStart),
+                        Formatting.date(event.plannedEnd)
                     )
                 }
                 return table.text
@@ -102,7 +112,9 @@ extension EventsCommand {
     }
 
     struct Show: ClientCommand {
-        static let configuration = CommandConfiguration(abstract: "Shows an event with its channels and its delivery funnel per environment.")
+        static let configuration = CommandConfiguration(
+            abstract: "Shows an event with its channels and its delivery funnel per environment."
+        )
 
         @OptionGroup var options: ClientOptions
 
@@ -110,7 +122,9 @@ extension EventsCommand {
         var eventKey: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let response = try await client.send { [eventKey] in try await $0.getEvent(path: .init(eventKey: eventKey)).ok.body.json }
+            let response = try await client.send { [eventKey] in
+                try await $0.getEvent(path: .init(eventKey: eventKey)).ok.body.json
+            }
             output(response, in: context) { EventsCommand.details($0) }
         }
     }
@@ -126,7 +140,9 @@ extension EventsCommand {
         var eventKey: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let response = try await client.send { [eventKey] in try await $0.closeEvent(path: .init(eventKey: eventKey)).ok.body.json }
+            let response = try await client.send { [eventKey] in
+                try await $0.closeEvent(path: .init(eventKey: eventKey)).ok.body.json
+            }
             output(response, in: context) { "Closed event \($0.eventKey)\n\n" + EventsCommand.details($0) }
         }
     }
@@ -134,7 +150,11 @@ extension EventsCommand {
     struct Delete: ClientCommand {
         static let configuration = CommandConfiguration(
             abstract: "Deletes an event and its channels at APNs.",
-            discussion: "When APNs cannot be reached for some channel, the event is cancelled and the server finishes the deletion later."
+            discussion:
+                """
+                When APNs cannot be reached for some channel, the event is cancelled and the server finishes the \
+                deletion later.
+                """
         )
 
         @OptionGroup var options: ClientOptions
@@ -156,7 +176,11 @@ extension EventsCommand {
             }
             output(response, in: context) { event in
                 guard event != nil else { return "Deleted event \(eventKey) and its channels" }
-                return "Event \(eventKey) is cancelled; the server deletes its remaining channels at APNs in the background"
+                return
+                    """
+                    Event \(eventKey) is cancelled; the server deletes its remaining channels at APNs in the \
+                    background
+                    """
             }
         }
     }
@@ -164,7 +188,8 @@ extension EventsCommand {
     static func details(_ event: Components.Schemas.Event) -> String {
         var pairs = [
             ("Event key", event.eventKey), ("ID", event.id), ("Title", event.title), ("State", event.state.rawValue),
-            ("Attributes type", event.attributesType), ("Environments", Formatting.list(event.environments.map(\.rawValue))),
+            ("Attributes type", event.attributesType),
+            ("Environments", Formatting.list(event.environments.map(\.rawValue))),
             ("Storage policy", event.storagePolicy.rawValue),
         ]
         if let policy = event.priorityPolicy { pairs.append(("Priority policy", policy.rawValue)) }
@@ -186,19 +211,40 @@ extension EventsCommand {
     /// reason where there are any.
     static func funnelTable(_ funnels: [Components.Schemas.EventFunnel]) -> String {
         var table = Table(
-            "funnel", "targeted", "sent", "accepted", "rejected", "uncertain", "failed", "showing", "absent", "ended",
-            "late joiners started", "absent then started"
+            "funnel",
+            "targeted",
+            "sent",
+            "accepted",
+            "rejected",
+            "uncertain",
+            "failed",
+            "showing",
+            "absent",
+            "ended",
+            "late joiners started",
+            "absent then started"
         )
         for funnel in funnels {
             table.append(
-                funnel.environment.rawValue, "\(funnel.targeted)", "\(funnel.sent)", "\(funnel.accepted)", "\(funnel.rejected.devices)",
-                "\(funnel.uncertain)", "\(funnel.failed)", "\(funnel.confirmedShowing)", "\(funnel.absent)", "\(funnel.ended)",
-                "\(funnel.lateJoinersStarted)", "\(funnel.absentThenStarted)"
+                funnel.environment.rawValue,
+                "\(funnel.targeted)",
+                "\(funnel.sent)",
+                "\(funnel.accepted)",
+                "\(funnel.rejected.devices)",
+                "\(funnel.uncertain)",
+                "\(funnel.failed)",
+                "\(funnel.confirmedShowing)",
+                "\(funnel.absent)",
+                "\(funnel.ended)",
+                "\(funnel.lateJoinersStarted)",
+                "\(funnel.absentThenStarted)"
             )
         }
         var text = table.text
         for funnel in funnels where !funnel.rejected.byReason.additionalProperties.isEmpty {
-            let reasons = funnel.rejected.byReason.additionalProperties.sorted { $0.key < $1.key }.map { "\($0.key) \($0.value)" }
+            let reasons = funnel.rejected.byReason.additionalProperties.sorted { $0.key < $1.key }.map {
+                "\($0.key) \($0.value)"
+            }
             text += "\nRejected in \(funnel.environment.rawValue): " + reasons.joined(separator: ", ")
         }
         return text

@@ -14,7 +14,10 @@ enum JSONArgument {
     }
 
     /// A JSON object made of values the command has (an alert's title and body, a content-state).
-    static func object(_ fields: [String: (any Sendable)?], describing what: String) throws(CLIFailure) -> OpenAPIObjectContainer {
+    static func object(
+        _ fields: [String: (any Sendable)?],
+        describing what: String
+    ) throws(CLIFailure) -> OpenAPIObjectContainer {
         do {
             return try OpenAPIObjectContainer(unvalidatedValue: fields)
         } catch {
@@ -35,7 +38,8 @@ enum JSONArgument {
 
     private static func reason(_ error: any Error) -> String {
         if case DecodingError.dataCorrupted(let context) = error {
-            return (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String ?? context.debugDescription
+            return (context.underlyingError as? NSError)?.userInfo[NSDebugDescriptionErrorKey] as? String
+                ?? context.debugDescription
         }
         if case DecodingError.typeMismatch(_, let context) = error { return context.debugDescription }
         return "\(error)"

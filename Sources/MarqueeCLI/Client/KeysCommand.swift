@@ -38,7 +38,8 @@ extension KeysCommand {
             // The one place a key is printed: the person asked for it, and it exists nowhere else.
             output(response, in: context) { created in
                 """
-                Created \(created.apiKey.role.rawValue) key \(created.apiKey.id)\(created.apiKey.label.isEmpty ? "" : " (\(created.apiKey.label))"). \
+                Created \(created.apiKey.role.rawValue) key \
+                \(created.apiKey.id)\(created.apiKey.label.isEmpty ? "" : " (\(created.apiKey.label))"). \
                 It is shown only now; keep it safe:
 
                     \(created.key ?? "(not in this answer: it replays an earlier creation, which alone showed the key)")
@@ -56,13 +57,19 @@ extension KeysCommand {
         var app: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let response = try await client.send { [app] in try await $0.listAPIKeys(path: .init(appID: app)).ok.body.json }
+            let response = try await client.send { [app] in
+                try await $0.listAPIKeys(path: .init(appID: app)).ok.body.json
+            }
             output(response, in: context) { list in
                 var table = Table("id", "role", "prefix", "label", "created", "revoked")
                 for key in list.apiKeys {
                     table.append(
-                        key.id, key.role.rawValue, key.prefix, key.label.isEmpty ? "-" : key.label,
-                        Formatting.date(key.createdAt), key.revokedAt.map(Formatting.date) ?? "-"
+                        key.id,
+                        key.role.rawValue,
+                        key.prefix,
+                        key.label.isEmpty ? "-" : key.label,
+                        Formatting.date(key.createdAt),
+                        key.revokedAt.map(Formatting.date) ?? "-"
                     )
                 }
                 return table.text

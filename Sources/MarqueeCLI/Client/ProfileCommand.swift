@@ -28,7 +28,10 @@ extension ProfileCommand {
 
         @Option(
             name: .customLong("api-key"),
-            help: ArgumentHelp("The API key (- reads it from standard input, out of the shell's history).", valueName: "key")
+            help: ArgumentHelp(
+                "The API key (- reads it from standard input, out of the shell's history).",
+                valueName: "key"
+            )
         )
         var apiKey: String?
 
@@ -39,7 +42,9 @@ extension ProfileCommand {
             if let server, MarqueeClient.serverURL(server) == nil {
                 throw ValidationError("--server must be an http:// or https:// URL with a host")
             }
-            if server == nil && apiKey == nil && !makeDefault { throw ValidationError("nothing to set: give --server, --api-key or --default") }
+            if server == nil && apiKey == nil && !makeDefault {
+                throw ValidationError("nothing to set: give --server, --api-key or --default")
+            }
         }
 
         func run() async throws {
@@ -70,13 +75,17 @@ extension ProfileCommand {
             let context = CLIContext.current
             let path = ProfileFile.path(environment: context.environment)
             guard let file = try ProfileFile.read(at: path), !file.profiles.isEmpty else {
-                context.print("No profiles in \(path): save one with `marquee profile set NAME --server URL --api-key KEY`")
+                context.print(
+                    "No profiles in \(path): save one with `marquee profile set NAME --server URL --api-key KEY`"
+                )
                 return
             }
             var table = Table("", "name", "server", "api key")
             for (name, profile) in file.profiles.sorted(by: { $0.key < $1.key }) {
                 table.append(
-                    file.defaultProfile == name ? "*" : "", name, profile.server ?? "(default)",
+                    file.defaultProfile == name ? "*" : "",
+                    name,
+                    profile.server ?? "(default)",
                     profile.apiKey == nil ? "-" : "set"
                 )
             }

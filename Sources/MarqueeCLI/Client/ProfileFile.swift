@@ -40,7 +40,12 @@ struct ProfileFile: Codable, Sendable, Equatable {
         do {
             return try JSONDecoder().decode(ProfileFile.self, from: data)
         } catch {
-            throw .usage("the profile file \(path) is not valid: expected {\"profiles\": {\"NAME\": {\"server\": …, \"apiKey\": …}}}")
+            throw .usage(
+                """
+                the profile file \(path) is not valid: expected {\"profiles\": {\"NAME\": {\"server\": …, \
+                \"apiKey\": …}}}
+                """
+            )
         }
     }
 
@@ -51,12 +56,22 @@ struct ProfileFile: Codable, Sendable, Equatable {
         let encoder = JSONEncoder()
         encoder.outputFormatting = [.prettyPrinted, .sortedKeys, .withoutEscapingSlashes]
         do {
-            try FileManager.default.createDirectory(at: folder, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                at: folder,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
             let data = try encoder.encode(self)
             // Created 0600 before a byte is written, then renamed over the old file: the key is
             // never readable by others, not even for a moment, and a crash leaves the old file.
             let temporary = folder.appendingPathComponent(".profiles.\(UUID().uuidString).tmp")
-            guard FileManager.default.createFile(atPath: temporary.path, contents: data, attributes: [.posixPermissions: 0o600]) else {
+            guard
+                FileManager.default.createFile(
+                    atPath: temporary.path,
+                    contents: data,
+                    attributes: [.posixPermissions: 0o600]
+                )
+            else {
                 throw CLIFailure.usage("cannot write \(temporary.path)")
             }
             if rename(temporary.path, path) != 0 {

@@ -34,6 +34,8 @@ struct Table: Sendable {
     /// Label–value lines for one resource, the labels padded to the widest.
     static func details(_ pairs: [(String, String)]) -> String {
         let width = pairs.map(\.0.count).max() ?? 0
-        return pairs.map { "\($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1)" }.joined(separator: "\n")
+        return pairs.map { "\($0.0.padding(toLength: width, withPad: " ", startingAt: 0))  \($0.1)" }.joined(
+            separator: "\n"
+        )
     }
 }

@@ -30,7 +30,13 @@ struct DemoCommand: AsyncParsableCommand {
     @Flag(help: "Print one JSON object at the end instead of the tables and Lock Screens.")
     var json = false
 
-    @Flag(help: "Keep the service up after the match and print its web console's URL and a key to sign in with, until Ctrl-C.")
+    @Flag(
+        help:
+            """
+            Keep the service up after the match and print its web console's URL and a key to sign in with, until \
+            Ctrl-C.
+            """
+    )
     var console = false
 
     @Flag(help: "Show the service's own log (info and up) on standard error; by default only warnings.")
@@ -54,13 +60,16 @@ struct DemoCommand: AsyncParsableCommand {
         let signals: [UnixSignal] = context.ownsSignals ? [.sigint, .sigterm] : []
         let outcome: MatchDemo.Outcome
         do {
-            outcome = try await DemoService.run(logger: logger, cancellationSignals: signals) { [json, console] started in
+            outcome = try await DemoService.run(logger: logger, cancellationSignals: signals) {
+                [json, console] started in
                 let outcome = try await demo.run(on: started, startup: clock.now - begun) { step in
                     if !json { context.print(DemoReport.line(step)) }
                 }
                 if console {
                     context.print(json ? "" : report.text(outcome, total: clock.now - begun))
-                    context.print(DemoReport.consoleInvitation(baseURL: started.baseURL, publisherKey: outcome.publisherKey))
+                    context.print(
+                        DemoReport.consoleInvitation(baseURL: started.baseURL, publisherKey: outcome.publisherKey)
+                    )
                     // Until Ctrl-C, which DemoService reports as an interruption.
                     while !Task.isCancelled { try await Task.sleep(for: .seconds(3600)) }
                 }
@@ -80,7 +89,10 @@ struct DemoCommand: AsyncParsableCommand {
         guard outcome.census.everyDeviceShowsExpected else {
             throw CLIFailure(
                 .partial,
-                "\(Formatting.count(outcome.census.mismatches.count)) of \(Formatting.count(outcome.census.total)) devices do not show the final state"
+                """
+                \(Formatting.count(outcome.census.mismatches.count)) of \(Formatting.count(outcome.census.total)) \
+                devices do not show the final state
+                """
             )
         }
     }

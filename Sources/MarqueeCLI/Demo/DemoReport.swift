@@ -17,7 +17,8 @@ struct DemoReport: Sendable {
     }
 
     static var stepHeader: String {
-        "STEP".padding(toLength: nameWidth, withPad: " ", startingAt: 0) + "TIME".padding(toLength: timeWidth, withPad: " ", startingAt: 0)
+        "STEP".padding(toLength: nameWidth, withPad: " ", startingAt: 0)
+            + "TIME".padding(toLength: timeWidth, withPad: " ", startingAt: 0)
             + "WHAT HAPPENED"
     }
 
@@ -71,7 +72,9 @@ struct DemoReport: Sendable {
                     ] as [String: Any]
                 },
                 "byDisplay": census.byDisplay.map { ["display": $0.display, "devices": $0.devices] as [String: Any] },
-                "mismatches": census.mismatches.map { ["deviceID": $0.deviceID, "iosVersion": $0.version.description, "display": $0.display] },
+                "mismatches": census.mismatches.map {
+                    ["deviceID": $0.deviceID, "iosVersion": $0.version.description, "display": $0.display]
+                },
             ] as [String: Any],
         ]
     }

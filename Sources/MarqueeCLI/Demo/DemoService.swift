@@ -20,7 +20,9 @@ enum DemoService {
         cancellationSignals: [UnixSignal] = [],
         _ body: @escaping @Sendable (MarqueeServer.Started) async throws -> Result
     ) async throws -> Result {
-        let folder = FileManager.default.temporaryDirectory.appendingPathComponent("marquee-demo-\(UUID().uuidString.prefix(8))").path
+        let folder = FileManager.default.temporaryDirectory.appendingPathComponent(
+            "marquee-demo-\(UUID().uuidString.prefix(8))"
+        ).path
         defer { try? FileManager.default.removeItem(atPath: folder) }
         let configuration = try demoConfiguration(folder: folder)
         let (startedStream, startedContinuation) = AsyncStream<MarqueeServer.Started>.makeStream()
@@ -46,7 +48,11 @@ enum DemoService {
             configuration: .init(
                 services: [
                     .init(service: server),
-                    .init(service: demo, successTerminationBehavior: .gracefullyShutdownGroup, failureTerminationBehavior: .gracefullyShutdownGroup),
+                    .init(
+                        service: demo,
+                        successTerminationBehavior: .gracefullyShutdownGroup,
+                        failureTerminationBehavior: .gracefullyShutdownGroup
+                    ),
                 ],
                 gracefulShutdownSignals: [],
                 cancellationSignals: [],
@@ -55,7 +61,10 @@ enum DemoService {
         )
         let interrupted = try await run(group, stoppingOn: cancellationSignals)
         if interrupted {
-            throw CLIFailure(.interrupted, "interrupted: the demo stopped where it was; its service is shut down and its folder removed")
+            throw CLIFailure(
+                .interrupted,
+                "interrupted: the demo stopped where it was; its service is shut down and its folder removed"
+            )
         }
         guard let result = outcome.withLock({ $0 }) else {
             throw CLIFailure(.unexpected, "the demo's service stopped before it listened")
@@ -109,7 +118,7 @@ enum DemoService {
                 while let groupEnded = try await tasks.next(), !groupEnded {}
                 tasks.cancelAll()
             }
-        } catch where interrupted.isRaised {
+        } catch  where interrupted.isRaised {
             // What the cancellation made the demo throw; the interruption is the story.
         }
         return interrupted.isRaised

@@ -38,7 +38,13 @@ struct DeviceCensus: Sendable {
             if let known = newest[activity.deviceID], known.startedAt > activity.startedAt { continue }
             newest[activity.deviceID] = activity
         }
-        expectedDisplay = Self.display(phase: .ended, home: "\(expected.home)", away: "\(expected.away)", moment: (expected.period, expected.clock), script: script)
+        expectedDisplay = Self.display(
+            phase: .ended,
+            home: "\(expected.home)",
+            away: "\(expected.away)",
+            moment: (expected.period, expected.clock),
+            script: script
+        )
         var rows: [IOSVersion: VersionRow] = [:]
         var displays: [String: Int] = [:]
         var mismatches: [Mismatch] = []
@@ -46,7 +52,9 @@ struct DeviceCensus: Sendable {
             let activity = newest[device.id]
             let display = activity.map { Self.display(of: $0, script: script) } ?? "no Live Activity"
             let shows = activity.map { Self.shows(expected, on: $0) } ?? false
-            var row = rows[device.iOSVersion] ?? VersionRow(version: device.iOSVersion, devices: 0, routes: [], showingExpected: 0)
+            var row =
+                rows[device.iOSVersion]
+                ?? VersionRow(version: device.iOSVersion, devices: 0, routes: [], showingExpected: 0)
             row.devices += 1
             if shows { row.showingExpected += 1 }
             if let activity {
@@ -59,7 +67,9 @@ struct DeviceCensus: Sendable {
         }
         total = devices.count
         byVersion = rows.values.sorted { $0.version < $1.version }
-        byDisplay = displays.map { (display: $0.key, devices: $0.value) }.sorted { ($1.devices, $0.display) < ($0.devices, $1.display) }
+        byDisplay = displays.map { (display: $0.key, devices: $0.value) }.sorted {
+            ($1.devices, $0.display) < ($0.devices, $1.display)
+        }
         self.mismatches = mismatches
     }
 
@@ -83,8 +93,17 @@ struct DeviceCensus: Sendable {
         )
     }
 
-    private static func display(phase: ActivityPhase, home: String, away: String, moment: (period: String, clock: String), script: MatchScript) -> String {
-        "\(phase.rawValue.uppercased())  \(script.homeTeam) \(home) - \(away) \(script.awayTeam)  \(moment.period) \(moment.clock)"
+    private static func display(
+        phase: ActivityPhase,
+        home: String,
+        away: String,
+        moment: (period: String, clock: String),
+        script: MatchScript
+    ) -> String {
+        """
+        \(phase.rawValue.uppercased())  \(script.homeTeam) \(home) - \(away) \(script.awayTeam)  \(moment.period) \
+        \(moment.clock)
+        """
     }
 
     /// The census for people: by iOS version, by display, and the verdict (with the first
@@ -93,7 +112,9 @@ struct DeviceCensus: Sendable {
         var versions = Table("ios", "devices", "updated through", "showing the final state")
         for row in byVersion {
             versions.append(
-                row.version.description, Formatting.count(row.devices), row.routes.isEmpty ? "-" : row.routes.joined(separator: " + "),
+                row.version.description,
+                Formatting.count(row.devices),
+                row.routes.isEmpty ? "-" : row.routes.joined(separator: " + "),
                 Formatting.count(row.showingExpected)
             )
         }
@@ -103,7 +124,12 @@ struct DeviceCensus: Sendable {
         if everyDeviceShowsExpected {
             lines.append("All \(Formatting.count(total)) devices ended showing the final score: \(expectedDisplay).")
         } else {
-            lines.append("\(Formatting.count(mismatches.count)) of \(Formatting.count(total)) devices do not show \(expectedDisplay):")
+            lines.append(
+                """
+                \(Formatting.count(mismatches.count)) of \(Formatting.count(total)) devices do not show \
+                \(expectedDisplay):
+                """
+            )
             for mismatch in mismatches.prefix(10) {
                 lines.append("  \(mismatch.deviceID) (iOS \(mismatch.version)): \(mismatch.display)")
             }

@@ -34,8 +34,14 @@ struct MatchDemo: Sendable {
 
     /// Tells the match on `started`; `onStep` hears each step as it completes. `startup` is how
     /// long the service took to start, the first step.
-    func run(on started: MarqueeServer.Started, startup: Duration, onStep: @escaping @Sendable (StepTimer.Step) -> Void) async throws -> Outcome {
-        guard let emulator = started.emulator else { throw CLIFailure(.unexpected, "the demo's service runs no emulator") }
+    func run(
+        on started: MarqueeServer.Started,
+        startup: Duration,
+        onStep: @escaping @Sendable (StepTimer.Step) -> Void
+    ) async throws -> Outcome {
+        guard let emulator = started.emulator else {
+            throw CLIFailure(.unexpected, "the demo's service runs no emulator")
+        }
         guard let serverURL = URL(string: started.baseURL), let deploymentKey = started.firstDeploymentKey else {
             throw CLIFailure(.unexpected, "the demo's service gave no address or deployment key")
         }
@@ -61,19 +67,27 @@ struct MatchDemo: Sendable {
         }
         try await timer.measure("Register push-to-start tokens") { try await registerTokens(of: devices, app) }
         try await timer.measure("Start the Live Activity") { try await start(publisher, emulator: emulator) }
-        try await timer.measure("iOS 17 apps report update tokens") { try await reportUpdateTokens(app, devices: devices, emulator: emulator) }
+        try await timer.measure("iOS 17 apps report update tokens") {
+            try await reportUpdateTokens(app, devices: devices, emulator: emulator)
+        }
 
         var lockScreens: [LockScreen] = []
         for moment in script.moments {
             try await timer.measure(moment.step) { try await broadcast(moment, publisher) }
-            if moment.period == "Half time", let screen = Self.lockScreen(of: IOSVersion(18, 0), emulator: emulator, note: "half time") {
+            if moment.period == "Half time",
+                let screen = Self.lockScreen(of: IOSVersion(18, 0), emulator: emulator, note: "half time")
+            {
                 lockScreens.append(screen)
             }
         }
-        try await timer.measure("Close the event") { try await close(publisher, channelID: channelID, emulator: emulator) }
+        try await timer.measure("Close the event") {
+            try await close(publisher, channelID: channelID, emulator: emulator)
+        }
 
         for version in Self.versions.reversed() {
-            if let screen = Self.lockScreen(of: version, emulator: emulator, note: "full time") { lockScreens.append(screen) }
+            if let screen = Self.lockScreen(of: version, emulator: emulator, note: "full time") {
+                lockScreens.append(screen)
+            }
         }
         let census = DeviceCensus(
             devices: emulator.devices(in: .sandbox),
@@ -94,15 +108,28 @@ struct MatchDemo: Sendable {
     /// The app with its .p8 (made by the emulator, as Apple's portal would hand one out) and a
     /// publisher and an app key.
     private func createApp(_ client: MarqueeClient, emulator: APNSEmulator) async throws -> (AppKeys, detail: String) {
-        let key = try emulator.makeDemoKey(teamID: Self.teamID, keyID: Self.signingKeyID, bundleID: Self.bundleID, environments: [.sandbox])
-        let request = Components.Schemas.CreateAppRequest(name: "Demo Scores", bundleID: Self.bundleID, teamID: Self.teamID, environments: [.sandbox])
+        let key = try emulator.makeDemoKey(
+            teamID: Self.teamID,
+            keyID: Self.signingKeyID,
+            bundleID: Self.bundleID,
+            environments: [.sandbox]
+        )
+        let request = Components.Schemas.CreateAppRequest(
+            name: "Demo Scores",
+            bundleID: Self.bundleID,
+            teamID: Self.teamID,
+            environments: [.sandbox]
+        )
         let app = try await client.send { try await $0.createApp(body: .json(request)).created.body.json }.value
         let upload = Components.Schemas.SigningKeyUpload(keyID: key.keyID, privateKey: key.p8PEM)
-        _ = try await client.send { try await $0.putSigningKey(path: .init(appID: app.id), body: .json(upload)).ok.body.json }
+        _ = try await client.send {
+            try await $0.putSigningKey(path: .init(appID: app.id), body: .json(upload)).ok.body.json
+        }
         var keys: [Components.Schemas.Role: String] = [:]
         for role in [Components.Schemas.Role.publisher, .app] {
             let created = try await client.send {
-                try await $0.createAPIKey(path: .init(appID: app.id), body: .json(.init(role: role, label: "demo"))).created.body.json
+                try await $0.createAPIKey(path: .init(appID: app.id), body: .json(.init(role: role, label: "demo")))
+                    .created.body.json
             }
             keys[role] = created.value.key
         }
@@ -133,7 +160,10 @@ struct MatchDemo: Sendable {
         guard let channel = event.channels.first(where: { $0.environment == .sandbox }) else {
             throw CLIFailure(.unexpected, "the event \(event.eventKey) has no sandbox channel")
         }
-        return (channel.id, "\(event.eventKey): broadcast channel \(channel.channelID ?? channel.id) created at APNs (sandbox)")
+        return (
+            channel.id,
+            "\(event.eventKey): broadcast channel \(channel.channelID ?? channel.id) created at APNs (sandbox)"
+        )
     }
 
     /// Virtual devices with the app installed, the iOS versions in turn.
@@ -170,7 +200,9 @@ struct MatchDemo: Sendable {
         }
         var batches = 0
         for start in stride(from: 0, to: items.count, by: 5_000) {
-            let batch = Components.Schemas.PushToStartTokenBatch(tokens: Array(items[start..<min(start + 5_000, items.count)]))
+            let batch = Components.Schemas.PushToStartTokenBatch(
+                tokens: Array(items[start..<min(start + 5_000, items.count)])
+            )
             _ = try await client.send { try await $0.registerPushToStartTokens(body: .json(batch)).ok.body.json }
             batches += 1
         }
@@ -182,29 +214,53 @@ struct MatchDemo: Sendable {
         let kickOff = script.kickOff
         let request = Components.Schemas.StartRequest(
             environment: .sandbox,
-            attributes: .init(additionalProperties: try JSONArgument.object(script.attributes, describing: "attributes")),
-            contentState: .init(additionalProperties: try JSONArgument.object(kickOff.contentState, describing: "content-state")),
-            alert: .init(additionalProperties: try JSONArgument.object(kickOff.alert?.object ?? [:], describing: "alert"))
+            attributes: .init(
+                additionalProperties: try JSONArgument.object(script.attributes, describing: "attributes")
+            ),
+            contentState: .init(
+                additionalProperties: try JSONArgument.object(kickOff.contentState, describing: "content-state")
+            ),
+            alert: .init(
+                additionalProperties: try JSONArgument.object(kickOff.alert?.object ?? [:], describing: "alert")
+            )
         )
         let accepted = try await client.send { [eventKey = script.eventKey] in
-            switch try await $0.startEventActivities(path: .init(eventKey: eventKey), body: .json(request)).accepted.body.json {
+            switch try await $0.startEventActivities(path: .init(eventKey: eventKey), body: .json(request)).accepted
+                .body.json
+            {
             case .Job(let job): job
             case let other: throw UnexpectedOutput(other)
             }
         }.value
         let job = try await Self.waitForJob(accepted.id, client)
         guard job.state == .succeeded else {
-            throw CLIFailure(.partial, "the start job \(job.id) ended \(job.state.rawValue): \(job.lastError ?? "see marquee jobs show \(job.id)")")
+            throw CLIFailure(
+                .partial,
+                """
+                the start job \(job.id) ended \(job.state.rawValue): \
+                \(job.lastError ?? "see marquee jobs show \(job.id)")
+                """
+            )
         }
         let onChannel = emulator.activities(in: .sandbox).count { $0.channelID != nil }
-        return "\(job.id): \(Formatting.count(job.progress.accepted)) accepted, \(Formatting.count(job.progress.failed)) failed; "
-            + "\(Formatting.count(onChannel)) on the channel"
+        return
+            """
+            \(job.id): \(Formatting.count(job.progress.accepted)) accepted, \
+            \(Formatting.count(job.progress.failed)) failed; 
+            """
+                + "\(Formatting.count(onChannel)) on the channel"
     }
 
     /// What the app on each iOS 17 device does once its activity started: it reports the
     /// activity's update token, naming the push-to-start token that started it.
-    private func reportUpdateTokens(_ client: MarqueeClient, devices: [EmulatedDevice], emulator: APNSEmulator) async throws -> String {
-        let pushToStart = Dictionary(uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens[Self.attributesType] ?? "") })
+    private func reportUpdateTokens(
+        _ client: MarqueeClient,
+        devices: [EmulatedDevice],
+        emulator: APNSEmulator
+    ) async throws -> String {
+        let pushToStart = Dictionary(
+            uniqueKeysWithValues: devices.map { ($0.id, $0.pushToStartTokens[Self.attributesType] ?? "") }
+        )
         let reports = emulator.reportedUpdateTokens(in: .sandbox)
         let eventKey = script.eventKey
         try await withThrowingTaskGroup(of: Void.self) { group in
@@ -223,7 +279,10 @@ struct MatchDemo: Sendable {
                 )
                 group.addTask {
                     _ = try await client.send {
-                        try await $0.putActivityUpdateToken(path: .init(activityID: report.activityID), body: .json(registration)).ok.body.json
+                        try await $0.putActivityUpdateToken(
+                            path: .init(activityID: report.activityID),
+                            body: .json(registration)
+                        ).ok.body.json
                     }
                 }
                 inFlight += 1
@@ -239,7 +298,9 @@ struct MatchDemo: Sendable {
         let request = Components.Schemas.BroadcastRequest(
             event: moment.ends ? .end : .update,
             contentState: try JSONArgument.object(moment.contentState, describing: "content-state"),
-            alert: try moment.alert.map { alert throws(CLIFailure) in try JSONArgument.object(alert.object, describing: "alert") }
+            alert: try moment.alert.map { alert throws(CLIFailure) in
+                try JSONArgument.object(alert.object, describing: "alert")
+            }
         )
         let answer = try await client.send { [eventKey = script.eventKey] in
             try await $0.createBroadcast(path: .init(eventKey: eventKey), body: .json(request)).broadcastResult
@@ -248,15 +309,33 @@ struct MatchDemo: Sendable {
         for result in answer.results {
             var line = "channel \(result.status.rawValue)"
             if let priority = result.priority { line += " at priority \(priority)" }
-            if result.downgraded == true { line += " (downgraded from \(result.requestedPriority ?? 10): \(result.reason ?? "budget"))" }
-            if result.status == .failed { throw CLIFailure(.unavailable, "the broadcast \"\(moment.step)\" failed: \(result.apnsReason ?? result.reason ?? "APNs refused it")") }
+            if result.downgraded == true {
+                line += " (downgraded from \(result.requestedPriority ?? 10): \(result.reason ?? "budget"))"
+            }
+            if result.status == .failed {
+                throw CLIFailure(
+                    .unavailable,
+                    """
+                    the broadcast \"\(moment.step)\" failed: \
+                    \(result.apnsReason ?? result.reason ?? "APNs refused it")
+                    """
+                )
+            }
             parts.append(line)
             if let updates = result.activityUpdates {
                 let job = try await Self.waitForJob(updates.jobID, client)
                 guard job.state == .succeeded else {
-                    throw CLIFailure(.partial, "the update job \(job.id) ended \(job.state.rawValue): \(job.lastError ?? "")")
+                    throw CLIFailure(
+                        .partial,
+                        "the update job \(job.id) ended \(job.state.rawValue): \(job.lastError ?? "")"
+                    )
                 }
-                parts.append("\(Formatting.count(job.progress.accepted)) of \(Formatting.count(updates.total)) update tokens accepted")
+                parts.append(
+                    """
+                    \(Formatting.count(job.progress.accepted)) of \(Formatting.count(updates.total)) update \
+                    tokens accepted
+                    """
+                )
             }
         }
         return parts.joined(separator: "; ")
@@ -267,12 +346,15 @@ struct MatchDemo: Sendable {
         let event = try await client.send { [eventKey = script.eventKey] in
             try await $0.closeEvent(path: .init(eventKey: eventKey)).ok.body.json
         }.value
-        let channel = try await client.send { try await $0.getChannel(path: .init(channelID: channelID)).ok.body.json }.value
+        let channel = try await client.send { try await $0.getChannel(path: .init(channelID: channelID)).ok.body.json }
+            .value
         let apnsID = channel.channelID ?? ""
         let goneAtAPNs = emulator.channels(in: .sandbox).contains { $0.id == apnsID && $0.isDeleted }
         let status = try await Self.eventChannelStatus(client, eventKey: script.eventKey)
         let lookup = "GET /v1/events/\(script.eventKey)/channels/sandbox answers \(status)"
-        guard goneAtAPNs else { throw CLIFailure(.unexpected, "the channel \(apnsID) is still live at APNs after the event closed") }
+        guard goneAtAPNs else {
+            throw CLIFailure(.unexpected, "the channel \(apnsID) is still live at APNs after the event closed")
+        }
         return "event \(event.state.rawValue); channel \(channel.state.rawValue), gone at APNs; \(lookup)"
     }
 
@@ -307,7 +389,9 @@ struct MatchDemo: Sendable {
     private static func lockScreen(of version: IOSVersion, emulator: APNSEmulator, note: String) -> LockScreen? {
         let devices = emulator.devices(in: .sandbox).filter { $0.iOSVersion == version }
         for device in devices {
-            guard let id = device.activityIDs.last, let activity = emulator.activity(id: id, in: .sandbox) else { continue }
+            guard let id = device.activityIDs.last, let activity = emulator.activity(id: id, in: .sandbox) else {
+                continue
+            }
             return LockScreen(activity: activity, device: device, note: note)
         }
         return nil

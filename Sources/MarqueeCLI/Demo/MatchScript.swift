@@ -31,42 +31,82 @@ struct MatchScript: Sendable {
         awayTeam: "Chelsea",
         kickOff: MatchMoment(
             step: "Kick-off",
-            minute: 0, clock: "0'", period: "1st half", home: 0, away: 0, lastEvent: "Kick-off",
+            minute: 0,
+            clock: "0'",
+            period: "1st half",
+            home: 0,
+            away: 0,
+            lastEvent: "Kick-off",
             alert: MatchAlert(title: "Kick-off", body: "Arsenal v Chelsea has started")
         ),
         moments: [
             MatchMoment(
                 step: "12' goal, Arsenal 1-0",
-                minute: 12, clock: "12'", period: "1st half", home: 1, away: 0, lastEvent: "GOAL Saka 12'",
+                minute: 12,
+                clock: "12'",
+                period: "1st half",
+                home: 1,
+                away: 0,
+                lastEvent: "GOAL Saka 12'",
                 alert: MatchAlert(title: "Goal! Arsenal 1-0", body: "Saka finishes low at the near post")
             ),
             MatchMoment(
                 step: "27' yellow card, Chelsea",
-                minute: 27, clock: "27'", period: "1st half", home: 1, away: 0, lastEvent: "Yellow card Caicedo 27'"
+                minute: 27,
+                clock: "27'",
+                period: "1st half",
+                home: 1,
+                away: 0,
+                lastEvent: "Yellow card Caicedo 27'"
             ),
             MatchMoment(
                 step: "45+2' half time",
-                minute: 45, clock: "45+2'", period: "Half time", home: 1, away: 0, lastEvent: "Yellow card Caicedo 27'",
+                minute: 45,
+                clock: "45+2'",
+                period: "Half time",
+                home: 1,
+                away: 0,
+                lastEvent: "Yellow card Caicedo 27'",
                 alert: MatchAlert(title: "Half time", body: "Arsenal 1-0 Chelsea")
             ),
             MatchMoment(
                 step: "58' goal, Chelsea 1-1",
-                minute: 58, clock: "58'", period: "2nd half", home: 1, away: 1, lastEvent: "GOAL Palmer 58'",
+                minute: 58,
+                clock: "58'",
+                period: "2nd half",
+                home: 1,
+                away: 1,
+                lastEvent: "GOAL Palmer 58'",
                 alert: MatchAlert(title: "Goal! Chelsea 1-1", body: "Palmer curls one in from the edge")
             ),
             MatchMoment(
                 step: "71' red card, Chelsea",
-                minute: 71, clock: "71'", period: "2nd half", home: 1, away: 1, lastEvent: "Red card James 71'",
+                minute: 71,
+                clock: "71'",
+                period: "2nd half",
+                home: 1,
+                away: 1,
+                lastEvent: "Red card James 71'",
                 alert: MatchAlert(title: "Red card", body: "James is sent off: Chelsea down to ten")
             ),
             MatchMoment(
                 step: "84' goal, Arsenal 2-1",
-                minute: 84, clock: "84'", period: "2nd half", home: 2, away: 1, lastEvent: "GOAL Rice 84'",
+                minute: 84,
+                clock: "84'",
+                period: "2nd half",
+                home: 2,
+                away: 1,
+                lastEvent: "GOAL Rice 84'",
                 alert: MatchAlert(title: "Goal! Arsenal 2-1", body: "Rice heads in from the corner")
             ),
             MatchMoment(
                 step: "90+4' full time (end)",
-                minute: 90, clock: "90+4'", period: "Full time", home: 2, away: 1, lastEvent: "GOAL Rice 84'",
+                minute: 90,
+                clock: "90+4'",
+                period: "Full time",
+                home: 2,
+                away: 1,
+                lastEvent: "GOAL Rice 84'",
                 alert: MatchAlert(title: "Full time", body: "Arsenal 2-1 Chelsea"),
                 ends: true
             ),

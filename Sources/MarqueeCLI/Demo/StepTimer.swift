@@ -33,7 +33,10 @@ struct StepTimer {
     }
 
     /// Runs `body`, which answers its value and a line saying what happened, and records the step.
-    mutating func measure<Value>(_ name: String, _ body: () async throws -> (Value, detail: String)) async throws -> Value {
+    mutating func measure<Value>(
+        _ name: String,
+        _ body: () async throws -> (Value, detail: String)
+    ) async throws -> Value {
         let start = clock.now
         let (value, detail) = try await body()
         record(Step(name: name, detail: detail, duration: clock.now - start))

@@ -20,7 +20,8 @@ struct JobFollower: Sendable {
         decoder.dateDecodingStrategy = .iso8601
         while true {
             let body = try await client.send { [lastEventID] in
-                try await $0.followJob(path: .init(jobID: jobID), headers: .init(lastEventID: lastEventID)).ok.body.textEventStream
+                try await $0.followJob(path: .init(jobID: jobID), headers: .init(lastEventID: lastEventID)).ok.body
+                    .textEventStream
             }.value
             do {
                 for try await event in body.asDecodedServerSentEvents() {
@@ -31,7 +32,11 @@ struct JobFollower: Sendable {
                     if event.event == "done" || event.event == "failed" { return job }
                 }
             } catch let error as DecodingError {
-                throw MarqueeClientError(kind: .unexpectedResponse, title: "unexpected event from the job's stream", detail: "\(error)")
+                throw MarqueeClientError(
+                    kind: .unexpectedResponse,
+                    title: "unexpected event from the job's stream",
+                    detail: "\(error)"
+                )
             } catch is CancellationError {
                 throw MarqueeClientError(kind: .cancelled, title: "cancelled")
             } catch {

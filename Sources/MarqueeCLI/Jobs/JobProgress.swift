@@ -20,7 +20,9 @@ enum JobProgress {
         parts.append("failed \(Formatting.count(progress.failed))")
         if progress.uncertain > 0 { parts.append("uncertain \(Formatting.count(progress.uncertain))") }
         if let rate = progress.ratePerSecond { parts.append("\(Formatting.count(Int(rate.rounded())))/s") }
-        if let left = progress.estimatedSecondsLeft, job.state == .running { parts.append("~\(Formatting.duration(left)) left") }
+        if let left = progress.estimatedSecondsLeft, job.state == .running {
+            parts.append("~\(Formatting.duration(left)) left")
+        }
         parts.append(job.state.rawValue)
         return parts.joined(separator: "  ")
     }
@@ -28,7 +30,8 @@ enum JobProgress {
     /// One paragraph: the outcome, the counts, the failures by reason.
     static func summary(_ job: Job) -> String {
         let progress = job.progress
-        var text = "Job \(job.id) \(job.state.rawValue): \(Formatting.count(progress.sent)) sent, "
+        var text =
+            "Job \(job.id) \(job.state.rawValue): \(Formatting.count(progress.sent)) sent, "
             + "\(Formatting.count(progress.accepted)) accepted, \(Formatting.count(progress.failed)) failed"
         if progress.uncertain > 0 { text += ", \(Formatting.count(progress.uncertain)) uncertain" }
         if progress.tokensRetired > 0 { text += ", \(Formatting.count(progress.tokensRetired)) tokens retired" }
@@ -63,9 +66,13 @@ enum JobProgress {
             let decided = confirmation.confirmed + confirmation.restarted + confirmation.ended + confirmation.uncertain
             let open = max(confirmation.waiting, count - decided)
             if open > 0 {
-                return "\(Self.starts(count)) got no answer from APNs: Marquee asks those devices' apps whether they show the activity "
-                    + "and starts those that say it is absent "
-                    + "(\(Formatting.count(open)) still undecided: marquee jobs show \(job.id))"
+                return
+                    """
+                    \(Self.starts(count)) got no answer from APNs: Marquee asks those devices' apps whether they \
+                    show the activity 
+                    """
+                        + "and starts those that say it is absent "
+                        + "(\(Formatting.count(open)) still undecided: marquee jobs show \(job.id))"
             }
             count = confirmation.uncertain
             guard count > 0 else { return nil }

@@ -6,7 +6,11 @@ import MarqueeClient
 struct JobsCommand: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "jobs",
-        abstract: "List, show, follow and cancel jobs (starts at scale), and resend their uncertain starts, with a publisher key.",
+        abstract:
+            """
+            List, show, follow and cancel jobs (starts at scale), and resend their uncertain starts, with a \
+            publisher key.
+            """,
         subcommands: [List.self, Show.self, Follow.self, Cancel.self, ResendUncertain.self]
     )
 }
@@ -22,13 +26,29 @@ extension JobsCommand {
             let query = Operations.ListJobs.Input.Query(limit: page.limit, after: page.after)
             let response = try await client.send { try await $0.listJobs(query: query).ok.body.json }
             output(response, in: context) { list in
-                var table = Table("id", "kind", "event", "environment", "state", "sent", "failed", "uncertain", "created")
+                var table = Table(
+                    "id",
+                    "kind",
+                    "event",
+                    "environment",
+                    "state",
+                    "sent",
+                    "failed",
+                    "uncertain",
+                    "created"
+                )
                 for job in list.jobs {
                     let total = job.progress.total.map { " / \(Formatting.count($0))" } ?? ""
                     table.append(
-                        job.id, job.kind, job.eventKey ?? "-", job.environment?.rawValue ?? "-", job.state.rawValue,
-                        Formatting.count(job.progress.sent) + total, Formatting.count(job.progress.failed),
-                        Formatting.count(job.progress.uncertain), Formatting.date(job.createdAt)
+                        job.id,
+                        job.kind,
+                        job.eventKey ?? "-",
+                        job.environment?.rawValue ?? "-",
+                        job.state.rawValue,
+                        Formatting.count(job.progress.sent) + total,
+                        Formatting.count(job.progress.failed),
+                        Formatting.count(job.progress.uncertain),
+                        Formatting.date(job.createdAt)
                     )
                 }
                 return table.text
@@ -46,7 +66,9 @@ extension JobsCommand {
         var jobID: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let response = try await client.send { [jobID] in try await $0.getJob(path: .init(jobID: jobID)).ok.body.json }
+            let response = try await client.send { [jobID] in
+                try await $0.getJob(path: .init(jobID: jobID)).ok.body.json
+            }
             output(response, in: context) { JobsCommand.details($0) }
         }
     }
@@ -82,7 +104,9 @@ extension JobsCommand {
         var jobID: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let response = try await client.send { [jobID] in try await $0.cancelJob(path: .init(jobID: jobID)).ok.body.json }
+            let response = try await client.send { [jobID] in
+                try await $0.cancelJob(path: .init(jobID: jobID)).ok.body.json
+            }
             output(response, in: context) { "Cancelled job \($0.id)\n\n" + JobsCommand.details($0) }
         }
     }
@@ -109,20 +133,34 @@ extension JobsCommand {
         @Flag(inversion: .prefixedNo, help: "Follow the new job live (default: when standard error is a terminal).")
         var follow: Bool?
 
-        @Option(name: .customLong("idempotency-key"), help: "Sent as Idempotency-Key: a repeat with the same key answers the same job.")
+        @Option(
+            name: .customLong("idempotency-key"),
+            help: "Sent as Idempotency-Key: a repeat with the same key answers the same job."
+        )
         var idempotencyKey: String?
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
             let response = try await client.send { [jobID, idempotencyKey] in
-                try await $0.resendUncertainStarts(path: .init(jobID: jobID), headers: .init(idempotencyKey: idempotencyKey)).accepted.body.json
+                try await $0.resendUncertainStarts(
+                    path: .init(jobID: jobID),
+                    headers: .init(idempotencyKey: idempotencyKey)
+                ).accepted.body.json
             }
-            try await followOrPrint(response, follow: follow, client: client, context: context, saying: "Resending the uncertain starts in job", devices: "to")
+            try await followOrPrint(
+                response,
+                follow: follow,
+                client: client,
+                context: context,
+                saying: "Resending the uncertain starts in job",
+                devices: "to"
+            )
         }
     }
 
     /// Follows the job to its end, drawing progress when standard error is a terminal, then prints
     /// the summary (or, with --json, the final job as the server sent it) and exits by its outcome.
-    static func follow(_ jobID: String, client: MarqueeClient, options: ClientOptions, context: CLIContext) async throws {
+    static func follow(_ jobID: String, client: MarqueeClient, options: ClientOptions, context: CLIContext) async throws
+    {
         var bar = ProgressBar(output: context.standardError, enabled: context.standardErrorIsTerminal)
         let job = try await JobFollower(client: client).follow(jobID) { bar.draw(JobProgress.line($0)) }
         bar.finish(JobProgress.line(job))
@@ -149,7 +187,9 @@ extension JobsCommand {
             ("Tokens retired", Formatting.count(progress.tokensRetired)), ("Attempts", String(job.attempts)),
             ("Created", Formatting.date(job.createdAt)), ("Updated", Formatting.date(job.updatedAt)),
         ]
-        if let confirmation = job.confirmation { pairs.append(("Confirmation", JobProgress.confirmation(confirmation))) }
+        if let confirmation = job.confirmation {
+            pairs.append(("Confirmation", JobProgress.confirmation(confirmation)))
+        }
         if let error = job.lastError { pairs.append(("Last error", error)) }
         var text = Table.details(pairs)
         if let hint = JobProgress.uncertainHint(job) { text += "\n\n" + hint }

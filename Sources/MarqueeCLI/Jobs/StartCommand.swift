@@ -30,7 +30,10 @@ struct StartCommand: ClientCommand {
     @Option(help: ArgumentHelp("The ActivityKit attributes as JSON, or @file.", valueName: "json|@file"))
     var attributes: String
 
-    @Option(name: .customLong("content-state"), help: ArgumentHelp("The initial content-state as JSON, or @file.", valueName: "json|@file"))
+    @Option(
+        name: .customLong("content-state"),
+        help: ArgumentHelp("The initial content-state as JSON, or @file.", valueName: "json|@file")
+    )
     var contentState: String
 
     @Option(name: .customLong("alert-title"), help: "The alert's title (a start needs an alert).")
@@ -42,7 +45,10 @@ struct StartCommand: ClientCommand {
     @Option(name: .customLong("alert-sound"), help: "The alert's sound, e.g. default.")
     var alertSound: String?
 
-    @Option(name: .customLong("alert"), help: ArgumentHelp("APNs' whole alert object as JSON or @file.", valueName: "json|@file"))
+    @Option(
+        name: .customLong("alert"),
+        help: ArgumentHelp("APNs' whole alert object as JSON or @file.", valueName: "json|@file")
+    )
     var alert: String?
 
     @Option(name: .customLong("tag"), help: "Only tokens with this tag (repeatable; any of them).")
@@ -54,13 +60,19 @@ struct StartCommand: ClientCommand {
     @Option(name: .customLong("token"), help: "Only this token (repeatable).")
     var tokens: [String] = []
 
-    @Flag(name: .customLong("input-push-token"), help: "Ask every device, iOS 18 too, for an update token instead of the channel.")
+    @Flag(
+        name: .customLong("input-push-token"),
+        help: "Ask every device, iOS 18 too, for an update token instead of the channel."
+    )
     var inputPushToken = false
 
     @Flag(inversion: .prefixedNo, help: "Follow the job live (default: when standard error is a terminal).")
     var follow: Bool?
 
-    @Option(name: .customLong("idempotency-key"), help: "Sent as Idempotency-Key: a repeat with the same key and body answers the same job.")
+    @Option(
+        name: .customLong("idempotency-key"),
+        help: "Sent as Idempotency-Key: a repeat with the same key and body answers the same job."
+    )
     var idempotencyKey: String?
 
     func validate() throws {
@@ -76,7 +88,11 @@ struct StartCommand: ClientCommand {
         let audience: Components.Schemas.StartAudience? =
             tags.isEmpty && userIDs.isEmpty && tokens.isEmpty
             ? nil
-            : .init(tags: tags.isEmpty ? nil : tags, userIDs: userIDs.isEmpty ? nil : userIDs, tokens: tokens.isEmpty ? nil : tokens)
+            : .init(
+                tags: tags.isEmpty ? nil : tags,
+                userIDs: userIDs.isEmpty ? nil : userIDs,
+                tokens: tokens.isEmpty ? nil : tokens
+            )
         let request = Components.Schemas.StartRequest(
             environment: environment,
             attributes: .init(additionalProperties: try JSONArgument.object(attributes, option: "--attributes")),
@@ -96,7 +112,14 @@ struct StartCommand: ClientCommand {
             case let other: throw UnexpectedOutput(other)
             }
         }
-        try await followOrPrint(response, follow: follow, client: client, context: context, saying: "Started job", devices: "for")
+        try await followOrPrint(
+            response,
+            follow: follow,
+            client: client,
+            context: context,
+            saying: "Started job",
+            devices: "for"
+        )
     }
 
     private func alertObject() throws(CLIFailure) -> OpenAPIObjectContainer {

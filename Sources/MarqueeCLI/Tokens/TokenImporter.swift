@@ -1,6 +1,6 @@
 import Foundation
-import MarqueeCore
 import MarqueeClient
+import MarqueeCore
 
 /// Streams a token file to the batch registration endpoint: reads it line by line, sends batches
 /// of `batchSize` valid rows, and reports every refused row by its line number, whether the file
@@ -60,7 +60,14 @@ struct TokenImporter {
     ) async throws -> Summary {
         let clock = ContinuousClock()
         let started = clock.now
-        var progress = Progress(bytesRead: 0, totalBytes: totalBytes, rows: 0, registered: 0, rejected: 0, elapsed: .zero)
+        var progress = Progress(
+            bytesRead: 0,
+            totalBytes: totalBytes,
+            rows: 0,
+            registered: 0,
+            rejected: 0,
+            elapsed: .zero
+        )
         var rejections: [Rejection] = []
         var pending: [(line: Int, item: Item)] = []
 
@@ -97,7 +104,9 @@ struct TokenImporter {
             case .failure(let error): reject(Rejection(line: line.number, field: error.field, detail: error.detail))
             }
             if pending.count >= batchSize {
-                if let failure = await flush() { return Summary(progress: progress, rejections: rejections, failure: failure) }
+                if let failure = await flush() {
+                    return Summary(progress: progress, rejections: rejections, failure: failure)
+                }
                 onProgress(progress)
             }
         }
@@ -162,7 +171,8 @@ struct TokenImporter {
         while true {
             do {
                 return try await client.send {
-                    try await $0.registerPushToStartTokens(headers: .init(idempotencyKey: key), body: .json(body)).ok.body.json.registered
+                    try await $0.registerPushToStartTokens(headers: .init(idempotencyKey: key), body: .json(body)).ok
+                        .body.json.registered
                 }.value
             } catch {
                 guard Self.isTransient(error), attempt < retryDelays.count else { throw error }
@@ -181,11 +191,16 @@ struct TokenImporter {
     }
 
     /// Field errors by the batch index their pointer names (`/tokens/7/token` → 7: `token`).
-    static func refusedRows(_ errors: [MarqueeClientError.FieldError], batchCount: Int) -> [Int: [(field: String, detail: String)]] {
+    static func refusedRows(
+        _ errors: [MarqueeClientError.FieldError],
+        batchCount: Int
+    ) -> [Int: [(field: String, detail: String)]] {
         var rows: [Int: [(field: String, detail: String)]] = [:]
         for error in errors {
             let parts = error.pointer.split(separator: "/", omittingEmptySubsequences: false)
-            guard parts.count >= 3, parts[0].isEmpty, parts[1] == "tokens", let index = Int(parts[2]), (0..<batchCount).contains(index) else {
+            guard parts.count >= 3, parts[0].isEmpty, parts[1] == "tokens", let index = Int(parts[2]),
+                (0..<batchCount).contains(index)
+            else {
                 continue
             }
             rows[index, default: []].append((parts.dropFirst(3).joined(separator: "/"), error.detail))

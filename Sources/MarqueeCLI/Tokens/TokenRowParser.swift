@@ -77,9 +77,16 @@ struct TokenRowParser: Sendable {
     }
 
     private func csvItem(_ line: String) -> Result<Item, RowError> {
-        guard let cells = Self.csvFields(line) else { return .failure(RowError(field: "", detail: "unbalanced quotes")) }
+        guard let cells = Self.csvFields(line) else {
+            return .failure(RowError(field: "", detail: "unbalanced quotes"))
+        }
         guard cells.count == columns.count else {
-            return .failure(RowError(field: "", detail: "expected \(columns.count) fields as the header names, found \(cells.count)"))
+            return .failure(
+                RowError(
+                    field: "",
+                    detail: "expected \(columns.count) fields as the header names, found \(cells.count)"
+                )
+            )
         }
         var values: [Field: Any] = [:]
         for (field, cell) in zip(columns, cells) {
@@ -87,8 +94,10 @@ struct TokenRowParser: Sendable {
             guard !text.isEmpty else { continue }
             switch field {
             case .tags:
-                values[field] = text.split(whereSeparator: { $0 == ";" || $0 == "," }).map { $0.trimmingCharacters(in: .whitespaces) }
-                    .filter { !$0.isEmpty }
+                values[field] = text.split(whereSeparator: { $0 == ";" || $0 == "," }).map {
+                    $0.trimmingCharacters(in: .whitespaces)
+                }
+                .filter { !$0.isEmpty }
             case .frequentPushesEnabled:
                 guard let flag = Self.boolean(text) else {
                     return .failure(RowError(field: field.rawValue, detail: "expected true or false, got \"\(text)\""))
@@ -108,7 +117,13 @@ struct TokenRowParser: Sendable {
         var values: [Field: Any] = [:]
         for (key, value) in object {
             guard let field = Field(name: key) else {
-                return .failure(RowError(field: key, detail: "unknown field; the fields are " + Field.allCases.map(\.rawValue).joined(separator: ", ")))
+                return .failure(
+                    RowError(
+                        field: key,
+                        detail: "unknown field; the fields are "
+                            + Field.allCases.map(\.rawValue).joined(separator: ", ")
+                    )
+                )
             }
             switch (field, value) {
             case (_, .null): continue
@@ -130,7 +145,9 @@ struct TokenRowParser: Sendable {
         let environment: Components.Schemas.Environment
         if let text = values[.environment] as? String {
             guard let parsed = Components.Schemas.Environment(rawValue: text) else {
-                return .failure(RowError(field: Field.environment.rawValue, detail: "\"\(text)\" is not sandbox or production"))
+                return .failure(
+                    RowError(field: Field.environment.rawValue, detail: "\"\(text)\" is not sandbox or production")
+                )
             }
             environment = parsed
         } else if let fallback = defaults.environment {
@@ -139,7 +156,9 @@ struct TokenRowParser: Sendable {
             return .failure(RowError(field: Field.environment.rawValue, detail: "missing (or give --environment)"))
         }
         guard let attributesType = values[.attributesType] as? String ?? defaults.attributesType else {
-            return .failure(RowError(field: Field.attributesType.rawValue, detail: "missing (or give --attributes-type)"))
+            return .failure(
+                RowError(field: Field.attributesType.rawValue, detail: "missing (or give --attributes-type)")
+            )
         }
         return .success(
             Item(

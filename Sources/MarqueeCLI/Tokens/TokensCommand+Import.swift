@@ -1,7 +1,7 @@
 import ArgumentParser
 import Foundation
-import MarqueeCore
 import MarqueeClient
+import MarqueeCore
 
 extension TokensCommand {
     /// `marquee tokens import FILE`: a file of tokens of any size, streamed in batches.
@@ -25,7 +25,10 @@ extension TokensCommand {
 
         @OptionGroup var options: ClientOptions
 
-        @Argument(help: "The file (- for standard input, with --format).", completion: .file(extensions: ["csv", "jsonl", "ndjson"]))
+        @Argument(
+            help: "The file (- for standard input, with --format).",
+            completion: .file(extensions: ["csv", "jsonl", "ndjson"])
+        )
         var file: String
 
         @Option(help: "csv or jsonl (default: from the extension: .csv; .jsonl, .ndjson, .json).")
@@ -47,9 +50,13 @@ extension TokensCommand {
         static let shownRejections = 50
 
         func validate() throws {
-            guard (1...10_000).contains(batchSize) else { throw ValidationError("--batch-size must be between 1 and 10000 (the server's limit)") }
+            guard (1...10_000).contains(batchSize) else {
+                throw ValidationError("--batch-size must be between 1 and 10000 (the server's limit)")
+            }
             if format == nil && TokenFileFormat(path: file) == nil {
-                throw ValidationError("cannot tell the format of \(file) from its extension: give --format csv or --format jsonl")
+                throw ValidationError(
+                    "cannot tell the format of \(file) from its extension: give --format csv or --format jsonl"
+                )
             }
         }
 
@@ -59,7 +66,10 @@ extension TokensCommand {
             defer { try? handle.close() }
 
             var reader = LineReader(handle: handle)
-            var parser = TokenRowParser(format: format, defaults: .init(environment: environment, attributesType: attributesType))
+            var parser = TokenRowParser(
+                format: format,
+                defaults: .init(environment: environment, attributesType: attributesType)
+            )
             let importer = TokenImporter(client: client, batchSize: batchSize, dryRun: dryRun)
             var bar = ProgressBar(output: context.standardError, enabled: context.standardErrorIsTerminal)
             var shown = 0
@@ -101,19 +111,28 @@ extension TokensCommand {
             let seconds = progress.elapsed.timeInterval
             if options.json {
                 var object: [String: Any] = [
-                    "file": file, "rows": progress.rows, "registered": progress.registered, "rejected": progress.rejected,
+                    "file": file, "rows": progress.rows, "registered": progress.registered,
+                    "rejected": progress.rejected,
                     "seconds": (seconds * 1000).rounded() / 1000, "complete": summary.failure == nil, "dryRun": dryRun,
-                    "rejections": summary.rejections.map { ["line": $0.line, "field": $0.field, "detail": $0.detail] as [String: Any] },
+                    "rejections": summary.rejections.map {
+                        ["line": $0.line, "field": $0.field, "detail": $0.detail] as [String: Any]
+                    },
                 ]
                 if let failure = summary.failure { object["stoppedAtLine"] = failure.line }
                 context.printJSON(object)
                 return
             }
             let verb = dryRun ? "Checked" : "Imported"
-            var line = "\(verb) \(Formatting.count(progress.registered)) tokens from \(file) (\(Formatting.count(progress.rows)) rows"
+            var line =
+                """
+                \(verb) \(Formatting.count(progress.registered)) tokens from \(file) \
+                (\(Formatting.count(progress.rows)) rows
+                """
             if progress.rejected > 0 { line += ", \(Formatting.count(progress.rejected)) rejected" }
             line += ") in \(String(format: "%.1f", seconds))s"
-            if !dryRun && progress.registered > 0 { line += ", \(Formatting.count(Int(progress.tokensPerSecond))) tokens/s" }
+            if !dryRun && progress.registered > 0 {
+                line += ", \(Formatting.count(Int(progress.tokensPerSecond))) tokens/s"
+            }
             context.print(line)
         }
 

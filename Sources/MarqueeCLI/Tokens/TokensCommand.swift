@@ -13,7 +13,9 @@ struct TokensCommand: AsyncParsableCommand {
 
 extension TokensCommand {
     struct Show: ClientCommand {
-        static let configuration = CommandConfiguration(abstract: "Shows a push-to-start token, with whether APNs retired it.")
+        static let configuration = CommandConfiguration(
+            abstract: "Shows a push-to-start token, with whether APNs retired it."
+        )
 
         @OptionGroup var options: ClientOptions
 
@@ -27,21 +29,27 @@ extension TokensCommand {
         var attributesType: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let query = Operations.GetPushToStartToken.Input.Query(environment: environment, attributesType: attributesType)
+            let query = Operations.GetPushToStartToken.Input.Query(
+                environment: environment,
+                attributesType: attributesType
+            )
             let response = try await client.send { [token] in
                 try await $0.getPushToStartToken(path: .init(token: token), query: query).ok.body.json
             }
             output(response, in: context) { token in
                 var pairs = [
-                    ("Token", token.token), ("Environment", token.environment.rawValue), ("Attributes type", token.attributesType),
+                    ("Token", token.token), ("Environment", token.environment.rawValue),
+                    ("Attributes type", token.attributesType),
                     ("Valid", token.valid ? "yes" : "no"),
                 ]
                 if let reason = token.invalidationReason {
                     pairs.append(("Retired", "\(reason) at \(Formatting.date(token.invalidatedAt))"))
                 }
                 pairs += [
-                    ("Device ID", token.deviceID ?? "-"), ("User ID", token.userID ?? "-"), ("Tags", Formatting.list(token.tags)),
-                    ("iOS version", token.iosVersion ?? "-"), ("Frequent pushes", token.frequentPushesEnabled ? "enabled" : "disabled"),
+                    ("Device ID", token.deviceID ?? "-"), ("User ID", token.userID ?? "-"),
+                    ("Tags", Formatting.list(token.tags)),
+                    ("iOS version", token.iosVersion ?? "-"),
+                    ("Frequent pushes", token.frequentPushesEnabled ? "enabled" : "disabled"),
                     ("First registered", Formatting.date(token.firstRegisteredAt)),
                     ("Last registered", Formatting.date(token.lastRegisteredAt)),
                 ]
@@ -65,7 +73,10 @@ extension TokensCommand {
         var attributesType: String
 
         func run(client: MarqueeClient, context: CLIContext) async throws {
-            let query = Operations.UnregisterPushToStartToken.Input.Query(environment: environment, attributesType: attributesType)
+            let query = Operations.UnregisterPushToStartToken.Input.Query(
+                environment: environment,
+                attributesType: attributesType
+            )
             _ = try await client.send { [token] in
                 try await $0.unregisterPushToStartToken(path: .init(token: token), query: query).noContent
             }

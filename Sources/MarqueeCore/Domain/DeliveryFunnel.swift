@@ -44,7 +44,11 @@ public struct DeliveryFunnel: Sendable, Hashable {
     /// The `rejected` devices by APNs' reason, as APNs wrote it (`none` when it gave none).
     public var rejectedByReason: [String: Int64]
 
-    public init(environment: APNSEnvironment, counts: [FunnelStage: Int64] = [:], rejectedByReason: [String: Int64] = [:]) {
+    public init(
+        environment: APNSEnvironment,
+        counts: [FunnelStage: Int64] = [:],
+        rejectedByReason: [String: Int64] = [:]
+    ) {
         self.environment = environment
         self.counts = counts
         self.rejectedByReason = rejectedByReason

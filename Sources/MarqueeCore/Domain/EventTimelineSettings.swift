@@ -71,7 +71,9 @@ extension EventTimelineSettings {
         if let start { object["start"] = start.jsonValue }
         if let channelLeadSeconds { object["channelLeadSeconds"] = .integer(Int64(channelLeadSeconds)) }
         if let endAfterSeconds { object["endAfterSeconds"] = .integer(Int64(endAfterSeconds)) }
-        if let deleteChannelsAfterSeconds { object["deleteChannelsAfterSeconds"] = .integer(Int64(deleteChannelsAfterSeconds)) }
+        if let deleteChannelsAfterSeconds {
+            object["deleteChannelsAfterSeconds"] = .integer(Int64(deleteChannelsAfterSeconds))
+        }
         return .object(object)
     }
 
@@ -93,7 +95,13 @@ extension EventTimelineSettings {
             guard let parsed = TimelineStart(json: stored) else { return nil }
             start = parsed
         }
-        self.init(automatic: automatic, start: start, channelLeadSeconds: lead, endAfterSeconds: endAfter, deleteChannelsAfterSeconds: deleteAfter)
+        self.init(
+            automatic: automatic,
+            start: start,
+            channelLeadSeconds: lead,
+            endAfterSeconds: endAfter,
+            deleteChannelsAfterSeconds: deleteAfter
+        )
     }
 }
 
@@ -112,7 +120,8 @@ extension TimelineStart {
     }
 
     public init?(json value: JSONValue) {
-        guard case .object(let attributes)? = value["attributes"], case .object(let contentState)? = value["contentState"],
+        guard case .object(let attributes)? = value["attributes"],
+            case .object(let contentState)? = value["contentState"],
             case .object(let alert)? = value["alert"]
         else { return nil }
         var environment: APNSEnvironment?

@@ -17,7 +17,9 @@ extension Identifier where Entity: PubliclyIdentified {
     /// Parses the form `publicID` writes; `nil` for anything else (another prefix included).
     public init?(publicID text: some StringProtocol) {
         let prefix = Entity.publicIDPrefix + "_"
-        guard text.hasPrefix(prefix), let bytes = Hex.decode(text.dropFirst(prefix.count)), bytes.count == 16 else { return nil }
+        guard text.hasPrefix(prefix), let bytes = Hex.decode(text.dropFirst(prefix.count)), bytes.count == 16 else {
+            return nil
+        }
         self.init(bytes.withUnsafeBytes { raw in UUID(uuid: raw.loadUnaligned(as: uuid_t.self)) })
     }
 }

@@ -16,7 +16,10 @@ extension UUID {
 
     /// Reads 36 characters of groups of 8, 4, 4, 4 and 12 hex digits between hyphens into 16 bytes;
     /// each group has an even length, so a byte's two digits never straddle a hyphen.
-    private static func parseCanonical(_ utf8: UnsafeBufferPointer<UInt8>, into bytes: UnsafeMutableRawBufferPointer) -> Bool {
+    private static func parseCanonical(
+        _ utf8: UnsafeBufferPointer<UInt8>,
+        into bytes: UnsafeMutableRawBufferPointer
+    ) -> Bool {
         guard utf8.count == 36 else { return false }
         var index = 0
         var byte = 0
@@ -26,7 +29,9 @@ extension UUID {
                 index += 1
                 continue
             }
-            guard let high = Hex.value(ofDigit: utf8[index]), let low = Hex.value(ofDigit: utf8[index + 1]) else { return false }
+            guard let high = Hex.value(ofDigit: utf8[index]), let low = Hex.value(ofDigit: utf8[index + 1]) else {
+                return false
+            }
             bytes[byte] = high << 4 | low
             byte += 1
             index += 2

@@ -23,14 +23,28 @@ public protocol ActivityStore: Sendable {
     /// Takes the next `aps.timestamp` of the event's pushes in `environment` when it has no
     /// channel there (with one, the channel's sequence serves): starts, then updates, strictly
     /// increasing, `MonotonicTimestamp.next`, atomically.
-    func nextEventTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> Int64
+    func nextEventTimestamp(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        now: Int64
+    ) async throws -> Int64
 
     /// The activity a start job recorded as `starting` for the device with this push-to-start
     /// token, for the event and environment: the record the app's first update-token report adopts.
-    func startingActivity(appID: AppID, eventID: EventID, environment: APNSEnvironment, pushToStartToken: String) async throws -> Activity?
+    func startingActivity(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        pushToStartToken: String
+    ) async throws -> Activity?
 
     /// The activities an update job pushes to, in row order after `cursor`, at most `limit`.
-    func updateAudiencePage(_ query: ActivityUpdateQuery, after cursor: Int64, limit: Int) async throws -> [ActivityUpdateTarget]
+    func updateAudiencePage(
+        _ query: ActivityUpdateQuery,
+        after cursor: Int64,
+        limit: Int
+    ) async throws -> [ActivityUpdateTarget]
     /// How many activities the query reaches, and the latest timestamp any of them was sent.
     func updateAudience(_ query: ActivityUpdateQuery) async throws -> ActivityUpdateAudience
     /// Records a batch of an update job's outcomes in one transaction, if `leaseOwner` still

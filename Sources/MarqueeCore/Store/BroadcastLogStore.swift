@@ -7,7 +7,12 @@ public protocol BroadcastLogStore: Sendable {
     func appendBroadcastLog(_ entry: BroadcastLogEntry) async throws -> Int64
     /// Newest first, only entries whose `sequence` is below `before` when given (keyset pagination),
     /// at most `limit`. Entries come back with their `sequence` set.
-    func broadcastLog(appID: AppID, channelID: ChannelID, before: Int64?, limit: Int) async throws -> [BroadcastLogEntry]
+    func broadcastLog(
+        appID: AppID,
+        channelID: ChannelID,
+        before: Int64?,
+        limit: Int
+    ) async throws -> [BroadcastLogEntry]
     /// How many broadcasts on the channel APNs accepted (status 200) at `priority` since `since`:
     /// what the priority budget counts, shared by every replica.
     func broadcastCount(appID: AppID, channelID: ChannelID, priority: APNSPriority, since: Date) async throws -> Int
@@ -16,7 +21,9 @@ public protocol BroadcastLogStore: Sendable {
     /// log already has one of that schedule on that channel: returns the entry as logged, with its
     /// `sequence`, and whether it is this call's. Two workers performing one schedule (one took it
     /// over from the other) thus send at most one request per channel.
-    func appendScheduledBroadcastLog(_ entry: BroadcastLogEntry) async throws -> (entry: BroadcastLogEntry, appended: Bool)
+    func appendScheduledBroadcastLog(
+        _ entry: BroadcastLogEntry
+    ) async throws -> (entry: BroadcastLogEntry, appended: Bool)
     /// Records APNs' answer on an entry appended before sending.
     func completeBroadcastLog(
         appID: AppID,

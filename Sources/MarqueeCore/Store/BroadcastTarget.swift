@@ -8,7 +8,11 @@ public struct BroadcastTarget: Sendable, Hashable {
     /// channel with its next timestamp; empty for `broadcastTarget`, which takes nothing.
     public var taken: [APNSEnvironment: BroadcastTake]
 
-    public init(event: Event, updateTokenEnvironments: Set<APNSEnvironment>, taken: [APNSEnvironment: BroadcastTake] = [:]) {
+    public init(
+        event: Event,
+        updateTokenEnvironments: Set<APNSEnvironment>,
+        taken: [APNSEnvironment: BroadcastTake] = [:]
+    ) {
         self.event = event
         self.updateTokenEnvironments = updateTokenEnvironments
         self.taken = taken

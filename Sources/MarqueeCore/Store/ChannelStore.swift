@@ -24,7 +24,12 @@ public protocol ChannelStore: Sendable {
 
     /// Moves the channel to `state` if `ChannelState.canTransition(to:)` allows it from the state
     /// it is in at that moment; `StoreError.invalidTransition` otherwise.
-    func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel
+    func transitionChannel(
+        appID: AppID,
+        id: ChannelID,
+        to state: ChannelState,
+        at: Date
+    ) async throws -> BroadcastChannel
 
     /// Records a channel found at APNs that no row knows, as `orphaned`; returns the existing row if
     /// the ID is known after all.
@@ -39,7 +44,11 @@ public protocol ChannelStore: Sendable {
     func channel(appID: AppID, id: ChannelID) async throws -> BroadcastChannel?
     /// The live (`creating`, `active` or `deleting`) channel of the event in the environment.
     func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel?
-    func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel]
+    func channels(
+        appID: AppID,
+        environment: APNSEnvironment,
+        states: Set<ChannelState>
+    ) async throws -> [BroadcastChannel]
     /// A page of the app's channels in `environments` and `states`, oldest first (`createdAt`, then
     /// `id`), strictly after `after`, at most `limit`, each with its event's key from the same read.
     func channelPage(
@@ -60,5 +69,10 @@ public protocol ChannelStore: Sendable {
     /// The event's `active` channel in the environment with the next timestamp taken on it as
     /// `nextBroadcastTimestamp` does, in one step: the channel comes back with the new value in
     /// `lastBroadcastTimestamp`. `nil` when the event has no active channel there.
-    func takeBroadcastTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> BroadcastChannel?
+    func takeBroadcastTimestamp(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        now: Int64
+    ) async throws -> BroadcastChannel?
 }

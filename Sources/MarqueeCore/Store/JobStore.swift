@@ -38,7 +38,8 @@ public protocol JobStore: Sendable {
     /// Records the failure; with `retryAt` the job becomes `pending` again, otherwise `failed`.
     /// `StoreError.leaseLost` if `owner` lost it.
     func failJob(id: JobID, owner: String, error: String, retryAt: Date?, at: Date) async throws
-    /// The app's jobs of `kinds` (every kind when `nil`; never a parent's children), newest first by (`createdAt`, `id`), those
+    /// The app's jobs of `kinds` (every kind when `nil`; never a parent's children), newest first by (`createdAt`,
+    /// `id`), those
     /// strictly before `before` when given (keyset pagination), at most `limit`.
     func jobs(appID: AppID, kinds: Set<JobKind>?, before: JobListPosition?, limit: Int) async throws -> [Job]
 

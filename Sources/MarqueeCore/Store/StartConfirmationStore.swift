@@ -111,7 +111,13 @@ public protocol StartConfirmationStore: Sendable {
     /// The devices whose start of `jobID` (the job the API shows, and its parts) ended uncertain,
     /// that the event's start ledger does not have and this job's confirmation has not decided, by
     /// token row after `afterRowID`, at most `limit`.
-    func unconfirmedStarts(appID: AppID, eventID: EventID, jobID: JobID, afterRowID: Int64, limit: Int) async throws -> [UnconfirmedStart]
+    func unconfirmedStarts(
+        appID: AppID,
+        eventID: EventID,
+        jobID: JobID,
+        afterRowID: Int64,
+        limit: Int
+    ) async throws -> [UnconfirmedStart]
 
     /// Records one pass: devices watched and asked, and each decision: `confirmed` enters the device
     /// in the event's start ledger (as confirmed, under `jobID`); `restarted` queues a pending start

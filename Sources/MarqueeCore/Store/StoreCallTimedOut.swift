@@ -11,6 +11,9 @@ public struct StoreCallTimedOut: Error, Sendable, Hashable, CustomStringConverti
     }
 
     public var description: String {
-        "the database did not answer within \(limit.wholeMilliseconds) ms (database.callTimeoutSeconds); the call was abandoned and may or may not have taken effect"
+        """
+        the database did not answer within \(limit.wholeMilliseconds) ms (database.callTimeoutSeconds); the call \
+        was abandoned and may or may not have taken effect
+        """
     }
 }

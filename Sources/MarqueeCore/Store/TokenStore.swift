@@ -181,7 +181,10 @@ public struct AudiencePartition: Sendable, Hashable {
             rowIDs.lowerBound - 1 + width / count * (index + 1) + width % count * (index + 1) / count
         }
         return (0..<count).map { index in
-            AudiencePartition(afterRowID: index == 0 ? nil : last(index - 1), throughRowID: index == count - 1 ? nil : last(index))
+            AudiencePartition(
+                afterRowID: index == 0 ? nil : last(index - 1),
+                throughRowID: index == count - 1 ? nil : last(index)
+            )
         }
     }
 }

@@ -61,7 +61,15 @@ public enum RFC3339 {
         let (year, month, day) = civil(fromDays: days)
         let second = rest / 1000
         let millis = rest % 1000
-        var text = String(format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld", year, month, day, second / 3600, second / 60 % 60, second % 60)
+        var text = String(
+            format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld",
+            year,
+            month,
+            day,
+            second / 3600,
+            second / 60 % 60,
+            second % 60
+        )
         if withMilliseconds, millis != 0 { text += String(format: ".%03lld", millis) }
         return text + "Z"
     }
@@ -111,7 +119,9 @@ public enum RFC3339 {
         }
 
         mutating func digit() -> Int? {
-            guard index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else { return nil }
+            guard index < bytes.count, bytes[index] >= UInt8(ascii: "0"), bytes[index] <= UInt8(ascii: "9") else {
+                return nil
+            }
             defer { index += 1 }
             return Int(bytes[index] - UInt8(ascii: "0"))
         }

@@ -24,7 +24,10 @@ public struct EmulatedAppMarquee: Sendable, Hashable, CustomStringConvertible {
     }
 
     public var description: String {
-        "Marquee at \(baseURL.absoluteString) (attributes-type \(attributesType ?? "any"), event key in \"\(eventKeyAttribute)\")"
+        """
+        Marquee at \(baseURL.absoluteString) (attributes-type \(attributesType ?? "any"), event key in \
+        \"\(eventKeyAttribute)\")
+        """
     }
 
     /// What inspection shows: everything but the key.
@@ -36,6 +39,11 @@ public struct EmulatedAppMarquee: Sendable, Hashable, CustomStringConvertible {
     }
 
     func shown(bundleID: String) -> Shown {
-        Shown(bundleID: bundleID, baseURL: baseURL.absoluteString, attributesType: attributesType, eventKeyAttribute: eventKeyAttribute)
+        Shown(
+            bundleID: bundleID,
+            baseURL: baseURL.absoluteString,
+            attributesType: attributesType,
+            eventKeyAttribute: eventKeyAttribute
+        )
     }
 }

@@ -207,7 +207,8 @@ actor AppModelRunner {
         let now = state.now
         let configuration = state.configuration
         let found = state.world.withLock { world -> (EmulatedDevice, [EmulatedActivity], EmulatedAppMarquee)? in
-            guard let env = world.environments[wake.device.environment], let device = env.devices[wake.device.deviceID]?.device,
+            guard let env = world.environments[wake.device.environment],
+                let device = env.devices[wake.device.deviceID]?.device,
                 let marquee = world.appMarquees[device.bundleID]
             else { return nil }
             return (device, device.activityIDs.compactMap { env.activities[$0]?.activity }, marquee)
@@ -225,8 +226,14 @@ actor AppModelRunner {
         census.ask(about: wake.asks, at: now)
         let decision = census.reconcile(observed, liveEvents: wake.liveEvents, now: now)
         censuses[wake.device] = census
-        guard let pushToStartToken = Self.pushToStartToken(of: device, attributesType: marquee.attributesType) else { return }
-        let requests = MarqueeRequests(baseURL: marquee.baseURL, appKey: marquee.appKey, environment: MarqueeKitEnvironment(wake.device.environment))
+        guard let pushToStartToken = Self.pushToStartToken(of: device, attributesType: marquee.attributesType) else {
+            return
+        }
+        let requests = MarqueeRequests(
+            baseURL: marquee.baseURL,
+            appKey: marquee.appKey,
+            environment: MarqueeKitEnvironment(wake.device.environment)
+        )
         var failure: MarqueeKitError?
         defer { if let failure { retry(wake, after: failure) } }
         for report in decision.reports {
@@ -264,10 +271,24 @@ actor AppModelRunner {
     private func retry(_ wake: Wake, after failure: MarqueeKitError) {
         guard !stopped else { return }
         let now = state.now
-        guard case .retry(let wait) = retryPolicy.decide(after: failure, attempt: wake.attempt, now: now, randomFraction: .random(in: 0..<1)) else {
+        guard
+            case .retry(let wait) = retryPolicy.decide(
+                after: failure,
+                attempt: wake.attempt,
+                now: now,
+                randomFraction: .random(in: 0..<1)
+            )
+        else {
             return
         }
-        schedule(Wake(due: now.addingTimeInterval(wait.emulatorSeconds), sequence: 0, device: wake.device, attempt: wake.attempt + 1))
+        schedule(
+            Wake(
+                due: now.addingTimeInterval(wait.emulatorSeconds),
+                sequence: 0,
+                device: wake.device,
+                attempt: wake.attempt + 1
+            )
+        )
     }
 
     private static func pushToStartToken(of device: EmulatedDevice, attributesType: String?) -> String? {
@@ -276,7 +297,8 @@ actor AppModelRunner {
     }
 
     private static func eventKey(inStart payload: [UInt8], attribute: String) -> String? {
-        guard let parsed = PushPayload(bytes: payload), case .string(let key)? = parsed.aps?["attributes"]?[attribute] else { return nil }
+        guard let parsed = PushPayload(bytes: payload), case .string(let key)? = parsed.aps?["attributes"]?[attribute]
+        else { return nil }
         return key
     }
 }

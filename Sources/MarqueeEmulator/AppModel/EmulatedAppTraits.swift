@@ -10,7 +10,13 @@ public struct EmulatedAppTraits: Sendable, Hashable, Codable {
     /// How long after Marquee's background push the app wakes, in seconds; `nil` when it never does.
     public var wakeDelaySeconds: Double?
 
-    public init(neverReports: Bool, offlineAtRegistration: Bool, liveActivitiesOff: Bool, answersBackgroundPush: Bool, wakeDelaySeconds: Double?) {
+    public init(
+        neverReports: Bool,
+        offlineAtRegistration: Bool,
+        liveActivitiesOff: Bool,
+        answersBackgroundPush: Bool,
+        wakeDelaySeconds: Double?
+    ) {
         self.neverReports = neverReports
         self.offlineAtRegistration = offlineAtRegistration
         self.liveActivitiesOff = liveActivitiesOff

@@ -31,7 +31,8 @@ extension EmulatorWorld {
         appEvent(.updated, deviceID: deviceID, environment: environment)
     }
 
-    private func appEvent(_ kind: AppModelEvent.Kind, deviceID: String, environment: APNSEnvironment) -> AppModelEvent? {
+    private func appEvent(_ kind: AppModelEvent.Kind, deviceID: String, environment: APNSEnvironment) -> AppModelEvent?
+    {
         guard let device = environments[environment]?.devices[deviceID]?.device,
             device.isOnline, device.isAppInstalled,
             let traits = device.appTraits, !traits.neverReports,

@@ -62,7 +62,8 @@ public struct APNSEmulatorFault: Sendable, Hashable {
     }
 
     func applies(to endpoint: Endpoint, in environment: APNSEnvironment) -> Bool {
-        (endpoints.isEmpty || endpoints.contains(endpoint)) && (environments.isEmpty || environments.contains(environment))
+        (endpoints.isEmpty || endpoints.contains(endpoint))
+            && (environments.isEmpty || environments.contains(environment))
     }
 }
 
@@ -93,7 +94,10 @@ struct FaultPlan: Sendable {
     }
 
     /// The per-request faults that fire for this request, in installation order.
-    mutating func select(for endpoint: APNSEmulatorFault.Endpoint, in environment: APNSEnvironment) -> [APNSEmulatorFault.Action] {
+    mutating func select(
+        for endpoint: APNSEmulatorFault.Endpoint,
+        in environment: APNSEnvironment
+    ) -> [APNSEmulatorFault.Action] {
         var fired: [APNSEmulatorFault.Action] = []
         for index in entries.indices {
             let fault = entries[index].fault
@@ -121,12 +125,15 @@ extension APNSEmulatorFault: CustomStringConvertible {
         let what: String
         switch action {
         case .respond(let reason): what = "answer \(reason.reasonString) (\(reason.status ?? 400))"
-        case .goAway(let streams, let reason): what = "GOAWAY \(reason.reasonString) after \(streams) streams per connection"
+        case .goAway(let streams, let reason):
+            what = "GOAWAY \(reason.reasonString) after \(streams) streams per connection"
         case .resetConnection: what = "reset the connection"
         case .resetConnectionAfterProcessing: what = "process the request, then reset the connection unanswered"
-        case .delay(let fixed, let jitter): what = "delay answers by \(fixed)" + (jitter > .zero ? " + up to \(jitter)" : "")
+        case .delay(let fixed, let jitter):
+            what = "delay answers by \(fixed)" + (jitter > .zero ? " + up to \(jitter)" : "")
         }
-        let environmentNames = environments.isEmpty ? "both environments" : environments.map(\.rawValue).sorted().joined(separator: ", ")
+        let environmentNames =
+            environments.isEmpty ? "both environments" : environments.map(\.rawValue).sorted().joined(separator: ", ")
         if case .goAway = action { return "\(what) in \(environmentNames)" }
         let which: String
         switch rate {
@@ -136,7 +143,8 @@ extension APNSEmulatorFault: CustomStringConvertible {
         case .first(let n): which = "the first \(n) requests"
         case .afterFirst(let n): which = "every request after the first \(n)"
         }
-        let endpointNames = endpoints.isEmpty ? "every endpoint" : endpoints.map(\.rawValue).sorted().joined(separator: ", ")
+        let endpointNames =
+            endpoints.isEmpty ? "every endpoint" : endpoints.map(\.rawValue).sorted().joined(separator: ", ")
         return "\(what) to \(which) of \(endpointNames) in \(environmentNames)"
     }
 }

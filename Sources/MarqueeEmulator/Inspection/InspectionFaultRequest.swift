@@ -32,7 +32,10 @@ public struct InspectionFaultRequest: Sendable, Codable, Hashable {
             parsedAction = .respond(APNSErrorReason(reasonString: reason ?? "ServiceUnavailable"))
         case "goAway":
             guard let afterStreams, afterStreams > 0 else { return nil }
-            parsedAction = .goAway(afterStreams: afterStreams, reason: APNSErrorReason(reasonString: reason ?? "Shutdown"))
+            parsedAction = .goAway(
+                afterStreams: afterStreams,
+                reason: APNSErrorReason(reasonString: reason ?? "Shutdown")
+            )
         case "reset":
             parsedAction = .resetConnection
         case "resetAfterProcessing":
@@ -43,7 +46,11 @@ public struct InspectionFaultRequest: Sendable, Codable, Hashable {
             return nil
         }
         let rate: APNSEmulatorFault.Rate
-        if let every { rate = .everyNth(every) } else if let probability { rate = .probability(probability) } else if let first {
+        if let every {
+            rate = .everyNth(every)
+        } else if let probability {
+            rate = .probability(probability)
+        } else if let first {
             rate = .first(first)
         } else if let afterFirst {
             rate = .afterFirst(afterFirst)

@@ -9,22 +9,29 @@ import NIOPosix
 /// | method | path | answer |
 /// |---|---|---|
 /// | GET | `/v1/summary` | profile, listeners, CA path, counters |
-/// | GET, POST | `/v1/{env}/devices` | devices; POST `{"bundleID", "iOSVersion", "pushToStartAttributesTypes"}` registers one |
-/// | POST | `/v1/{env}/devices/batch` | registers `count` (at most 10,000) alike: `{"bundleID", "iOSVersion", "pushToStartAttributesTypes", "count"}` |
-/// | GET | `/v1/{env}/start-counts` | per device: starts APNs accepted and activities it has had (``DeviceStartCount``) |
+/// | GET, POST | `/v1/{env}/devices` | devices; POST `{"bundleID", "iOSVersion", "pushToStartAttributesTypes"}`
+/// registers one |
+/// | POST | `/v1/{env}/devices/batch` | registers `count` (at most 10,000) alike: `{"bundleID", "iOSVersion",
+/// "pushToStartAttributesTypes", "count"}` |
+/// | GET | `/v1/{env}/start-counts` | per device: starts APNs accepted and activities it has had
+/// (``DeviceStartCount``) |
 /// | GET | `/v1/{env}/devices/{id}` | one device (with `appTraits` when its app is played) |
-/// | POST | `/v1/{env}/devices/{id}/launch` | the user opens a played app that knows `{"liveEvents": [...]}` are live: it reports each |
+/// | POST | `/v1/{env}/devices/{id}/launch` | the user opens a played app that knows `{"liveEvents": [...]}` are live:
+/// it reports each |
 /// | GET | `/v1/apps` | the played apps and their Marquee's base URL (never the key) |
-/// | PUT, DELETE | `/v1/apps/{bundleID}/marquee` | plays the app: `{"baseURL", "appKey", "attributesType", "eventKeyAttribute"}`; or stops |
+/// | PUT, DELETE | `/v1/apps/{bundleID}/marquee` | plays the app: `{"baseURL", "appKey", "attributesType",
+/// "eventKeyAttribute"}`; or stops |
 /// | POST | `/v1/{env}/devices/{id}/uninstall` | removes the app (its tokens answer 410) |
 /// | POST | `/v1/{env}/devices/{id}/offline`, `.../online` | takes the device offline (APNs holds its pushes) or back |
-/// | POST | `/v1/{env}/devices/{id}/live-activities-off`, `.../live-activities-on` | the user turns Live Activities off for the app (starts answer 200, nothing shows) or back on |
+/// | POST | `/v1/{env}/devices/{id}/live-activities-off`, `.../live-activities-on` | the user turns Live Activities
+/// off for the app (starts answer 200, nothing shows) or back on |
 /// | GET | `/v1/{env}/activities`, `/v1/{env}/activities/{id}` | Live Activities and their content-state |
 /// | GET | `/v1/{env}/update-tokens` | update tokens the apps would report |
 /// | GET | `/v1/{env}/channels` | channels, with subscribers |
 /// | GET | `/v1/{env}/pushes/{token or channel ID}` | pushes received |
 /// | GET | `/v1/rejections` | rejected requests with their reasons |
-/// | GET, POST, DELETE | `/v1/faults` | installed faults; POST installs one (``InspectionFaultRequest``); DELETE removes all |
+/// | GET, POST, DELETE | `/v1/faults` | installed faults; POST installs one (``InspectionFaultRequest``); DELETE
+/// removes all |
 enum InspectionServer {
     static func bind(
         host: String,
@@ -88,7 +95,10 @@ final class InspectionHandler: ChannelInboundHandler {
         headers.add(name: "content-type", value: "application/json")
         headers.add(name: "content-length", value: String(json.count))
         if !keepAlive { headers.add(name: "connection", value: "close") }
-        context.write(wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))), promise: nil)
+        context.write(
+            wrapOutboundOut(.head(HTTPResponseHead(version: .http1_1, status: status, headers: headers))),
+            promise: nil
+        )
         context.write(wrapOutboundOut(.body(.byteBuffer(context.channel.allocator.buffer(bytes: json)))), promise: nil)
         let done = context.eventLoop.makePromise(of: Void.self)
         context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: done)
@@ -161,7 +171,8 @@ final class InspectionHandler: ChannelInboundHandler {
 
     /// `/v1/summary`, `/v1/rejections`, `/v1/faults` and `/v1/apps`: the emulator as a whole; `nil`
     /// for any other path.
-    private func routeEmulator(_ method: HTTPMethod, _ parts: [String], body: [UInt8]) -> (HTTPResponseStatus, [UInt8])? {
+    private func routeEmulator(_ method: HTTPMethod, _ parts: [String], body: [UInt8]) -> (HTTPResponseStatus, [UInt8])?
+    {
         switch (method, parts) {
         case (.GET, ["summary"]):
             var listeners: [String: String] = [:]
@@ -180,8 +191,13 @@ final class InspectionHandler: ChannelInboundHandler {
         case (.GET, ["faults"]):
             return encode(emulator.faults.map { String(describing: $0) })
         case (.POST, ["faults"]):
-            guard let request = try? JSONDecoder().decode(InspectionFaultRequest.self, from: Data(body)), let fault = request.fault else {
-                return problem(.badRequest, "expected a fault: {\"action\": \"respond\"|\"goAway\"|\"reset\"|\"delay\", ...}")
+            guard let request = try? JSONDecoder().decode(InspectionFaultRequest.self, from: Data(body)),
+                let fault = request.fault
+            else {
+                return problem(
+                    .badRequest,
+                    "expected a fault: {\"action\": \"respond\"|\"goAway\"|\"reset\"|\"delay\", ...}"
+                )
             }
             emulator.injectFault(fault)
             return encode(request)
@@ -192,9 +208,16 @@ final class InspectionHandler: ChannelInboundHandler {
             return encode(emulator.connectedAppsShown)
         case (.PUT, let path) where path.count == 3 && path[0] == "apps" && path[2] == "marquee":
             guard let connection = try? JSONDecoder().decode(AppConnection.self, from: Data(body)),
-                let url = URL(string: connection.baseURL), url.scheme == "http" || url.scheme == "https", !connection.appKey.isEmpty
+                let url = URL(string: connection.baseURL), url.scheme == "http" || url.scheme == "https",
+                !connection.appKey.isEmpty
             else {
-                return problem(.badRequest, "expected {\"baseURL\": \"http://...\", \"appKey\": ..., \"attributesType\": ..., \"eventKeyAttribute\": \"eventKey\"}")
+                return problem(
+                    .badRequest,
+                    """
+                    expected {\"baseURL\": \"http://...\", \"appKey\": ..., \"attributesType\": ..., \
+                    \"eventKeyAttribute\": \"eventKey\"}
+                    """
+                )
             }
             let marquee = EmulatedAppMarquee(
                 baseURL: url,
@@ -226,7 +249,10 @@ final class InspectionHandler: ChannelInboundHandler {
             return encode(emulator.devices(in: environment))
         case (.POST, "devices", 1):
             guard let registration = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body)) else {
-                return problem(.badRequest, "expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...]}")
+                return problem(
+                    .badRequest,
+                    "expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...]}"
+                )
             }
             do {
                 let device = try emulator.registerDevice(
@@ -245,7 +271,10 @@ final class InspectionHandler: ChannelInboundHandler {
             else {
                 return problem(
                     .badRequest,
-                    "expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...], \"count\": 1...\(Self.maximumDeviceBatch)}"
+                    """
+                    expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...], \
+                    \"count\": 1...\(Self.maximumDeviceBatch)}
+                    """
                 )
             }
             do {
@@ -264,7 +293,9 @@ final class InspectionHandler: ChannelInboundHandler {
         case (.GET, "start-counts", 1):
             return encode(emulator.startCounts(in: environment))
         case (.GET, "devices", 2):
-            guard let id, let device = emulator.device(id: id, in: environment) else { return problem(.notFound, "no such device") }
+            guard let id, let device = emulator.device(id: id, in: environment) else {
+                return problem(.notFound, "no such device")
+            }
             return encode(device)
         case (.POST, "devices", 3):
             guard let id else { return problem(.notFound, "no such device") }
@@ -272,7 +303,9 @@ final class InspectionHandler: ChannelInboundHandler {
         case (.GET, "activities", 1):
             return encode(emulator.activities(in: environment))
         case (.GET, "activities", 2):
-            guard let id, let activity = emulator.activity(id: id, in: environment) else { return problem(.notFound, "no such activity") }
+            guard let id, let activity = emulator.activity(id: id, in: environment) else {
+                return problem(.notFound, "no such activity")
+            }
             return encode(activity)
         case (.GET, "update-tokens", 1):
             return encode(emulator.reportedUpdateTokens(in: environment))

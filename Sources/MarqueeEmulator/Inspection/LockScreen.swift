@@ -51,7 +51,9 @@ public struct LockScreen: Sendable, Hashable {
         let header = Self.fit(" " + competition.uppercased(), width - status.count - 1) + status + " "
         let homeWidth = (width - Self.scoreWidth) / 2
         let awayWidth = width - Self.scoreWidth - homeWidth - 1
-        let teams = Self.fit(" " + homeTeam, homeWidth) + Self.centered(score, Self.scoreWidth) + Self.fit(awayTeam, awayWidth, alignRight: true) + " "
+        let teams =
+            Self.fit(" " + homeTeam, homeWidth) + Self.centered(score, Self.scoreWidth)
+            + Self.fit(awayTeam, awayWidth, alignRight: true) + " "
         return [
             Self.fit(caption, width + 2),
             "╭" + String(repeating: "─", count: width) + "╮",

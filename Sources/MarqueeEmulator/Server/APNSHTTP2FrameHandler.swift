@@ -68,7 +68,10 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
 
     func channelActive(context: ChannelHandlerContext) {
         let increment = Self.connectionWindow - 65_535
-        context.writeAndFlush(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))), promise: nil)
+        context.writeAndFlush(
+            wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: increment))),
+            promise: nil
+        )
         context.fireChannelActive()
     }
 
@@ -120,7 +123,12 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         case .data(let data):
             consumedWindow += data.data.readableBytes + (data.paddingBytes.map { $0 + 1 } ?? 0)
             if consumedWindow >= Self.connectionWindow / 2 {
-                context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumedWindow))), promise: nil)
+                context.write(
+                    wrapOutboundOut(
+                        HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: consumedWindow))
+                    ),
+                    promise: nil
+                )
                 consumedWindow = 0
                 needsFlush = true
             }
@@ -177,7 +185,10 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
 
     private func complete(_ request: EmulatorRequest, on streamID: HTTP2StreamID, context: ChannelHandlerContext) {
         if request.contentLengthIsViolated {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.protocolError))), promise: nil)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .rstStream(.protocolError))),
+                promise: nil
+            )
             scheduleFlush(context: context)
             closeIfDrained(context: context)
             return
@@ -190,7 +201,15 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         if response.authenticated, !streamLimitRaised {
             streamLimitRaised = true
             let limit = processor.state.configuration.maxConcurrentStreams
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)])))), promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(
+                        streamID: .rootStream,
+                        payload: .settings(.settings([HTTP2Setting(parameter: .maxConcurrentStreams, value: limit)]))
+                    )
+                ),
+                promise: nil
+            )
         }
         if let delay = response.delay, delay > .zero {
             delayedResponses += 1
@@ -221,12 +240,25 @@ final class APNSHTTP2FrameHandler: ChannelInboundHandler {
         // Response IDs are unique per response: indexing them would only churn HPACK's table.
         for (name, value) in response.headers { headers.add(name: name, value: value, indexing: .nonIndexable) }
         if response.body.isEmpty {
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))), promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: true)))
+                ),
+                promise: nil
+            )
         } else {
             headers.add(name: "content-length", value: String(response.body.count))
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))), promise: nil)
+            context.write(
+                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers)))),
+                promise: nil
+            )
             let buffer = context.channel.allocator.buffer(bytes: response.body)
-            context.write(wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))), promise: nil)
+            context.write(
+                wrapOutboundOut(
+                    HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(buffer), endStream: true)))
+                ),
+                promise: nil
+            )
         }
     }
 

@@ -21,7 +21,12 @@ struct APNSRequestProcessor: Sendable {
             if request.path.hasPrefix("/4/broadcasts/apps/") {
                 return BroadcastExchange(processor: self, request: request).respond(authenticator: &authenticator)
             }
-            return reject(.badPath, request: request, idHeader: .apnsID, id: request.header(.apnsID) ?? RandomIdentifiers.uuid())
+            return reject(
+                .badPath,
+                request: request,
+                idHeader: .apnsID,
+                id: request.header(.apnsID) ?? RandomIdentifiers.uuid()
+            )
         case .channelManagement:
             return ChannelManagementExchange(processor: self, request: request).respond(authenticator: &authenticator)
         }
@@ -65,7 +70,15 @@ struct APNSRequestProcessor: Sendable {
             }
             return response
         }
-        var response = admit(request, requested: requested, id: id, idHeader: idHeader, authenticator: &authenticator, precheck: precheck, answer: answer)
+        var response = admit(
+            request,
+            requested: requested,
+            id: id,
+            idHeader: idHeader,
+            authenticator: &authenticator,
+            precheck: precheck,
+            answer: answer
+        )
         response.delay = fault.delay
         // Processed (delivered, if it was accepted), and the answer is lost with the connection.
         if fault.resetAfterProcessing { response.resetsConnection = true }
@@ -188,7 +201,8 @@ struct APNSRequestProcessor: Sendable {
                 fault.resetAfterProcessing = true
             case .delay(let fixed, let jitter):
                 let jitterNanoseconds = max(0, jitter.wholeNanoseconds)
-                let extra = jitterNanoseconds > 0 ? Duration.nanoseconds(Int64.random(in: 0...jitterNanoseconds)) : .zero
+                let extra =
+                    jitterNanoseconds > 0 ? Duration.nanoseconds(Int64.random(in: 0...jitterNanoseconds)) : .zero
                 fault.delay = (fault.delay ?? .zero) + fixed + extra
             case .goAway:
                 continue

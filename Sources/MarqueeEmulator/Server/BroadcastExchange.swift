@@ -39,7 +39,8 @@ struct BroadcastExchange {
         configuration: APNSEmulatorConfiguration
     ) -> EmulatorResponse {
         let broadcast: ValidBroadcast
-        switch validatedBroadcast(identity: identity, now: now, environment: environment, configuration: configuration) {
+        switch validatedBroadcast(identity: identity, now: now, environment: environment, configuration: configuration)
+        {
         case .success(let valid): broadcast = valid
         case .failure(let reason): return reject(reason, requestID, now: now)
         }
@@ -148,9 +149,13 @@ struct BroadcastExchange {
                 var pacing: PacingThrottle?
                 if let throttle {
                     pacing = env.channels[broadcast.channelID]?.pacing
-                    guard pacing?.admit(at: now, interval: throttle.interval, burst: throttle.burst) == true else { return false }
+                    guard pacing?.admit(at: now, interval: throttle.interval, burst: throttle.burst) == true else {
+                        return false
+                    }
                 }
-                if let budget, env.channels[broadcast.channelID]?.broadcasts.admit(at: now, limit: budget, window: 3600) == false {
+                if let budget,
+                    env.channels[broadcast.channelID]?.broadcasts.admit(at: now, limit: budget, window: 3600) == false
+                {
                     return false
                 }
                 if let pacing { env.channels[broadcast.channelID]?.pacing = pacing }

@@ -40,7 +40,10 @@ struct ChannelManagementExchange {
 
     /// `/1/apps/<bundleID>/channels` or `/1/apps/<bundleID>/all-channels`; there is no `/channels/<id>`.
     private static func route(_ request: EmulatorRequest) -> Checked<(String, Operation)> {
-        let parts = request.path.split(separator: "?", maxSplits: 1)[0].split(separator: "/", omittingEmptySubsequences: false)
+        let parts = request.path.split(separator: "?", maxSplits: 1)[0].split(
+            separator: "/",
+            omittingEmptySubsequences: false
+        )
         guard parts.count == 5, parts[0].isEmpty, parts[1] == "1", parts[2] == "apps", !parts[3].isEmpty else {
             return .failure(.badPath)
         }
@@ -54,15 +57,25 @@ struct ChannelManagementExchange {
         }
     }
 
-    private func answer(bundleID: String, operation: Operation, admission: APNSRequestProcessor.Admission) -> EmulatorResponse {
+    private func answer(
+        bundleID: String,
+        operation: Operation,
+        admission: APNSRequestProcessor.Admission
+    ) -> EmulatorResponse {
         let requestID = admission.id
         let now = admission.now
-        if let reason = processor.checkBroadcastTopic(bundleID, identity: admission.identity) { return reject(reason, requestID, now: now) }
+        if let reason = processor.checkBroadcastTopic(bundleID, identity: admission.identity) {
+            return reject(reason, requestID, now: now)
+        }
         if let budget = processor.state.configuration.channelManagementBudgetPerHour {
             let environment = processor.listener.environment
             let admitted = processor.state.world.withLock { world in
                 world.withEnvironment(environment) { env in
-                    env.channelManagementRequests[bundleID, default: SlidingWindowBudget()].admit(at: now, limit: budget, window: 3600)
+                    env.channelManagementRequests[bundleID, default: SlidingWindowBudget()].admit(
+                        at: now,
+                        limit: budget,
+                        window: 3600
+                    )
                 }
             }
             guard admitted else { return reject(.tooManyRequests, requestID, now: now) }
@@ -88,7 +101,9 @@ struct ChannelManagementExchange {
         else { return reject(.badRequestPayload, requestID, now: now) }
         let known: Set<String> = ["message-storage-policy", "push-type"]
         guard body.keys.allSatisfy(known.contains) else { return reject(.badRequestParams, requestID, now: now) }
-        guard case .string(let pushType)? = body["push-type"] else { return reject(.badRequestParams, requestID, now: now) }
+        guard case .string(let pushType)? = body["push-type"] else {
+            return reject(.badRequestParams, requestID, now: now)
+        }
         guard pushType.lowercased() == APNSPushType.channelBodyLiveActivity.lowercased() else {
             return reject(.invalidPushType, requestID, now: now)
         }
@@ -126,11 +141,15 @@ struct ChannelManagementExchange {
 
     /// The live channel the `apns-channel-id` header names, or the reason it names none.
     private func namedChannel(bundleID: String) -> Checked<EmulatedChannel> {
-        guard let channelID = request.header(.apnsChannelID), !channelID.isEmpty else { return .failure(.missingChannelId) }
+        guard let channelID = request.header(.apnsChannelID), !channelID.isEmpty else {
+            return .failure(.missingChannelId)
+        }
         guard processor.isWellFormedChannelID(channelID) else { return .failure(.badChannelId) }
         let environment = processor.listener.environment
         let channel = processor.state.world.withLock { $0.environments[environment]?.channels[channelID]?.channel }
-        guard let channel, !channel.isDeleted, channel.bundleID == bundleID else { return .failure(.channelNotRegistered) }
+        guard let channel, !channel.isDeleted, channel.bundleID == bundleID else {
+            return .failure(.channelNotRegistered)
+        }
         return .success(channel)
     }
 

@@ -27,7 +27,12 @@ struct DevicePushExchange {
         )
     }
 
-    private func reject(_ reason: APNSErrorReason, _ apnsID: String, timestamp: Int64? = nil, now: Date? = nil) -> EmulatorResponse {
+    private func reject(
+        _ reason: APNSErrorReason,
+        _ apnsID: String,
+        timestamp: Int64? = nil,
+        now: Date? = nil
+    ) -> EmulatorResponse {
         processor.reject(reason, request: request, idHeader: .apnsID, id: apnsID, timestamp: timestamp, now: now)
     }
 
@@ -159,7 +164,9 @@ struct DevicePushExchange {
                 case .retired(let milliseconds):
                     return .rejected(.unregistered, timestamp: milliseconds)
                 case .live(let target, let tokenBundleID):
-                    guard tokenBundleID == push.bundleID else { return .rejected(.deviceTokenNotForTopic, timestamp: nil) }
+                    guard tokenBundleID == push.bundleID else {
+                        return .rejected(.deviceTokenNotForTopic, timestamp: nil)
+                    }
                     let verdict = env.deliverDevicePush(
                         AcceptedDevicePush(
                             target: target,

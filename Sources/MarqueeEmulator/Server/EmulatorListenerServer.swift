@@ -93,7 +93,9 @@ enum EmulatorListenerServer {
                             streamConfiguration: streamConfiguration
                         )
                     )
-                    try pipeline.addHandler(APNSHTTP2FrameHandler(processor: processor, goAwayWriter: goAwayWriter, logger: logger))
+                    try pipeline.addHandler(
+                        APNSHTTP2FrameHandler(processor: processor, goAwayWriter: goAwayWriter, logger: logger)
+                    )
                 }
             }
         let channel = try await bootstrap.bind(host: host, port: port).get()

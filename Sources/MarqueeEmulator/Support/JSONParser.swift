@@ -49,7 +49,8 @@ struct JSONParser {
     static func indexObject(
         _ bytes: [UInt8],
         nestedKey: String
-    ) throws(SyntaxError) -> (members: [(key: String, range: Range<Int>)], nested: [(key: String, range: Range<Int>)]?) {
+    ) throws(SyntaxError) -> (members: [(key: String, range: Range<Int>)], nested: [(key: String, range: Range<Int>)]?)
+    {
         try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
             var parser = JSONParser(bytes: buffer, range: 0..<buffer.count)
             parser.skipWhitespace()
@@ -221,9 +222,15 @@ struct JSONParser {
         case UInt8(ascii: "{"): return try parseObject(depth: depth)
         case UInt8(ascii: "["): return try parseArray(depth: depth)
         case UInt8(ascii: "\""): return .string(try parseString())
-        case UInt8(ascii: "t"): try expectLiteral("true"); return .bool(true)
-        case UInt8(ascii: "f"): try expectLiteral("false"); return .bool(false)
-        case UInt8(ascii: "n"): try expectLiteral("null"); return .null
+        case UInt8(ascii: "t"):
+            try expectLiteral("true")
+            return .bool(true)
+        case UInt8(ascii: "f"):
+            try expectLiteral("false")
+            return .bool(false)
+        case UInt8(ascii: "n"):
+            try expectLiteral("null")
+            return .null
         default: return try parseNumber()
         }
     }

@@ -72,10 +72,11 @@ struct EmulatorCertificateAuthority: Sendable {
                 AuthorityKeyIdentifier(keyIdentifier: caKeyIdentifier.keyIdentifier)
                 SubjectAlternativeNames(
                     Self.appleHostNames.map { GeneralName.dnsName($0) } + [
-                    .dnsName("localhost"),
-                    .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
-                    .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),
-                ])
+                        .dnsName("localhost"),
+                        .ipAddress(ASN1OctetString(contentBytes: [127, 0, 0, 1])),
+                        .ipAddress(ASN1OctetString(contentBytes: [0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 1])),
+                    ]
+                )
             },
             issuerPrivateKey: Certificate.PrivateKey(caKey)
         )

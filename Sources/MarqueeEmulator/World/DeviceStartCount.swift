@@ -15,7 +15,13 @@ public struct DeviceStartCount: Sendable, Hashable, Codable {
     /// Live Activities the device has had, ended ones included: each a start it applied.
     public var activities: Int
 
-    public init(deviceID: String, iOSVersion: IOSVersion, pushToStartTokens: [String: String], startsAccepted: Int, activities: Int) {
+    public init(
+        deviceID: String,
+        iOSVersion: IOSVersion,
+        pushToStartTokens: [String: String],
+        startsAccepted: Int,
+        activities: Int
+    ) {
         self.deviceID = deviceID
         self.iOSVersion = iOSVersion
         self.pushToStartTokens = pushToStartTokens

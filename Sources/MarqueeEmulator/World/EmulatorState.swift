@@ -38,7 +38,10 @@ final class EmulatorState: Sendable {
 
     var faults: [APNSEmulatorFault] { faultPlan.withLock { $0.faults } }
 
-    func faultActions(for endpoint: APNSEmulatorFault.Endpoint, in environment: APNSEnvironment) -> [APNSEmulatorFault.Action] {
+    func faultActions(
+        for endpoint: APNSEmulatorFault.Endpoint,
+        in environment: APNSEnvironment
+    ) -> [APNSEmulatorFault.Action] {
         guard hasFaults.load(ordering: .acquiring) else { return [] }
         return faultPlan.withLock { $0.select(for: endpoint, in: environment) }
     }

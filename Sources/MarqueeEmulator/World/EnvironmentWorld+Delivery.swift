@@ -33,7 +33,14 @@ extension EnvironmentWorld {
         if devices[push.target.deviceID]?.device.isOnline == false {
             return hold(push, now: now, configuration: configuration)
         }
-        return deliverNow(to: push.target, payload: push.payload, priority: push.priority, now: now, environment: environment, configuration: configuration)
+        return deliverNow(
+            to: push.target,
+            payload: push.payload,
+            priority: push.priority,
+            now: now,
+            environment: environment,
+            configuration: configuration
+        )
     }
 
     private mutating func deliverNow(
@@ -57,8 +64,15 @@ extension EnvironmentWorld {
                 configuration: configuration
             )
         case .update(_, let activityID):
-            guard var state = activities[activityID] else { return DeviceVerdict(outcome: .ignored("no such activity")) }
-            let context = UpdateContext(priority: priority, countsAgainstBudget: true, now: now, configuration: configuration)
+            guard var state = activities[activityID] else {
+                return DeviceVerdict(outcome: .ignored("no such activity"))
+            }
+            let context = UpdateContext(
+                priority: priority,
+                countsAgainstBudget: true,
+                now: now,
+                configuration: configuration
+            )
             let verdict = Self.apply(payload: payload, to: &state, context: context)
             if case .applied = verdict.outcome, state.activity.endedAt != nil { unsubscribe(state.activity) }
             activities[activityID] = state
@@ -88,10 +102,22 @@ extension EnvironmentWorld {
             let expiresAt = min(expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? limit, limit)
             channel.storedMessage =
                 expiresAt > now
-                ? HeldPush(target: nil, payload: payload, priority: priority, expiresAt: expiresAt, historyKey: channelID, requestID: requestID)
+                ? HeldPush(
+                    target: nil,
+                    payload: payload,
+                    priority: priority,
+                    expiresAt: expiresAt,
+                    historyKey: channelID,
+                    requestID: requestID
+                )
                 : nil
         }
-        let context = UpdateContext(priority: priority, countsAgainstBudget: false, now: now, configuration: configuration)
+        let context = UpdateContext(
+            priority: priority,
+            countsAgainstBudget: false,
+            now: now,
+            configuration: configuration
+        )
         var outcomes: [DeviceOutcome] = []
         var stillSubscribed: [String] = []
         for activityID in channel.channel.subscriberIDs {
@@ -107,7 +133,9 @@ extension EnvironmentWorld {
                 }
                 state.missedChannelMessage = true
                 activities[activityID] = state
-                outcomes.append(.stored("the device is offline; the channel keeps the message until \(Self.text(stored.expiresAt))"))
+                outcomes.append(
+                    .stored("the device is offline; the channel keeps the message until \(Self.text(stored.expiresAt))")
+                )
                 continue
             }
             let verdict = Self.apply(payload: payload, to: &state, context: context)
@@ -138,7 +166,9 @@ extension EnvironmentWorld {
         }
         guard let aps = payload?.aps else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
         guard device.device.areLiveActivitiesEnabled else {
-            return DeviceVerdict(outcome: .ignored("Live Activities are turned off for the app: APNs accepted the start, nothing shows"))
+            return DeviceVerdict(
+                outcome: .ignored("Live Activities are turned off for the app: APNs accepted the start, nothing shows")
+            )
         }
 
         let iOSVersion = device.device.iOSVersion
@@ -246,9 +276,15 @@ extension EnvironmentWorld {
     }
 
     /// Holds a push for an offline device, replacing any push held before: APNs keeps one.
-    private mutating func hold(_ push: AcceptedDevicePush, now: Date, configuration: APNSEmulatorConfiguration) -> DeviceVerdict {
+    private mutating func hold(
+        _ push: AcceptedDevicePush,
+        now: Date,
+        configuration: APNSEmulatorConfiguration
+    ) -> DeviceVerdict {
         guard push.expiration != 0 else {
-            return DeviceVerdict(outcome: .ignored("the device is offline and apns-expiration 0 asks APNs not to keep the push"))
+            return DeviceVerdict(
+                outcome: .ignored("the device is offline and apns-expiration 0 asks APNs not to keep the push")
+            )
         }
         let expiresAt =
             push.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) }
@@ -258,7 +294,10 @@ extension EnvironmentWorld {
         }
         let deviceID = push.target.deviceID
         if let replaced = devices[deviceID]?.heldPush {
-            recordLaterOutcome(.ignored("discarded while the device was offline: APNs keeps only the newest push"), of: replaced)
+            recordLaterOutcome(
+                .ignored("discarded while the device was offline: APNs keeps only the newest push"),
+                of: replaced
+            )
         }
         devices[deviceID]?.heldPush = HeldPush(
             target: push.target,
@@ -268,7 +307,9 @@ extension EnvironmentWorld {
             historyKey: push.token,
             requestID: push.requestID
         )
-        return DeviceVerdict(outcome: .stored("the device is offline; APNs keeps the push until \(Self.text(expiresAt))"))
+        return DeviceVerdict(
+            outcome: .stored("the device is offline; APNs keeps the push until \(Self.text(expiresAt))")
+        )
     }
 
     /// The device goes offline or comes back. Back online, it gets the push APNs held for it and,
@@ -293,7 +334,14 @@ extension EnvironmentWorld {
             if held.expiresAt <= now {
                 recordLaterOutcome(.ignored("expired while the device was offline"), of: held)
             } else if case .live = lookUp(token: held.historyKey, now: now, configuration: configuration) {
-                let verdict = deliverNow(to: target, payload: held.payload, priority: held.priority, now: now, environment: environment, configuration: configuration)
+                let verdict = deliverNow(
+                    to: target,
+                    payload: held.payload,
+                    priority: held.priority,
+                    now: now,
+                    environment: environment,
+                    configuration: configuration
+                )
                 recordLaterOutcome(verdict.outcome, of: held)
             } else {
                 recordLaterOutcome(.ignored("the token was no longer valid when the device came back"), of: held)
@@ -302,11 +350,18 @@ extension EnvironmentWorld {
         for activityID in state.device.activityIDs {
             guard var activity = activities[activityID], activity.missedChannelMessage else { continue }
             activity.missedChannelMessage = false
-            guard let channelID = activity.activity.channelID, let message = channels[channelID]?.storedMessage, message.expiresAt > now else {
+            guard let channelID = activity.activity.channelID, let message = channels[channelID]?.storedMessage,
+                message.expiresAt > now
+            else {
                 activities[activityID] = activity
                 continue
             }
-            let context = UpdateContext(priority: message.priority, countsAgainstBudget: false, now: now, configuration: configuration)
+            let context = UpdateContext(
+                priority: message.priority,
+                countsAgainstBudget: false,
+                now: now,
+                configuration: configuration
+            )
             let verdict = Self.apply(payload: message.payload, to: &activity, context: context)
             if case .applied = verdict.outcome, activity.activity.endedAt != nil { unsubscribe(activity.activity) }
             activities[activityID] = activity
@@ -330,15 +385,27 @@ extension EnvironmentWorld {
     /// Applies an `update` or `end` to one activity with the device's rules: ended activities ignore
     /// pushes, a `timestamp` not newer than the last applied one is ignored, priority 10 counts
     /// against the hourly budget when the context says so.
-    private static func apply(payload: PushPayload?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
+    private static func apply(
+        payload: PushPayload?,
+        to state: inout ActivityState,
+        context: UpdateContext
+    ) -> DeviceVerdict {
         state.activity.settle(now: context.now, configuration: context.configuration)
         let verdict = verdictForUpdate(payload: payload, to: &state, context: context)
-        if case .ignored = verdict.outcome { state.activity.updatesIgnored += 1 } else { state.activity.updatesApplied += 1 }
+        if case .ignored = verdict.outcome {
+            state.activity.updatesIgnored += 1
+        } else {
+            state.activity.updatesApplied += 1
+        }
         state.activity.settle(now: context.now, configuration: context.configuration)
         return verdict
     }
 
-    private static func verdictForUpdate(payload: PushPayload?, to state: inout ActivityState, context: UpdateContext) -> DeviceVerdict {
+    private static func verdictForUpdate(
+        payload: PushPayload?,
+        to state: inout ActivityState,
+        context: UpdateContext
+    ) -> DeviceVerdict {
         let now = context.now
         let configuration = context.configuration
         guard state.activity.endedAt == nil else { return DeviceVerdict(outcome: .ignored("the activity has ended")) }
@@ -354,7 +421,8 @@ extension EnvironmentWorld {
         if let timestamp, let last = state.activity.lastTimestamp, timestamp <= last {
             return DeviceVerdict(outcome: .ignored("timestamp \(timestamp) is not newer than \(last)"))
         }
-        if context.countsAgainstBudget, context.priority == .immediate, let budget = configuration.priorityTenBudgetPerHour,
+        if context.countsAgainstBudget, context.priority == .immediate,
+            let budget = configuration.priorityTenBudgetPerHour,
             !state.priorityTenUpdates.admit(at: now, limit: budget, window: 3600)
         {
             return DeviceVerdict(outcome: .ignored("priority-10 budget exhausted"), overBudget: true)

@@ -43,7 +43,11 @@ extension EnvironmentWorld {
 
     /// Issues a new push-to-start token for `attributesType`; the previous one, if any, becomes
     /// `Unregistered` as of `now`.
-    mutating func rotatePushToStartToken(deviceID: String, attributesType: String, now: Date) throws(EmulatorError) -> String {
+    mutating func rotatePushToStartToken(
+        deviceID: String,
+        attributesType: String,
+        now: Date
+    ) throws(EmulatorError) -> String {
         guard var state = devices[deviceID], state.device.isAppInstalled else { throw .unknownDevice(id: deviceID) }
         if let previous = state.device.pushToStartTokens[attributesType] { retire(previous, at: now) }
         let token = RandomIdentifiers.token()

@@ -27,7 +27,9 @@ public struct IOSVersion: Sendable, Hashable, Comparable, Codable, CustomStringC
     public init(from decoder: any Decoder) throws {
         let text = try decoder.singleValueContainer().decode(String.self)
         guard let version = IOSVersion(string: text) else {
-            throw DecodingError.dataCorrupted(.init(codingPath: decoder.codingPath, debugDescription: "not an iOS version"))
+            throw DecodingError.dataCorrupted(
+                .init(codingPath: decoder.codingPath, debugDescription: "not an iOS version")
+            )
         }
         self = version
     }
@@ -98,7 +100,8 @@ public struct EmulatedDevice: Sendable, Hashable, Codable {
     }
 
     private enum CodingKeys: String, CodingKey {
-        case id, environment, bundleID, iOSVersion, deviceToken, pushToStartTokens, isAppInstalled, isOnline, activityIDs
+        case id, environment, bundleID, iOSVersion, deviceToken, pushToStartTokens, isAppInstalled, isOnline,
+            activityIDs
         case areLiveActivitiesEnabled, appTraits
     }
 
@@ -115,7 +118,8 @@ public struct EmulatedDevice: Sendable, Hashable, Codable {
             isAppInstalled: try container.decode(Bool.self, forKey: .isAppInstalled),
             isOnline: try container.decode(Bool.self, forKey: .isOnline),
             activityIDs: try container.decode([String].self, forKey: .activityIDs),
-            areLiveActivitiesEnabled: try container.decodeIfPresent(Bool.self, forKey: .areLiveActivitiesEnabled) ?? true
+            areLiveActivitiesEnabled: try container.decodeIfPresent(Bool.self, forKey: .areLiveActivitiesEnabled)
+                ?? true
         )
         appTraits = try container.decodeIfPresent(EmulatedAppTraits.self, forKey: .appTraits)
     }
@@ -247,7 +251,8 @@ public struct ReceivedPush: Sendable, Hashable, Codable {
     public var payload: String { String(decoding: payloadBytes, as: UTF8.self) }
 
     private enum CodingKeys: String, CodingKey {
-        case receivedAt, environment, endpoint, target, requestID, uniqueID, pushType, priority, expiration, collapseID, payload, outcomes
+        case receivedAt, environment, endpoint, target, requestID, uniqueID, pushType, priority, expiration, collapseID,
+            payload, outcomes
     }
 
     public init(

@@ -12,14 +12,22 @@ public protocol APNSChannelManaging: AnyObject, Sendable {
     ) async throws(APNSError) -> APNSChannelCreated
 
     /// Reads a channel's configuration.
-    func readChannel(bundleID: String, channelID: String, requestID: UUID) async throws(APNSError) -> APNSChannelConfiguration
+    func readChannel(
+        bundleID: String,
+        channelID: String,
+        requestID: UUID
+    ) async throws(APNSError) -> APNSChannelConfiguration
 
     /// The IDs of every channel of the app in this environment.
     func listChannels(bundleID: String, requestID: UUID) async throws(APNSError) -> [String]
 
     /// Deletes a channel; one APNs does not know counts as deleted (`.alreadyGone`).
     @discardableResult
-    func deleteChannel(bundleID: String, channelID: String, requestID: UUID) async throws(APNSError) -> APNSChannelDeletion
+    func deleteChannel(
+        bundleID: String,
+        channelID: String,
+        requestID: UUID
+    ) async throws(APNSError) -> APNSChannelDeletion
 }
 
 /// The calls with a fresh request ID, as `APNSClient`'s defaults give them (a protocol's requirements

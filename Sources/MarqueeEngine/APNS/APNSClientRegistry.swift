@@ -57,7 +57,8 @@ public actor APNSClientRegistry: Service {
         metricsFactory: any MetricsFactory = MetricsSystem.factory
     ) {
         self.init(store: store, target: target, clock: clock, logger: logger, metricsFactory: metricsFactory) {
-            configuration, log in
+            configuration,
+            log in
             try APNSClient(configuration: configuration, eventLoopGroup: eventLoopGroup, clock: clock, logger: log)
         }
     }
@@ -202,7 +203,11 @@ public actor APNSClientRegistry: Service {
         for waiter in waiters { waiter.resume() }
     }
 
-    private func makeClient(app: App, signingKeyID: SigningKeyID, environment: APNSEnvironment) async throws -> any APNSGateway {
+    private func makeClient(
+        app: App,
+        signingKeyID: SigningKeyID,
+        environment: APNSEnvironment
+    ) async throws -> any APNSGateway {
         guard let key = try await store.signingKeys(appID: app.id).first(where: { $0.id == signingKeyID }),
             let pem = try await store.signingKeyPEM(appID: app.id, id: signingKeyID)
         else {
@@ -210,7 +215,11 @@ public actor APNSClientRegistry: Service {
         }
         guard key.isUsable(in: environment) else {
             throw EngineError.appNotConfigured(
-                "the app's signing key \(key.keyID) is restricted to \(key.environments.map(\.rawValue).sorted().joined(separator: ", ")) and cannot sign for \(environment)"
+                """
+                the app's signing key \(key.keyID) is restricted to \
+                \(key.environments.map(\.rawValue).sorted().joined(separator: ", ")) and cannot sign for \
+                \(environment)
+                """
             )
         }
         let signingKey: APNSSigningKey

@@ -25,7 +25,10 @@ public struct ActivityPriorityBudget: Sendable, Hashable {
     /// How long a window lasts.
     public static let window: Duration = .seconds(3600)
 
-    public init(limitPerHour: Int = Self.defaultLimitPerHour, frequentLimitPerHour: Int = Self.defaultFrequentLimitPerHour) {
+    public init(
+        limitPerHour: Int = Self.defaultLimitPerHour,
+        frequentLimitPerHour: Int = Self.defaultFrequentLimitPerHour
+    ) {
         self.limitPerHour = max(0, limitPerHour)
         self.frequentLimitPerHour = max(0, frequentLimitPerHour)
     }
@@ -50,12 +53,15 @@ public struct ActivityPriorityBudget: Sendable, Hashable {
         now: Date
     ) -> PriorityDecision {
         let limit = frequentPushesEnabled ? frequentLimitPerHour : limitPerHour
-        let key = frequentPushesEnabled ? "broadcasts.frequentActivityPriorityBudgetPerHour" : "broadcasts.activityPriorityBudgetPerHour"
+        let key =
+            frequentPushesEnabled
+            ? "broadcasts.frequentActivityPriorityBudgetPerHour" : "broadcasts.activityPriorityBudgetPerHour"
         return .within(
             limit: limit,
             used: Self.used(window, at: now),
             requested: requested,
-            downgradeReason: "the activity has used its budget of \(limit) priority-10 pushes this hour (\(key)); sent at priority 5"
+            downgradeReason:
+                "the activity has used its budget of \(limit) priority-10 pushes this hour (\(key)); sent at priority 5"
         )
     }
 }

@@ -17,7 +17,9 @@ struct ActivityUpdateHandler: JobHandler {
 
     func run(_ job: Job, owner: String, stop: RunStop) async throws -> FanOutRunner.Ending {
         let arguments = try ActivityUpdateJobArguments(job.arguments)
-        guard let app = try await store.app(job.appID) else { throw EngineError.notFound(resource: "app", id: "\(job.appID)") }
+        guard let app = try await store.app(job.appID) else {
+            throw EngineError.notFound(resource: "app", id: "\(job.appID)")
+        }
         // Held for the whole run: a key rotated meanwhile retires this client without closing it.
         let client = try await clients.holdClient(for: app, environment: arguments.environment)
         defer { Task { await clients.release(client) } }
@@ -73,7 +75,12 @@ struct ActivityUpdateWork: FanOutWork {
     }
 
     var query: ActivityUpdateQuery {
-        ActivityUpdateQuery(appID: job.appID, eventID: arguments.eventID, environment: arguments.environment, sentBefore: arguments.timestamp)
+        ActivityUpdateQuery(
+            appID: job.appID,
+            eventID: arguments.eventID,
+            environment: arguments.environment,
+            sentBefore: arguments.timestamp
+        )
     }
 
     func page(after cursor: Int64, limit: Int, machine: MachineBox) async throws -> FanOutPage? {
@@ -130,4 +137,3 @@ struct ActivityUpdateWork: FanOutWork {
         )
     }
 }
-

@@ -27,7 +27,14 @@ struct ActivityUpdateJobArguments: Sendable, Hashable {
         ]
     }
 
-    init(eventID: EventID, environment: APNSEnvironment, event: BroadcastEvent, payload: JSONObject, timestamp: Int64, priority: APNSPriority) {
+    init(
+        eventID: EventID,
+        environment: APNSEnvironment,
+        event: BroadcastEvent,
+        payload: JSONObject,
+        timestamp: Int64,
+        priority: APNSPriority
+    ) {
         self.eventID = eventID
         self.environment = environment
         self.event = event
@@ -38,12 +45,21 @@ struct ActivityUpdateJobArguments: Sendable, Hashable {
 
     init(_ value: JSONValue) throws(JobFailure) {
         guard case .string(let event)? = value["eventID"], let eventID = EventID(uuidString: event),
-            case .string(let environmentName)? = value["environment"], let environment = APNSEnvironment(rawValue: environmentName),
+            case .string(let environmentName)? = value["environment"],
+            let environment = APNSEnvironment(rawValue: environmentName),
             case .string(let kindName)? = value["event"], let kind = BroadcastEvent(rawValue: kindName),
             case .object(let payload)? = value["payload"],
             case .integer(let timestamp)? = value["timestamp"],
-            case .integer(let priorityValue)? = value["priority"], let priority = APNSPriority(rawValue: Int(priorityValue))
+            case .integer(let priorityValue)? = value["priority"],
+            let priority = APNSPriority(rawValue: Int(priorityValue))
         else { throw JobFailure(description: "activity update job arguments are malformed") }
-        self.init(eventID: eventID, environment: environment, event: kind, payload: payload, timestamp: timestamp, priority: priority)
+        self.init(
+            eventID: eventID,
+            environment: environment,
+            event: kind,
+            payload: payload,
+            timestamp: timestamp,
+            priority: priority
+        )
     }
 }

@@ -29,7 +29,10 @@ public struct ActivityUpdateService: Sendable {
                 throw EngineError.invalidInput([
                     FieldError(
                         "/contentState",
-                        "the push to activities on update tokens would be \(size) bytes; APNs takes at most \(limit) for a device"
+                        """
+                        the push to activities on update tokens would be \(size) bytes; APNs takes at most \
+                        \(limit) for a device
+                        """
                     )
                 ])
             }
@@ -63,7 +66,12 @@ public struct ActivityUpdateService: Sendable {
         let total = audience.count
         var timestamp = channelTimestamp ?? 0
         if channelTimestamp == nil {
-            timestamp = try await store.nextEventTimestamp(appID: app.id, eventID: event.id, environment: environment, now: clock.unixSeconds)
+            timestamp = try await store.nextEventTimestamp(
+                appID: app.id,
+                eventID: event.id,
+                environment: environment,
+                now: clock.unixSeconds
+            )
         }
         if let latest = audience.latestTimestamp { timestamp = max(timestamp, latest + 1) }
         let arguments = ActivityUpdateJobArguments(

@@ -48,7 +48,11 @@ public struct AppAdministration: Sendable {
         var validation = InputValidation()
         validation.text(draft.name, "/name", maximum: 200)
         validation.require(Self.isBundleID(draft.bundleID), "/bundleID", "must be a bundle ID such as com.example.app")
-        validation.require(Self.isAppleIdentifier(draft.teamID), "/teamID", "must be Apple's 10-character team ID (A–Z, 0–9)")
+        validation.require(
+            Self.isAppleIdentifier(draft.teamID),
+            "/teamID",
+            "must be Apple's 10-character team ID (A–Z, 0–9)"
+        )
         validation.require(!draft.environments.isEmpty, "/environments", "must name at least one environment")
         try validation.check()
 
@@ -119,7 +123,11 @@ public struct AppAdministration: Sendable {
         let app = try await app(appID)
         let teamID = upload.teamID ?? app.teamID
         var validation = InputValidation()
-        validation.require(Self.isAppleIdentifier(upload.keyID), "/keyID", "must be Apple's 10-character key ID (A–Z, 0–9)")
+        validation.require(
+            Self.isAppleIdentifier(upload.keyID),
+            "/keyID",
+            "must be Apple's 10-character key ID (A–Z, 0–9)"
+        )
         validation.require(Self.isAppleIdentifier(teamID), "/teamID", "must be Apple's 10-character team ID (A–Z, 0–9)")
         if (try? APNSSigningKey(pemRepresentation: upload.privateKeyPEM, keyID: "K", teamID: "T")) == nil {
             validation.add(FieldError("/privateKey", "must be the PEM text of a .p8 file (PKCS#8, EC P-256)"))
@@ -168,7 +176,8 @@ public struct AppAdministration: Sendable {
 
     /// Creates a key for the app (or, with `nil`, a deployment key); the presented key is returned
     /// once and never stored.
-    public func createAPIKey(appID: AppID?, role: APIKeyRole, label: String) async throws -> (APIKey, presented: String) {
+    public func createAPIKey(appID: AppID?, role: APIKeyRole, label: String) async throws -> (APIKey, presented: String)
+    {
         var validation = InputValidation()
         validation.text(label, "/label", maximum: 200, allowEmpty: true)
         validation.require(appID != nil || role == .admin, "/role", "a deployment key is always admin")
@@ -223,7 +232,10 @@ public struct AppAdministration: Sendable {
     /// Apple's team and key IDs: 10 characters, upper-case letters and digits.
     static func isAppleIdentifier(_ value: String) -> Bool {
         value.utf8.count == 10
-            && value.utf8.allSatisfy { (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0) || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0) }
+            && value.utf8.allSatisfy {
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains($0)
+                    || (UInt8(ascii: "0")...UInt8(ascii: "9")).contains($0)
+            }
     }
 
     /// A reverse-DNS bundle ID: at least two dot-separated parts of letters, digits and hyphens.
@@ -233,7 +245,8 @@ public struct AppAdministration: Sendable {
         return parts.allSatisfy { part in
             !part.isEmpty
                 && part.utf8.allSatisfy {
-                    ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
+                    ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z"))
+                        || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
                         || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: "-")
                 }
         }

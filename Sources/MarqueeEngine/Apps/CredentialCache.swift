@@ -77,7 +77,9 @@ public final class CredentialCache: Sendable {
             guard state.accepting, state.generation == generation else { return }
             if state.entries[hash] == nil && state.entries.count >= capacity {
                 state.entries = state.entries.filter { $0.value.expires > now }
-                while state.entries.count >= capacity, let soonest = state.entries.min(by: { $0.value.expires < $1.value.expires }) {
+                while state.entries.count >= capacity,
+                    let soonest = state.entries.min(by: { $0.value.expires < $1.value.expires })
+                {
                     state.entries[soonest.key] = nil
                 }
             }

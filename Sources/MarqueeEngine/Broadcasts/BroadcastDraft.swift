@@ -45,7 +45,11 @@ public struct BroadcastDraft: Sendable, Hashable {
         var validation = InputValidation()
         if event.environments.isEmpty { validation.add(FieldError("/environments", "the event has no environments")) }
         if let environments {
-            validation.require(!environments.isEmpty, "/environments", "must name at least one environment, or be left out for all")
+            validation.require(
+                !environments.isEmpty,
+                "/environments",
+                "must name at least one environment, or be left out for all"
+            )
             for (index, environment) in environments.enumerated() where !event.environments.contains(environment) {
                 validation.add(FieldError("/environments/\(index)", "the event has no channel in \(environment)"))
             }
@@ -57,11 +61,17 @@ public struct BroadcastDraft: Sendable, Hashable {
     func validate() throws(EngineError) {
         var validation = InputValidation()
         validation.require(dismissalDate == nil || event == .end, "/dismissalDate", "is only allowed with event end")
-        if let relevanceScore { validation.require(relevanceScore.isFinite, "/relevanceScore", "must be a finite number") }
+        if let relevanceScore {
+            validation.require(relevanceScore.isFinite, "/relevanceScore", "must be a finite number")
+        }
         validation.rejectNUL(in: contentState, "/contentState")
         if let alert { validation.rejectNUL(in: alert.jsonObject, "/alert") }
         if let priority {
-            validation.require(priority == .immediate || !important, "/important", "true asks for priority 10; leave out priority or send 10")
+            validation.require(
+                priority == .immediate || !important,
+                "/important",
+                "true asks for priority 10; leave out priority or send 10"
+            )
         }
         try validation.check()
     }
@@ -71,7 +81,13 @@ public struct BroadcastDraft: Sendable, Hashable {
         let date = Date(timeIntervalSince1970: TimeInterval(timestamp))
         switch event {
         case .update:
-            return .update(contentState: contentState, timestamp: date, alert: alert, staleDate: staleDate, relevanceScore: relevanceScore)
+            return .update(
+                contentState: contentState,
+                timestamp: date,
+                alert: alert,
+                staleDate: staleDate,
+                relevanceScore: relevanceScore
+            )
         case .end:
             return .end(
                 contentState: contentState,

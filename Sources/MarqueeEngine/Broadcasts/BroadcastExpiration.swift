@@ -24,7 +24,9 @@ public enum BroadcastExpiration {
         case .mostRecentMessageStored:
             let limit = now.addingTimeInterval(TimeInterval(MessageStoragePolicy.maximumStorageSeconds) - clockMargin)
             let until = [limit, staleDate, dismissalDate].compactMap { $0 }.min() ?? limit
-            guard until.timeIntervalSince1970.rounded(.down) > now.timeIntervalSince1970.rounded(.down) else { return .immediately }
+            guard until.timeIntervalSince1970.rounded(.down) > now.timeIntervalSince1970.rounded(.down) else {
+                return .immediately
+            }
             return .at(until)
         }
     }

@@ -79,7 +79,9 @@ extension BroadcastReport {
         }
         if gone { return .channelGone(environments: results.map(\.environment), reason: goneReason) }
         guard let firstFailure else { return nil }
-        if let reason = firstFailure.reason, firstFailure.status != 0, firstFailure.status != 429, firstFailure.status < 500 {
+        if let reason = firstFailure.reason, firstFailure.status != 0, firstFailure.status != 429,
+            firstFailure.status < 500
+        {
             return .apnsRejected(status: firstFailure.status, reason: reason)
         }
         return .apnsUnavailable(firstFailure.detail)

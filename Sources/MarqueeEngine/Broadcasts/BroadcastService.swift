@@ -64,7 +64,12 @@ public struct BroadcastService: Sendable {
     /// second run of the schedule (a worker taking it over) reports what the log has instead of
     /// sending again. A request logged and never answered (the worker stopped with it in flight)
     /// is reported failed with status 0 and not sent again: at most once, never twice.
-    func broadcast(app: App, key: String, draft: BroadcastDraft, scheduleID: ScheduleID?) async throws -> BroadcastReport {
+    func broadcast(
+        app: App,
+        key: String,
+        draft: BroadcastDraft,
+        scheduleID: ScheduleID?
+    ) async throws -> BroadcastReport {
         let started = ContinuousClock.now
         // The store's one transaction before the send: the event, each channel's timestamp and
         // budget use. Taken before the checks: a refused broadcast leaves a timestamp unused,
@@ -110,7 +115,10 @@ public struct BroadcastService: Sendable {
             } catch {
                 // A warning: the timeline's close then stays at its planned time instead of counting
                 // from this end.
-                logger.warning("replanning the timeline after an end failed", metadata: ["error": "\(String(reflecting: error))"])
+                logger.warning(
+                    "replanning the timeline after an end failed",
+                    metadata: ["error": "\(String(reflecting: error))"]
+                )
             }
         }
         return report
@@ -126,10 +134,20 @@ public struct BroadcastService: Sendable {
 
     /// `validate`'s checks of the broadcast against the event as the store read it; the
     /// environments to send to.
-    private func check(_ target: BroadcastTarget, app: App, key: String, draft: BroadcastDraft) async throws -> [APNSEnvironment] {
+    private func check(
+        _ target: BroadcastTarget,
+        app: App,
+        key: String,
+        draft: BroadcastDraft
+    ) async throws -> [APNSEnvironment] {
         let event = target.event
         guard event.state == .scheduled || event.state == .live else {
-            throw EngineError.conflict("event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only; to broadcast again, create a new event with another key")
+            throw EngineError.conflict(
+                """
+                event \(key) is \(event.state.rawValue): broadcasts go to scheduled or live events only; to \
+                broadcast again, create a new event with another key
+                """
+            )
         }
         try draft.validate()
         let environments = try draft.validatedEnvironments(of: event)
@@ -141,7 +159,10 @@ public struct BroadcastService: Sendable {
             switch error {
             case .tooLarge(let size, let limit):
                 throw EngineError.invalidInput([
-                    FieldError("/contentState", "the broadcast payload would be \(size) bytes; APNs takes at most \(limit)")
+                    FieldError(
+                        "/contentState",
+                        "the broadcast payload would be \(size) bytes; APNs takes at most \(limit)"
+                    )
                 ])
             }
         }
@@ -166,7 +187,11 @@ public struct BroadcastService: Sendable {
 
     /// The hourly budget of priority-10 broadcasts of the event's channel in `environment` (its
     /// newest channel there), and how much of it the last hour used.
-    public func priorityBudgetUse(app: App, key: String, environment: APNSEnvironment) async throws -> (limitPerHour: Int, used: Int) {
+    public func priorityBudgetUse(
+        app: App,
+        key: String,
+        environment: APNSEnvironment
+    ) async throws -> (limitPerHour: Int, used: Int) {
         let channel = try await newestChannel(app: app, key: key, environment: environment)
         let used = try await store.broadcastCount(
             appID: app.id,
@@ -179,7 +204,10 @@ public struct BroadcastService: Sendable {
 
     private func newestChannel(app: App, key: String, environment: APNSEnvironment) async throws -> BroadcastChannel {
         let event = try await events.event(app: app, key: key)
-        guard let channel = try await store.channels(appID: app.id, eventID: event.id).last(where: { $0.environment == environment })
+        guard
+            let channel = try await store.channels(appID: app.id, eventID: event.id).last(where: {
+                $0.environment == environment
+            })
         else {
             throw EngineError.notFound(resource: "channel", id: "\(key)/\(environment)")
         }
@@ -238,7 +266,8 @@ public struct BroadcastService: Sendable {
         requested: APNSPriority,
         scheduleID: ScheduleID?
     ) async throws -> EnvironmentBroadcast {
-        guard let taken, let apnsChannelID = taken.channel.apnsChannelID, let timestamp = taken.channel.lastBroadcastTimestamp
+        guard let taken, let apnsChannelID = taken.channel.apnsChannelID,
+            let timestamp = taken.channel.lastBroadcastTimestamp
         else {
             return EnvironmentBroadcast(
                 environment: environment,
@@ -250,7 +279,10 @@ public struct BroadcastService: Sendable {
         }
         let channel = taken.channel
         let now = clock.now
-        let decision = policy.budget.decide(requested: requested, sentAtImmediateInWindow: requested == .immediate ? taken.immediateSent : 0)
+        let decision = policy.budget.decide(
+            requested: requested,
+            sentAtImmediateInWindow: requested == .immediate ? taken.immediateSent : 0
+        )
         let expiration = BroadcastExpiration.expiration(
             for: channel.storagePolicy,
             now: now,
@@ -286,7 +318,9 @@ public struct BroadcastService: Sendable {
         if scheduleID != nil {
             // Logged before it is sent: a worker that takes the schedule over finds this row.
             let (logged, appended) = try await store.appendScheduledBroadcastLog(entry)
-            guard appended else { return EnvironmentBroadcast(logged: logged, channel: channel, environment: environment) }
+            guard appended else {
+                return EnvironmentBroadcast(logged: logged, channel: channel, environment: environment)
+            }
             reservedSequence = logged.sequence
         }
         let started = ContinuousClock.now
@@ -352,7 +386,9 @@ public struct BroadcastService: Sendable {
             }
             var channelDeleted = false
             if error.failureClass == .channelGone {
-                channelDeleted = (try? await store.transitionChannel(appID: app.id, id: channel.id, to: .deleted, at: clock.now)) != nil
+                channelDeleted =
+                    (try? await store.transitionChannel(appID: app.id, id: channel.id, to: .deleted, at: clock.now))
+                    != nil
                 logger.debug(
                     "broadcast found the channel gone at APNs; marked deleted",
                     metadata: ["channel.id": "\(channel.id)", "apns.request_id": "\(requestID)"]
@@ -370,7 +406,12 @@ public struct BroadcastService: Sendable {
 
     /// The broadcast's line in the log: the one reserved before a scheduled send completed, or a
     /// new one.
-    private func log(_ answer: ChannelAnswer, latency: Duration, entry: BroadcastLogEntry, reservedSequence: Int64?) async throws {
+    private func log(
+        _ answer: ChannelAnswer,
+        latency: Duration,
+        entry: BroadcastLogEntry,
+        reservedSequence: Int64?
+    ) async throws {
         if let reservedSequence {
             try await store.completeBroadcastLog(
                 appID: entry.appID,

@@ -25,7 +25,10 @@ public struct PriorityBudget: Sendable, Hashable {
             used: used,
             requested: requested,
             downgradeReason:
-                "the channel has used its budget of \(limitPerHour) priority-10 broadcasts in the last hour (broadcasts.priorityBudgetPerHour); sent at priority 5"
+                """
+                the channel has used its budget of \(limitPerHour) priority-10 broadcasts in the last hour \
+                (broadcasts.priorityBudgetPerHour); sent at priority 5
+                """
         )
     }
 }
@@ -47,8 +50,15 @@ public struct PriorityDecision: Sendable, Hashable {
 
     /// The rule every priority budget applies: what was asked for, unless it is 10 and `used` has
     /// reached `limit`; then 5, for `downgradeReason`.
-    static func within(limit: Int, used: Int, requested: APNSPriority, downgradeReason: @autoclosure () -> String) -> PriorityDecision {
-        guard requested == .immediate, used >= limit else { return PriorityDecision(requested: requested, priority: requested) }
+    static func within(
+        limit: Int,
+        used: Int,
+        requested: APNSPriority,
+        downgradeReason: @autoclosure () -> String
+    ) -> PriorityDecision {
+        guard requested == .immediate, used >= limit else {
+            return PriorityDecision(requested: requested, priority: requested)
+        }
         return PriorityDecision(requested: requested, priority: .normal, downgradeReason: downgradeReason())
     }
 }

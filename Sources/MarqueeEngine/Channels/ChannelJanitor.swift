@@ -132,7 +132,13 @@ public struct ChannelJanitor: Service {
     private func restoreChannelsOfOpenEvents(_ app: App) async throws {
         guard app.signingKeyID != nil else { return }
         try await forEachEvent(of: app, states: [.scheduled, .live]) { event in
-            if EventTimeline.defersChannels(event: event, durations: timeline.durations(for: event.timeline), now: clock.now) { return }
+            if EventTimeline.defersChannels(
+                event: event,
+                durations: timeline.durations(for: event.timeline),
+                now: clock.now
+            ) {
+                return
+            }
             for environment in event.environments.sorted(by: { $0.rawValue < $1.rawValue }) {
                 if try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment) == nil {
                     _ = try await lifecycle.ensureChannel(app: app, event: event, environment: environment)

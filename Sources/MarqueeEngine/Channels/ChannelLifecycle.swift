@@ -49,7 +49,10 @@ public struct ChannelLifecycle: Sendable {
                     return live
                 case .deleting:
                     throw EngineError.conflict(
-                        "the event's \(environment) channel is being deleted (the event is closing); it cannot be used or created again: create a new event with another key"
+                        """
+                        the event's \(environment) channel is being deleted (the event is closing); it cannot be \
+                        used or created again: create a new event with another key
+                        """
                     )
                 default:
                     if policy.isAbandoned(live, now: clock.now) {
@@ -151,12 +154,22 @@ public struct ChannelLifecycle: Sendable {
         after: ChannelListPosition?,
         limit: Int
     ) async throws -> [ListedChannel] {
-        try await store.channelPage(appID: app.id, environments: environments, states: states, after: after, limit: limit)
+        try await store.channelPage(
+            appID: app.id,
+            environments: environments,
+            states: states,
+            after: after,
+            limit: limit
+        )
     }
 
     /// The channels counted against Apple's cap in `environment` (and the gauges of it).
     public func quota(app: App, environment: APNSEnvironment) async throws -> ChannelQuota {
-        let used = try await store.channelCount(appID: app.id, environment: environment, states: ChannelPolicy.countedStates)
+        let used = try await store.channelCount(
+            appID: app.id,
+            environment: environment,
+            states: ChannelPolicy.countedStates
+        )
         let quota = policy.quota(environment: environment, used: used)
         metrics.report(app: app, quota: quota)
         return quota
@@ -209,7 +222,10 @@ public struct ChannelLifecycle: Sendable {
                 apnsChannelID: created.channelID,
                 at: clock.now
             )
-            logger.debug("channel created", metadata: ["channel.id": "\(channel.id)", "apns.channel_id": "\(created.channelID)"])
+            logger.debug(
+                "channel created",
+                metadata: ["channel.id": "\(channel.id)", "apns.channel_id": "\(created.channelID)"]
+            )
             await reportQuota(app: app, environment: row.environment)
             return channel
         } catch {

@@ -98,7 +98,8 @@ public struct ChannelReconciler: Sendable {
             "channels reconciled",
             metadata: [
                 "app.id": "\(app.id)", "apns.environment": "\(environment)",
-                "orphans.recorded": "\(report.orphansRecorded.count)", "channels.marked_deleted": "\(report.markedDeleted.count)",
+                "orphans.recorded": "\(report.orphansRecorded.count)",
+                "channels.marked_deleted": "\(report.markedDeleted.count)",
             ]
         )
         return report

@@ -11,7 +11,10 @@ extension EngineError {
                 self = .broadcastNotEnabled(bundleID: bundleID, reason: rejection.reason)
             case .cannotCreateChannelConfig:
                 self = .conflict(
-                    "APNs refused to create another channel (CannotCreateChannelConfig): the app is at Apple's cap; delete channels of finished events"
+                    """
+                    APNs refused to create another channel (CannotCreateChannelConfig): the app is at Apple's \
+                    cap; delete channels of finished events
+                    """
                 )
             default:
                 if rejection.failureClass == .retryLater {

@@ -43,10 +43,16 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
         case .invalidInput(let errors): "invalid input: " + errors.map(\.description).joined(separator: "; ")
         case .conflict(let detail): detail
         case .channelQuotaExceeded(let environment, let used, let limit):
-            "the app has \(used) of Apple's \(limit) channels in \(environment): delete channels of finished events first"
+            """
+            the app has \(used) of Apple's \(limit) channels in \(environment): delete channels of finished \
+            events first
+            """
         case .appNotConfigured(let detail): detail
         case .broadcastNotEnabled(let bundleID, let reason):
-            "APNs answered \(reason.reasonString) for \(bundleID): enable the Broadcast capability for the app in Apple's developer portal"
+            """
+            APNs answered \(reason.reasonString) for \(bundleID): enable the Broadcast capability for the app in \
+            Apple's developer portal
+            """
         case .environmentNotEnabled(let environment): "the app does not use the \(environment) environment"
         case .apnsRejected(let status, let reason): "APNs refused the request: \(status) \(reason.reasonString)"
         case .apnsUnavailable(let detail): "APNs is unavailable: \(detail)"
@@ -58,7 +64,10 @@ public enum EngineError: Error, Sendable, Hashable, CustomStringConvertible {
         case .scheduleConflict(let detail): detail
         case .jobConflict(let detail): detail
         case .tokenNotRegistered(let token, let attributesType, let environment):
-            "push-to-start token \(token) is not registered for \(attributesType) in \(environment): register it first (PUT /v1/push-to-start-tokens/{token})"
+            """
+            push-to-start token \(token) is not registered for \(attributesType) in \(environment): register it \
+            first (PUT /v1/push-to-start-tokens/{token})
+            """
         case .rateLimited(let detail, _): detail
         }
     }

@@ -8,7 +8,8 @@ extension EventChannelView {
     static func entityTag(channel: BroadcastChannel, expiresAt: Date?) -> String {
         let expiry = expiresAt.map { String(Int64($0.timeIntervalSince1970)) } ?? "-"
         let material = [
-            channel.id.description, channel.apnsChannelID ?? "", channel.state.rawValue, String(channel.storagePolicy.rawValue), expiry,
+            channel.id.description, channel.apnsChannelID ?? "", channel.state.rawValue,
+            String(channel.storagePolicy.rawValue), expiry,
         ].joined(separator: "|")
         return "\"\(Hex.encode(SHA256.hash(data: Data(material.utf8)).prefix(12)))\""
     }

@@ -57,7 +57,9 @@ public struct EventDraft: Sendable, Hashable {
             validation.add(FieldError("/environments/\(index)", "the app does not use the \(environment) environment"))
         }
         validation.require(plannedEnd > plannedStart, "/plannedEnd", "must be after plannedStart")
-        if let timeline { Self.validate(timeline, environments: environments, attributesType: attributesType, into: &validation) }
+        if let timeline {
+            Self.validate(timeline, environments: environments, attributesType: attributesType, into: &validation)
+        }
         try validation.check()
     }
 
@@ -72,17 +74,31 @@ public struct EventDraft: Sendable, Hashable {
     ) {
         func range(_ value: Int?, _ pointer: String, _ range: ClosedRange<Int>) {
             guard let value else { return }
-            validation.require(range.contains(value), pointer, "must be \(range.lowerBound)–\(range.upperBound) seconds")
+            validation.require(
+                range.contains(value),
+                pointer,
+                "must be \(range.lowerBound)–\(range.upperBound) seconds"
+            )
         }
         range(timeline.channelLeadSeconds, "/timeline/channelLeadSeconds", TimelinePolicy.channelLeadRange)
         range(timeline.endAfterSeconds, "/timeline/endAfterSeconds", TimelinePolicy.endAfterRange)
-        range(timeline.deleteChannelsAfterSeconds, "/timeline/deleteChannelsAfterSeconds", TimelinePolicy.deleteChannelsAfterRange)
+        range(
+            timeline.deleteChannelsAfterSeconds,
+            "/timeline/deleteChannelsAfterSeconds",
+            TimelinePolicy.deleteChannelsAfterRange
+        )
         guard let start = timeline.start else {
-            validation.require(!timeline.automatic, "/timeline/start", "an automatic timeline needs the start to send at plannedStart")
+            validation.require(
+                !timeline.automatic,
+                "/timeline/start",
+                "an automatic timeline needs the start to send at plannedStart"
+            )
             return
         }
         if let environment = start.environment, !environments.contains(environment) {
-            validation.add(FieldError("/timeline/start/environment", "the event has no \(environment.rawValue) environment"))
+            validation.add(
+                FieldError("/timeline/start/environment", "the event has no \(environment.rawValue) environment")
+            )
         }
         for environment in start.environment.map({ [$0] }) ?? environments {
             let request = StartRequest(timeline: start, environment: environment)
@@ -114,7 +130,10 @@ public enum EventKeyRule {
     /// A field error for the `eventKey` path parameter, or `nil` if the key is valid.
     public static func check(_ key: String) -> FieldError? {
         guard isKeyLike(key) else {
-            return FieldError("eventKey", "must be 1–\(maximumLength) characters of letters, digits, '.', '_', '-' and ':'")
+            return FieldError(
+                "eventKey",
+                "must be 1–\(maximumLength) characters of letters, digits, '.', '_', '-' and ':'"
+            )
         }
         return nil
     }
@@ -125,7 +144,8 @@ public enum EventKeyRule {
         let allowed = key.utf8.allSatisfy {
             ($0 >= UInt8(ascii: "a") && $0 <= UInt8(ascii: "z")) || ($0 >= UInt8(ascii: "A") && $0 <= UInt8(ascii: "Z"))
                 || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9"))
-                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-") || $0 == UInt8(ascii: ":")
+                || $0 == UInt8(ascii: ".") || $0 == UInt8(ascii: "_") || $0 == UInt8(ascii: "-")
+                || $0 == UInt8(ascii: ":")
         }
         return !key.isEmpty && key.utf8.count <= maximumLength && allowed
     }
@@ -136,10 +156,13 @@ public enum AttributesTypeRule {
     public static func isValid(_ name: String) -> Bool {
         guard let first = name.utf8.first, name.utf8.count <= 128 else { return false }
         let isLetter = { (byte: UInt8) in
-            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z")) || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
+            (byte >= UInt8(ascii: "a") && byte <= UInt8(ascii: "z"))
+                || (byte >= UInt8(ascii: "A") && byte <= UInt8(ascii: "Z"))
                 || byte == UInt8(ascii: "_")
         }
         return isLetter(first)
-            && name.utf8.allSatisfy { isLetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".") }
+            && name.utf8.allSatisfy {
+                isLetter($0) || ($0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9")) || $0 == UInt8(ascii: ".")
+            }
     }
 }

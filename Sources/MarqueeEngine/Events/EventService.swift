@@ -120,7 +120,9 @@ public struct EventService: Sendable {
             event = try await store.updateEvent(event)
         }
         try await store.cancelSchedules(appID: app.id, eventID: event.id, at: clock.now)
-        for channel in try await liveChannels(of: event) { try await channels.deleteChannel(app: app, channel: channel) }
+        for channel in try await liveChannels(of: event) {
+            try await channels.deleteChannel(app: app, channel: channel)
+        }
         return view(event, channels: try await liveChannels(of: event))
     }
 
@@ -163,7 +165,11 @@ public struct EventService: Sendable {
         else {
             throw EngineError.notFound(resource: "channel", id: "\(key)/\(environment)")
         }
-        let view = EventChannelView(event: event, channel: channel, expiresAt: try await plannedClose(app: app, event: event))
+        let view = EventChannelView(
+            event: event,
+            channel: channel,
+            expiresAt: try await plannedClose(app: app, event: event)
+        )
         channelAnswers.remember(view, for: cacheKey, readAt: generation)
         return view
     }
@@ -224,7 +230,13 @@ public struct EventService: Sendable {
         budgetSince: Date
     ) async throws -> BroadcastTarget {
         try await lookUp(key) {
-            try await store.beginBroadcast(appID: app.id, externalKey: $0, environments: environments, now: now, budgetSince: budgetSince)
+            try await store.beginBroadcast(
+                appID: app.id,
+                externalKey: $0,
+                environments: environments,
+                now: now,
+                budgetSince: budgetSince
+            )
         }
     }
 
@@ -238,7 +250,10 @@ public struct EventService: Sendable {
     private func update(_ existing: Event, app: App, draft: EventDraft) async throws -> EventView {
         guard existing.state == .scheduled || existing.state == .live else {
             throw EngineError.conflict(
-                "event \(existing.externalKey) is \(existing.state.rawValue) and cannot be changed or reopened: create a new event with another key (PUT /v1/events/{newKey})"
+                """
+                event \(existing.externalKey) is \(existing.state.rawValue) and cannot be changed or reopened: \
+                create a new event with another key (PUT /v1/events/{newKey})
+                """
             )
         }
         if existing.attributesType != draft.attributesType {
@@ -268,7 +283,8 @@ public struct EventService: Sendable {
         let facts = EventTimeline.isRunning(event) ? try await timeline.facts(app: app, event: event) : nil
         let channels =
             EventTimeline.defersChannels(event: event, durations: durations(of: event), facts: facts, now: clock.now)
-            ? try await liveChannels(of: existing) : try await ensureChannels(of: existing, app: app, environments: environments)
+            ? try await liveChannels(of: existing)
+            : try await ensureChannels(of: existing, app: app, environments: environments)
         if event != existing {
             event.updatedAt = clock.now
             event = try await store.updateEvent(event)
@@ -284,10 +300,18 @@ public struct EventService: Sendable {
     }
 
     private func view(_ event: Event, channels: [BroadcastChannel]) -> EventView {
-        EventView(event: event, channels: channels, timelineDurations: event.timeline.map { timeline.policy.durations(for: $0) })
+        EventView(
+            event: event,
+            channels: channels,
+            timelineDurations: event.timeline.map { timeline.policy.durations(for: $0) }
+        )
     }
 
-    private func ensureChannels(of event: Event, app: App, environments: Set<APNSEnvironment>) async throws -> [BroadcastChannel] {
+    private func ensureChannels(
+        of event: Event,
+        app: App,
+        environments: Set<APNSEnvironment>
+    ) async throws -> [BroadcastChannel] {
         var made: [BroadcastChannel] = []
         for environment in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
             made.append(try await channels.ensureChannel(app: app, event: event, environment: environment))
@@ -301,7 +325,11 @@ public struct EventService: Sendable {
         do {
             switch try await delete(app: app, key: event.externalKey) {
             case .deleted: break
-            case .pending: logger.debug("a failed event's channels are deleted in the background", metadata: ["event.id": "\(event.id)"])
+            case .pending:
+                logger.debug(
+                    "a failed event's channels are deleted in the background",
+                    metadata: ["event.id": "\(event.id)"]
+                )
             }
         } catch {
             logger.warning(

@@ -24,13 +24,26 @@ public struct IdempotencyKeys: Sendable {
     public static let maximumKeyLength = 255
 
     /// Claims `key` for a request, identified by `fingerprint` (see `fingerprint(method:path:body:)`).
-    public func claim(appID: AppID, apiKeyID: APIKeyID, key: String, fingerprint: String) async throws -> IdempotencyClaim {
-        guard !key.isEmpty, key.utf8.count <= Self.maximumKeyLength, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F }) else {
+    public func claim(
+        appID: AppID,
+        apiKeyID: APIKeyID,
+        key: String,
+        fingerprint: String
+    ) async throws -> IdempotencyClaim {
+        guard !key.isEmpty, key.utf8.count <= Self.maximumKeyLength, key.utf8.allSatisfy({ $0 >= 0x20 && $0 < 0x7F })
+        else {
             throw EngineError.invalidInput([
                 FieldError("Idempotency-Key", "must be 1–\(Self.maximumKeyLength) printable ASCII characters")
             ])
         }
-        return try await store.claimIdempotencyKey(appID: appID, apiKeyID: apiKeyID, key: key, requestHash: fingerprint, now: clock.now, ttl: retention)
+        return try await store.claimIdempotencyKey(
+            appID: appID,
+            apiKeyID: apiKeyID,
+            key: key,
+            requestHash: fingerprint,
+            now: clock.now,
+            ttl: retention
+        )
     }
 
     /// Keeps the answer of a claimed request for replay.

@@ -10,7 +10,9 @@ extension FanOutRunner {
         guard context.machine.withLock({ $0.commitIsDue(now: clock.now) }) else { return }
         await lane.enter()
         do {
-            let batch = context.machine.withLock { machine in machine.commitIsDue(now: clock.now) ? machine.takeBatch() : nil }
+            let batch = context.machine.withLock { machine in
+                machine.commitIsDue(now: clock.now) ? machine.takeBatch() : nil
+            }
             if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
         } catch {
             await lane.leave()
@@ -40,10 +42,15 @@ extension FanOutRunner {
             } catch {
                 failures += 1
                 let elapsed = clock.elapsed(since: started)
-                guard let delay = policy.delay(afterFailures: failures, error: error, elapsed: elapsed) else { throw error }
+                guard let delay = policy.delay(afterFailures: failures, error: error, elapsed: elapsed) else {
+                    throw error
+                }
                 logger.warning(
                     "committing a batch of outcomes failed; committing it again rather than sending it again",
-                    metadata: ["job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))", "retry_in": "\(delay)"]
+                    metadata: [
+                        "job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))",
+                        "retry_in": "\(delay)",
+                    ]
                 )
                 try await clock.sleep(for: delay)
             }

@@ -56,11 +56,20 @@ extension FanOutRunner {
     /// store may be what failed: then the lease lapses instead.
     func giveUp(_ context: Context, _ abandoned: FanOutRunAbandoned) async {
         let why = "\(abandoned.fence); the part gave its lease up and resumes from its checkpoint"
-        logger.warning("fan-out part gave its lease up", metadata: ["job.id": "\(context.job.id.publicID)", "reason": "\(abandoned.fence)"])
+        logger.warning(
+            "fan-out part gave its lease up",
+            metadata: ["job.id": "\(context.job.id.publicID)", "reason": "\(abandoned.fence)"]
+        )
         let now = clock.now
         let permanent = context.job.attempts >= configuration.maximumJobAttempts
         do {
-            try await store.failJob(id: context.job.id, owner: context.owner, error: why, retryAt: permanent ? nil : now, at: now)
+            try await store.failJob(
+                id: context.job.id,
+                owner: context.owner,
+                error: why,
+                retryAt: permanent ? nil : now,
+                at: now
+            )
         } catch {
             logger.warning(
                 "giving the lease up failed; it lapses instead",

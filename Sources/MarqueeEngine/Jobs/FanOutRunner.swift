@@ -47,7 +47,8 @@ struct FanOutRunner: Sendable {
         let keeper = KeeperBox(
             LeaseKeeper(
                 configuration: configuration.leaseKeeping,
-                leaseExpiresAt: job.lease?.expiresAt ?? now.addingTimeInterval(configuration.leaseDuration.timeInterval),
+                leaseExpiresAt: job.lease?.expiresAt
+                    ?? now.addingTimeInterval(configuration.leaseDuration.timeInterval),
                 now: now
             )
         )
@@ -142,14 +143,23 @@ struct FanOutRunner: Sendable {
                 guard try await clock.sleep(until: at, unlessRaised: context.stop) else { continue }
                 // A job cancelled while its sends waited is noticed before the retries go out.
                 let askedAt = clock.now
-                guard try await store.renewJobLease(id: context.job.id, owner: context.owner, now: askedAt, leaseDuration: configuration.leaseDuration) else {
+                guard
+                    try await store.renewJobLease(
+                        id: context.job.id,
+                        owner: context.owner,
+                        now: askedAt,
+                        leaseDuration: configuration.leaseDuration
+                    )
+                else {
                     context.keeper.withLock { $0.renewalRefused() }
                     throw StoreError.leaseLost(context.job.id)
                 }
                 context.keeper.withLock { $0.renewalSucceeded(askedAt: askedAt) }
                 // Retries go through the start ledger: a token another job started meanwhile is not sent.
                 let now = clock.now
-                let started = try await work.alreadyStarted(among: context.machine.withLock { $0.retryRowsDue(now: now) })
+                let started = try await work.alreadyStarted(
+                    among: context.machine.withLock { $0.retryRowsDue(now: now) }
+                )
                 let due = context.machine.withLock { machine in
                     machine.beginRound()
                     return machine.retriesDue(now: now, alreadyStarted: started)
@@ -188,7 +198,11 @@ struct FanOutRunner: Sendable {
                     for outcome in chunk {
                         switch outcome.result {
                         case .success(let result):
-                            machine.outcome(index: outcome.index, .accepted(apnsID: UUID(canonical: result.apnsID)), now: now)
+                            machine.outcome(
+                                index: outcome.index,
+                                .accepted(apnsID: UUID(canonical: result.apnsID)),
+                                now: now
+                            )
                         case .failure(let error):
                             machine.outcome(index: outcome.index, .failed(error), now: now)
                         }
@@ -220,7 +234,8 @@ struct FanOutRunner: Sendable {
 
     /// Sends are about to be handed to the client: the tokens through `row` are reserved first (the
     /// highest row handed out, recorded with the job), so a later run knows which tokens a crash
-    /// of this one may have left sent without an outcome. Only upwards: a reservation inherited from an earlier run stays until this run's own
+    /// of this one may have left sent without an outcome. Only upwards: a reservation inherited from an earlier run
+    /// stays until this run's own
     /// checkpoint passes it.
     func handingOut(through row: Int64, _ context: Context, work: some FanOutWork) async throws {
         context.keeper.withLock { $0.progressed(at: clock.now) }
@@ -243,7 +258,10 @@ struct FanOutRunner: Sendable {
                 metrics.setRemaining(reported, total - combined.progress.attempted)
             }
         } catch {
-            logger.debug("reading the job's progress for its metrics failed", metadata: ["error": "\(String(reflecting: error))"])
+            logger.debug(
+                "reading the job's progress for its metrics failed",
+                metadata: ["error": "\(String(reflecting: error))"]
+            )
         }
     }
 
@@ -256,7 +274,12 @@ struct FanOutRunner: Sendable {
             let checkpoint = context.machine.withLock { $0.lastCheckpoint } ?? 0
             let inherited = context.job.reservedThrough.flatMap { $0 > checkpoint ? $0 : nil }
             if inherited != context.reservation.current {
-                try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: inherited, at: clock.now)
+                try await store.reserveJobTokens(
+                    id: context.job.id,
+                    owner: context.owner,
+                    through: inherited,
+                    at: clock.now
+                )
                 context.reservation.current = inherited
             }
         }

@@ -88,7 +88,12 @@ extension FanOutStateMachine {
         var isEmpty: Bool { deliveries.isEmpty && checkpoint == nil }
 
         /// No outcomes, no checkpoint.
-        static let empty = Batch(deliveries: [], invalidations: [:], startedWithUpdateToken: [], progress: JobProgress())
+        static let empty = Batch(
+            deliveries: [],
+            invalidations: [:],
+            startedWithUpdateToken: [],
+            progress: JobProgress()
+        )
     }
 
     /// What the run does once the current round of sends has ended.

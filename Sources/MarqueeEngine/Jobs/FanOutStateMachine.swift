@@ -91,7 +91,14 @@ struct FanOutStateMachine {
             unsettled[rowID, default: 0] += 1
             highestRowSeen = max(highestRowSeen ?? rowID, rowID)
             pending.deliveries.append(
-                Delivery(jobID: jobID, tokenRowID: rowID, attempt: 1, outcome: .uncertain, sentAt: now, completedAt: now)
+                Delivery(
+                    jobID: jobID,
+                    tokenRowID: rowID,
+                    attempt: 1,
+                    outcome: .uncertain,
+                    sentAt: now,
+                    completedAt: now
+                )
             )
             if pending.deliveries.count == 1 { oldestPendingAt = now }
             pending.progress.attempted += 1
@@ -178,7 +185,14 @@ struct FanOutStateMachine {
             case .uncertain:
                 uncertain(send, now: now)
             case .tokenDead:
-                finish(send, outcome: .tokenInvalid, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
+                finish(
+                    send,
+                    outcome: .tokenInvalid,
+                    status: rejection?.status,
+                    apnsID: apnsID,
+                    reason: rejection?.reason,
+                    now: now
+                )
                 // Only a 410 with APNs' timestamp can retire a token, and only if that time is newer
                 // than the token's last registration (the store checks that against the row).
                 if let rejection, rejection.status == 410, let milliseconds = rejection.timestampMilliseconds {
@@ -189,7 +203,14 @@ struct FanOutStateMachine {
                     )
                 }
             case .rejected:
-                finish(send, outcome: .rejected, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
+                finish(
+                    send,
+                    outcome: .rejected,
+                    status: rejection?.status,
+                    apnsID: apnsID,
+                    reason: rejection?.reason,
+                    now: now
+                )
             }
         }
     }
@@ -199,7 +220,14 @@ struct FanOutStateMachine {
         if send.answeredAttempts < configuration.maximumAttempts {
             waitingForRetry.append((send, now.addingTimeInterval(retryDelay(afterAttempt: send.attempt))))
         } else {
-            finish(send, outcome: .failed, status: rejection?.status, apnsID: apnsID, reason: rejection?.reason, now: now)
+            finish(
+                send,
+                outcome: .failed,
+                status: rejection?.status,
+                apnsID: apnsID,
+                reason: rejection?.reason,
+                now: now
+            )
         }
     }
 

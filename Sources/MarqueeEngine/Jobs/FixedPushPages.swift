@@ -24,5 +24,7 @@ struct FixedPushPages: AsyncSequence, Sendable {
         }
     }
 
-    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(remaining: pages[...], mayHandOut: mayHandOut, withheld: withheld) }
+    func makeAsyncIterator() -> AsyncIterator {
+        AsyncIterator(remaining: pages[...], mayHandOut: mayHandOut, withheld: withheld)
+    }
 }

@@ -96,7 +96,10 @@ public struct JobWorker: Service {
             let now = clock.now
             if now >= giveUpAt {
                 logger.warning(
-                    "job runs did not hand their jobs back within a lease's length of the stop; cancelled, their leases lapse and the jobs resume elsewhere from their checkpoints",
+                    """
+                    job runs did not hand their jobs back within a lease's length of the stop; cancelled, their \
+                    leases lapse and the jobs resume elsewhere from their checkpoints
+                    """,
                     metadata: ["job.ids": "\(ids)"]
                 )
                 for task in left.values { task.cancel() }
@@ -132,7 +135,9 @@ public struct JobWorker: Service {
         if let parentID = job.parentID { jobLogger[metadataKey: "job.parent_id"] = "\(parentID.publicID)" }
         var finished = false
         do {
-            guard let handler = handlers[job.kind] else { throw JobFailure(description: "no handler runs \(job.kind) jobs") }
+            guard let handler = handlers[job.kind] else {
+                throw JobFailure(description: "no handler runs \(job.kind) jobs")
+            }
             finished = try await handler.run(job, owner: lease, stop: RunStop(parent: stop)) == .completed
         } catch StoreError.leaseLost {
             jobLogger.debug("the job's lease was lost (cancelled, or taken over after expiry)")
@@ -141,10 +146,16 @@ public struct JobWorker: Service {
             jobLogger.warning("job run stopped", metadata: ["reason": "\(abandoned.fence)"])
         } catch {
             // A job that cannot work as given fails for good; anything else is tried again later.
-            let permanent = error is EngineError || error is JobFailure || job.attempts >= configuration.maximumJobAttempts
+            let permanent =
+                error is EngineError || error is JobFailure || job.attempts >= configuration.maximumJobAttempts
             let retryAt = permanent ? nil : clock.now.addingTimeInterval(min(60, pow(2, Double(job.attempts))))
-            jobLogger.warning("job failed", metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"])
-            finished = await recordFailure(of: job, owner: lease, error: error, retryAt: retryAt, logger: jobLogger) && permanent
+            jobLogger.warning(
+                "job failed",
+                metadata: ["error": "\(String(reflecting: error))", "job.retry": "\(!permanent)"]
+            )
+            finished =
+                await recordFailure(of: job, owner: lease, error: error, retryAt: retryAt, logger: jobLogger)
+                && permanent
         }
         // The last partition to finish, on whichever replica, finishes the fan-out.
         if finished, let parentID = job.parentID {

@@ -60,6 +60,12 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
         self.uncertainStarts = uncertainStarts
         self.confirmation = confirmation
         self.startCollapseIDs = startCollapseIDs
-        fanOut = .init(batchSize: max(1, batchSize), commitInterval: max(.zero, commitInterval), maximumAttempts: max(1, maximumAttemptsPerToken), retryBaseDelay: retryBaseDelay, retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay))
+        fanOut = .init(
+            batchSize: max(1, batchSize),
+            commitInterval: max(.zero, commitInterval),
+            maximumAttempts: max(1, maximumAttemptsPerToken),
+            retryBaseDelay: retryBaseDelay,
+            retryMaximumDelay: max(retryBaseDelay, retryMaximumDelay)
+        )
     }
 }

@@ -117,7 +117,10 @@ struct LeaseKeeper: Sendable {
     /// The renewal asked at `askedAt` succeeded: the lease holds until `askedAt` plus the lease.
     mutating func renewalSucceeded(askedAt: Date) {
         renewalAskedAt = nil
-        validUntil = max(validUntil, askedAt.addingTimeInterval((configuration.leaseDuration - configuration.safetyMargin).timeInterval))
+        validUntil = max(
+            validUntil,
+            askedAt.addingTimeInterval((configuration.leaseDuration - configuration.safetyMargin).timeInterval)
+        )
     }
 
     mutating func renewalRefused() {
@@ -158,7 +161,9 @@ struct LeaseKeeper: Sendable {
             return .abandon(.stalled(configuration.stallTimeout))
         }
         if let fence { return .stopSending(fence) }
-        if renewalAskedAt == nil, now >= lastAskedAt.addingTimeInterval(configuration.renewInterval.timeInterval) { return .renew }
+        if renewalAskedAt == nil, now >= lastAskedAt.addingTimeInterval(configuration.renewInterval.timeInterval) {
+            return .renew
+        }
         return .carryOn
     }
 }

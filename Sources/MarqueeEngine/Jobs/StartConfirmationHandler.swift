@@ -46,7 +46,9 @@ struct StartConfirmationHandler: JobHandler {
             try await store.failJob(id: job.id, owner: owner, error: next.why, retryAt: next.at, at: clock.now)
             return .rescheduled
         } catch let error as StoreError {
-            guard case .leaseLost = error else { return try await retryLater(job, owner: owner, arguments, after: error) }
+            guard case .leaseLost = error else {
+                return try await retryLater(job, owner: owner, arguments, after: error)
+            }
             throw error
         } catch {
             return try await retryLater(job, owner: owner, arguments, after: error)
@@ -55,7 +57,12 @@ struct StartConfirmationHandler: JobHandler {
 
     /// A confirmation waits for minutes and is leased many times: a store or APNs failure is tried
     /// again after a pause, never counted towards giving it up.
-    private func retryLater(_ job: Job, owner: String, _ arguments: ConfirmationJobArguments, after error: any Error) async throws -> FanOutRunner.Ending {
+    private func retryLater(
+        _ job: Job,
+        owner: String,
+        _ arguments: ConfirmationJobArguments,
+        after error: any Error
+    ) async throws -> FanOutRunner.Ending {
         logger.warning(
             "a start confirmation pass failed; it is tried again",
             metadata: ["job.id": "\(arguments.startJobID.publicID)", "error": "\(String(reflecting: error))"]
@@ -81,9 +88,14 @@ struct StartConfirmationHandler: JobHandler {
         guard let start = try await store.job(appID: job.appID, id: arguments.startJobID) else { return nil }
         let now = clock.now
         if !start.state.isFinished {
-            return Next(at: now.addingTimeInterval(configuration.pollInterval.timeInterval), why: "waiting for its start job to finish")
+            return Next(
+                at: now.addingTimeInterval(configuration.pollInterval.timeInterval),
+                why: "waiting for its start job to finish"
+            )
         }
-        guard let app = try await store.app(job.appID), let event = try await store.event(appID: app.id, id: arguments.eventID) else {
+        guard let app = try await store.app(job.appID),
+            let event = try await store.event(appID: app.id, id: arguments.eventID)
+        else {
             return nil
         }
         var nextDecision: Date?
@@ -98,7 +110,12 @@ struct StartConfirmationHandler: JobHandler {
             )
             guard let last = devices.last else { break }
             after = last.tokenRowID
-            var steps = ConfirmationSteps(appID: app.id, eventID: event.id, environment: arguments.environment, jobID: arguments.startJobID)
+            var steps = ConfirmationSteps(
+                appID: app.id,
+                eventID: event.id,
+                environment: arguments.environment,
+                jobID: arguments.startJobID
+            )
             var toAsk: [UnconfirmedStart] = []
             for device in devices {
                 if device.watchedSince == nil { steps.watched.append(device.tokenRowID) }
@@ -123,13 +140,22 @@ struct StartConfirmationHandler: JobHandler {
             let queued = try await store.recordConfirmationSteps(steps, at: now)
             if queued > 0 { pendingStartWakeup.signal() }
             count(steps, queued: queued, app: app)
-            guard try await store.renewJobLease(id: job.id, owner: owner, now: clock.now, leaseDuration: configuration.leaseDuration) else {
+            guard
+                try await store.renewJobLease(
+                    id: job.id,
+                    owner: owner,
+                    now: clock.now,
+                    leaseDuration: configuration.leaseDuration
+                )
+            else {
                 throw StoreError.leaseLost(job.id)
             }
             if devices.count < Self.pageSize { break }
         }
         let recheck = now.addingTimeInterval(Self.recheckInterval.timeInterval)
-        return nextDecision.map { Next(at: max(min($0, recheck), now.addingTimeInterval(0.001)), why: "waiting for devices to answer") }
+        return nextDecision.map {
+            Next(at: max(min($0, recheck), now.addingTimeInterval(0.001)), why: "waiting for devices to answer")
+        }
     }
 
     /// What `StartConfirmation` weighs for one device.
@@ -154,10 +180,18 @@ struct StartConfirmationHandler: JobHandler {
 
     /// Sends each device's app Marquee's background push about the event; returns the devices it
     /// was written for (answered or not: an app that cannot be reached is left to the window).
-    private func ask(_ devices: [UnconfirmedStart], app: App, event: Event, environment: APNSEnvironment) async throws -> [Int64] {
+    private func ask(
+        _ devices: [UnconfirmedStart],
+        app: App,
+        event: Event,
+        environment: APNSEnvironment
+    ) async throws -> [Int64] {
         let body: JSONValue = [
             "aps": ["content-available": 1],
-            "marquee": ["ask": "presence", "events": [["eventKey": .string(event.externalKey), "environment": .string(environment.rawValue)]]],
+            "marquee": [
+                "ask": "presence",
+                "events": [["eventKey": .string(event.externalKey), "environment": .string(environment.rawValue)]],
+            ],
         ]
         let template = try APNSDevicePush.background(
             deviceToken: "00",

@@ -19,7 +19,9 @@ struct StartFanOutHandler: JobHandler {
         } catch {
             throw JobFailure(description: "\(error)")
         }
-        guard let app = try await store.app(job.appID) else { throw EngineError.notFound(resource: "app", id: "\(job.appID)") }
+        guard let app = try await store.app(job.appID) else {
+            throw EngineError.notFound(resource: "app", id: "\(job.appID)")
+        }
         // Held for the whole run: a key rotated meanwhile retires this client without closing it.
         let client = try await clients.holdClient(for: app, environment: arguments.environment)
         defer { Task { await clients.release(client) } }

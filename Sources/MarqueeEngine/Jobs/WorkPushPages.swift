@@ -47,7 +47,8 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                 if !slices.isEmpty {
                     let count = Swift.min(pages.sliceSize, slices.count)
                     if reservedThrough.map({ $0 < sends[sends.startIndex + count - 1].tokenRowID }) ?? true {
-                        let through = sends[Swift.min(sends.startIndex + pages.reservationStride, sends.endIndex) - 1].tokenRowID
+                        let through = sends[Swift.min(sends.startIndex + pages.reservationStride, sends.endIndex) - 1]
+                            .tokenRowID
                         try await pages.handingOut(through)
                         reservedThrough = through
                     }
@@ -57,7 +58,8 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                     return Array(slice)
                 }
                 if finished || pages.machine.withLock({ $0.retryBacklogIsFull }) { return nil }
-                guard let page = try await pages.work.page(after: cursor, limit: pages.pageSize, machine: pages.machine) else {
+                guard let page = try await pages.work.page(after: cursor, limit: pages.pageSize, machine: pages.machine)
+                else {
                     finished = true
                     return nil
                 }

@@ -32,7 +32,10 @@ enum LateJoinPolicy {
             errors.append(
                 FieldError(
                     "\(pointerPrefix)/lateJoiners/enabled",
-                    "late joining reaches the whole environment or tags: an audience of user IDs or tokens cannot have late joiners"
+                    """
+                    late joining reaches the whole environment or tags: an audience of user IDs or tokens cannot \
+                    have late joiners
+                    """
                 )
             )
         }

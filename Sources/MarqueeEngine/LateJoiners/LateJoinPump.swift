@@ -57,7 +57,10 @@ public struct LateJoinPump: Service {
                     // The claim lapses and another pass (here or on another replica) takes the rows again.
                     logger.warning(
                         "starting late joiners failed; they are tried again when their claim lapses",
-                        metadata: ["event.id": "\(group[0].eventID)", "count": "\(group.count)", "error": "\(String(reflecting: error))"]
+                        metadata: [
+                            "event.id": "\(group[0].eventID)", "count": "\(group.count)",
+                            "error": "\(String(reflecting: error))",
+                        ]
                     )
                 }
             }
@@ -80,7 +83,12 @@ public struct LateJoinPump: Service {
         var order: [Key] = []
         var byKey: [Key: [PendingStart]] = [:]
         for claim in claims {
-            let key = Key(eventID: claim.eventID, environment: claim.environment, reason: claim.reason, sourceJobID: claim.sourceJobID)
+            let key = Key(
+                eventID: claim.eventID,
+                environment: claim.environment,
+                reason: claim.reason,
+                sourceJobID: claim.sourceJobID
+            )
             if byKey[key] == nil { order.append(key) }
             byKey[key, default: []].append(claim)
         }

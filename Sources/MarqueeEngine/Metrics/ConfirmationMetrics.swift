@@ -35,7 +35,11 @@ final class ConfirmationMetrics: Sendable {
         let key = Key(app: app.bundleID, outcome: outcome)
         let counter = counters.withLock { counters in
             if let counter = counters[key] { return counter }
-            let counter = Counter(label: Self.confirmations, dimensions: [("app", key.app), ("outcome", outcome.rawValue)], factory: factory)
+            let counter = Counter(
+                label: Self.confirmations,
+                dimensions: [("app", key.app), ("outcome", outcome.rawValue)],
+                factory: factory
+            )
             counters[key] = counter
             return counter
         }

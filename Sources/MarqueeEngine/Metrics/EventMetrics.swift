@@ -28,7 +28,11 @@ final class EventMetrics: Sendable {
             let key = Key(app: app.bundleID, state: state)
             let gauge = gauges.withLock { gauges in
                 if let gauge = gauges[key] { return gauge }
-                let gauge = Meter(label: Self.events, dimensions: [("app", key.app), ("state", state.rawValue)], factory: factory)
+                let gauge = Meter(
+                    label: Self.events,
+                    dimensions: [("app", key.app), ("state", state.rawValue)],
+                    factory: factory
+                )
                 gauges[key] = gauge
                 return gauge
             }

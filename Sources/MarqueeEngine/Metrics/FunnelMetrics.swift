@@ -56,7 +56,9 @@ final class FunnelMetrics: Sendable {
                     if let gauge = gauges[key] { return gauge }
                     let gauge = Meter(
                         label: Self.funnel,
-                        dimensions: [("app", key.app), ("environment", environment.rawValue), ("stage", Self.label(stage))],
+                        dimensions: [
+                            ("app", key.app), ("environment", environment.rawValue), ("stage", Self.label(stage)),
+                        ],
                         factory: factory
                     )
                     gauges[key] = gauge

@@ -130,7 +130,10 @@ final class JobMetrics: Sendable {
             }
         }
         let label = Self.kindLabel(kind)
-        for (outcome, count) in [("accepted", accepted), ("failed", failed), ("retired", retired), ("skipped", skipped), ("uncertain", uncertain)] where count > 0 {
+        for (outcome, count) in [
+            ("accepted", accepted), ("failed", failed), ("retired", retired), ("skipped", skipped),
+            ("uncertain", uncertain),
+        ] where count > 0 {
             tokenCounter(kind: label, outcome: outcome).increment(by: count)
         }
     }
@@ -139,7 +142,11 @@ final class JobMetrics: Sendable {
         let key = TokenKey(kind: kind, outcome: outcome)
         return state.withLock { state in
             if let counter = state.tokenCounters[key] { return counter }
-            let counter = Counter(label: Self.tokens, dimensions: [("kind", kind), ("outcome", outcome)], factory: factory)
+            let counter = Counter(
+                label: Self.tokens,
+                dimensions: [("kind", kind), ("outcome", outcome)],
+                factory: factory
+            )
             state.tokenCounters[key] = counter
             return counter
         }

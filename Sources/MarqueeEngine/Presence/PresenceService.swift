@@ -31,7 +31,11 @@ public struct PresenceService: Sendable {
     public func report(app: App, event: Event, token: String, _ report: PresenceReport) async throws -> DeviceView {
         var validation = InputValidation()
         if let error = TokenRules.checkHex(token, pointer: "token") { validation.add(error) }
-        validation.require(app.environments.contains(report.environment), "/environment", "the app does not use the \(report.environment) environment")
+        validation.require(
+            app.environments.contains(report.environment),
+            "/environment",
+            "the app does not use the \(report.environment) environment"
+        )
         validation.require(
             event.environments.contains(report.environment),
             "/environment",
@@ -44,7 +48,11 @@ public struct PresenceService: Sendable {
                 "must be ActivityKit's Activity.id (1–200 letters, digits, '.', '_', '-' and ':')"
             )
         } else {
-            validation.require(report.state != .showing, "/activityID", "a showing report names ActivityKit's Activity.id")
+            validation.require(
+                report.state != .showing,
+                "/activityID",
+                "a showing report names ActivityKit's Activity.id"
+            )
         }
         try validation.check()
 
@@ -56,20 +64,37 @@ public struct PresenceService: Sendable {
                 token: token.lowercased()
             )
         else {
-            throw EngineError.tokenNotRegistered(token: PushTokenRedaction.redacted(token), attributesType: event.attributesType, environment: report.environment)
+            throw EngineError.tokenNotRegistered(
+                token: PushTokenRedaction.redacted(token),
+                attributesType: event.attributesType,
+                environment: report.environment
+            )
         }
         let now = clock.now
-        switch try await store.recordPresence(appID: app.id, eventID: event.id, tokenRowID: device.rowID, report, bound: bound, at: now) {
+        switch try await store.recordPresence(
+            appID: app.id,
+            eventID: event.id,
+            tokenRowID: device.rowID,
+            report,
+            bound: bound,
+            at: now
+        ) {
         case .recorded(let presence):
             logger.debug(
                 "device reported",
-                metadata: ["event.key": "\(event.externalKey)", "token.row": "\(device.rowID)", "presence.state": "\(presence.state.rawValue)"]
+                metadata: [
+                    "event.key": "\(event.externalKey)", "token.row": "\(device.rowID)",
+                    "presence.state": "\(presence.state.rawValue)",
+                ]
             )
             let standing = try await store.startStanding(appID: app.id, eventID: event.id, tokenRowID: device.rowID)
             return DeviceView(presence: presence, standing: standing)
         case .limited(let windowStartedAt):
             throw EngineError.rateLimited(
-                "the device reported \(bound.maximumReports) times for event \(event.externalKey) within \(bound.window); report what ActivityKit shows when it changes, not more often",
+                """
+                the device reported \(bound.maximumReports) times for event \(event.externalKey) within \
+                \(bound.window); report what ActivityKit shows when it changes, not more often
+                """,
                 retryAfterSeconds: bound.retryAfterSeconds(windowStartedAt: windowStartedAt, now: now)
             )
         }
@@ -90,11 +115,16 @@ public struct PresenceService: Sendable {
     /// device if that is later (a device reporting its activity ended after the close).
     public func timeline(app: App, event: Event) async throws -> DeliveryFunnelTimeline {
         let over = event.state == .ended || event.state == .cancelled
-        let counted = try await store.deliveryFunnelTimeline(appID: app.id, eventID: event.id, until: over ? event.updatedAt : clock.now)
+        let counted = try await store.deliveryFunnelTimeline(
+            appID: app.id,
+            eventID: event.id,
+            until: over ? event.updatedAt : clock.now
+        )
         return DeliveryFunnelTimeline(
             buckets: counted.buckets,
             series: event.environments.sorted { $0.rawValue < $1.rawValue }.map { environment in
-                counted.series.first { $0.environment == environment } ?? DeliveryFunnelTimeline.Series(environment: environment)
+                counted.series.first { $0.environment == environment }
+                    ?? DeliveryFunnelTimeline.Series(environment: environment)
             }
         )
     }

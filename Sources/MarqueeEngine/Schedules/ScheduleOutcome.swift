@@ -37,7 +37,9 @@ public struct ScheduleOutcome: Sendable, Hashable, Codable {
 
     /// A stored outcome; `nil` for one this version cannot read.
     public init?(json value: JSONValue) {
-        guard let data = try? JSONEncoder().encode(value), let outcome = try? JSONDecoder().decode(Self.self, from: data) else { return nil }
+        guard let data = try? JSONEncoder().encode(value),
+            let outcome = try? JSONDecoder().decode(Self.self, from: data)
+        else { return nil }
         self = outcome
     }
 }

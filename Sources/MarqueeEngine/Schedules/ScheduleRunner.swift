@@ -69,7 +69,13 @@ struct ScheduleRunner: JobHandler {
         switch schedule.state {
         case .pending:
             // Moved to a later time after the job was leased: its job waits for that time.
-            try await store.failJob(id: job.id, owner: owner, error: "moved to a later time", retryAt: schedule.dueAt, at: clock.now)
+            try await store.failJob(
+                id: job.id,
+                owner: owner,
+                error: "moved to a later time",
+                retryAt: schedule.dueAt,
+                at: clock.now
+            )
             return .rescheduled
         case .running:
             break
@@ -103,7 +109,10 @@ struct ScheduleRunner: JobHandler {
             do {
                 try await timeline.plan(app: app, event: event)
             } catch {
-                scheduleLogger.debug("replanning the timeline failed", metadata: ["error": "\(String(reflecting: error))"])
+                scheduleLogger.debug(
+                    "replanning the timeline failed",
+                    metadata: ["error": "\(String(reflecting: error))"]
+                )
             }
         }
         return .completed
@@ -128,10 +137,19 @@ struct ScheduleRunner: JobHandler {
         do {
             switch schedule.origin {
             case .api:
-                return try await perform(try ScheduledAction(kind: schedule.kind, json: schedule.request), schedule: schedule, app: app, event: event)
+                return try await perform(
+                    try ScheduledAction(kind: schedule.kind, json: schedule.request),
+                    schedule: schedule,
+                    app: app,
+                    event: event
+                )
             case .timeline:
                 guard let step = EventTimeline.Step(kind: schedule.kind) else {
-                    return Result(state: .failed, outcome: ScheduleOutcome(), error: "a \(schedule.kind.rawValue) is not a timeline step")
+                    return Result(
+                        state: .failed,
+                        outcome: ScheduleOutcome(),
+                        error: "a \(schedule.kind.rawValue) is not a timeline step"
+                    )
                 }
                 return try await perform(step, schedule: schedule, app: app, event: event)
             }
@@ -161,14 +179,16 @@ struct ScheduleRunner: JobHandler {
         }
     }
 
-    private func perform(_ step: EventTimeline.Step, schedule: Schedule, app: App, event: Event) async throws -> Result {
+    private func perform(_ step: EventTimeline.Step, schedule: Schedule, app: App, event: Event) async throws -> Result
+    {
         if step == .close && event.state == .ended {
             // Closed already, by this step's earlier run or by the producer: closing is done.
             return Result(state: .succeeded, outcome: ScheduleOutcome(closed: true))
         }
         let facts = try await timeline.facts(app: app, event: event)
         let durations = timeline.policy.durations(for: event.timeline)
-        if case .skip(let reason) = EventTimeline.decision(for: step, event: event, durations: durations, facts: facts) {
+        if case .skip(let reason) = EventTimeline.decision(for: step, event: event, durations: durations, facts: facts)
+        {
             return Result(state: .skipped, outcome: ScheduleOutcome(skipped: reason))
         }
         switch step {
@@ -189,7 +209,9 @@ struct ScheduleRunner: JobHandler {
             }
             var jobs: [JobID] = []
             var failures: [String] = []
-            for environment in start.environment.map({ [$0] }) ?? event.environments.sorted(by: { $0.rawValue < $1.rawValue }) {
+            for environment in start.environment.map({ [$0] })
+                ?? event.environments.sorted(by: { $0.rawValue < $1.rawValue })
+            {
                 do {
                     let view = try await starts.start(
                         app: app,
@@ -203,7 +225,11 @@ struct ScheduleRunner: JobHandler {
                 }
             }
             let error = failures.isEmpty ? nil : failures.joined(separator: "; ")
-            return Result(state: jobs.isEmpty ? .failed : .succeeded, outcome: ScheduleOutcome(startJobs: jobs), error: error)
+            return Result(
+                state: jobs.isEmpty ? .failed : .succeeded,
+                outcome: ScheduleOutcome(startJobs: jobs),
+                error: error
+            )
         case .end:
             // The state the activities show (the newest broadcast APNs accepted, else the start's),
             // removed from the Lock Screen at once.
@@ -221,11 +247,20 @@ struct ScheduleRunner: JobHandler {
     }
 
     private func broadcast(_ draft: BroadcastDraft, schedule: Schedule, app: App, event: Event) async throws -> Result {
-        let report = try await broadcasts.broadcast(app: app, key: event.externalKey, draft: draft, scheduleID: schedule.id)
+        let report = try await broadcasts.broadcast(
+            app: app,
+            key: event.externalKey,
+            draft: draft,
+            scheduleID: schedule.id
+        )
         let outcome = ScheduleOutcome(broadcast: report.results.map(ScheduledBroadcastResult.init))
         // Accepted somewhere is done, as the immediate call answers 200 or 207; accepted nowhere
         // is the problem the immediate call would have answered.
-        return Result(state: report.anyAccepted ? .succeeded : .failed, outcome: outcome, error: report.failure?.description)
+        return Result(
+            state: report.anyAccepted ? .succeeded : .failed,
+            outcome: outcome,
+            error: report.failure?.description
+        )
     }
 
     /// Runs `body` while keeping the job's lease, so that no other worker takes the schedule over
@@ -241,7 +276,12 @@ struct ScheduleRunner: JobHandler {
                     try await clock.sleep(for: configuration.leaseDuration / 3)
                     // A lost lease (or a failed renewal) does not cut the action off: it is
                     // idempotent, and its end is recorded either way.
-                    _ = try? await store.renewJobLease(id: job.id, owner: owner, now: clock.now, leaseDuration: configuration.leaseDuration)
+                    _ = try? await store.renewJobLease(
+                        id: job.id,
+                        owner: owner,
+                        now: clock.now,
+                        leaseDuration: configuration.leaseDuration
+                    )
                 }
             }
             group.addTask { try await body() }

@@ -18,14 +18,20 @@ public struct ScheduleService: Sendable {
     public static let pastTolerance: TimeInterval = 60
 
     /// Schedules a start at `at`.
-    public func scheduleStart(app: App, eventKey: String, request: StartRequest, at: Date) async throws -> ScheduleView {
+    public func scheduleStart(app: App, eventKey: String, request: StartRequest, at: Date) async throws -> ScheduleView
+    {
         try Self.checkTime(at, now: clock.now)
         let event = try await starts.validate(app: app, eventKey: eventKey, request: request)
         return try await create(.start(request), app: app, event: event, at: at)
     }
 
     /// Schedules a broadcast (an update, or the end) at `at`.
-    public func scheduleBroadcast(app: App, eventKey: String, draft: BroadcastDraft, at: Date) async throws -> ScheduleView {
+    public func scheduleBroadcast(
+        app: App,
+        eventKey: String,
+        draft: BroadcastDraft,
+        at: Date
+    ) async throws -> ScheduleView {
         try Self.checkTime(at, now: clock.now)
         let (target, _) = try await broadcasts.validate(app: app, key: eventKey, draft: draft)
         let event = target.event
@@ -40,7 +46,12 @@ public struct ScheduleService: Sendable {
     }
 
     /// A page of the event's schedules (its timeline's steps too), by due time.
-    public func schedules(app: App, eventKey: String, after: ScheduleListPosition?, limit: Int) async throws -> [ScheduleView] {
+    public func schedules(
+        app: App,
+        eventKey: String,
+        after: ScheduleListPosition?,
+        limit: Int
+    ) async throws -> [ScheduleView] {
         let event = try await events.event(app: app, key: eventKey)
         return try await store.schedules(appID: app.id, eventID: event.id, after: after, limit: limit).map {
             ScheduleView(schedule: $0, eventKey: event.externalKey)
@@ -56,14 +67,30 @@ public struct ScheduleService: Sendable {
         }
         guard schedule.origin == .api else {
             throw EngineError.scheduleConflict(
-                "schedule \(id.publicID) is a step of the event's timeline: put the event with timeline.automatic false to stop the timeline"
+                """
+                schedule \(id.publicID) is a step of the event's timeline: put the event with timeline.automatic \
+                false to stop the timeline
+                """
             )
         }
-        guard let result = try await store.cancelSchedule(appID: app.id, id: id, state: .cancelled, outcome: nil, at: clock.now) else {
+        guard
+            let result = try await store.cancelSchedule(
+                appID: app.id,
+                id: id,
+                state: .cancelled,
+                outcome: nil,
+                at: clock.now
+            )
+        else {
             throw EngineError.notFound(resource: "schedule", id: id.publicID)
         }
         if !result.changed && result.schedule.state != .cancelled {
-            throw EngineError.scheduleConflict("schedule \(id.publicID) is \(result.schedule.state.rawValue): it has already run or been cancelled, so there is nothing to cancel")
+            throw EngineError.scheduleConflict(
+                """
+                schedule \(id.publicID) is \(result.schedule.state.rawValue): it has already run or been \
+                cancelled, so there is nothing to cancel
+                """
+            )
         }
         return try await view(app: app, result.schedule)
     }
@@ -74,7 +101,13 @@ public struct ScheduleService: Sendable {
     static func checkTime(_ at: Date, now: Date) throws(EngineError) {
         if at < now.addingTimeInterval(-pastTolerance) {
             throw .invalidInput([
-                FieldError("/at", "is in the past; leave out at to do it now, or give a time within \(Int(pastTolerance)) seconds of now or later")
+                FieldError(
+                    "/at",
+                    """
+                    is in the past; leave out at to do it now, or give a time within \(Int(pastTolerance)) \
+                    seconds of now or later
+                    """
+                )
             ])
         }
     }
@@ -94,7 +127,10 @@ public struct ScheduleService: Sendable {
         if at <= now { wakeup.signal() }
         logger.debug(
             "schedule created",
-            metadata: ["schedule.id": "\(schedule.id.publicID)", "schedule.kind": "\(schedule.kind.rawValue)", "event.key": "\(event.externalKey)"]
+            metadata: [
+                "schedule.id": "\(schedule.id.publicID)", "schedule.kind": "\(schedule.kind.rawValue)",
+                "event.key": "\(event.externalKey)",
+            ]
         )
         return ScheduleView(schedule: schedule, eventKey: event.externalKey)
     }

@@ -46,11 +46,15 @@ public enum ScheduledAction: Sendable, Hashable {
             if let alert = draft.alert { object["alert"] = .object(alert.jsonObject) }
             // Seconds since 1970 with their fraction: the stored draft is the accepted one exactly.
             if let staleDate = draft.staleDate { object["staleDate"] = .number(staleDate.timeIntervalSince1970) }
-            if let dismissalDate = draft.dismissalDate { object["dismissalDate"] = .number(dismissalDate.timeIntervalSince1970) }
+            if let dismissalDate = draft.dismissalDate {
+                object["dismissalDate"] = .number(dismissalDate.timeIntervalSince1970)
+            }
             if let relevanceScore = draft.relevanceScore { object["relevanceScore"] = .number(relevanceScore) }
             if let priority = draft.priority { object["priority"] = .integer(Int64(priority.rawValue)) }
             object["important"] = .bool(draft.important)
-            if let environments = draft.environments { object["environments"] = .array(environments.map { .string($0.rawValue) }) }
+            if let environments = draft.environments {
+                object["environments"] = .array(environments.map { .string($0.rawValue) })
+            }
         }
         return .object(object)
     }
@@ -58,7 +62,9 @@ public enum ScheduledAction: Sendable, Hashable {
     /// A stored action; throws for one this version cannot read.
     public init(kind: ScheduleKind, json value: JSONValue) throws {
         func object(_ key: String) throws -> JSONObject {
-            guard case .object(let object)? = value[key] else { throw Unreadable(description: "the stored \(kind) lacks \(key)") }
+            guard case .object(let object)? = value[key] else {
+                throw Unreadable(description: "the stored \(kind) lacks \(key)")
+            }
             return object
         }
         func strings(_ value: JSONValue?) -> [String] {
@@ -74,7 +80,8 @@ public enum ScheduledAction: Sendable, Hashable {
         }
         switch kind {
         case .start:
-            guard case .string(let name)? = value["environment"], let environment = APNSEnvironment(rawValue: name) else {
+            guard case .string(let name)? = value["environment"], let environment = APNSEnvironment(rawValue: name)
+            else {
                 throw Unreadable(description: "the stored start lacks its environment")
             }
             let audience = value["audience"]
@@ -84,7 +91,11 @@ public enum ScheduledAction: Sendable, Hashable {
                     attributes: try object("attributes"),
                     contentState: try object("contentState"),
                     alert: try object("alert"),
-                    audience: StartAudience(tags: strings(audience?["tags"]), userIDs: strings(audience?["userIDs"]), tokens: strings(audience?["tokens"])),
+                    audience: StartAudience(
+                        tags: strings(audience?["tags"]),
+                        userIDs: strings(audience?["userIDs"]),
+                        tokens: strings(audience?["tokens"])
+                    ),
                     inputPushToken: value["inputPushToken"] == .bool(true),
                     lateJoiners: LateJoinChoice(stored: value["lateJoiners"])
                 )
@@ -95,13 +106,17 @@ public enum ScheduledAction: Sendable, Hashable {
             }
             var alert: LiveActivityAlert?
             if case .object(let stored)? = value["alert"] {
-                guard let parsed = LiveActivityAlert(stored: stored) else { throw Unreadable(description: "the stored alert is malformed") }
+                guard let parsed = LiveActivityAlert(stored: stored) else {
+                    throw Unreadable(description: "the stored alert is malformed")
+                }
                 alert = parsed
             }
             var priority: APNSPriority?
             if case .integer(let raw)? = value["priority"] { priority = APNSPriority(rawValue: Int(raw)) }
             var environments: [APNSEnvironment]?
-            if value["environments"] != nil { environments = strings(value["environments"]).compactMap(APNSEnvironment.init(rawValue:)) }
+            if value["environments"] != nil {
+                environments = strings(value["environments"]).compactMap(APNSEnvironment.init(rawValue:))
+            }
             self = .broadcast(
                 BroadcastDraft(
                     event: event,

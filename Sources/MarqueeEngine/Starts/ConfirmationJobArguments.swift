@@ -25,7 +25,8 @@ struct ConfirmationJobArguments: Sendable, Hashable {
     init(_ value: JSONValue) throws {
         guard case .string(let job)? = value["startJobID"], let startJobID = JobID(uuidString: job),
             case .string(let event)? = value["eventID"], let eventID = EventID(uuidString: event),
-            case .string(let environment)? = value["environment"], let environment = APNSEnvironment(rawValue: environment)
+            case .string(let environment)? = value["environment"],
+            let environment = APNSEnvironment(rawValue: environment)
         else { throw StartJobArguments.Unreadable(description: "confirmation job arguments are malformed") }
         self.init(startJobID: startJobID, eventID: eventID, environment: environment)
     }

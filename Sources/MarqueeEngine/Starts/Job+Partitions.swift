@@ -21,7 +21,9 @@ extension Job {
         if parts.allSatisfy(\.state.isFinished) {
             // The last partition finishes the job's row too; until that write lands (or if it
             // failed), the view says what it will say.
-            job.state = parts.contains { $0.state == .failed } ? .failed : parts.allSatisfy { $0.state == .cancelled } ? .cancelled : .succeeded
+            job.state =
+                parts.contains { $0.state == .failed }
+                ? .failed : parts.allSatisfy { $0.state == .cancelled } ? .cancelled : .succeeded
         } else if parts.contains(where: { $0.state != .pending || $0.attempts > 0 }) {
             job.state = .running
         }

@@ -99,11 +99,15 @@ struct StartJobArguments: Sendable, Hashable {
 
     init(_ value: JSONValue) throws {
         func string(_ key: String) throws -> String {
-            guard case .string(let text)? = value[key] else { throw Unreadable(description: "start job arguments lack \(key)") }
+            guard case .string(let text)? = value[key] else {
+                throw Unreadable(description: "start job arguments lack \(key)")
+            }
             return text
         }
         func object(_ key: String) throws -> JSONObject {
-            guard case .object(let object)? = value[key] else { throw Unreadable(description: "start job arguments lack \(key)") }
+            guard case .object(let object)? = value[key] else {
+                throw Unreadable(description: "start job arguments lack \(key)")
+            }
             return object
         }
         func strings(_ value: JSONValue?) -> [String] {

@@ -40,7 +40,8 @@ extension StartService {
             logger.notice(
                 "late joiners dropped",
                 metadata: [
-                    "event.id": "\(first.eventID)", "environment": "\(environment.rawValue)", "count": "\(claims.count)",
+                    "event.id": "\(first.eventID)", "environment": "\(environment.rawValue)",
+                    "count": "\(claims.count)",
                     "reason": "\(refused.reason)",
                 ]
             )
@@ -48,7 +49,11 @@ extension StartService {
         }
         var sending = claims
         if first.reason == .lateJoin {
-            let uncertain = try await store.uncertainStartTokens(appID: first.appID, eventID: first.eventID, among: claims.map(\.tokenRowID))
+            let uncertain = try await store.uncertainStartTokens(
+                appID: first.appID,
+                eventID: first.eventID,
+                among: claims.map(\.tokenRowID)
+            )
             sending.removeAll { uncertain.contains($0.tokenRowID) }
         }
         let now = clock.now
@@ -58,7 +63,9 @@ extension StartService {
         }
         arguments.audience = StartAudience(tokens: sending.map(\.token))
         let jobID = JobID()
-        let extent = try await store.audienceExtent(arguments.audienceQuery(appID: first.appID, jobID: jobID, afterEarlierRuns: false))
+        let extent = try await store.audienceExtent(
+            arguments.audienceQuery(appID: first.appID, jobID: jobID, afterEarlierRuns: false)
+        )
         guard extent.count > 0 else {
             try await store.enqueueJobs([], consumingPendingStarts: ids, owner: owner, at: now)
             return .nothingToSend
@@ -69,7 +76,8 @@ extension StartService {
         logger.debug(
             "late-join start job enqueued",
             metadata: [
-                "job.id": "\(jobID)", "event.id": "\(first.eventID)", "environment": "\(environment.rawValue)", "job.total": "\(extent.count)",
+                "job.id": "\(jobID)", "event.id": "\(first.eventID)", "environment": "\(environment.rawValue)",
+                "job.total": "\(extent.count)",
                 "reason": "\(first.reason.rawValue)",
             ]
         )
@@ -85,15 +93,22 @@ extension StartService {
     private func lateJoinArguments(_ pending: PendingStart) async throws -> Result<StartJobArguments, LateJoinRefused> {
         let environment = pending.environment
         guard let app = try await store.app(pending.appID) else { return .failure(.init(reason: "the app is gone")) }
-        guard let event = try await store.event(appID: app.id, id: pending.eventID) else { return .failure(.init(reason: "the event is gone")) }
+        guard let event = try await store.event(appID: app.id, id: pending.eventID) else {
+            return .failure(.init(reason: "the event is gone"))
+        }
         // Queued rows exist only for a started event; its state may have moved on since.
         guard LateJoinPolicy.takesLateJoiners(event, hasStarted: true) else {
-            return .failure(.init(reason: "event \(event.externalKey) is \(event.state.rawValue) or takes no late joiners"))
+            return .failure(
+                .init(reason: "event \(event.externalKey) is \(event.state.rawValue) or takes no late joiners")
+            )
         }
-        guard let offer = try await store.lateJoinOffer(appID: app.id, eventID: event.id, environment: environment), offer.enabled else {
+        guard let offer = try await store.lateJoinOffer(appID: app.id, eventID: event.id, environment: environment),
+            offer.enabled
+        else {
             return .failure(.init(reason: "late joining is off for the event in \(environment.rawValue)"))
         }
-        guard app.environments.contains(environment), event.environments.contains(environment), app.signingKeyID != nil else {
+        guard app.environments.contains(environment), event.environments.contains(environment), app.signingKeyID != nil
+        else {
             return .failure(.init(reason: "the app or event no longer sends starts in \(environment.rawValue)"))
         }
         let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment)
@@ -116,7 +131,9 @@ extension StartService {
         do {
             try Self.checkSize(arguments)
         } catch {
-            return .failure(.init(reason: "the start with the event's latest content-state is over APNs' payload limit"))
+            return .failure(
+                .init(reason: "the start with the event's latest content-state is over APNs' payload limit")
+            )
         }
         return .success(arguments)
     }
@@ -131,14 +148,17 @@ extension StartService {
     private func absentArguments(_ pending: PendingStart) async throws -> Result<StartJobArguments, LateJoinRefused> {
         let environment = pending.environment
         guard let app = try await store.app(pending.appID) else { return .failure(.init(reason: "the app is gone")) }
-        guard let event = try await store.event(appID: app.id, id: pending.eventID) else { return .failure(.init(reason: "the event is gone")) }
+        guard let event = try await store.event(appID: app.id, id: pending.eventID) else {
+            return .failure(.init(reason: "the event is gone"))
+        }
         guard event.state == .live || event.state == .scheduled else {
             return .failure(.init(reason: "event \(event.externalKey) is \(event.state.rawValue)"))
         }
         guard let sourceID = pending.sourceJobID, let source = try await store.job(appID: app.id, id: sourceID),
             let started = try? StartJobArguments(source.arguments)
         else { return .failure(.init(reason: "the start it makes up for is gone")) }
-        guard app.environments.contains(environment), event.environments.contains(environment), app.signingKeyID != nil else {
+        guard app.environments.contains(environment), event.environments.contains(environment), app.signingKeyID != nil
+        else {
             return .failure(.init(reason: "the app or event no longer sends starts in \(environment.rawValue)"))
         }
         let offer = try await store.lateJoinOffer(appID: app.id, eventID: event.id, environment: environment)
@@ -161,7 +181,9 @@ extension StartService {
         do {
             try Self.checkSize(arguments)
         } catch {
-            return .failure(.init(reason: "the start with the event's latest content-state is over APNs' payload limit"))
+            return .failure(
+                .init(reason: "the start with the event's latest content-state is over APNs' payload limit")
+            )
         }
         return .success(arguments)
     }

@@ -15,17 +15,26 @@ extension StartService {
     public func resendUncertain(app: App, id: JobID) async throws -> JobView {
         let original = try await job(app: app, id: id)
         let resendID = JobID(resendingUncertainOf: id)
-        if let existing = try await store.job(appID: app.id, id: resendID) { return try await view(app: app, job: existing) }
+        if let existing = try await store.job(appID: app.id, id: resendID) {
+            return try await view(app: app, job: existing)
+        }
         guard original.job.kind == .startFanOut, let arguments = try? StartJobArguments(original.job.arguments) else {
-            throw EngineError.jobConflict("job \(id.publicID) is an \(original.job.kind) job: only a start's uncertain tokens can be resent")
+            throw EngineError.jobConflict(
+                "job \(id.publicID) is an \(original.job.kind) job: only a start's uncertain tokens can be resent"
+            )
         }
         guard original.job.state.isFinished else {
             throw EngineError.jobConflict(
-                "job \(id.publicID) is \(original.job.state.rawValue): its uncertain tokens can be resent once it has finished (or been cancelled)"
+                """
+                job \(id.publicID) is \(original.job.state.rawValue): its uncertain tokens can be resent once it \
+                has finished (or been cancelled)
+                """
             )
         }
         guard original.job.progress.uncertain > 0 else {
-            throw EngineError.jobConflict("job \(id.publicID) has no uncertain tokens: every start it sent was answered")
+            throw EngineError.jobConflict(
+                "job \(id.publicID) has no uncertain tokens: every start it sent was answered"
+            )
         }
         guard let event = try await store.event(appID: app.id, id: arguments.eventID) else {
             throw EngineError.notFound(resource: "event", id: "\(arguments.eventID)")
@@ -38,10 +47,19 @@ extension StartService {
             audience: StartAudience(),
             inputPushToken: arguments.inputPushToken
         )
-        let view = try await start(app: app, eventKey: event.externalKey, request: request, jobID: resendID, uncertainOf: id)
+        let view = try await start(
+            app: app,
+            eventKey: event.externalKey,
+            request: request,
+            jobID: resendID,
+            uncertainOf: id
+        )
         logger.info(
             "uncertain starts resent",
-            metadata: ["job.id": "\(view.job.id.publicID)", "job.uncertain_of": "\(id.publicID)", "job.total": "\(view.total ?? 0)"]
+            metadata: [
+                "job.id": "\(view.job.id.publicID)", "job.uncertain_of": "\(id.publicID)",
+                "job.total": "\(view.total ?? 0)",
+            ]
         )
         return view
     }

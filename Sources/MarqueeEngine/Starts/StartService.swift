@@ -5,7 +5,9 @@ import MarqueeCore
 /// Starting an event's Live Activity on its audience's devices, as a durable job, and the jobs'
 /// progress, listing and cancellation.
 public struct StartService: Sendable {
-    let store: any ActivityStore & AppStore & ChannelStore & DeliveryStore & EventStore & JobStore & PendingStartStore & StartConfirmationStore & TokenStore
+    let store:
+        any ActivityStore & AppStore & ChannelStore & DeliveryStore & EventStore & JobStore & PendingStartStore
+            & StartConfirmationStore & TokenStore
     let wakeup: JobWakeup
     /// Parts a fan-out is split into at most (`JobWorkerConfiguration.partitions`), and the page
     /// size that decides how many a small audience gets.
@@ -29,8 +31,16 @@ public struct StartService: Sendable {
     /// earlier attempt of the same schedule enqueued it, then stopped before recording it), it is
     /// answered and nothing is enqueued again. With `uncertainOf`, the audience is only the tokens
     /// whose start ended uncertain in that job (`resendUncertain`).
-    func start(app: App, eventKey: String, request: StartRequest, jobID: JobID, uncertainOf: JobID? = nil) async throws -> JobView {
-        if let existing = try await store.job(appID: app.id, id: jobID) { return try await view(app: app, job: existing) }
+    func start(
+        app: App,
+        eventKey: String,
+        request: StartRequest,
+        jobID: JobID,
+        uncertainOf: JobID? = nil
+    ) async throws -> JobView {
+        if let existing = try await store.job(appID: app.id, id: jobID) {
+            return try await view(app: app, job: existing)
+        }
         let event = try await checkedEvent(app: app, eventKey: eventKey, environment: request.environment)
         try Self.check(request)
         let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: request.environment)
@@ -41,14 +51,23 @@ public struct StartService: Sendable {
             attributesType: event.attributesType,
             request: request,
             channel: active,
-            timestamp: try await startTimestamp(app: app, event: event, environment: request.environment, channel: active)
+            timestamp: try await startTimestamp(
+                app: app,
+                event: event,
+                environment: request.environment,
+                channel: active
+            )
         )
         arguments.uncertainOf = uncertainOf
         try Self.checkSize(arguments)
-        let extent = try await store.audienceExtent(arguments.audienceQuery(appID: app.id, jobID: jobID, afterEarlierRuns: false))
+        let extent = try await store.audienceExtent(
+            arguments.audienceQuery(appID: app.id, jobID: jobID, afterEarlierRuns: false)
+        )
         let total = extent.count
         if let uncertainOf, total == 0 {
-            throw EngineError.jobConflict("every uncertain token of job \(uncertainOf) has started since (or is gone): there is nothing to resend")
+            throw EngineError.jobConflict(
+                "every uncertain token of job \(uncertainOf) has started since (or is gone): there is nothing to resend"
+            )
         }
         let jobs = startJobs(appID: app.id, jobID: jobID, arguments: arguments, extent: extent, at: now)
         do {
@@ -62,7 +81,10 @@ public struct StartService: Sendable {
         wakeup.signal()
         logger.debug(
             "start job enqueued",
-            metadata: ["job.id": "\(jobID.publicID)", "event.key": "\(eventKey)", "job.total": "\(total)", "job.partitions": "\(jobs.filter { $0.kind == .startFanOutPartition }.count)"]
+            metadata: [
+                "job.id": "\(jobID.publicID)", "event.key": "\(eventKey)", "job.total": "\(total)",
+                "job.partitions": "\(jobs.filter { $0.kind == .startFanOutPartition }.count)",
+            ]
         )
         // What its late joiners get: after the job exists, which the offer names. A resend of
         // uncertain tokens is no start of its own and leaves the offer alone.
@@ -76,7 +98,13 @@ public struct StartService: Sendable {
     /// the audience `extent`. The parts carry the event's serial key: they run beside each other,
     /// but after every other start of the event that came first, and before any that comes later
     /// (audiences are read less the start ledger, which only a finished start has written whole).
-    func startJobs(appID: AppID, jobID: JobID, arguments: StartJobArguments, extent: AudienceExtent, at now: Date) -> [Job] {
+    func startJobs(
+        appID: AppID,
+        jobID: JobID,
+        arguments: StartJobArguments,
+        extent: AudienceExtent,
+        at now: Date
+    ) -> [Job] {
         let job = Job(
             id: jobID,
             appID: appID,
@@ -104,7 +132,11 @@ public struct StartService: Sendable {
         let confirmation = Job(
             appID: appID,
             kind: .confirmStarts,
-            arguments: ConfirmationJobArguments(startJobID: jobID, eventID: arguments.eventID, environment: arguments.environment).jsonValue,
+            arguments: ConfirmationJobArguments(
+                startJobID: jobID,
+                eventID: arguments.eventID,
+                environment: arguments.environment
+            ).jsonValue,
             dueAt: now,
             createdAt: now
         )
@@ -128,7 +160,9 @@ public struct StartService: Sendable {
             channel: active,
             timestamp: clock.unixSeconds
         )
-        if arguments.apnsChannelID == nil { arguments.apnsChannelID = String(repeating: "A", count: Self.apnsChannelIDLength) }
+        if arguments.apnsChannelID == nil {
+            arguments.apnsChannelID = String(repeating: "A", count: Self.apnsChannelIDLength)
+        }
         try Self.checkSize(arguments)
         return event
     }
@@ -143,14 +177,23 @@ public struct StartService: Sendable {
             throw EngineError.notFound(resource: "event", id: eventKey)
         }
         guard event.state == .scheduled || event.state == .live else {
-            throw EngineError.conflict("event \(eventKey) is \(event.state.rawValue): its activities cannot be started; create a new event with another key and start that")
+            throw EngineError.conflict(
+                """
+                event \(eventKey) is \(event.state.rawValue): its activities cannot be started; create a new \
+                event with another key and start that
+                """
+            )
         }
         guard app.environments.contains(environment) else { throw EngineError.environmentNotEnabled(environment) }
         guard event.environments.contains(environment) else {
-            throw EngineError.invalidInput([FieldError("/environment", "event \(eventKey) has no \(environment.rawValue) environment")])
+            throw EngineError.invalidInput([
+                FieldError("/environment", "event \(eventKey) has no \(environment.rawValue) environment")
+            ])
         }
         guard app.signingKeyID != nil else {
-            throw EngineError.appNotConfigured("the app has no APNs signing key: upload its .p8 with PUT /v1/apps/{appID}/signing-key")
+            throw EngineError.appNotConfigured(
+                "the app has no APNs signing key: upload its .p8 with PUT /v1/apps/{appID}/signing-key"
+            )
         }
         return event
     }
@@ -159,7 +202,9 @@ public struct StartService: Sendable {
     static func check(_ request: StartRequest, pointerPrefix: String = "") throws(EngineError) {
         var errors = audienceErrors(request.audience, pointerPrefix: pointerPrefix)
         errors += LateJoinPolicy.errors(in: request, pointerPrefix: pointerPrefix)
-        if request.alert.isEmpty { errors.append(FieldError("\(pointerPrefix)/alert", "a start needs an alert (title and body)")) }
+        if request.alert.isEmpty {
+            errors.append(FieldError("\(pointerPrefix)/alert", "a start needs an alert (title and body)"))
+        }
         var strings = InputValidation()
         strings.rejectNUL(in: request.attributes, "\(pointerPrefix)/attributes")
         strings.rejectNUL(in: request.contentState, "\(pointerPrefix)/contentState")
@@ -175,7 +220,9 @@ public struct StartService: Sendable {
         var errors: [FieldError] = []
         for (name, list) in [("tags", audience.tags), ("userIDs", audience.userIDs), ("tokens", audience.tokens)]
         where list.count > Self.maximumAudienceList {
-            errors.append(FieldError("\(pointerPrefix)/audience/\(name)", "at most \(Self.maximumAudienceList) entries"))
+            errors.append(
+                FieldError("\(pointerPrefix)/audience/\(name)", "at most \(Self.maximumAudienceList) entries")
+            )
         }
         for (index, token) in audience.tokens.enumerated() where !Hex.isHex(token) || token.isEmpty {
             errors.append(FieldError("\(pointerPrefix)/audience/tokens/\(index)", "must be the token as hex"))
@@ -207,11 +254,16 @@ public struct StartService: Sendable {
 
     /// Refuses a start whose payload is over APNs' limit in either of its forms.
     static func checkSize(_ arguments: StartJobArguments, pointerPrefix: String = "") throws(EngineError) {
-        for updates in [LiveActivityPayload.StartUpdates.updateToken] + (arguments.apnsChannelID.map { [.channel($0)] } ?? []) {
+        for updates in [LiveActivityPayload.StartUpdates.updateToken]
+            + (arguments.apnsChannelID.map { [.channel($0)] } ?? [])
+        {
             let size = arguments.payload(updates: updates).count
             if size > APNSPayloadLimit.device {
                 throw .invalidInput([
-                    FieldError("\(pointerPrefix)/contentState", "the start payload is \(size) bytes, over APNs' \(APNSPayloadLimit.device)")
+                    FieldError(
+                        "\(pointerPrefix)/contentState",
+                        "the start payload is \(size) bytes, over APNs' \(APNSPayloadLimit.device)"
+                    )
                 ])
             }
         }
@@ -221,9 +273,19 @@ public struct StartService: Sendable {
     /// channel's, when it has one), so that the next update is strictly later (a device drops an
     /// update no newer than its start, and a start and a broadcast in the same second would
     /// collide).
-    func startTimestamp(app: App, event: Event, environment: APNSEnvironment, channel: BroadcastChannel?) async throws -> Int64 {
+    func startTimestamp(
+        app: App,
+        event: Event,
+        environment: APNSEnvironment,
+        channel: BroadcastChannel?
+    ) async throws -> Int64 {
         guard let channel else {
-            return try await store.nextEventTimestamp(appID: app.id, eventID: event.id, environment: environment, now: clock.unixSeconds)
+            return try await store.nextEventTimestamp(
+                appID: app.id,
+                eventID: event.id,
+                environment: environment,
+                now: clock.unixSeconds
+            )
         }
         return try await store.nextBroadcastTimestamp(appID: app.id, channelID: channel.id, now: clock.unixSeconds)
     }
@@ -265,14 +327,20 @@ public struct StartService: Sendable {
         let cancelled = try await store.cancelJob(appID: app.id, id: id, at: clock.now)
         let view = try await job(app: app, id: id)
         if !cancelled && view.job.state != .cancelled {
-            throw EngineError.conflict("job \(id.publicID) has \(view.job.state.rawValue): it is finished, so there is nothing left to cancel")
+            throw EngineError.conflict(
+                "job \(id.publicID) has \(view.job.state.rawValue): it is finished, so there is nothing left to cancel"
+            )
         }
         return view
     }
 
     /// Snapshots of the job whenever its progress changes, every `interval` at most, ending with
     /// the snapshot of its final state.
-    public func progress(app: App, id: JobID, interval: Duration = .milliseconds(250)) async throws -> AsyncThrowingStream<JobView, any Error> {
+    public func progress(
+        app: App,
+        id: JobID,
+        interval: Duration = .milliseconds(250)
+    ) async throws -> AsyncThrowingStream<JobView, any Error> {
         let first = try await job(app: app, id: id)
         return AsyncThrowingStream { continuation in
             let task = Task {
@@ -312,10 +380,18 @@ public struct StartService: Sendable {
         var failures: [DeliveryCount] = []
         if withFailures {
             for id in [job.id] + parts.map(\.id) {
-                failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter { $0.outcome != .accepted && $0.outcome != .uncertain }
+                failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter {
+                    $0.outcome != .accepted && $0.outcome != .uncertain
+                }
             }
         }
-        var view = JobView(job: job.combined(with: parts), eventKey: eventKey, environment: environment, failures: DeliveryCount.merged(failures), at: clock.now)
+        var view = JobView(
+            job: job.combined(with: parts),
+            eventKey: eventKey,
+            environment: environment,
+            failures: DeliveryCount.merged(failures),
+            at: clock.now
+        )
         view.lateJoiners = lateJoiners
         if confirmsStarts, job.kind == .startFanOut {
             view.confirmation = try await store.confirmationCounts(appID: app.id, jobID: job.id)

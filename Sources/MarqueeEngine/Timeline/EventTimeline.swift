@@ -126,7 +126,9 @@ public enum EventTimeline {
 
     /// When each step is due.
     public static func plan(event: Event, durations: Durations, facts: Facts) -> [Step: Due] {
-        guard isRunning(event) else { return Dictionary(uniqueKeysWithValues: Step.allCases.map { ($0, Due.unwanted) }) }
+        guard isRunning(event) else {
+            return Dictionary(uniqueKeysWithValues: Step.allCases.map { ($0, Due.unwanted) })
+        }
         let start = event.plannedStart
         // The activity's 8 hours count from when the start went out.
         let started = facts.steps[.start].flatMap { $0.state == .succeeded ? $0.performedAt : nil } ?? start
@@ -176,7 +178,9 @@ public enum EventTimeline {
             return .skip("the event is \(event.state.rawValue)")
         }
         guard event.timeline?.automatic == true else { return .skip("the event's timeline is no longer automatic") }
-        if case .notNeeded(let reason)? = plan(event: event, durations: durations, facts: facts)[step] { return .skip(reason) }
+        if case .notNeeded(let reason)? = plan(event: event, durations: durations, facts: facts)[step] {
+            return .skip(reason)
+        }
         return .perform
     }
 

@@ -29,24 +29,44 @@ struct TimelinePlanner: Sendable {
         // An event that never asked for a timeline has nothing to plan (and nothing to read).
         guard event.timeline != nil else { return }
         let facts = try await facts(app: app, event: event)
-        let changes = EventTimeline.changes(event: event, durations: policy.durations(for: event.timeline), facts: facts)
+        let changes = EventTimeline.changes(
+            event: event,
+            durations: policy.durations(for: event.timeline),
+            facts: facts
+        )
         let now = clock.now
         var wake = false
         for change in changes {
             switch change {
             case .create(let step, let at):
-                let schedule = Schedule(appID: app.id, eventID: event.id, kind: step.kind, origin: .timeline, dueAt: at, createdAt: now)
+                let schedule = Schedule(
+                    appID: app.id,
+                    eventID: event.id,
+                    kind: step.kind,
+                    origin: .timeline,
+                    dueAt: at,
+                    createdAt: now
+                )
                 if try await store.createSchedule(schedule) { wake = wake || at <= now }
             case .move(let id, _, let at):
                 if try await store.moveSchedule(appID: app.id, id: id, to: at, at: now) { wake = wake || at <= now }
             case .cancel(let id, _):
                 _ = try await store.cancelSchedule(appID: app.id, id: id, state: .cancelled, outcome: nil, at: now)
             case .skip(let id, _, let reason):
-                _ = try await store.cancelSchedule(appID: app.id, id: id, state: .skipped, outcome: ScheduleOutcome(skipped: reason).jsonValue, at: now)
+                _ = try await store.cancelSchedule(
+                    appID: app.id,
+                    id: id,
+                    state: .skipped,
+                    outcome: ScheduleOutcome(skipped: reason).jsonValue,
+                    at: now
+                )
             }
         }
         if !changes.isEmpty {
-            logger.debug("event timeline planned", metadata: ["event.id": "\(event.id)", "timeline.changes": "\(changes.count)"])
+            logger.debug(
+                "event timeline planned",
+                metadata: ["event.id": "\(event.id)", "timeline.changes": "\(changes.count)"]
+            )
         }
         if wake { wakeup.signal() }
     }

@@ -34,11 +34,18 @@ public struct TokenRegistry: Sendable {
     /// (the store's `enqueueLateJoiners`); should that fail, the registration answers an error and the
     /// device's next registration (a retry, or its next launch) queues it.
     @discardableResult
-    public func register(app: App, _ registrations: [PushToStartRegistration], pointerPrefix: String) async throws -> Int {
+    public func register(
+        app: App,
+        _ registrations: [PushToStartRegistration],
+        pointerPrefix: String
+    ) async throws -> Int {
         var validation = InputValidation()
         if registrations.count > maximumBatchSize {
             validation.add(
-                FieldError(pointerPrefix, "a batch carries at most \(maximumBatchSize) tokens (got \(registrations.count))")
+                FieldError(
+                    pointerPrefix,
+                    "a batch carries at most \(maximumBatchSize) tokens (got \(registrations.count))"
+                )
             )
             try validation.check()
         }
@@ -56,7 +63,9 @@ public struct TokenRegistry: Sendable {
         try validation.check()
         let now = clock.now
         let written = try await store.upsertPushToStartTokens(appID: app.id, normalized, at: now)
-        let keys = normalized.map { RegisteredTokenKey(environment: $0.environment, attributesType: $0.attributesType, token: $0.token) }
+        let keys = normalized.map {
+            RegisteredTokenKey(environment: $0.environment, attributesType: $0.attributesType, token: $0.token)
+        }
         let queued = try await store.enqueueLateJoiners(appID: app.id, Array(Set(keys)), at: now)
         if queued > 0 {
             lateJoinWakeup.signal()
@@ -65,25 +74,34 @@ public struct TokenRegistry: Sendable {
         return written
     }
 
-    public func token(app: App, environment: APNSEnvironment, attributesType: String, token: String) async throws -> PushToStartToken {
-        guard let found = try await store.pushToStartToken(
-            appID: app.id,
-            environment: environment,
-            attributesType: attributesType,
-            token: token.lowercased()
-        ) else {
+    public func token(
+        app: App,
+        environment: APNSEnvironment,
+        attributesType: String,
+        token: String
+    ) async throws -> PushToStartToken {
+        guard
+            let found = try await store.pushToStartToken(
+                appID: app.id,
+                environment: environment,
+                attributesType: attributesType,
+                token: token.lowercased()
+            )
+        else {
             throw EngineError.notFound(resource: "push-to-start token", id: PushTokenRedaction.redacted(token))
         }
         return found
     }
 
     public func unregister(app: App, environment: APNSEnvironment, attributesType: String, token: String) async throws {
-        guard try await store.deletePushToStartToken(
-            appID: app.id,
-            environment: environment,
-            attributesType: attributesType,
-            token: token.lowercased()
-        ) else {
+        guard
+            try await store.deletePushToStartToken(
+                appID: app.id,
+                environment: environment,
+                attributesType: attributesType,
+                token: token.lowercased()
+            )
+        else {
             throw EngineError.notFound(resource: "push-to-start token", id: PushTokenRedaction.redacted(token))
         }
     }
@@ -91,7 +109,8 @@ public struct TokenRegistry: Sendable {
     /// APNs answered 410 for the token: it is retired only if APNs saw it invalid after its last
     /// registration (a device that registered again since has a token that works).
     @discardableResult
-    public func recordInvalidation(app: App, tokenRowID: Int64, _ invalidation: TokenInvalidation) async throws -> Bool {
+    public func recordInvalidation(app: App, tokenRowID: Int64, _ invalidation: TokenInvalidation) async throws -> Bool
+    {
         let retired = try await store.invalidatePushToStartToken(appID: app.id, rowID: tokenRowID, invalidation)
         logger.debug(
             retired ? "push-to-start token retired" : "410 older than the token's last registration: kept",
@@ -171,10 +190,20 @@ public struct TokenRegistry: Sendable {
             "activityID",
             "must be ActivityKit's Activity.id (1–200 letters, digits, '.', '_', '-' and ':')"
         )
-        validation.require(app.environments.contains(environment), "/environment", "the app does not use the \(environment) environment")
-        validation.require(event.environments.contains(environment), "/environment", "event \(event.externalKey) has no \(environment) channel")
+        validation.require(
+            app.environments.contains(environment),
+            "/environment",
+            "the app does not use the \(environment) environment"
+        )
+        validation.require(
+            event.environments.contains(environment),
+            "/environment",
+            "event \(event.externalKey) has no \(environment) channel"
+        )
         if let error = TokenRules.checkHex(token, pointer: "/token") { validation.add(error) }
-        if let pushToStartToken, let error = TokenRules.checkHex(pushToStartToken, pointer: "/pushToStartToken") { validation.add(error) }
+        if let pushToStartToken, let error = TokenRules.checkHex(pushToStartToken, pointer: "/pushToStartToken") {
+            validation.add(error)
+        }
         try validation.check()
     }
 

@@ -41,10 +41,13 @@ enum TokenRules {
             )
         }
         validation.require(registration.tags.count <= maximumTags, "\(pointer)/tags", "at most \(maximumTags) tags")
-        for (index, tag) in registration.tags.enumerated() where tag.isEmpty || tag.unicodeScalars.count > maximumTagLength {
+        for (index, tag) in registration.tags.enumerated()
+        where tag.isEmpty || tag.unicodeScalars.count > maximumTagLength {
             validation.add(FieldError("\(pointer)/tags/\(index)", "must be 1–\(maximumTagLength) characters"))
         }
-        if let deviceToken = registration.deviceToken, let error = checkHex(deviceToken, pointer: "\(pointer)/deviceToken") {
+        if let deviceToken = registration.deviceToken,
+            let error = checkHex(deviceToken, pointer: "\(pointer)/deviceToken")
+        {
             validation.add(error)
         }
         if let version = registration.iosVersion, !isIOSVersion(version) {
@@ -55,7 +58,10 @@ enum TokenRules {
     /// A field error unless `token` is hex of a plausible length.
     static func checkHex(_ token: String, pointer: String) -> FieldError? {
         guard Hex.isHex(token), token.utf8.count <= maximumTokenLength else {
-            return FieldError(pointer, "must be the token as hex (an even number of 0-9 and a-f, at most \(maximumTokenLength))")
+            return FieldError(
+                pointer,
+                "must be the token as hex (an even number of 0-9 and a-f, at most \(maximumTokenLength))"
+            )
         }
         return nil
     }
@@ -64,6 +70,9 @@ enum TokenRules {
     static func isIOSVersion(_ value: String) -> Bool {
         let parts = value.split(separator: ".", omittingEmptySubsequences: false)
         return (1...3).contains(parts.count)
-            && parts.allSatisfy { !$0.isEmpty && $0.count <= 4 && $0.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") } }
+            && parts.allSatisfy {
+                !$0.isEmpty && $0.count <= 4
+                    && $0.utf8.allSatisfy { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+            }
     }
 }

@@ -26,7 +26,9 @@ extension MarqueeKitClient {
     /// push-to-start token and each activity's update token as they come and rotate, and
     /// reconciles whenever an activity begins or changes state (a second activity of an event is
     /// ended before its token is registered). Call it once, at launch; keep the task.
-    public nonisolated func followActivities<Attributes: MarqueeActivityAttributes>(of attributes: Attributes.Type) -> Task<Void, Never> {
+    public nonisolated func followActivities<Attributes: MarqueeActivityAttributes>(
+        of attributes: Attributes.Type
+    ) -> Task<Void, Never> {
         Task {
             await withDiscardingTaskGroup { group in
                 group.addTask {
@@ -50,7 +52,10 @@ extension MarqueeKitClient {
 
     /// One activity's update tokens and state changes, until it ends. Only its ID crosses into
     /// each task: the activity is looked up in ActivityKit's list there.
-    private nonisolated func follow<Attributes: MarqueeActivityAttributes>(activityID: String, of attributes: Attributes.Type) async {
+    private nonisolated func follow<Attributes: MarqueeActivityAttributes>(
+        activityID: String,
+        of attributes: Attributes.Type
+    ) async {
         await withDiscardingTaskGroup { group in
             group.addTask {
                 guard let activity = Self.activity(activityID, of: Attributes.self) else { return }
@@ -68,7 +73,10 @@ extension MarqueeKitClient {
         }
     }
 
-    private static func activity<Attributes: MarqueeActivityAttributes>(_ activityID: String, of attributes: Attributes.Type) -> Activity<Attributes>? {
+    private static func activity<Attributes: MarqueeActivityAttributes>(
+        _ activityID: String,
+        of attributes: Attributes.Type
+    ) -> Activity<Attributes>? {
         Activity<Attributes>.activities.first { $0.id == activityID }
     }
 }

@@ -7,7 +7,12 @@ extension APIHandler {
         try requireDeploymentKey()
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
         let app = try await engine.apps.createApp(
-            .init(name: body.name, bundleID: body.bundleID, teamID: body.teamID, environments: body.environments.map(\.domain))
+            .init(
+                name: body.name,
+                bundleID: body.bundleID,
+                teamID: body.teamID,
+                environments: body.environments.map(\.domain)
+            )
         )
         return .created(.init(body: .json(.init(app, signingKey: nil))))
     }
@@ -36,7 +41,11 @@ extension APIHandler {
     func updateApp(_ input: Operations.UpdateApp.Input) async throws -> Operations.UpdateApp.Output {
         let app = try await managedApp(input.path.appID)
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
-        let updated = try await engine.apps.updateApp(app.id, name: body.name, environments: body.environments?.map(\.domain))
+        let updated = try await engine.apps.updateApp(
+            app.id,
+            name: body.name,
+            environments: body.environments?.map(\.domain)
+        )
         return .ok(.init(body: .json(.init(updated, signingKey: try await engine.apps.currentSigningKey(of: updated)))))
     }
 
@@ -58,7 +67,11 @@ extension APIHandler {
     func createAPIKey(_ input: Operations.CreateAPIKey.Input) async throws -> Operations.CreateAPIKey.Output {
         let app = try await managedApp(input.path.appID)
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
-        let (key, presented) = try await engine.apps.createAPIKey(appID: app.id, role: body.role.domain, label: body.label ?? "")
+        let (key, presented) = try await engine.apps.createAPIKey(
+            appID: app.id,
+            role: body.role.domain,
+            label: body.label ?? ""
+        )
         return .created(.init(body: .json(.init(apiKey: .init(key), key: presented))))
     }
 

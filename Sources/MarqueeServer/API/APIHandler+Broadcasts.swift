@@ -11,7 +11,9 @@ extension APIHandler {
         let draft = BroadcastDraft(
             event: body.event.domain,
             contentState: try JSONPassThrough.object(body.contentState, pointer: "/contentState"),
-            alert: try body.alert.map { try LiveActivityAlert(apnsObject: JSONPassThrough.object($0, pointer: "/alert")) },
+            alert: try body.alert.map {
+                try LiveActivityAlert(apnsObject: JSONPassThrough.object($0, pointer: "/alert"))
+            },
             staleDate: body.staleDate,
             dismissalDate: body.dismissalDate,
             relevanceScore: body.relevanceScore,
@@ -20,7 +22,12 @@ extension APIHandler {
             environments: body.environments?.map(\.domain)
         )
         if let at = body.at {
-            let view = try await engine.schedules.scheduleBroadcast(app: app, eventKey: input.path.eventKey, draft: draft, at: at)
+            let view = try await engine.schedules.scheduleBroadcast(
+                app: app,
+                eventKey: input.path.eventKey,
+                draft: draft,
+                at: at
+            )
             return .accepted(.init(headers: .init(location: Self.scheduleLocation(view)), body: .json(.init(view))))
         }
         let report = try await engine.broadcasts.broadcast(app: app, key: input.path.eventKey, draft: draft)
@@ -47,11 +54,19 @@ extension APIHandler {
             limit: limit
         )
         let next = entries.count == limit ? entries.last?.sequence.map { Cursor.encode(String($0)) } : nil
-        let budget = try await engine.broadcasts.priorityBudgetUse(app: app, key: input.path.eventKey, environment: environment)
+        let budget = try await engine.broadcasts.priorityBudgetUse(
+            app: app,
+            key: input.path.eventKey,
+            environment: environment
+        )
         return .ok(
             .init(
                 headers: .init(
-                    link: nextLink("/v1/events/\(input.path.eventKey)/channels/\(environment.rawValue)/broadcasts", cursor: next, limit: limit)
+                    link: nextLink(
+                        "/v1/events/\(input.path.eventKey)/channels/\(environment.rawValue)/broadcasts",
+                        cursor: next,
+                        limit: limit
+                    )
                 ),
                 body: .json(
                     .init(
@@ -93,10 +108,16 @@ enum JSONPassThrough {
             return .array(try array.enumerated().map { try Self.value($1, pointer: "\(pointer)/\($0)") })
         case let dictionary as [String: (any Sendable)?]:
             var object = JSONObject()
-            for key in dictionary.keys.sorted() { object[key] = try Self.value(dictionary[key] ?? nil, pointer: pointer + "/" + key) }
+            for key in dictionary.keys.sorted() {
+                object[key] = try Self.value(dictionary[key] ?? nil, pointer: pointer + "/" + key)
+            }
             return .object(object)
         default:
-            throw Problem(.invalidRequest, detail: "\(pointer) is not JSON", errors: [.init(pointer: pointer, detail: "is not a JSON value")])
+            throw Problem(
+                .invalidRequest,
+                detail: "\(pointer) is not JSON",
+                errors: [.init(pointer: pointer, detail: "is not a JSON value")]
+            )
         }
     }
 }
@@ -122,10 +143,14 @@ extension LiveActivityAlert {
                     }
                     return .localized(key: locKey, arguments: arguments)
                 }
-                errors.append(.init(pointer: "/alert/\(key)", detail: "must be a string or an object with loc-key and loc-args"))
+                errors.append(
+                    .init(pointer: "/alert/\(key)", detail: "must be a string or an object with loc-key and loc-args")
+                )
                 return nil
             default:
-                errors.append(.init(pointer: "/alert/\(key)", detail: "must be a string or an object with loc-key and loc-args"))
+                errors.append(
+                    .init(pointer: "/alert/\(key)", detail: "must be a string or an object with loc-key and loc-args")
+                )
                 return nil
             }
         }
@@ -138,10 +163,14 @@ extension LiveActivityAlert {
         default: errors.append(.init(pointer: "/alert/sound", detail: "must be a sound name"))
         }
         for key in object.keys where !["title", "body", "sound"].contains(key) {
-            errors.append(.init(pointer: "/alert/\(key)", detail: "is not a Live Activity alert field (title, body, sound)"))
+            errors.append(
+                .init(pointer: "/alert/\(key)", detail: "is not a Live Activity alert field (title, body, sound)")
+            )
         }
         guard errors.isEmpty, let title, let body else {
-            throw errors.isEmpty ? Problem.invalid([.init(pointer: "/alert", detail: "needs a title and a body")]) : Problem.invalid(errors)
+            throw errors.isEmpty
+                ? Problem.invalid([.init(pointer: "/alert", detail: "needs a title and a body")])
+                : Problem.invalid(errors)
         }
         self.init(title: title, body: body, sound: sound)
     }

@@ -9,7 +9,11 @@ extension APIHandler {
         var app: Components.Schemas.App?
         if let appID = key.appID {
             let own: App
-            if let known = try scope.app, known.id == appID { own = known } else { own = try await engine.apps.app(appID) }
+            if let known = try scope.app, known.id == appID {
+                own = known
+            } else {
+                own = try await engine.apps.app(appID)
+            }
             app = .init(own, signingKey: try await engine.apps.currentSigningKey(of: own))
         }
         return .ok(

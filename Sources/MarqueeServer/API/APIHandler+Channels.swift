@@ -49,7 +49,9 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(quotas: quotas))))
     }
 
-    func reconcileChannels(_ input: Operations.ReconcileChannels.Input) async throws -> Operations.ReconcileChannels.Output {
+    func reconcileChannels(
+        _ input: Operations.ReconcileChannels.Input
+    ) async throws -> Operations.ReconcileChannels.Output {
         let app = try await authorizedApp(.publisher)
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
         let report = try await engine.reconciler.reconcile(
@@ -76,7 +78,8 @@ extension APIHandler {
     func getChannel(_ input: Operations.GetChannel.Input) async throws -> Operations.GetChannel.Output {
         let app = try await authorizedApp(.publisher)
         let channel = try await channel(input.path.channelID, of: app)
-        let eventKey = try await channel.eventID.asyncMap { try await engine.events.externalKey(app: app, eventID: $0) } ?? nil
+        let eventKey =
+            try await channel.eventID.asyncMap { try await engine.events.externalKey(app: app, eventID: $0) } ?? nil
         return .ok(.init(body: .json(.init(channel, eventKey: eventKey))))
     }
 
@@ -86,7 +89,11 @@ extension APIHandler {
         guard try await engine.channels.deleteChannel(app: app, channel: channel) else {
             throw Problem(
                 .apnsUnavailable,
-                detail: "APNs could not be reached; the channel is marked for deletion and Marquee retries in the background",
+                detail:
+                    """
+                    APNs could not be reached; the channel is marked for deletion and Marquee retries in the \
+                    background
+                    """,
                 retryAfter: 30
             )
         }
@@ -94,7 +101,9 @@ extension APIHandler {
     }
 
     private func channel(_ publicID: String, of app: App) async throws -> BroadcastChannel {
-        guard let id = PublicID.parseChannel(publicID), let channel = try await engine.channels.channel(app: app, id: id) else {
+        guard let id = PublicID.parseChannel(publicID),
+            let channel = try await engine.channels.channel(app: app, id: id)
+        else {
             throw Problem(.notFound, detail: "channel \(publicID) not found")
         }
         return channel

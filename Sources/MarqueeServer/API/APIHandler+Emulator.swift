@@ -1,7 +1,7 @@
 import MarqueeAPI
 import MarqueeCore
-import MarqueeEngine
 import MarqueeEmulator
+import MarqueeEngine
 
 extension APIHandler {
     /// The emulator `/v1/emulator` reads, or 404 when APNs is Apple's (or an unnamed emulator's).
@@ -9,14 +9,20 @@ extension APIHandler {
         guard let emulator else {
             throw Problem(
                 .notFound,
-                detail: "APNs is not an emulator here: /v1/emulator answers with the in-process emulator, or one named by emulator.inspectionURL"
+                detail:
+                    """
+                    APNs is not an emulator here: /v1/emulator answers with the in-process emulator, or one named \
+                    by emulator.inspectionURL
+                    """
             )
         }
         return emulator
     }
 
     /// `POST /v1/emulator/devices`: virtual iPhones with the key's app, and their push-to-start tokens.
-    func createEmulatorDevices(_ input: Operations.CreateEmulatorDevices.Input) async throws -> Operations.CreateEmulatorDevices.Output {
+    func createEmulatorDevices(
+        _ input: Operations.CreateEmulatorDevices.Input
+    ) async throws -> Operations.CreateEmulatorDevices.Output {
         let emulator = try requiredEmulator()
         let app = try await authorizedApp(.app)
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
@@ -25,17 +31,28 @@ extension APIHandler {
         if !(1...1000).contains(count) { errors.append(.init(pointer: "/count", detail: "must be from 1 to 1000")) }
         let version = IOSVersion(string: body.iosVersion ?? "18.0")
         if version.map({ $0 < IOSVersion.pushToStart }) ?? true {
-            errors.append(.init(pointer: "/iosVersion", detail: "must be an iOS version from 17.2 (push-to-start needs it), e.g. 18.0"))
+            errors.append(
+                .init(
+                    pointer: "/iosVersion",
+                    detail: "must be an iOS version from 17.2 (push-to-start needs it), e.g. 18.0"
+                )
+            )
         }
         if !AttributesTypeRule.isValid(body.attributesType) {
-            errors.append(.init(pointer: "/attributesType", detail: "must be an ActivityKit attributes type's Swift name"))
+            errors.append(
+                .init(pointer: "/attributesType", detail: "must be an ActivityKit attributes type's Swift name")
+            )
         }
         let environment = body.environment.domain
         if !app.environments.contains(environment) {
             errors.append(.init(pointer: "/environment", detail: "the app has no \(environment.rawValue) environment"))
         }
         guard errors.isEmpty, let version else {
-            throw Problem(.invalidRequest, detail: errors.map { "\($0.pointer ?? ""): \($0.detail)" }.joined(separator: "; "), errors: errors)
+            throw Problem(
+                .invalidRequest,
+                detail: errors.map { "\($0.pointer ?? ""): \($0.detail)" }.joined(separator: "; "),
+                errors: errors
+            )
         }
         var devices: [Components.Schemas.EmulatorDevice] = []
         for _ in 0..<count {
@@ -46,13 +63,22 @@ extension APIHandler {
                 pushToStartAttributesTypes: [body.attributesType]
             )
             guard let token = device.pushToStartTokens[body.attributesType] else { continue }
-            devices.append(.init(deviceID: device.id, environment: body.environment, iosVersion: device.iOSVersion.description, pushToStartToken: token))
+            devices.append(
+                .init(
+                    deviceID: device.id,
+                    environment: body.environment,
+                    iosVersion: device.iOSVersion.description,
+                    pushToStartToken: token
+                )
+            )
         }
         return .created(.init(body: .json(.init(devices: devices))))
     }
 
     /// `GET /v1/emulator/lock-screens`: each device's Lock Screen, drawn as `marquee demo` draws it.
-    func listEmulatorLockScreens(_ input: Operations.ListEmulatorLockScreens.Input) async throws -> Operations.ListEmulatorLockScreens.Output {
+    func listEmulatorLockScreens(
+        _ input: Operations.ListEmulatorLockScreens.Input
+    ) async throws -> Operations.ListEmulatorLockScreens.Output {
         let emulator = try requiredEmulator()
         guard let key = try scope.apiKey else { throw Problem(.unauthorized) }
         let bundleID: String? = key.appID == nil ? nil : try await authorizedApp(.app).bundleID
@@ -81,7 +107,9 @@ extension APIHandler {
                 lines: screen?.lines
             )
         }
-        return .ok(.init(body: .json(.init(environment: input.query.environment, total: devices.count, devices: screens))))
+        return .ok(
+            .init(body: .json(.init(environment: input.query.environment, total: devices.count, devices: screens)))
+        )
     }
 }
 

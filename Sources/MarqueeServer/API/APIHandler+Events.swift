@@ -29,7 +29,9 @@ extension APIHandler {
         let view = try await engine.events.view(app: app, key: input.path.eventKey)
         var event = Components.Schemas.Event(view)
         // One statement over the event's starts and reports: cheap beside the view itself.
-        event.funnel = try await engine.presence.funnels(app: app, event: view.event).map(Components.Schemas.EventFunnel.init)
+        event.funnel = try await engine.presence.funnels(app: app, event: view.event).map(
+            Components.Schemas.EventFunnel.init
+        )
         return .ok(.init(body: .json(event)))
     }
 
@@ -45,7 +47,14 @@ extension APIHandler {
         let next = views.count == limit ? views.last.map { Cursor.encode($0.event.externalKey) } : nil
         return .ok(
             .init(
-                headers: .init(link: nextLink("/v1/events", cursor: next, limit: limit, query: ["state": input.query.state?.rawValue])),
+                headers: .init(
+                    link: nextLink(
+                        "/v1/events",
+                        cursor: next,
+                        limit: limit,
+                        query: ["state": input.query.state?.rawValue]
+                    )
+                ),
                 body: .json(.init(events: views.map(Components.Schemas.Event.init), nextCursor: next))
             )
         )
@@ -68,12 +77,23 @@ extension APIHandler {
     /// app in the request's scope); it answers every other GET the same way itself.
     func getEventChannel(_ input: Operations.GetEventChannel.Input) async throws -> Operations.GetEventChannel.Output {
         let app = try await authorizedApp(.app)
-        let view = try await engine.events.activeChannel(app: app, key: input.path.eventKey, environment: input.path.environment.domain)
+        let view = try await engine.events.activeChannel(
+            app: app,
+            key: input.path.eventKey,
+            environment: input.path.environment.domain
+        )
         // The tag came with the (usually remembered) answer: a 304 builds nothing else.
         if let ifNoneMatch = input.headers.ifNoneMatch, view.isMatched(byIfNoneMatch: ifNoneMatch) {
-            return .notModified(.init(headers: .init(eTag: view.entityTag, cacheControl: configuration.channelCacheControl)))
+            return .notModified(
+                .init(headers: .init(eTag: view.entityTag, cacheControl: configuration.channelCacheControl))
+            )
         }
-        return .ok(.init(headers: .init(eTag: view.entityTag, cacheControl: configuration.channelCacheControl), body: .json(.init(view))))
+        return .ok(
+            .init(
+                headers: .init(eTag: view.entityTag, cacheControl: configuration.channelCacheControl),
+                body: .json(.init(view))
+            )
+        )
     }
 
     func listLiveEvents(_ input: Operations.ListLiveEvents.Input) async throws -> Operations.ListLiveEvents.Output {
@@ -101,7 +121,12 @@ extension APIHandler {
         return .ok(
             .init(
                 headers: .init(
-                    link: nextLink("/v1/live-events", cursor: next, limit: limit, query: ["environment": environment.rawValue])
+                    link: nextLink(
+                        "/v1/live-events",
+                        cursor: next,
+                        limit: limit,
+                        query: ["environment": environment.rawValue]
+                    )
                 ),
                 body: .json(.init(events: events, nextCursor: next))
             )

@@ -12,7 +12,10 @@ extension APIHandler {
         do {
             try await engine.apps.checkStoreAnswers()
         } catch {
-            try scope.logger.warning("readiness check: the store does not answer", metadata: ["error": "\(String(reflecting: error))"])
+            try scope.logger.warning(
+                "readiness check: the store does not answer",
+                metadata: ["error": "\(String(reflecting: error))"]
+            )
             throw Problem(.storeUnavailable, detail: "the store does not answer", retryAfter: 5)
         }
         return .ok(.init(body: .json(.init(status: "ok"))))

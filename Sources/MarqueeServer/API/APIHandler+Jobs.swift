@@ -31,10 +31,14 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(view))))
     }
 
-    func resendUncertainStarts(_ input: Operations.ResendUncertainStarts.Input) async throws -> Operations.ResendUncertainStarts.Output {
+    func resendUncertainStarts(
+        _ input: Operations.ResendUncertainStarts.Input
+    ) async throws -> Operations.ResendUncertainStarts.Output {
         let app = try await authorizedApp(.publisher)
         let view = try await engine.starts.resendUncertain(app: app, id: try Self.jobID(input.path.jobID))
-        return .accepted(.init(headers: .init(location: "/v1/jobs/\(PublicID.job(view.job.id))"), body: .json(.init(view))))
+        return .accepted(
+            .init(headers: .init(location: "/v1/jobs/\(PublicID.job(view.job.id))"), body: .json(.init(view)))
+        )
     }
 
     func followJob(_ input: Operations.FollowJob.Input) async throws -> Operations.FollowJob.Output {
@@ -42,7 +46,13 @@ extension APIHandler {
         let progress = try await engine.starts.progress(app: app, id: try Self.jobID(input.path.jobID))
         let first = input.headers.lastEventID.flatMap { Int($0.trimmingCharacters(in: .whitespaces)) } ?? 0
         let events = JobServerSentEvents(base: progress, firstID: first + 1)
-        return .ok(.init(body: .textEventStream(HTTPBody(events.asEncodedServerSentEvents(), length: .unknown, iterationBehavior: .single))))
+        return .ok(
+            .init(
+                body: .textEventStream(
+                    HTTPBody(events.asEncodedServerSentEvents(), length: .unknown, iterationBehavior: .single)
+                )
+            )
+        )
     }
 
     static func jobID(_ text: String) throws -> JobID {

@@ -3,7 +3,9 @@ import MarqueeCore
 import MarqueeEngine
 
 extension APIHandler {
-    func reportDevicePresence(_ input: Operations.ReportDevicePresence.Input) async throws -> Operations.ReportDevicePresence.Output {
+    func reportDevicePresence(
+        _ input: Operations.ReportDevicePresence.Input
+    ) async throws -> Operations.ReportDevicePresence.Output {
         let app = try await authorizedApp(.app)
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
         let event = try await engine.events.view(app: app, key: input.path.eventKey).event
@@ -20,10 +22,18 @@ extension APIHandler {
         let app = try await authorizedApp(.publisher)
         let event = try await engine.events.view(app: app, key: input.path.eventKey).event
         let funnels = try await engine.presence.funnels(app: app, event: event)
-        return .ok(.init(body: .json(.init(eventKey: event.externalKey, environments: funnels.map(Components.Schemas.EventFunnel.init)))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(eventKey: event.externalKey, environments: funnels.map(Components.Schemas.EventFunnel.init))
+                )
+            )
+        )
     }
 
-    func getEventFunnelSeries(_ input: Operations.GetEventFunnelSeries.Input) async throws -> Operations.GetEventFunnelSeries.Output {
+    func getEventFunnelSeries(
+        _ input: Operations.GetEventFunnelSeries.Input
+    ) async throws -> Operations.GetEventFunnelSeries.Output {
         let app = try await authorizedApp(.publisher)
         let event = try await engine.events.view(app: app, key: input.path.eventKey).event
         let timeline = try await engine.presence.timeline(app: app, event: event)
@@ -103,9 +113,14 @@ extension Components.Schemas.EventFunnelSeries {
     }
 
     /// One point per bucket, as of the bucket's end.
-    private static func points(_ series: DeliveryFunnelTimeline.Series, _ buckets: DeliveryFunnelTimeline.Buckets) -> [Components.Schemas.FunnelPoint] {
+    private static func points(
+        _ series: DeliveryFunnelTimeline.Series,
+        _ buckets: DeliveryFunnelTimeline.Buckets
+    ) -> [Components.Schemas.FunnelPoint] {
         let counts = { (stage: FunnelStage) in series.counts(of: stage, bucketCount: buckets.count) }
-        let (sent, accepted, showing, ended, lateJoiners) = (counts(.sent), counts(.accepted), counts(.showing), counts(.ended), counts(.lateJoinersStarted))
+        let (sent, accepted, showing, ended, lateJoiners) = (
+            counts(.sent), counts(.accepted), counts(.showing), counts(.ended), counts(.lateJoinersStarted)
+        )
         return (0..<buckets.count).map { index in
             .init(
                 at: buckets.end(of: index),

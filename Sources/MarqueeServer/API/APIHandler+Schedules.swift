@@ -5,15 +5,24 @@ import MarqueeEngine
 import OpenAPIRuntime
 
 extension APIHandler {
-    func listEventSchedules(_ input: Operations.ListEventSchedules.Input) async throws -> Operations.ListEventSchedules.Output {
+    func listEventSchedules(
+        _ input: Operations.ListEventSchedules.Input
+    ) async throws -> Operations.ListEventSchedules.Output {
         let app = try await authorizedApp(.publisher)
         let limit = try Cursor.limit(input.query.limit)
         let after = try Cursor.decode(input.query.after).map(Self.schedulePosition)
-        let views = try await engine.schedules.schedules(app: app, eventKey: input.path.eventKey, after: after, limit: limit)
+        let views = try await engine.schedules.schedules(
+            app: app,
+            eventKey: input.path.eventKey,
+            after: after,
+            limit: limit
+        )
         let next = views.count == limit ? views.last.map { Cursor.encode(Self.scheduleCursorKey($0.schedule)) } : nil
         return .ok(
             .init(
-                headers: .init(link: nextLink("/v1/events/\(input.path.eventKey)/schedules", cursor: next, limit: limit)),
+                headers: .init(
+                    link: nextLink("/v1/events/\(input.path.eventKey)/schedules", cursor: next, limit: limit)
+                ),
                 body: .json(.init(schedules: views.map(Components.Schemas.Schedule.init), nextCursor: next))
             )
         )
@@ -21,12 +30,24 @@ extension APIHandler {
 
     func getSchedule(_ input: Operations.GetSchedule.Input) async throws -> Operations.GetSchedule.Output {
         let app = try await authorizedApp(.publisher)
-        return .ok(.init(body: .json(.init(try await engine.schedules.schedule(app: app, id: try Self.scheduleID(input.path.scheduleID))))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(try await engine.schedules.schedule(app: app, id: try Self.scheduleID(input.path.scheduleID)))
+                )
+            )
+        )
     }
 
     func cancelSchedule(_ input: Operations.CancelSchedule.Input) async throws -> Operations.CancelSchedule.Output {
         let app = try await authorizedApp(.publisher)
-        return .ok(.init(body: .json(.init(try await engine.schedules.cancel(app: app, id: try Self.scheduleID(input.path.scheduleID))))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(try await engine.schedules.cancel(app: app, id: try Self.scheduleID(input.path.scheduleID)))
+                )
+            )
+        )
     }
 
     static func scheduleLocation(_ view: ScheduleView) -> String {
@@ -34,7 +55,9 @@ extension APIHandler {
     }
 
     static func scheduleID(_ text: String) throws -> ScheduleID {
-        guard let id = PublicID.parseSchedule(text) else { throw Problem(.notFound, detail: "schedule \(text) not found") }
+        guard let id = PublicID.parseSchedule(text) else {
+            throw Problem(.notFound, detail: "schedule \(text) not found")
+        }
         return id
     }
 
@@ -80,7 +103,9 @@ extension Components.Schemas.ScheduleOutcome {
         self.init(
             jobs: outcome.startJobs.isEmpty ? nil : outcome.startJobs.map(PublicID.job),
             broadcast: outcome.broadcast?.map(Components.Schemas.BroadcastChannelResult.init),
-            channels: outcome.channels?.map { .init(environment: .init($0.environment), id: PublicID.channel($0.id), channelID: $0.channelID) },
+            channels: outcome.channels?.map {
+                .init(environment: .init($0.environment), id: PublicID.channel($0.id), channelID: $0.channelID)
+            },
             closed: outcome.closed ? true : nil,
             skipped: outcome.skipped
         )
@@ -123,7 +148,12 @@ extension Components.Schemas.StartRequest {
             contentState: contentState,
             alert: alert,
             audience: request.audience.isEveryone
-                ? nil : .init(tags: request.audience.tags, userIDs: request.audience.userIDs, tokens: request.audience.tokens),
+                ? nil
+                : .init(
+                    tags: request.audience.tags,
+                    userIDs: request.audience.userIDs,
+                    tokens: request.audience.tokens
+                ),
             inputPushToken: request.inputPushToken ? true : nil,
             lateJoiners: Components.Schemas.StartLateJoiners(request.lateJoiners)
         )
@@ -164,7 +194,8 @@ extension Components.Schemas.EventTimeline {
             start: settings.start.flatMap(Components.Schemas.TimelineStart.init),
             channelLeadSeconds: durations.map { Int($0.channelLead) } ?? settings.channelLeadSeconds,
             endAfterSeconds: durations.map { Int($0.endAfter) } ?? settings.endAfterSeconds,
-            deleteChannelsAfterSeconds: durations.map { Int($0.deleteChannelsAfter) } ?? settings.deleteChannelsAfterSeconds
+            deleteChannelsAfterSeconds: durations.map { Int($0.deleteChannelsAfter) }
+                ?? settings.deleteChannelsAfterSeconds
         )
     }
 
@@ -176,7 +207,10 @@ extension Components.Schemas.EventTimeline {
                 TimelineStart(
                     environment: start.environment?.domain,
                     attributes: try APIHandler.passThrough(start.attributes, pointer: "/timeline/start/attributes"),
-                    contentState: try APIHandler.passThrough(start.contentState, pointer: "/timeline/start/contentState"),
+                    contentState: try APIHandler.passThrough(
+                        start.contentState,
+                        pointer: "/timeline/start/contentState"
+                    ),
                     alert: try APIHandler.passThrough(start.alert, pointer: "/timeline/start/alert"),
                     tags: start.audience?.tags ?? [],
                     userIDs: start.audience?.userIDs ?? [],

@@ -4,7 +4,9 @@ import MarqueeCore
 import MarqueeEngine
 
 extension APIHandler {
-    func startEventActivities(_ input: Operations.StartEventActivities.Input) async throws -> Operations.StartEventActivities.Output {
+    func startEventActivities(
+        _ input: Operations.StartEventActivities.Input
+    ) async throws -> Operations.StartEventActivities.Output {
         let app = try await authorizedApp(.publisher)
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
         let request = StartRequest(
@@ -20,7 +22,12 @@ extension APIHandler {
             )
         )
         if let at = body.at {
-            let view = try await engine.schedules.scheduleStart(app: app, eventKey: input.path.eventKey, request: request, at: at)
+            let view = try await engine.schedules.scheduleStart(
+                app: app,
+                eventKey: input.path.eventKey,
+                request: request,
+                at: at
+            )
             return .accepted(
                 .init(headers: .init(location: Self.scheduleLocation(view)), body: .json(.Schedule(.init(view))))
             )
@@ -36,7 +43,11 @@ extension APIHandler {
     static func passThrough<Value: Encodable>(_ value: Value, pointer: String) throws -> JSONObject {
         let decoded = try? JSONDecoder().decode(JSONValue.self, from: JSONEncoder().encode(value))
         guard case .object(let object)? = decoded else {
-            throw Problem(.invalidRequest, detail: "\(pointer) must be a JSON object", errors: [.init(pointer: pointer, detail: "must be an object")])
+            throw Problem(
+                .invalidRequest,
+                detail: "\(pointer) must be a JSON object",
+                errors: [.init(pointer: pointer, detail: "must be an object")]
+            )
         }
         return object
     }
@@ -59,6 +70,12 @@ extension APIHandler {
             environment: body.environment.domain,
             audience: StartAudience(body.audience)
         )
-        return .ok(.init(body: .json(.init(environment: body.environment, attributesType: size.attributesType, count: size.count))))
+        return .ok(
+            .init(
+                body: .json(
+                    .init(environment: body.environment, attributesType: size.attributesType, count: size.count)
+                )
+            )
+        )
     }
 }

@@ -56,7 +56,9 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(token))))
     }
 
-    func getPushToStartToken(_ input: Operations.GetPushToStartToken.Input) async throws -> Operations.GetPushToStartToken.Output {
+    func getPushToStartToken(
+        _ input: Operations.GetPushToStartToken.Input
+    ) async throws -> Operations.GetPushToStartToken.Output {
         let app = try await authorizedApp(.app)
         let token = try await engine.tokens.token(
             app: app,
@@ -80,7 +82,9 @@ extension APIHandler {
         return .noContent(.init())
     }
 
-    func putActivityUpdateToken(_ input: Operations.PutActivityUpdateToken.Input) async throws -> Operations.PutActivityUpdateToken.Output {
+    func putActivityUpdateToken(
+        _ input: Operations.PutActivityUpdateToken.Input
+    ) async throws -> Operations.PutActivityUpdateToken.Output {
         let app = try await authorizedApp(.app)
         guard case .json(let body) = input.body else { throw Problem(.unsupportedMediaType) }
         let view = try await engine.events.view(app: app, key: body.eventKey)
@@ -103,7 +107,9 @@ extension APIHandler {
         return .ok(.init(body: .json(.init(activity, eventKey: eventKey))))
     }
 
-    func unregisterActivity(_ input: Operations.UnregisterActivity.Input) async throws -> Operations.UnregisterActivity.Output {
+    func unregisterActivity(
+        _ input: Operations.UnregisterActivity.Input
+    ) async throws -> Operations.UnregisterActivity.Output {
         let app = try await authorizedApp(.app)
         try await engine.tokens.unregisterActivity(app: app, activityID: input.path.activityID)
         return .noContent(.init())

@@ -42,7 +42,9 @@ final class APIHandler: APIProtocol {
     /// The app of the request's key, if the key's role allows `role`. A deployment key acts on no
     /// app's events or tokens.
     func authorizedApp(_ role: APIKeyRole) async throws -> App {
-        guard let key = try scope.apiKey else { throw Problem(.unauthorized, detail: "send the API key as Authorization: Bearer mq_…") }
+        guard let key = try scope.apiKey else {
+            throw Problem(.unauthorized, detail: "send the API key as Authorization: Bearer mq_…")
+        }
         guard let appID = key.appID else {
             throw Problem(
                 .forbidden,
@@ -50,7 +52,10 @@ final class APIHandler: APIProtocol {
             )
         }
         guard key.role.allows(role) else {
-            throw Problem(.forbidden, detail: "this operation needs the \(role.rawValue) role; the key has \(key.role.rawValue)")
+            throw Problem(
+                .forbidden,
+                detail: "this operation needs the \(role.rawValue) role; the key has \(key.role.rawValue)"
+            )
         }
         // Authentication read the app with the key (or remembered both, auth.cacheSeconds).
         guard let app = try scope.app, app.id == appID else { return try await engine.apps.app(appID) }
@@ -66,7 +71,10 @@ final class APIHandler: APIProtocol {
         if let own = key.appID {
             guard own == appID else { throw notFound }
             guard key.role.allows(.admin) else {
-                throw Problem(.forbidden, detail: "managing the app needs the admin role; the key has \(key.role.rawValue)")
+                throw Problem(
+                    .forbidden,
+                    detail: "managing the app needs the admin role; the key has \(key.role.rawValue)"
+                )
             }
         }
         do {
@@ -80,7 +88,10 @@ final class APIHandler: APIProtocol {
     func requireDeploymentKey() throws {
         guard let key = try scope.apiKey else { throw Problem(.unauthorized) }
         guard key.isDeploymentKey else {
-            throw Problem(.forbidden, detail: "creating apps needs a deployment key (printed on the service's first start)")
+            throw Problem(
+                .forbidden,
+                detail: "creating apps needs a deployment key (printed on the service's first start)"
+            )
         }
     }
 
@@ -89,7 +100,9 @@ final class APIHandler: APIProtocol {
         guard let cursor else { return nil }
         var components = URLComponents()
         components.path = path
-        var items = query.compactMap { key, value in value.map { URLQueryItem(name: key, value: $0) } }.sorted { $0.name < $1.name }
+        var items = query.compactMap { key, value in value.map { URLQueryItem(name: key, value: $0) } }.sorted {
+            $0.name < $1.name
+        }
         items.append(URLQueryItem(name: "limit", value: String(limit)))
         items.append(URLQueryItem(name: "after", value: cursor))
         components.queryItems = items

@@ -47,7 +47,9 @@ enum Cursor {
     }
 
     /// A cursor of the documented form that this API did not issue: 422 naming `after`.
-    static let notIssued = Problem.invalid([.init(parameter: "after", in: "query", detail: "must be the nextCursor of a previous page")])
+    static let notIssued = Problem.invalid([
+        .init(parameter: "after", in: "query", detail: "must be the nextCursor of a previous page")
+    ])
 
     /// `limit` within 1...1000, 100 by default.
     static func limit(_ limit: Int?) throws -> Int {

@@ -23,7 +23,11 @@ enum APNSTargetParsing {
         }
         switch scheme {
         case "https":
-            return APNSEndpoint(host: host, port: port, security: .tls(trustRoots: caFile.map { .pemFile($0) } ?? .system))
+            return APNSEndpoint(
+                host: host,
+                port: port,
+                security: .tls(trustRoots: caFile.map { .pemFile($0) } ?? .system)
+            )
         case "http":
             return APNSEndpoint(host: host, port: port, security: .cleartext)
         default:

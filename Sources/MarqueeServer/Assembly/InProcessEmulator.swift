@@ -23,7 +23,11 @@ struct InProcessEmulator {
         configuration.logger = logger
         configuration.clock = clock
         if let stateDirectory {
-            try FileManager.default.createDirectory(atPath: stateDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+            try FileManager.default.createDirectory(
+                atPath: stateDirectory,
+                withIntermediateDirectories: true,
+                attributes: [.posixPermissions: 0o700]
+            )
             configuration.caCertificatePath = (stateDirectory as NSString).appendingPathComponent("ca.pem")
         }
         let emulator = APNSEmulator(configuration: configuration)
@@ -33,15 +37,21 @@ struct InProcessEmulator {
 
     /// Where Marquee's clients connect: the emulator's TLS listeners, trusting its CA.
     func target() throws -> APNSTarget {
-        guard let ca = emulator.caCertificatePEM else { throw ConfigurationError(key: "apns.target", "the emulator has no CA") }
+        guard let ca = emulator.caCertificatePEM else {
+            throw ConfigurationError(key: "apns.target", "the emulator has no CA")
+        }
         var push: [APNSEnvironment: APNSEndpoint] = [:]
         var management: [APNSEnvironment: APNSEndpoint] = [:]
         for environment in APNSEnvironment.allCases {
             let security = APNSEndpoint.Security.tls(trustRoots: .pem(ca))
-            if let port = emulator.port(for: APNSEmulatorListener(environment: environment, kind: .push, transport: .tls)) {
+            if let port = emulator.port(
+                for: APNSEmulatorListener(environment: environment, kind: .push, transport: .tls)
+            ) {
                 push[environment] = APNSEndpoint(host: "127.0.0.1", port: port, security: security)
             }
-            if let port = emulator.port(for: APNSEmulatorListener(environment: environment, kind: .channelManagement, transport: .tls)) {
+            if let port = emulator.port(
+                for: APNSEmulatorListener(environment: environment, kind: .channelManagement, transport: .tls)
+            ) {
                 management[environment] = APNSEndpoint(host: "127.0.0.1", port: port, security: security)
             }
         }

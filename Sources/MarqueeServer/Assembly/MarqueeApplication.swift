@@ -2,8 +2,8 @@ import Hummingbird
 import Logging
 import MarqueeAPI
 import MarqueeEngine
-import OpenAPIRuntime
 import OpenAPIHummingbird
+import OpenAPIRuntime
 import Prometheus
 
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
@@ -22,12 +22,36 @@ enum MarqueeApplication {
         // HEAD wherever GET is, as the document's `Allow` says (ContractMiddleware).
         let router = Router(context: MarqueeRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so that it sees the final status of every request, problem documents included.
-        router.add(middleware: HTTPMetricsMiddleware(metrics: HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))))
+        router.add(
+            middleware: HTTPMetricsMiddleware(
+                metrics: HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))
+            )
+        )
         router.add(middleware: RequestIDMiddleware(logger: logger))
-        router.add(middleware: MetricsAccessMiddleware(enabled: configuration.metricsEnabled, bearerToken: configuration.metricsBearerToken))
-        router.add(middleware: AuthenticationMiddleware(apps: engine.apps, failures: AuthenticationFailures(settings: configuration.authenticationThrottle)))
-        router.add(middleware: BodyLimitMiddleware(maximumBytes: configuration.maxBodyBytes, maximumDepth: configuration.maxJSONDepth))
-        router.add(middleware: ContractMiddleware(contract: try APIContract.builtIn(), maximumBodyBytes: configuration.maxBodyBytes))
+        router.add(
+            middleware: MetricsAccessMiddleware(
+                enabled: configuration.metricsEnabled,
+                bearerToken: configuration.metricsBearerToken
+            )
+        )
+        router.add(
+            middleware: AuthenticationMiddleware(
+                apps: engine.apps,
+                failures: AuthenticationFailures(settings: configuration.authenticationThrottle)
+            )
+        )
+        router.add(
+            middleware: BodyLimitMiddleware(
+                maximumBytes: configuration.maxBodyBytes,
+                maximumDepth: configuration.maxJSONDepth
+            )
+        )
+        router.add(
+            middleware: ContractMiddleware(
+                contract: try APIContract.builtIn(),
+                maximumBodyBytes: configuration.maxBodyBytes
+            )
+        )
         // The channel-ID read, checked as above, answered from memory without the generated route.
         router.add(
             middleware: ChannelReadMiddleware(
@@ -39,11 +63,15 @@ enum MarqueeApplication {
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
         ConsoleRoute.register(on: router)
-        try APIHandler(engine: engine, configuration: configuration, metrics: metrics, emulator: emulator).registerHandlers(
-            on: router,
-            configuration: .init(dateTranscoder: RFC3339DateTranscoder(), jsonEncodingOptions: JSONAnswerStyle.openAPI),
-            middlewares: [VerbatimHeadersMiddleware()]
-        )
+        try APIHandler(engine: engine, configuration: configuration, metrics: metrics, emulator: emulator)
+            .registerHandlers(
+                on: router,
+                configuration: .init(
+                    dateTranscoder: RFC3339DateTranscoder(),
+                    jsonEncodingOptions: JSONAnswerStyle.openAPI
+                ),
+                middlewares: [VerbatimHeadersMiddleware()]
+            )
         return router
     }
 }

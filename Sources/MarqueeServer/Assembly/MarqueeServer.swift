@@ -45,9 +45,15 @@ public enum MarqueeServer {
     ) async throws {
         let storeLogger = logger.withLevel(atMost: .info)
         let sealer = try OpenedStore.sealer(configuration: configuration, logger: logger)
-        let migrations = configuration.sqlDirectory.map { MigrationDirectory(root: URL(fileURLWithPath: $0, isDirectory: true)) }
+        let migrations =
+            configuration.sqlDirectory.map { MigrationDirectory(root: URL(fileURLWithPath: $0, isDirectory: true)) }
             ?? .resolved()
-        let storeConfiguration = StoreConfiguration(sealer: sealer, migrations: migrations, clock: clock, logger: storeLogger)
+        let storeConfiguration = StoreConfiguration(
+            sealer: sealer,
+            migrations: migrations,
+            clock: clock,
+            logger: storeLogger
+        )
 
         if let url = configuration.databaseURL {
             let target: PostgresConnectionURL
@@ -78,7 +84,11 @@ public enum MarqueeServer {
                     signals: [],
                     onStarted: onStarted,
                     extraServices: [
-                        PostgresNotifications(client: client, subscriptions: [.jobs, .credentials, .channelAnswers], logger: storeLogger)
+                        PostgresNotifications(
+                            client: client,
+                            subscriptions: [.jobs, .credentials, .channelAnswers],
+                            logger: storeLogger
+                        )
                     ]
                 )
             }
@@ -95,7 +105,10 @@ public enum MarqueeServer {
             )
             try await group.run()
         } else {
-            let opened = try await OpenedStore.sqlite(configuration: configuration, storeConfiguration: storeConfiguration)
+            let opened = try await OpenedStore.sqlite(
+                configuration: configuration,
+                storeConfiguration: storeConfiguration
+            )
             do {
                 try await serve(
                     opened,
@@ -127,7 +140,13 @@ public enum MarqueeServer {
         // Before anything unseals a signing key (the in-process emulator's provisioning does).
         try await resealSigningKeys(in: opened.store, logger: logger)
         var services: [any Service] = []
-        let apns = try await resolveAPNS(configuration.apns, store: opened.store, configuration: configuration, clock: clock, logger: logger)
+        let apns = try await resolveAPNS(
+            configuration.apns,
+            store: opened.store,
+            configuration: configuration,
+            clock: clock,
+            logger: logger
+        )
         if let emulator = apns.emulator { services.append(emulator.emulator) }
         var target = apns.target
         let provisioner = apns.provisioner
@@ -160,7 +179,10 @@ public enum MarqueeServer {
         let application = Application(
             router: router,
             server: .guardedHTTP1(limits: configuration.connectionLimits, logger: logger.withLevel(atMost: .info)),
-            configuration: .init(address: .hostname(configuration.host, port: configuration.port), serverName: "marquee"),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "marquee"
+            ),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port
                 await onStarted(
@@ -211,7 +233,10 @@ public enum MarqueeServer {
         case .apple:
             return ResolvedAPNS(target: .apple, provisioner: AppleAPNSAccount())
         case .custom(let endpoints, let caFile):
-            return ResolvedAPNS(target: try APNSTargetParsing.custom(endpoints: endpoints, caFile: caFile), provisioner: AppleAPNSAccount())
+            return ResolvedAPNS(
+                target: try APNSTargetParsing.custom(endpoints: endpoints, caFile: caFile),
+                provisioner: AppleAPNSAccount()
+            )
         case .emulator:
             let started = try await InProcessEmulator.start(
                 stateDirectory: (configuration.dataDirectory as NSString).appendingPathComponent("emulator"),
@@ -238,11 +263,17 @@ extension MarqueeServer {
         } catch SecretError.unknownMasterKey(let id) {
             throw ConfigurationError(
                 key: "secrets.masterKeys",
-                "a stored signing key is sealed by master key \"\(id)\", which the keyring no longer holds: put it back after the current key, start once so that it is re-sealed, then remove it"
+                """
+                a stored signing key is sealed by master key \"\(id)\", which the keyring no longer holds: put it \
+                back after the current key, start once so that it is re-sealed, then remove it
+                """
             )
         }
         if resealed > 0 {
-            logger.notice("signing keys re-sealed under the current master key", metadata: ["signing_keys.resealed": "\(resealed)"])
+            logger.notice(
+                "signing keys re-sealed under the current master key",
+                metadata: ["signing_keys.resealed": "\(resealed)"]
+            )
         }
     }
 }

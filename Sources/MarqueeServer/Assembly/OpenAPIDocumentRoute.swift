@@ -12,7 +12,10 @@ struct OpenAPIDocumentRoute {
 
     init() throws {
         guard let yaml = MarqueeAPIDocument.yaml() else {
-            throw ConfigurationError(key: "openapi", "the OpenAPI document is missing from the installation (MarqueeAPI resources)")
+            throw ConfigurationError(
+                key: "openapi",
+                "the OpenAPI document is missing from the installation (MarqueeAPI resources)"
+            )
         }
         let object = try Yams.load(yaml: yaml)
         let data = try JSONSerialization.data(withJSONObject: object as Any, options: [.sortedKeys])

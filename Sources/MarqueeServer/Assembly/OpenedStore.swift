@@ -14,7 +14,10 @@ struct OpenedStore: Sendable {
 
     /// Opens the configured store. For PostgreSQL the caller must already be running
     /// `postgresClient` (see `MarqueeServer.run`), so the client is made by `postgresClient(for:)`.
-    static func sqlite(configuration: ServerConfiguration, storeConfiguration: StoreConfiguration) async throws -> OpenedStore {
+    static func sqlite(
+        configuration: ServerConfiguration,
+        storeConfiguration: StoreConfiguration
+    ) async throws -> OpenedStore {
         let store = try await SQLiteStore.open(path: configuration.sqlitePath, configuration: storeConfiguration)
         do {
             try await store.migrate()
@@ -76,13 +79,21 @@ struct OpenedStore: Sendable {
             do {
                 return try SecretSealer(keyring: text.trimmingCharacters(in: .whitespacesAndNewlines))
             } catch {
-                throw ConfigurationError(key: "secrets.masterKeys", "the generated key file \(path) is damaged: \(error)")
+                throw ConfigurationError(
+                    key: "secrets.masterKeys",
+                    "the generated key file \(path) is damaged: \(error)"
+                )
             }
         }
         // Owner-only, as the SQLite files beside it.
-        try files.createDirectory(atPath: configuration.dataDirectory, withIntermediateDirectories: true, attributes: [.posixPermissions: 0o700])
+        try files.createDirectory(
+            atPath: configuration.dataDirectory,
+            withIntermediateDirectories: true,
+            attributes: [.posixPermissions: 0o700]
+        )
         let keyring = "local-1:\(MasterKey.generateBase64())"
-        guard files.createFile(atPath: path, contents: Data(keyring.utf8), attributes: [.posixPermissions: 0o600]) else {
+        guard files.createFile(atPath: path, contents: Data(keyring.utf8), attributes: [.posixPermissions: 0o600])
+        else {
             throw ConfigurationError(key: "data.dir", "cannot write \(path)")
         }
         logger.notice("generated a master key for sealing signing keys", metadata: ["file": "\(path)"])

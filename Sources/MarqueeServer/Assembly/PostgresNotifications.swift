@@ -110,7 +110,9 @@ struct PostgresNotifications: EngineService {
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (subscription, notifications) in heard {
                     group.addTask {
-                        for try await notification in notifications { subscription.notified(engine, notification.payload) }
+                        for try await notification in notifications {
+                            subscription.notified(engine, notification.payload)
+                        }
                     }
                 }
                 try await group.next()

@@ -28,7 +28,8 @@ extension ConfigReader {
     }
 
     func integer(_ key: String, default defaultValue: Int, range: ClosedRange<Int>) throws(ConfigurationError) -> Int {
-        try parsed(key, default: defaultValue, expected: "a whole number in \(range.lowerBound)...\(range.upperBound)") {
+        try parsed(key, default: defaultValue, expected: "a whole number in \(range.lowerBound)...\(range.upperBound)")
+        {
             Int($0).flatMap { range.contains($0) ? $0 : nil }
         }
     }

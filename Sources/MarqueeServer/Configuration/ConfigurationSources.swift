@@ -8,7 +8,9 @@ enum ConfigurationSources {
     /// A reader over `flags` (their keys as the file's), the environment and `file`; the keys in
     /// `secretKeys` are secrets wherever they come from (never printed, logged or shown in an error).
     static func reader(flags: [String: String], file: String?, secretKeys: Set<String>) async throws -> ConfigReader {
-        var providers: [any ConfigProvider] = [values(flags, secretKeys: secretKeys), environment(secretKeys: secretKeys)]
+        var providers: [any ConfigProvider] = [
+            values(flags, secretKeys: secretKeys), environment(secretKeys: secretKeys),
+        ]
         if let file {
             do {
                 providers.append(try await FileProvider<JSONSnapshot>(filePath: .init(file)))
@@ -30,14 +32,19 @@ enum ConfigurationSources {
         InMemoryProvider(
             values: Dictionary(
                 uniqueKeysWithValues: values.map {
-                    (AbsoluteConfigKey(stringLiteral: $0.key), ConfigValue(.string($0.value), isSecret: secretKeys.contains($0.key)))
+                    (
+                        AbsoluteConfigKey(stringLiteral: $0.key),
+                        ConfigValue(.string($0.value), isSecret: secretKeys.contains($0.key))
+                    )
                 }
             )
         )
     }
 
     static func environment(secretKeys: Set<String>) -> some ConfigProvider {
-        EnvironmentVariablesProvider(secretsSpecifier: .specific(Set(secretKeys.map(environmentName)))).prefixKeys(with: "marquee")
+        EnvironmentVariablesProvider(secretsSpecifier: .specific(Set(secretKeys.map(environmentName)))).prefixKeys(
+            with: "marquee"
+        )
     }
 
     /// The environment variable of a key: `MARQUEE_` and the key in upper snake case, a lower-case

@@ -25,12 +25,19 @@ public struct EmulatorSettings: Sendable {
 
     /// Flags over the environment (`MARQUEE_…`) over a JSON file over defaults.
     public static func load(flags: [String: String], file: String?) async throws -> EmulatorSettings {
-        try EmulatorSettings(reader: try await ConfigurationSources.reader(flags: flags, file: file, secretKeys: secretKeys))
+        try EmulatorSettings(
+            reader: try await ConfigurationSources.reader(flags: flags, file: file, secretKeys: secretKeys)
+        )
     }
 
     /// The settings of a given set of values, over the environment unless `environment` is false.
-    public static func reading(_ values: [String: String], environment: Bool = true) throws(ConfigurationError) -> EmulatorSettings {
-        try EmulatorSettings(reader: ConfigurationSources.reader(values: values, environment: environment, secretKeys: secretKeys))
+    public static func reading(
+        _ values: [String: String],
+        environment: Bool = true
+    ) throws(ConfigurationError) -> EmulatorSettings {
+        try EmulatorSettings(
+            reader: ConfigurationSources.reader(values: values, environment: environment, secretKeys: secretKeys)
+        )
     }
 
     public init(reader: ConfigReader) throws(ConfigurationError) {
@@ -48,7 +55,11 @@ public struct EmulatorSettings: Sendable {
         if let app = try Self.playedApp(reader) { emulator.apps[demoBundleID] = app }
         stateDirectory = reader.raw("emulator.stateDir")
         faults = try Self.faults(reader)
-        logLevel = try reader.parsed("emulator.logLevel", default: .info, expected: "trace, debug, info, notice, warning, error or critical") {
+        logLevel = try reader.parsed(
+            "emulator.logLevel",
+            default: .info,
+            expected: "trace, debug, info, notice, warning, error or critical"
+        ) {
             Logger.Level(rawValue: $0.lowercased())
         }
         self.emulator = emulator
@@ -58,13 +69,20 @@ public struct EmulatorSettings: Sendable {
 extension EmulatorSettings {
     /// Where it listens: `emulator.host`, `emulator.ports`, `emulator.inspectionPort`, `emulator.tls`,
     /// `emulator.h2c`, `emulator.maxConcurrentStreams`, `emulator.idleTimeoutSeconds`.
-    static func readListeners(_ reader: ConfigReader, into emulator: inout APNSEmulatorConfiguration) throws(ConfigurationError) {
+    static func readListeners(
+        _ reader: ConfigReader,
+        into emulator: inout APNSEmulatorConfiguration
+    ) throws(ConfigurationError) {
         emulator.host = reader.raw("emulator.host") ?? "127.0.0.1"
         emulator.ports = try listenerPorts(reader.raw("emulator.ports") ?? "")
         emulator.inspectionPort = try reader.integer("emulator.inspectionPort", default: 0, range: 0...65535)
         emulator.tls = try reader.flag("emulator.tls", default: true) ? .generated : .disabled
         emulator.h2c = try reader.flag("emulator.h2c", default: true)
-        emulator.maxConcurrentStreams = try reader.integer("emulator.maxConcurrentStreams", default: 1000, range: 1...1_000_000)
+        emulator.maxConcurrentStreams = try reader.integer(
+            "emulator.maxConcurrentStreams",
+            default: 1000,
+            range: 1...1_000_000
+        )
         let idleTimeout = try reader.seconds("emulator.idleTimeoutSeconds", default: 0)
         emulator.idleTimeout = idleTimeout > 0 ? .milliseconds(Int64(idleTimeout * 1000)) : nil
     }
@@ -72,7 +90,10 @@ extension EmulatorSettings {
     /// Apple's limits as the emulator plays them; 0 is unlimited for each: `emulator.pushToStartBudget`,
     /// `emulator.priorityBudget`, `emulator.broadcastBudgetNoStorage`, `emulator.broadcastBudgetStored`,
     /// `emulator.channelManagementBudget`, `emulator.broadcastThrottleSeconds`.
-    static func readBudgets(_ reader: ConfigReader, into emulator: inout APNSEmulatorConfiguration) throws(ConfigurationError) {
+    static func readBudgets(
+        _ reader: ConfigReader,
+        into emulator: inout APNSEmulatorConfiguration
+    ) throws(ConfigurationError) {
         let pushToStart = try reader.integer("emulator.pushToStartBudget", default: 10, range: 0...1_000_000)
         emulator.pushToStartBudget = pushToStart > 0 ? pushToStart : nil
         let priorityTen = try reader.integer("emulator.priorityBudget", default: 40, range: 0...1_000_000)
@@ -98,11 +119,17 @@ extension EmulatorSettings {
         shares.answersBackgroundPush = try share(reader, "emulator.answerShare", default: 1)
         shares.wakeWithin = .milliseconds(Int64(try reader.seconds("emulator.wakeWithinSeconds", default: 10) * 1000))
         shares.reportDelay = .milliseconds(Int64(try reader.seconds("emulator.reportDelaySeconds", default: 2) * 1000))
-        shares.seed = try reader.parsed("emulator.seed", default: 1, expected: "a whole number of 0 or more") { UInt64($0) }
+        shares.seed = try reader.parsed("emulator.seed", default: 1, expected: "a whole number of 0 or more") {
+            UInt64($0)
+        }
         return shares
     }
 
-    static func share(_ reader: ConfigReader, _ key: String, default defaultValue: Double) throws(ConfigurationError) -> Double {
+    static func share(
+        _ reader: ConfigReader,
+        _ key: String,
+        default defaultValue: Double
+    ) throws(ConfigurationError) -> Double {
         try reader.parsed(key, default: defaultValue, expected: "a share from 0 to 1") {
             Double($0).flatMap { (0...1).contains($0) ? $0 : nil }
         }
@@ -114,7 +141,10 @@ extension EmulatorSettings {
     static func playedApp(_ reader: ConfigReader) throws(ConfigurationError) -> EmulatedAppMarquee? {
         guard let text = reader.raw("emulator.marqueeURL") else { return nil }
         guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-            throw ConfigurationError(key: "emulator.marqueeURL", "'\(text)' is not an http(s) URL, e.g. http://127.0.0.1:8080")
+            throw ConfigurationError(
+                key: "emulator.marqueeURL",
+                "'\(text)' is not an http(s) URL, e.g. http://127.0.0.1:8080"
+            )
         }
         guard let key = reader.raw("emulator.appKey", isSecret: true), !key.isEmpty else {
             throw ConfigurationError(
@@ -163,7 +193,10 @@ extension EmulatorSettings {
         }
         return try requests.map { request throws(ConfigurationError) in
             guard let fault = request.fault else {
-                throw ConfigurationError(key: "emulator.faults", "'\(text)' holds a fault that is not one, e.g. \(example)")
+                throw ConfigurationError(
+                    key: "emulator.faults",
+                    "'\(text)' holds a fault that is not one, e.g. \(example)"
+                )
             }
             return fault
         }

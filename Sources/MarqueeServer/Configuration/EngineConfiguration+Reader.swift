@@ -10,7 +10,11 @@ extension EngineConfiguration {
     init(reader: ConfigReader) throws(ConfigurationError) {
         let policy = ChannelPolicy(
             limit: try reader.integer("channels.limit", default: APNSPayloadLimit.channelsPerApp, range: 1...1_000_000),
-            warningFraction: try reader.parsed("channels.warningFraction", default: 0.9, expected: "a fraction from 0 to 1") {
+            warningFraction: try reader.parsed(
+                "channels.warningFraction",
+                default: 0.9,
+                expected: "a fraction from 0 to 1"
+            ) {
                 Double($0).flatMap { (0...1).contains($0) ? $0 : nil }
             },
             creationTimeout: try reader.seconds("channels.creationTimeoutSeconds", default: 120),
@@ -18,7 +22,9 @@ extension EngineConfiguration {
         )
         self.init(
             channels: policy,
-            janitorInterval: .milliseconds(Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)),
+            janitorInterval: .milliseconds(
+                Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)
+            ),
             maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000),
             broadcasts: BroadcastPolicy(
                 priorityPolicy: try reader.parsed(
@@ -46,12 +52,22 @@ extension EngineConfiguration {
             ),
             jobs: try JobWorkerConfiguration(reader: reader),
             timeline: TimelinePolicy(
-                channelLead: TimeInterval(try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))),
-                endMargin: TimeInterval(try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600)))
+                channelLead: TimeInterval(
+                    try reader.integer("timeline.channelLeadSeconds", default: 3600, range: 0...(7 * 24 * 3600))
+                ),
+                endMargin: TimeInterval(
+                    try reader.integer("timeline.endMarginSeconds", default: 900, range: 0...(7 * 3600))
+                )
             ),
             credentialLifetime: .seconds(try reader.integer("auth.cacheSeconds", default: 5, range: 0...3600)),
-            channelAnswerCacheSize: try reader.integer("channels.answerCacheSize", default: 10_000, range: 0...1_000_000),
-            lateJoiners: LateJoinConfiguration(ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000)),
+            channelAnswerCacheSize: try reader.integer(
+                "channels.answerCacheSize",
+                default: 10_000,
+                range: 0...1_000_000
+            ),
+            lateJoiners: LateJoinConfiguration(
+                ratePerSecond: try reader.integer("lateJoiners.ratePerSecond", default: 200, range: 1...100_000)
+            ),
             presenceReports: .perMinute(try reader.integer("presence.reportsPerMinute", default: 10, range: 1...10_000))
         )
     }

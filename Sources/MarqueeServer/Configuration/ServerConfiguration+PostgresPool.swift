@@ -23,7 +23,8 @@ extension ServerConfiguration {
         configuration.options.maximumConnections = databaseMaxConnections
         configuration.options.minimumConnections = 0
         configuration.options.connectionIdleTimeout = .seconds(databaseIdleTimeoutSeconds)
-        configuration.options.keepAliveBehavior = databaseKeepAliveSeconds > 0
+        configuration.options.keepAliveBehavior =
+            databaseKeepAliveSeconds > 0
             ? .init(frequency: .seconds(databaseKeepAliveSeconds))
             : nil
         return configuration

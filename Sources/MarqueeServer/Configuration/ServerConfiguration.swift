@@ -68,7 +68,8 @@ import SystemPackage
 ///   A run renews it every third of it and stops sending a fifth of it before it could lapse
 /// - `jobs.stallTimeoutMilliseconds` (60000): a run without progress this long gives its lease up
 /// - `jobs.commitIntervalMilliseconds` (250): a final outcome waits this long for its commit at most
-/// - `jobs.pollMilliseconds` (2000), `jobs.concurrency` (4), `jobs.pageSize` (1000), `jobs.batchSize` (500), `jobs.window` (the APNs client's),
+/// - `jobs.pollMilliseconds` (2000), `jobs.concurrency` (4), `jobs.pageSize` (1000), `jobs.batchSize` (500),
+/// `jobs.window` (the APNs client's),
 ///   `jobs.retryBaseMilliseconds` (1000), `jobs.retryMaxMilliseconds` (60000), `jobs.maxAttemptsPerToken` (3):
 ///   the job worker
 /// - `jobs.partitions` (8): parts a start fan-out is split into, each leased on its own, so that
@@ -175,7 +176,10 @@ public struct ServerConfiguration: Sendable {
         databaseKeepAliveSeconds = try reader.seconds("database.keepAliveSeconds", default: 0)
         databaseStartupWaitSeconds = try reader.seconds("database.startupWaitSeconds", default: 60)
         if let url = databaseURL, !(url.hasPrefix("postgres://") || url.hasPrefix("postgresql://")) {
-            throw ConfigurationError(key: "database.url", "must be a postgres:// URL (leave it out for the embedded SQLite)")
+            throw ConfigurationError(
+                key: "database.url",
+                "must be a postgres:// URL (leave it out for the embedded SQLite)"
+            )
         }
         dataDirectory = reader.raw("data.dir") ?? "./data"
         sqlitePath = reader.raw("sqlite.path") ?? (dataDirectory as NSString).appendingPathComponent("marquee.sqlite")
@@ -184,13 +188,19 @@ public struct ServerConfiguration: Sendable {
         if databaseURL != nil && masterKeys == nil {
             throw ConfigurationError(
                 key: "secrets.masterKeys",
-                "is required with PostgreSQL (every replica seals signing keys with it): set MARQUEE_SECRETS_MASTER_KEYS to id:base64-of-32-bytes"
+                """
+                is required with PostgreSQL (every replica seals signing keys with it): set \
+                MARQUEE_SECRETS_MASTER_KEYS to id:base64-of-32-bytes
+                """
             )
         }
         apns = try APNSTargetChoice(reader: reader)
         if let text = reader.raw("emulator.inspectionURL") {
             guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw ConfigurationError(key: "emulator.inspectionURL", "must be an http:// URL of an emulator's inspection API")
+                throw ConfigurationError(
+                    key: "emulator.inspectionURL",
+                    "must be an http:// URL of an emulator's inspection API"
+                )
             }
             emulatorInspectionURL = url
         } else {
@@ -198,7 +208,11 @@ public struct ServerConfiguration: Sendable {
         }
         apnsTransport = APNSClientConfiguration.Transport(
             connectionsPerEndpoint: try reader.integer("apns.connections", default: 2, range: 1...64),
-            maximumStreamsPerConnection: try reader.integer("apns.streamsPerConnection", default: 1_000, range: 1...1_000),
+            maximumStreamsPerConnection: try reader.integer(
+                "apns.streamsPerConnection",
+                default: 1_000,
+                range: 1...1_000
+            ),
             adaptiveConcurrency: try reader.flag("apns.adaptiveConcurrency", default: true),
             concurrencyFloor: try reader.integer("apns.concurrencyFloor", default: 20, range: 1...1_000)
         )
@@ -211,19 +225,32 @@ public struct ServerConfiguration: Sendable {
         }
         logFormat =
             reader.raw("log.format") == nil
-            ? nil : try reader.parsed("log.format", default: .text, expected: "text or json") { LogFormat(rawValue: $0.lowercased()) }
-        logLevel = try reader.parsed("log.level", default: .info, expected: "trace, debug, info, notice, warning, error or critical") {
+            ? nil
+            : try reader.parsed("log.format", default: .text, expected: "text or json") {
+                LogFormat(rawValue: $0.lowercased())
+            }
+        logLevel = try reader.parsed(
+            "log.level",
+            default: .info,
+            expected: "trace, debug, info, notice, warning, error or critical"
+        ) {
             Logger.Level(rawValue: $0.lowercased())
         }
     }
 
     static let customEndpointKeys = [
-        "apns.sandbox.pushURL", "apns.sandbox.managementURL", "apns.production.pushURL", "apns.production.managementURL",
+        "apns.sandbox.pushURL", "apns.sandbox.managementURL", "apns.production.pushURL",
+        "apns.production.managementURL",
     ]
 
     /// The configuration of a given set of values (tests, the CLI), over the environment.
-    public static func reading(_ values: [String: String], environment: Bool = true) throws(ConfigurationError) -> ServerConfiguration {
-        try ServerConfiguration(reader: ConfigurationSources.reader(values: values, environment: environment, secretKeys: secretKeys))
+    public static func reading(
+        _ values: [String: String],
+        environment: Bool = true
+    ) throws(ConfigurationError) -> ServerConfiguration {
+        try ServerConfiguration(
+            reader: ConfigurationSources.reader(values: values, environment: environment, secretKeys: secretKeys)
+        )
     }
 }
 
@@ -233,6 +260,8 @@ extension ServerConfiguration {
 
     /// Flags over the environment (`MARQUEE_…`) over a JSON file over defaults.
     public static func load(flags: [String: String], file: String?) async throws -> ServerConfiguration {
-        try ServerConfiguration(reader: try await ConfigurationSources.reader(flags: flags, file: file, secretKeys: secretKeys))
+        try ServerConfiguration(
+            reader: try await ConfigurationSources.reader(flags: flags, file: file, secretKeys: secretKeys)
+        )
     }
 }

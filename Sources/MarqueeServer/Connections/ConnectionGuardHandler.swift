@@ -125,8 +125,16 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
         guard !refused else { return }
         refused = true
         logger.warning("connection refused: this replica has its most open connections (http.maxConnections)")
-        let body = #"{"detail":"this replica has as many open connections as it takes (http.maxConnections); retry shortly","status":503,"title":"Too many connections","type":"/problems/too-many-connections"}"#
-        let head = "HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: 1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n"
+        let body =
+            #"""
+            {"detail":"this replica has as many open connections as it takes (http.maxConnections); retry \#
+            shortly","status":503,"title":"Too many connections","type":"/problems/too-many-connections"}
+            """#
+        let head =
+            """
+            HTTP/1.1 503 Service Unavailable\r\nContent-Type: application/problem+json\r\nRetry-After: \
+            1\r\nConnection: close\r\nContent-Length: \(body.utf8.count)\r\n\r\n
+            """
         let buffer = context.channel.allocator.buffer(string: head + body)
         // Written before the close, which sends it first: a few bytes, taken by the socket at once.
         context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)

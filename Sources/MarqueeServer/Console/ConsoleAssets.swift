@@ -27,7 +27,11 @@ enum ConsoleAssets {
         for file in files {
             guard let data = Data(base64Encoded: file.base64) else { continue }
             let digest = SHA256.hash(data: data).prefix(12).map { String(format: "%02x", $0) }.joined()
-            assets[file.path] = Asset(contentType: file.contentType, body: ByteBuffer(bytes: data), etag: "\"\(digest)\"")
+            assets[file.path] = Asset(
+                contentType: file.contentType,
+                body: ByteBuffer(bytes: data),
+                etag: "\"\(digest)\""
+            )
         }
         return assets
     }()

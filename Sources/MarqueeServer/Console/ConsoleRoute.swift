@@ -1,5 +1,5 @@
-import HTTPTypes
 import Foundation
+import HTTPTypes
 import Hummingbird
 import NIOCore
 
@@ -29,11 +29,17 @@ enum ConsoleRoute {
         ]
         guard let asset = ConsoleAssets.byPath[path.isEmpty ? "index.html" : path] else {
             headers[.contentType] = "text/plain; charset=utf-8"
-            return Response(status: .notFound, headers: headers, body: .init(byteBuffer: ByteBuffer(string: "not found\n")))
+            return Response(
+                status: .notFound,
+                headers: headers,
+                body: .init(byteBuffer: ByteBuffer(string: "not found\n"))
+            )
         }
         headers[.eTag] = asset.etag
         if let tags = request.headers[.ifNoneMatch],
-            tags.split(separator: ",").contains(where: { $0.trimmingCharacters(in: .whitespaces) == asset.etag || $0.trimmingCharacters(in: .whitespaces) == "*" })
+            tags.split(separator: ",").contains(where: {
+                $0.trimmingCharacters(in: .whitespaces) == asset.etag || $0.trimmingCharacters(in: .whitespaces) == "*"
+            })
         {
             return Response(status: .notModified, headers: headers)
         }

@@ -42,7 +42,8 @@ struct APIContract: Sendable {
             var methods = operations.keys.map(\.rawValue)
             if operations[.get] != nil, operations[.head] == nil { methods.append("HEAD") }
             let order = ["GET", "HEAD", "POST", "PUT", "PATCH", "DELETE"]
-            return methods.sorted { (order.firstIndex(of: $0) ?? 99, $0) < (order.firstIndex(of: $1) ?? 99, $1) }.joined(separator: ", ")
+            return methods.sorted { (order.firstIndex(of: $0) ?? 99, $0) < (order.firstIndex(of: $1) ?? 99, $1) }
+                .joined(separator: ", ")
         }
     }
 
@@ -82,13 +83,18 @@ extension APIContract {
     /// The contract of the document built into the server.
     static func builtIn() throws -> APIContract {
         guard let yaml = MarqueeAPIDocument.yaml() else {
-            throw ConfigurationError(key: "openapi", "the OpenAPI document is missing from the installation (MarqueeAPI resources)")
+            throw ConfigurationError(
+                key: "openapi",
+                "the OpenAPI document is missing from the installation (MarqueeAPI resources)"
+            )
         }
         return try APIContract(yaml: yaml)
     }
 
     init(yaml: String) throws {
-        guard let document = try Yams.load(yaml: yaml) as? [String: Any], let paths = document["paths"] as? [String: Any] else {
+        guard let document = try Yams.load(yaml: yaml) as? [String: Any],
+            let paths = document["paths"] as? [String: Any]
+        else {
             throw ConfigurationError(key: "openapi", "the OpenAPI document has no paths")
         }
         let resolver = SchemaResolver(document: document)
@@ -106,7 +112,9 @@ extension APIContract {
                     parameters.removeAll { $0.name == parameter.name && $0.location == parameter.location }
                     parameters.append(parameter)
                 }
-                let content = ((operation["requestBody"] as? [String: Any])?["content"] as? [String: Any])?["application/json"] as? [String: Any]
+                let content =
+                    ((operation["requestBody"] as? [String: Any])?["content"] as? [String: Any])?["application/json"]
+                    as? [String: Any]
                 operations[method] = Operation(
                     id: operation["operationId"] as? String ?? "\(name) \(template)",
                     parameters: parameters,
@@ -115,7 +123,8 @@ extension APIContract {
                 )
             }
             let segments = template.split(separator: "/", omittingEmptySubsequences: false).dropFirst().map { part in
-                part.hasPrefix("{") && part.hasSuffix("}") ? Segment.parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
+                part.hasPrefix("{") && part.hasSuffix("}")
+                    ? Segment.parameter(String(part.dropFirst().dropLast())) : .literal(String(part))
             }
             routes.append(Route(template: template, segments: segments, operations: operations))
         }

@@ -17,7 +17,11 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
     let contract: APIContract
     let maximumBodyBytes: Int
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard let (route, pathValues) = contract.route(for: request.uri.path) else {
             return try await next(request, context)
         }
@@ -34,7 +38,11 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
             let kind = key.isDeploymentKey ? "deployment" : key.role.rawValue
             guard roles.contains(kind) else { throw Self.forbidden(kind: kind, roles: roles) }
         }
-        var fields = Self.parameterProblems(operation: operation, pathValues: pathValues, query: request.uri.queryParameters)
+        var fields = Self.parameterProblems(
+            operation: operation,
+            pathValues: pathValues,
+            query: request.uri.queryParameters
+        )
         var request = request
         if fields.isEmpty, let schema = operation.body, Self.isJSON(request.headers[.contentType]) {
             let buffer = try await request.collectBody(upTo: maximumBodyBytes)
@@ -62,7 +70,9 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
             case .path:
                 guard let entry = pathValues[parameter.name] else { continue }
                 guard let value = entry else {
-                    fields.append(.init(parameter: parameter.name, in: "path", detail: "is not valid percent-encoded UTF-8"))
+                    fields.append(
+                        .init(parameter: parameter.name, in: "path", detail: "is not valid percent-encoded UTF-8")
+                    )
                     continue
                 }
                 if let detail = parameter.schema.problem(withParameter: value) {
@@ -71,7 +81,9 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
             case .query:
                 let values = query.getAll(parameter.name)
                 if values.isEmpty {
-                    if parameter.required { fields.append(.init(parameter: parameter.name, in: "query", detail: "is required")) }
+                    if parameter.required {
+                        fields.append(.init(parameter: parameter.name, in: "query", detail: "is required"))
+                    }
                     continue
                 }
                 if values.count > 1 {
@@ -95,7 +107,9 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
                 detail: "a deployment key manages apps only; use one of the app's keys (POST /v1/apps/{appID}/api-keys)"
             )
         }
-        let allowed = ["admin", "publisher", "app", "deployment"].filter(roles.contains).map { $0 == "deployment" ? "a deployment key" : $0 }
+        let allowed = ["admin", "publisher", "app", "deployment"].filter(roles.contains).map {
+            $0 == "deployment" ? "a deployment key" : $0
+        }
         return Problem(
             .forbidden,
             detail: "this operation takes \(allowed.joined(separator: " or ")) keys; this key's role is \(kind)"

@@ -53,7 +53,9 @@ extension JSONSchema {
             return enumValues.contains(text) ? nil : "must be \(expectation) (got \(Self.quoted(text)))"
         }
         if types.contains("integer") {
-            guard let value = Int64(text), !text.hasPrefix("+") else { return "must be \(expectation) (got \(Self.quoted(text)))" }
+            guard let value = Int64(text), !text.hasPrefix("+") else {
+                return "must be \(expectation) (got \(Self.quoted(text)))"
+            }
             if let minimum, Double(value) < minimum { return "must be \(expectation) (got \(value))" }
             if let maximum, Double(value) > maximum { return "must be \(expectation) (got \(value))" }
             return nil
@@ -133,7 +135,10 @@ extension JSONSchema {
                 found.append((pointer, "must be \(expectation) (got \(integer))"))
             }
         case .number(let number):
-            guard types.contains("number") || (types.contains("integer") && number.rounded() == number && abs(number) < 9e15) else {
+            guard
+                types.contains("number")
+                    || (types.contains("integer") && number.rounded() == number && abs(number) < 9e15)
+            else {
                 return found.append(mismatch)
             }
         }
@@ -141,7 +146,13 @@ extension JSONSchema {
 
     /// A value a client sent, quoted for a detail: printable and short.
     static func quoted(_ text: String) -> String {
-        let printable = String(String.UnicodeScalarView(text.unicodeScalars.prefix(40).map { $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F ? "?" : $0 }))
+        let printable = String(
+            String.UnicodeScalarView(
+                text.unicodeScalars.prefix(40).map {
+                    $0.properties.isWhitespace || $0.value < 0x20 || $0.value == 0x7F ? "?" : $0
+                }
+            )
+        )
         return "\"" + printable + (text.unicodeScalars.count > 40 ? "…" : "") + "\""
     }
 }

@@ -12,7 +12,10 @@ struct RFC3339DateTranscoder: DateTranscoder {
     func decode(_ text: String) throws -> Date {
         guard let date = RFC3339.parse(text) else {
             throw DecodingError.dataCorrupted(
-                .init(codingPath: [], debugDescription: "must be an RFC 3339 date-time with a zone, such as 2026-11-28T15:00:00Z")
+                .init(
+                    codingPath: [],
+                    debugDescription: "must be an RFC 3339 date-time with a zone, such as 2026-11-28T15:00:00Z"
+                )
             )
         }
         return date

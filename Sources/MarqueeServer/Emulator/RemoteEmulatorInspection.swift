@@ -50,17 +50,26 @@ struct RemoteEmulatorInspection: EmulatorInspection {
         do {
             (data, response) = try await URLSession.shared.data(for: request)
         } catch {
-            throw Problem(.apnsUnavailable, detail: "the APNs emulator at emulator.inspectionURL did not answer: \(error.localizedDescription)")
+            throw Problem(
+                .apnsUnavailable,
+                detail: "the APNs emulator at emulator.inspectionURL did not answer: \(error.localizedDescription)"
+            )
         }
         let status = (response as? HTTPURLResponse)?.statusCode ?? 0
         guard (200..<300).contains(status) else {
             let message = String(decoding: data.prefix(300), as: UTF8.self)
-            throw Problem(.apnsUnavailable, detail: "the APNs emulator at emulator.inspectionURL answered \(status): \(message)")
+            throw Problem(
+                .apnsUnavailable,
+                detail: "the APNs emulator at emulator.inspectionURL answered \(status): \(message)"
+            )
         }
         do {
             return try Self.decoder.decode(Answer.self, from: data)
         } catch {
-            throw Problem(.apnsUnavailable, detail: "the APNs emulator at emulator.inspectionURL answered what is not its inspection JSON")
+            throw Problem(
+                .apnsUnavailable,
+                detail: "the APNs emulator at emulator.inspectionURL answered what is not its inspection JSON"
+            )
         }
     }
 }

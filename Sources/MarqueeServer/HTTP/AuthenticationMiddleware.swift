@@ -14,7 +14,11 @@ struct AuthenticationMiddleware<Context: RemoteAddressRequestContext>: RouterMid
     let apps: AppAdministration
     let failures: AuthenticationFailures
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard request.uri.path.hasPrefix("/v1/") || request.uri.path == "/v1" else {
             return try await next(request, context)
         }
@@ -37,7 +41,13 @@ struct AuthenticationMiddleware<Context: RemoteAddressRequestContext>: RouterMid
             failures.recordFailure(context.remoteAddress)
             throw Problem(.unauthorized, detail: "the API key is unknown or revoked")
         }
-        var scope = RequestScope.current ?? RequestScope(requestID: RequestIDMiddleware<Context>.makeID(), logger: .init(label: "marquee"), apiKey: nil)
+        var scope =
+            RequestScope.current
+            ?? RequestScope(
+                requestID: RequestIDMiddleware<Context>.makeID(),
+                logger: .init(label: "marquee"),
+                apiKey: nil
+            )
         let key = caller.key
         scope.apiKey = key
         scope.app = caller.app

@@ -49,7 +49,8 @@ struct AuthenticationThrottle<Instant: InstantProtocol> where Instant.Duration =
 
     private mutating func makeRoom(now: Instant) {
         windows = windows.filter { now < $0.value.start.advanced(by: settings.window) }
-        if windows.count >= settings.maximumAddresses, let oldest = windows.min(by: { $0.value.start < $1.value.start }) {
+        if windows.count >= settings.maximumAddresses, let oldest = windows.min(by: { $0.value.start < $1.value.start })
+        {
             windows[oldest.key] = nil
         }
     }

@@ -11,7 +11,11 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
     let maximumBytes: Int
     let maximumDepth: Int
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard request.method != .get, request.method != .head, request.method != .delete,
             // No route matched: the answer (404, 405) needs no body, so none is read.
             context.endpointPath != nil
@@ -20,7 +24,10 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let announced = request.headers[.contentLength].flatMap(Int.init)
         if let length = announced, length > maximumBytes {
-            throw Problem(.bodyTooLarge, detail: "the body has \(length) bytes; this server takes at most \(maximumBytes)")
+            throw Problem(
+                .bodyTooLarge,
+                detail: "the body has \(length) bytes; this server takes at most \(maximumBytes)"
+            )
         }
         var request = request
         let buffer: ByteBuffer
@@ -33,14 +40,23 @@ struct BodyLimitMiddleware<Context: RequestContext>: RouterMiddleware {
             throw CancellationError()
         } catch {
             // The connection closed, was reset or timed out before the body's end.
-            throw Problem(.requestAbandoned, detail: "the connection ended before the body did (\(Self.describe(error)))")
+            throw Problem(
+                .requestAbandoned,
+                detail: "the connection ended before the body did (\(Self.describe(error)))"
+            )
         }
         if let length = announced, buffer.readableBytes < length {
-            throw Problem(.requestAbandoned, detail: "the connection ended after \(buffer.readableBytes) of the body's \(length) bytes")
+            throw Problem(
+                .requestAbandoned,
+                detail: "the connection ended after \(buffer.readableBytes) of the body's \(length) bytes"
+            )
         }
         if buffer.readableBytes > 0 {
             if let depth = JSONDepth.exceeds(maximumDepth, in: buffer.readableBytesView) {
-                throw Problem(.jsonTooDeep, detail: "the body nests deeper than \(maximumDepth) levels (at byte \(depth))")
+                throw Problem(
+                    .jsonTooDeep,
+                    detail: "the body nests deeper than \(maximumDepth) levels (at byte \(depth))"
+                )
             }
         }
         return try await next(request, context)

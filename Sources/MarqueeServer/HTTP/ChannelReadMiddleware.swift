@@ -20,10 +20,15 @@ struct ChannelReadMiddleware<Context: RequestContext>: RouterMiddleware {
 
     static var template: String { "/v1/events/{eventKey}/channels/{environment}" }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard request.method == .get, context.endpointPath == Self.template, Self.isPlain(request),
             let (key, environment) = Self.parameters(request.uri.path),
-            let scope = RequestScope.current, let apiKey = scope.apiKey, let appID = apiKey.appID, apiKey.role.allows(.app),
+            let scope = RequestScope.current, let apiKey = scope.apiKey, let appID = apiKey.appID,
+            apiKey.role.allows(.app),
             let app = scope.app, app.id == appID
         else {
             return try await next(request, context)

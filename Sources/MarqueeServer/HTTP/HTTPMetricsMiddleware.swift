@@ -12,7 +12,11 @@ import Hummingbird
 struct HTTPMetricsMiddleware<Context: RequestContext>: RouterMiddleware {
     let metrics: HTTPMetrics
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let started = ContinuousClock.now
         let status: Int
         let response: Response

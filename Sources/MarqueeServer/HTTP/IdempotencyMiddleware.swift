@@ -17,7 +17,11 @@ import NIOCore
 struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
     let keys: IdempotencyKeys
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard request.method == .post, let key = request.headers[.idempotencyKey] else {
             return try await next(request, context)
         }
@@ -47,7 +51,11 @@ struct IdempotencyMiddleware<Context: RequestContext>: RouterMiddleware {
                 body: ResponseBody(byteBuffer: ByteBuffer(bytes: stored.body))
             )
         case .inProgress:
-            throw Problem(.idempotencyInProgress, detail: "a request with this Idempotency-Key is still running; retry when it has answered", retryAfter: 1)
+            throw Problem(
+                .idempotencyInProgress,
+                detail: "a request with this Idempotency-Key is still running; retry when it has answered",
+                retryAfter: 1
+            )
         case .mismatch:
             throw Problem(
                 .idempotencyKeyReused,

@@ -17,16 +17,24 @@ struct MetricsAccessMiddleware<Context: RequestContext>: RouterMiddleware {
         tokenDigest = bearerToken.map { SHA256.hash(data: Array($0.utf8)) }
     }
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         guard request.uri.path == "/metrics" else { return try await next(request, context) }
         guard enabled else {
             throw Problem(.notFound, detail: "metrics are switched off on this server (metrics.enabled)")
         }
         if let tokenDigest {
-            guard let header = request.headers[.authorization], header.count > 7, header.prefix(7).lowercased() == "bearer ",
+            guard let header = request.headers[.authorization], header.count > 7,
+                header.prefix(7).lowercased() == "bearer ",
                 SHA256.hash(data: Array(header.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)) == tokenDigest
             else {
-                throw Problem(.unauthorized, detail: "send the metrics token (metrics.bearerToken) as Authorization: Bearer …")
+                throw Problem(
+                    .unauthorized,
+                    detail: "send the metrics token (metrics.bearerToken) as Authorization: Bearer …"
+                )
             }
         }
         return try await next(request, context)

@@ -14,9 +14,13 @@ enum ReplayableAnswer {
     /// that can be taken apart: nothing is stored then.
     static func storable(_ body: [UInt8]) -> [UInt8]? {
         guard mayHoldKey(body) else { return body }
-        guard let value = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else { return nil }
+        guard let value = try? JSONSerialization.jsonObject(with: Data(body), options: [.fragmentsAllowed]) else {
+            return nil
+        }
         let redacted = withoutKeys(value)
-        guard let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .fragmentsAllowed]) else { return nil }
+        guard
+            let data = try? JSONSerialization.data(withJSONObject: redacted, options: [.sortedKeys, .fragmentsAllowed])
+        else { return nil }
         let bytes = Array(data)
         return mayHoldKey(bytes) && containsKey(redacted) ? nil : bytes
     }

@@ -10,7 +10,11 @@ import MarqueeCore
 struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     let logger: Logger
 
-    func handle(_ request: Request, context: Context, next: (Request, Context) async throws -> Response) async throws -> Response {
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
         let requestID = request.headers[.requestID].flatMap(Self.acceptable) ?? Self.makeID()
         var logger = logger
         logger[metadataKey: "request.id"] = .string(requestID)
@@ -26,7 +30,10 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             let problem = Problem(error)
             if problem.type == ProblemKind.requestAbandoned.type {
                 // The client's doing, and nobody reads the answer: not the server's failure.
-                logger.debug("request abandoned by the client", metadata: ["detail": "\(problem.detail ?? "")", "http.path": "\(path())"])
+                logger.debug(
+                    "request abandoned by the client",
+                    metadata: ["detail": "\(problem.detail ?? "")", "http.path": "\(path())"]
+                )
             } else if problem.status >= 500 {
                 logger.error(
                     "request failed",

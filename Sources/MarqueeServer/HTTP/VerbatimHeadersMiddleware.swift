@@ -19,7 +19,8 @@ struct VerbatimHeadersMiddleware: ServerMiddleware {
     ) async throws -> (HTTPResponse, HTTPBody?) {
         var (response, responseBody) = try await next(request, body, metadata)
         for name in Self.names {
-            if let value = response.headerFields[name], value.contains("%"), let decoded = value.removingPercentEncoding {
+            if let value = response.headerFields[name], value.contains("%"), let decoded = value.removingPercentEncoding
+            {
                 response.headerFields[name] = decoded
             }
         }

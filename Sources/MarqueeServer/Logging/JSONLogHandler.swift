@@ -5,7 +5,8 @@ import Logging
 /// Elasticsearch, CloudWatch) that index fields rather than parse text.
 ///
 /// ```json
-/// {"timestamp":"2026-11-28T15:00:00.123Z","level":"info","label":"marquee","message":"fan-out completed","job.id":"…","request.id":"…"}
+/// {"timestamp":"2026-11-28T15:00:00.123Z","level":"info","label":"marquee","message":"fan-out
+/// completed","job.id":"…","request.id":"…"}
 /// ```
 ///
 /// The four fixed fields come first, then the metadata flattened to dotted keys in key order:

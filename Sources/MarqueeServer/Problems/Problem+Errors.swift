@@ -19,7 +19,11 @@ extension Problem {
         case is StoreCallTimedOut:
             self.init(
                 .storeUnavailable,
-                detail: "the database did not answer in time; the request may or may not have taken effect, so retry it with the same Idempotency-Key",
+                detail:
+                    """
+                    the database did not answer in time; the request may or may not have taken effect, so retry \
+                    it with the same Idempotency-Key
+                    """,
                 retryAfter: 5
             )
         case let error as ServerError:
@@ -29,7 +33,10 @@ extension Problem {
         case let error as DecodingError:
             self.init(decoding: error)
         default:
-            self.init(.internalError, detail: "the request failed unexpectedly; the server log has the details under this request ID")
+            self.init(
+                .internalError,
+                detail: "the request failed unexpectedly; the server log has the details under this request ID"
+            )
         }
     }
 
@@ -73,7 +80,8 @@ extension Problem {
         case .notFound(let entity, let id): self.init(.notFound, detail: "\(entity) \(id) not found")
         case .duplicate: self.init(.duplicate, detail: error.description)
         case .invalidTransition, .notActive: self.init(.eventConflict, detail: error.description)
-        case .leaseLost, .corruptRow: self.init(.internalError, detail: "the store refused the operation; the server log has the details")
+        case .leaseLost, .corruptRow:
+            self.init(.internalError, detail: "the store refused the operation; the server log has the details")
         }
     }
 
@@ -95,7 +103,10 @@ extension Problem {
         if text.localizedCaseInsensitiveContains("content type") {
             self.init(.unsupportedMediaType, detail: "send the body as application/json")
         } else if text.localizedCaseInsensitiveContains("body") {
-            self.init(.malformedRequest, detail: "the request needs a JSON body matching the operation's schema (see /openapi.json)")
+            self.init(
+                .malformedRequest,
+                detail: "the request needs a JSON body matching the operation's schema (see /openapi.json)"
+            )
         } else if let name = Self.quotedName(in: text), text.contains("header") {
             self = .invalid([FieldProblem(parameter: name, in: "header", detail: "is required")])
         } else if let name = Self.namedParameter(in: text, after: "query parameter named: ") {
@@ -106,7 +117,8 @@ extension Problem {
     }
 
     private static func quotedName(in text: String) -> String? {
-        guard let open = text.firstIndex(of: "'"), let close = text[text.index(after: open)...].firstIndex(of: "'") else { return nil }
+        guard let open = text.firstIndex(of: "'"), let close = text[text.index(after: open)...].firstIndex(of: "'")
+        else { return nil }
         return String(text[text.index(after: open)..<close])
     }
 
@@ -125,14 +137,24 @@ extension Problem {
         case .dataCorrupted(let context) where context.codingPath.isEmpty:
             self.init(.invalidRequest, detail: Self.fieldText(context.debugDescription))
         case .dataCorrupted(let context):
-            self = .invalid([FieldProblem(pointer: pointer(context.codingPath), detail: Self.fieldText(context.debugDescription))])
+            self = .invalid([
+                FieldProblem(pointer: pointer(context.codingPath), detail: Self.fieldText(context.debugDescription))
+            ])
         case .keyNotFound(let key, let context):
             let path = pointer(context.codingPath + [key])
-            self.init(.invalidRequest, detail: "\(path) is required", errors: [FieldProblem(pointer: path, detail: "is required")])
+            self.init(
+                .invalidRequest,
+                detail: "\(path) is required",
+                errors: [FieldProblem(pointer: path, detail: "is required")]
+            )
         case .typeMismatch(let type, let context):
             let path = pointer(context.codingPath)
             let expected = Self.typeName(type)
-            self.init(.invalidRequest, detail: "\(path) must be \(expected)", errors: [FieldProblem(pointer: path, detail: "must be \(expected)")])
+            self.init(
+                .invalidRequest,
+                detail: "\(path) must be \(expected)",
+                errors: [FieldProblem(pointer: path, detail: "must be \(expected)")]
+            )
         case .valueNotFound(let type, let context):
             let path = pointer(context.codingPath)
             self.init(
@@ -148,7 +170,8 @@ extension Problem {
     init(http error: HTTPError) {
         switch error.status {
         case .notFound: self.init(.notFound, detail: "no such route: see /openapi.json")
-        case .methodNotAllowed: self.init(.methodNotAllowed, detail: "the route does not take this method: see /openapi.json")
+        case .methodNotAllowed:
+            self.init(.methodNotAllowed, detail: "the route does not take this method: see /openapi.json")
         case .contentTooLarge: self.init(.bodyTooLarge, detail: error.body ?? "the request body is too large")
         case .unauthorized: self.init(.unauthorized, detail: error.body)
         default:
@@ -173,13 +196,17 @@ extension Problem {
     /// names of the server's own types (`OpenAPIValueContainer`, `Components.Schemas.…`).
     static func fieldText(_ debugDescription: String) -> String {
         if debugDescription.contains("additional properties") || debugDescription.contains("Unexpected") {
-            let names = debugDescription.components(separatedBy: "\"").enumerated().filter { $0.offset % 2 == 1 }.map(\.element)
-            return names.isEmpty ? "carries fields the schema does not have" : "unknown field(s): " + names.joined(separator: ", ")
+            let names = debugDescription.components(separatedBy: "\"").enumerated().filter { $0.offset % 2 == 1 }.map(
+                \.element
+            )
+            return names.isEmpty
+                ? "carries fields the schema does not have" : "unknown field(s): " + names.joined(separator: ", ")
         }
         if debugDescription.contains("invalid String value") || debugDescription.contains("Cannot initialize") {
             return "is not one of the values the schema lists (see /openapi.json)"
         }
-        if debugDescription.contains("OpenAPI") || debugDescription.contains("Components.") || debugDescription.contains("Operations.")
+        if debugDescription.contains("OpenAPI") || debugDescription.contains("Components.")
+            || debugDescription.contains("Operations.")
             || debugDescription.contains("Container") || debugDescription.contains("Swift.")
         {
             return "does not have the form the schema gives it (see /openapi.json)"
@@ -195,7 +222,11 @@ extension Problem.FieldProblem {
         if field.pointer.isEmpty || field.pointer.hasPrefix("/") {
             self.init(pointer: field.pointer, detail: field.detail)
         } else {
-            self.init(parameter: field.pointer, in: field.pointer.contains("-") ? "header" : "path", detail: field.detail)
+            self.init(
+                parameter: field.pointer,
+                in: field.pointer.contains("-") ? "header" : "path",
+                detail: field.detail
+            )
         }
     }
 }

@@ -54,7 +54,8 @@ struct Problem: Error, Sendable, Encodable {
     static func invalid(_ fields: [FieldProblem]) -> Problem {
         Problem(
             .invalidRequest,
-            detail: fields.count == 1 ? "\(fields[0].subject) \(fields[0].detail)" : "\(fields.count) inputs are invalid: see errors",
+            detail: fields.count == 1
+                ? "\(fields[0].subject) \(fields[0].detail)" : "\(fields.count) inputs are invalid: see errors",
             errors: fields
         )
     }
@@ -88,7 +89,8 @@ struct Problem: Error, Sendable, Encodable {
     /// address, a body past the limit): their connection is closed once the answer is written
     /// (`HTTPExchangeObserver`), so that the body is never read.
     var closesConnection: Bool {
-        [ProblemKind.unauthorized.type, ProblemKind.authenticationThrottled.type, ProblemKind.bodyTooLarge.type].contains(type)
+        [ProblemKind.unauthorized.type, ProblemKind.authenticationThrottled.type, ProblemKind.bodyTooLarge.type]
+            .contains(type)
     }
 
     /// The answer: the document with its status and headers.
@@ -97,7 +99,9 @@ struct Problem: Error, Sendable, Encodable {
         problem.instance = requestID
         let encoder = JSONEncoder()
         encoder.outputFormatting = JSONAnswerStyle.foundation
-        let body = (try? encoder.encode(problem)) ?? Data(#"{"status":500,"title":"Internal error","type":"/problems/internal"}"#.utf8)
+        let body =
+            (try? encoder.encode(problem))
+            ?? Data(#"{"status":500,"title":"Internal error","type":"/problems/internal"}"#.utf8)
         var headers = HTTPFields()
         headers[.contentType] = Self.contentType
         if let retryAfter { headers[.retryAfter] = String(retryAfter) }

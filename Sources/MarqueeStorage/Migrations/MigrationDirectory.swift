@@ -65,7 +65,9 @@ public struct MigrationDirectory: Sendable, Hashable {
             else {
                 throw MigrationError.directoryUnreadable(path: url.path)
             }
-            migrations.append(Migration(version: version, name: String(stem[stem.index(after: underscore)...]), sql: sql))
+            migrations.append(
+                Migration(version: version, name: String(stem[stem.index(after: underscore)...]), sql: sql)
+            )
         }
         migrations.sort { $0.version < $1.version }
         for (previous, next) in zip(migrations, migrations.dropFirst()) where previous.version == next.version {

@@ -22,9 +22,15 @@ public enum MigrationError: Error, Sendable, Hashable, CustomStringConvertible {
         case .duplicateVersion(let version):
             "two migration files carry version \(version)"
         case .checksumMismatch(let version, let name, let applied, let file):
-            "migration \(version) (\(name)) was edited after it was applied: checksum \(file.prefix(12))… differs from the applied \(applied.prefix(12))…; migrations are forward-only, add a new one instead"
+            """
+            migration \(version) (\(name)) was edited after it was applied: checksum \(file.prefix(12))… differs \
+            from the applied \(applied.prefix(12))…; migrations are forward-only, add a new one instead
+            """
         case .unknownAppliedMigration(let version, let name):
-            "the database has migration \(version) (\(name)) that this build does not have; it was migrated by a newer Marquee"
+            """
+            the database has migration \(version) (\(name)) that this build does not have; it was migrated by a \
+            newer Marquee
+            """
         case .statementFailed(let version, let name, let statement, let underlying):
             "migration \(version) (\(name)) failed at statement \(statement) and was rolled back: \(underlying)"
         }

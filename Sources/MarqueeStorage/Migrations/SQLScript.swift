@@ -26,7 +26,9 @@ enum SQLScript {
             case "/" where next == "*":
                 current.append(contentsOf: ["/", "*"])
                 index += 2
-                while index < scalars.count, !(scalars[index] == "*" && index + 1 < scalars.count && scalars[index + 1] == "/") {
+                while index < scalars.count,
+                    !(scalars[index] == "*" && index + 1 < scalars.count && scalars[index + 1] == "/")
+                {
                     current.append(scalars[index])
                     index += 1
                 }

@@ -82,7 +82,8 @@ private final class CallRace<Result: Sendable>: Sendable {
     /// Answers the caller, if nobody has; returns whether this did.
     @discardableResult
     func finish(_ result: Swift.Result<Result, any Error>) -> Bool {
-        let (continuation, timer) = state.withLock { state -> (CheckedContinuation<Result, any Error>?, Scheduled<Void>?) in
+        let (continuation, timer) = state.withLock {
+            state -> (CheckedContinuation<Result, any Error>?, Scheduled<Void>?) in
             guard !state.answered else { return (nil, nil) }
             state.answered = true
             defer { state.continuation = nil }

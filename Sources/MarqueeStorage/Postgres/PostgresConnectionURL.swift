@@ -23,7 +23,8 @@ public struct PostgresConnectionURL: Sendable {
         else { throw .malformed }
         let database = String(components.path.drop(while: { $0 == "/" }))
         let loopback = host == "127.0.0.1" || host == "localhost" || host == "::1"
-        let mode = components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? (loopback ? "disable" : "require")
+        let mode =
+            components.queryItems?.first(where: { $0.name == "sslmode" })?.value ?? (loopback ? "disable" : "require")
         let tls: PostgresClient.Configuration.TLS
         switch mode {
         case "disable":
@@ -108,10 +109,12 @@ extension PostgresConnectionURL {
             let pause = Duration.backoff(initial: .milliseconds(250), maximum: .seconds(5), step: failures + 1)
             do {
                 return try await operation()
-            } catch where Self.isTransient(error) && clock.now + pause < deadline {
+            } catch  where Self.isTransient(error) && clock.now + pause < deadline {
                 logger.warning(
                     "PostgreSQL is not reachable yet; trying again",
-                    metadata: ["database": "\(displayName)", "error": "\(String(reflecting: error))", "retry_in": "\(pause)"]
+                    metadata: [
+                        "database": "\(displayName)", "error": "\(String(reflecting: error))", "retry_in": "\(pause)",
+                    ]
                 )
                 try await Task.sleep(for: pause)
                 failures += 1
@@ -125,7 +128,9 @@ extension PostgresConnectionURL {
     static func isTransient(_ error: any Error) -> Bool {
         if let error = error as? ConnectionPoolError { return error == .connectionCreationCircuitBreakerTripped }
         guard let error = error as? PSQLError else { return false }
-        if error.code == .connectionError || error.code == .serverClosedConnection || error.code == .clientClosedConnection {
+        if error.code == .connectionError || error.code == .serverClosedConnection
+            || error.code == .clientClosedConnection
+        {
             return true
         }
         guard error.code == .server, let state = error.serverInfo?[.sqlState] else { return false }

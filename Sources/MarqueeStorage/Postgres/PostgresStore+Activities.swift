@@ -7,17 +7,21 @@ extension PostgresStore {
         try await transaction { connection in
             let inserted = try await connection.query(
                 """
-                INSERT INTO activities (id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id,
+                INSERT INTO activities (id, app_id, event_id, environment, activity_id, channel_id, \
+                push_to_start_token_id,
                                         state, last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
                 SELECT \(activity.id.uuid), e.app_id, e.id, \(activity.environment.rawValue), \(activity.activityID),
                        \(activity.channelID?.uuid), \(activity.pushToStartTokenRowID), \(activity.state.rawValue),
-                       \(activity.lastTimestampSent), \(activity.frequentPushesEnabled), \(activity.createdAt), \(activity.updatedAt)
+                       \(activity.lastTimestampSent), \(activity.frequentPushesEnabled), \(activity.createdAt), \
+                \(activity.updatedAt)
                 FROM events e WHERE e.app_id = \(activity.appID.uuid) AND e.id = \(activity.eventID.uuid)
                 RETURNING id
                 """,
                 logger: logger
             ).collect()
-            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "event", id: activity.eventID.description) }
+            guard !inserted.isEmpty else {
+                throw StoreError.notFound(entity: "event", id: activity.eventID.description)
+            }
             for record in activity.updateTokens {
                 try await connection.query(
                     """
@@ -32,7 +36,10 @@ extension PostgresStore {
 
     public func activity(appID: AppID, id: ActivityRecordID) async throws -> Activity? {
         try await loadActivity(
-            "SELECT \(unescaped: RowMapping.activityColumns) FROM activities WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+            """
+            SELECT \(unescaped: RowMapping.activityColumns) FROM activities WHERE app_id = \(appID.uuid) AND id = \
+            \(id.uuid)
+            """
         )
     }
 
@@ -97,7 +104,12 @@ extension PostgresStore {
         return try await reloaded(appID: appID, id: id)
     }
 
-    public func setActivityState(appID: AppID, id: ActivityRecordID, state: ActivityState, at: Date) async throws -> Bool {
+    public func setActivityState(
+        appID: AppID,
+        id: ActivityRecordID,
+        state: ActivityState,
+        at: Date
+    ) async throws -> Bool {
         try await !rows(
             """
             UPDATE activities SET state = \(state.rawValue), updated_at = \(at)

@@ -3,14 +3,21 @@ import MarqueeCore
 import PostgresNIO
 
 extension PostgresStore {
-    public func nextEventTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> Int64 {
+    public func nextEventTimestamp(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        now: Int64
+    ) async throws -> Int64 {
         // One statement: concurrent callers serialize on the row and get distinct values.
         guard
             let row = try await firstRow(
                 """
                 INSERT INTO event_timestamps AS s (event_id, environment, last_timestamp)
-                SELECT e.id, \(environment.rawValue), \(now) FROM events e WHERE e.app_id = \(appID.uuid) AND e.id = \(eventID.uuid)
-                ON CONFLICT (event_id, environment) DO UPDATE SET last_timestamp = GREATEST(\(now), s.last_timestamp + 1)
+                SELECT e.id, \(environment.rawValue), \(now) FROM events e WHERE e.app_id = \(appID.uuid) AND e.id = \
+                \(eventID.uuid)
+                ON CONFLICT (event_id, environment) DO UPDATE SET last_timestamp = GREATEST(\(now), s.last_timestamp \
+                + 1)
                 RETURNING s.last_timestamp
                 """
             )
@@ -29,7 +36,8 @@ extension PostgresStore {
                 """
                 SELECT a.id FROM activities a
                 JOIN push_to_start_tokens t ON t.id = a.push_to_start_token_id
-                WHERE a.app_id = \(appID.uuid) AND a.event_id = \(eventID.uuid) AND a.environment = \(environment.rawValue)
+                WHERE a.app_id = \(appID.uuid) AND a.event_id = \(eventID.uuid) AND a.environment = \
+                \(environment.rawValue)
                   AND a.state = 'starting' AND a.activity_id IS NULL AND t.token = \(pushToStartToken)
                 ORDER BY a.created_at DESC LIMIT 1
                 """
@@ -38,7 +46,11 @@ extension PostgresStore {
         return try await activity(appID: appID, id: ActivityRecordID(try row.decode(UUID.self)))
     }
 
-    public func updateAudiencePage(_ query: ActivityUpdateQuery, after cursor: Int64, limit: Int) async throws -> [ActivityUpdateTarget] {
+    public func updateAudiencePage(
+        _ query: ActivityUpdateQuery,
+        after cursor: Int64,
+        limit: Int
+    ) async throws -> [ActivityUpdateTarget] {
         var targets: [ActivityUpdateTarget] = []
         let result = try await rows(
             Self.updateAudience(
@@ -52,7 +64,9 @@ extension PostgresStore {
             )
         )
         for row in result {
-            let (seq, id, token, last, frequent, windowStart, sent) = try row.decode((Int64, UUID, String, Int64?, Bool, Date?, Int).self)
+            let (seq, id, token, last, frequent, windowStart, sent) = try row.decode(
+                (Int64, UUID, String, Int64?, Bool, Date?, Int).self
+            )
             targets.append(
                 ActivityUpdateTarget(
                     rowID: seq,
@@ -79,13 +93,20 @@ extension PostgresStore {
     }
 
     /// Served by the partial index activities_update_audience, in `seq` order.
-    static func updateAudience(_ query: ActivityUpdateQuery, select: String, after cursor: Int64, tail: String) -> PostgresQuery {
+    static func updateAudience(
+        _ query: ActivityUpdateQuery,
+        select: String,
+        after cursor: Int64,
+        tail: String
+    ) -> PostgresQuery {
         """
         \(unescaped: select)
         FROM \(unescaped: RowMapping.updateAudienceSource)
-        WHERE a.app_id = \(query.appID.uuid) AND a.event_id = \(query.eventID.uuid) AND a.environment = \(query.environment.rawValue)
+        WHERE a.app_id = \(query.appID.uuid) AND a.event_id = \(query.eventID.uuid) AND a.environment = \
+        \(query.environment.rawValue)
           AND \(unescaped: RowMapping.updateAudienceCondition) AND a.seq > \(cursor)
-          AND (\(query.sentBefore)::bigint IS NULL OR a.last_timestamp_sent IS NULL OR a.last_timestamp_sent < \(query.sentBefore))
+          AND (\(query.sentBefore)::bigint IS NULL OR a.last_timestamp_sent IS NULL OR a.last_timestamp_sent < \
+        \(query.sentBefore))
         \(unescaped: tail)
         """
     }
@@ -93,7 +114,16 @@ extension PostgresStore {
     public func commitActivityUpdateBatch(_ batch: ActivityUpdateBatch, at: Date) async throws {
         try await transaction { connection in
             // A batch already applied (its answer lost, then sent again) changes nothing.
-            guard try await holdLease(appID: batch.appID, jobID: batch.jobID, owner: batch.leaseOwner, commitID: batch.commitID, at: at, on: connection) else {
+            guard
+                try await holdLease(
+                    appID: batch.appID,
+                    jobID: batch.jobID,
+                    owner: batch.leaseOwner,
+                    commitID: batch.commitID,
+                    at: at,
+                    on: connection
+                )
+            else {
                 return
             }
             if !batch.accepted.isEmpty {
@@ -102,7 +132,8 @@ extension PostgresStore {
                 try await connection.query(
                     """
                     UPDATE activities
-                    SET last_timestamp_sent = GREATEST(COALESCE(last_timestamp_sent, 0) + 1, \(batch.timestamp)), updated_at = \(at)
+                    SET last_timestamp_sent = GREATEST(COALESCE(last_timestamp_sent, 0) + 1, \(batch.timestamp)), \
+                    updated_at = \(at)
                     WHERE app_id = \(batch.appID.uuid) AND seq = ANY(\(batch.accepted)::bigint[])
                     """,
                     logger: logger
@@ -115,10 +146,12 @@ extension PostgresStore {
                     """
                     UPDATE activities
                     SET priority10_window_start = CASE
-                            WHEN priority10_window_start IS NULL OR priority10_window_start <= \(batch.priorityWindowsEndedAt)
+                            WHEN priority10_window_start IS NULL OR priority10_window_start <= \
+                    \(batch.priorityWindowsEndedAt)
                             THEN \(at) ELSE priority10_window_start END,
                         priority10_sent = CASE
-                            WHEN priority10_window_start IS NULL OR priority10_window_start <= \(batch.priorityWindowsEndedAt)
+                            WHEN priority10_window_start IS NULL OR priority10_window_start <= \
+                    \(batch.priorityWindowsEndedAt)
                             THEN 1 ELSE priority10_sent + 1 END
                     WHERE app_id = \(batch.appID.uuid) AND seq = ANY(\(batch.acceptedAtImmediate)::bigint[])
                     """,
@@ -134,7 +167,14 @@ extension PostgresStore {
                     logger: logger
                 )
             }
-            try await addProgress(batch.progress, checkpoint: batch.checkpoint, commitID: batch.commitID, jobID: batch.jobID, at: at, on: connection)
+            try await addProgress(
+                batch.progress,
+                checkpoint: batch.checkpoint,
+                commitID: batch.commitID,
+                jobID: batch.jobID,
+                at: at,
+                on: connection
+            )
         }
     }
 }

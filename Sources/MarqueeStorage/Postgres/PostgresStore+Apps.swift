@@ -32,8 +32,10 @@ extension PostgresStore {
         do {
             let inserted = try await rows(
                 """
-                INSERT INTO signing_keys (id, app_id, key_id, team_id, environments, master_key_id, sealed_private_key, created_at)
-                SELECT \(key.id.uuid), a.id, \(key.keyID), \(key.teamID), \(ColumnCoding.environments(key.environments)),
+                INSERT INTO signing_keys (id, app_id, key_id, team_id, environments, master_key_id, \
+                sealed_private_key, created_at)
+                SELECT \(key.id.uuid), a.id, \(key.keyID), \(key.teamID), \
+                \(ColumnCoding.environments(key.environments)),
                        \(masterKeyID), \(Data(sealed)), \(key.createdAt)
                 FROM apps a WHERE a.id = \(key.appID.uuid)
                 RETURNING id, pg_notify(\(Self.credentialsChannel), '')
@@ -131,11 +133,17 @@ extension PostgresStore {
         let rows: [PostgresRow]
         if let appID {
             rows = try await self.rows(
-                "SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id = \(appID.uuid) ORDER BY created_at, id"
+                """
+                SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id = \(appID.uuid) ORDER BY \
+                created_at, id
+                """
             )
         } else {
             rows = try await self.rows(
-                "SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id IS NULL ORDER BY created_at, id"
+                """
+                SELECT \(unescaped: RowMapping.apiKeyColumns) FROM api_keys WHERE app_id IS NULL ORDER BY \
+                created_at, id
+                """
             )
         }
         return try rows.mapped(RowMapping.apiKey)

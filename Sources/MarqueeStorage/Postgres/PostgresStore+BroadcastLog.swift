@@ -6,11 +6,15 @@ extension PostgresStore {
     @discardableResult
     public func appendBroadcastLog(_ entry: BroadcastLogEntry) async throws -> Int64 {
         let inserted = try await rows(Self.insert(entry, onConflictDoNothing: false))
-        guard let row = inserted.first else { throw StoreError.notFound(entity: "channel", id: entry.channelID.description) }
+        guard let row = inserted.first else {
+            throw StoreError.notFound(entity: "channel", id: entry.channelID.description)
+        }
         return try PostgresColumns(row).int64("id")
     }
 
-    public func appendScheduledBroadcastLog(_ entry: BroadcastLogEntry) async throws -> (entry: BroadcastLogEntry, appended: Bool) {
+    public func appendScheduledBroadcastLog(
+        _ entry: BroadcastLogEntry
+    ) async throws -> (entry: BroadcastLogEntry, appended: Bool) {
         guard let scheduleID = entry.scheduleID else { throw StoreError.notFound(entity: "schedule", id: "nil") }
         // The unique (schedule_id, channel_id) index decides between two workers; the loser reads
         // the winner's row.
@@ -22,7 +26,8 @@ extension PostgresStore {
         let existing = try await firstRow(
             """
             SELECT \(unescaped: RowMapping.broadcastLogColumns) FROM broadcast_log
-            WHERE app_id = \(entry.appID.uuid) AND channel_id = \(entry.channelID.uuid) AND schedule_id = \(scheduleID.uuid)
+            WHERE app_id = \(entry.appID.uuid) AND channel_id = \(entry.channelID.uuid) AND schedule_id = \
+            \(scheduleID.uuid)
             """
         ).mapped(RowMapping.broadcastLogEntry)
         guard let existing else { throw StoreError.notFound(entity: "channel", id: entry.channelID.description) }
@@ -34,7 +39,8 @@ extension PostgresStore {
     private static func insert(_ entry: BroadcastLogEntry, onConflictDoNothing: Bool) -> PostgresQuery {
         var query: PostgresQuery = """
             INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp,
-                                       status, reason, latency_us, sent_at, event, downgraded, content_state, alert, schedule_id)
+                                       status, reason, latency_us, sent_at, event, downgraded, content_state, alert, \
+            schedule_id)
             SELECT c.app_id, c.id, \(entry.apnsRequestID), \(entry.apnsUniqueID), \(entry.priority.rawValue),
                    \(entry.timestamp), \(entry.status), \(entry.reason?.reasonString), \(entry.latencyMicroseconds),
                    \(entry.sentAt), \(entry.event.rawValue), \(entry.downgraded),
@@ -59,7 +65,8 @@ extension PostgresStore {
     ) async throws {
         let updated = try await rows(
             """
-            UPDATE broadcast_log SET status = \(status), reason = \(reason?.reasonString), apns_unique_id = \(apnsUniqueID),
+            UPDATE broadcast_log SET status = \(status), reason = \(reason?.reasonString), apns_unique_id = \
+            \(apnsUniqueID),
                                      latency_us = \(latency.wholeMicroseconds)
             WHERE app_id = \(appID.uuid) AND id = \(sequence)
             RETURNING id
@@ -68,7 +75,12 @@ extension PostgresStore {
         guard !updated.isEmpty else { throw StoreError.notFound(entity: "broadcast_log", id: String(sequence)) }
     }
 
-    public func broadcastLog(appID: AppID, channelID: ChannelID, before: Int64?, limit: Int) async throws -> [BroadcastLogEntry] {
+    public func broadcastLog(
+        appID: AppID,
+        channelID: ChannelID,
+        before: Int64?,
+        limit: Int
+    ) async throws -> [BroadcastLogEntry] {
         try await rows(
             """
             SELECT \(unescaped: RowMapping.broadcastLogColumns) FROM broadcast_log
@@ -78,7 +90,12 @@ extension PostgresStore {
         ).mapped(RowMapping.broadcastLogEntry)
     }
 
-    public func broadcastCount(appID: AppID, channelID: ChannelID, priority: APNSPriority, since: Date) async throws -> Int {
+    public func broadcastCount(
+        appID: AppID,
+        channelID: ChannelID,
+        priority: APNSPriority,
+        since: Date
+    ) async throws -> Int {
         let counted = try await rows(
             """
             SELECT count(*) AS n FROM broadcast_log
@@ -108,7 +125,9 @@ extension PostgresStore {
         let columns = PostgresColumns(row, entity: "broadcast_log")
         return try EventBroadcastSummary(
             firstEndAt: columns.optionalDate("first_end_at"),
-            lastContentState: columns.optionalString("content_state").map { try RowMapping.logObject($0, column: "content_state") }
+            lastContentState: columns.optionalString("content_state").map {
+                try RowMapping.logObject($0, column: "content_state")
+            }
         )
     }
 }

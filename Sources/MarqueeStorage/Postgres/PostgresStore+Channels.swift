@@ -37,7 +37,12 @@ extension PostgresStore {
         throw StoreError.duplicate(entity: "channel", key: "\(eventID)/\(environment)")
     }
 
-    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel {
+    public func activateChannel(
+        appID: AppID,
+        id: ChannelID,
+        apnsChannelID: String,
+        at: Date
+    ) async throws -> BroadcastChannel {
         // A reconciliation may have recorded this APNs ID as an orphan between APNs' answer and
         // this commit; the orphan row is deleted in the same transaction, so the unique index on
         // the APNs ID sees one row. An orphan recorded by a reconciliation committing between the
@@ -67,7 +72,11 @@ extension PostgresStore {
                 throw try await transitionRefusal(appID: appID, id: id, to: .active)
             } catch let error as PSQLError where error.isUniqueViolation {
                 // Another live row (not an orphan) holds the APNs ID: refused as a duplicate.
-                let orphanCommittedMeanwhile = try await orphanHolds(appID: appID, channelID: id, apnsChannelID: apnsChannelID)
+                let orphanCommittedMeanwhile = try await orphanHolds(
+                    appID: appID,
+                    channelID: id,
+                    apnsChannelID: apnsChannelID
+                )
                 if attempt == 3 || !orphanCommittedMeanwhile {
                     throw StoreError.duplicate(entity: "channel", key: apnsChannelID)
                 }
@@ -87,7 +96,12 @@ extension PostgresStore {
         ).isEmpty
     }
 
-    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel {
+    public func transitionChannel(
+        appID: AppID,
+        id: ChannelID,
+        to state: ChannelState,
+        at: Date
+    ) async throws -> BroadcastChannel {
         let updated = try await firstRow(
             """
             UPDATE channels SET state = \(state.rawValue), updated_at = \(at)
@@ -111,7 +125,8 @@ extension PostgresStore {
             """
             INSERT INTO channels (id, app_id, event_id, environment, apns_channel_id, storage_policy, state,
                                   create_request_id, created_at, updated_at)
-            SELECT \(UUID()), a.id, NULL, \(environment.rawValue), \(apnsChannelID), \(storagePolicy.rawValue), 'orphaned',
+            SELECT \(UUID()), a.id, NULL, \(environment.rawValue), \(apnsChannelID), \(storagePolicy.rawValue), \
+            'orphaned',
                    \(UUID()), \(at), \(at)
             FROM apps a WHERE a.id = \(appID.uuid)
             ON CONFLICT (app_id, environment, apns_channel_id) WHERE apns_channel_id IS NOT NULL DO NOTHING
@@ -122,7 +137,8 @@ extension PostgresStore {
         let existing = try await firstRow(
             """
             SELECT \(unescaped: RowMapping.channelColumns) FROM channels
-            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND apns_channel_id = \(apnsChannelID)
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND apns_channel_id = \
+            \(apnsChannelID)
             """
         )
         guard let existing else { throw StoreError.notFound(entity: "app", id: appID.description) }
@@ -131,11 +147,18 @@ extension PostgresStore {
 
     public func channel(appID: AppID, id: ChannelID) async throws -> BroadcastChannel? {
         try await firstRow(
-            "SELECT \(unescaped: RowMapping.channelColumns) FROM channels WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+            """
+            SELECT \(unescaped: RowMapping.channelColumns) FROM channels WHERE app_id = \(appID.uuid) AND id = \
+            \(id.uuid)
+            """
         ).mapped(RowMapping.channel)
     }
 
-    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel? {
+    public func liveChannel(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment
+    ) async throws -> BroadcastChannel? {
         try await firstRow(
             """
             SELECT \(unescaped: RowMapping.channelColumns) FROM channels
@@ -145,11 +168,16 @@ extension PostgresStore {
         ).mapped(RowMapping.channel)
     }
 
-    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel] {
+    public func channels(
+        appID: AppID,
+        environment: APNSEnvironment,
+        states: Set<ChannelState>
+    ) async throws -> [BroadcastChannel] {
         try await rows(
             """
             SELECT \(unescaped: RowMapping.channelColumns) FROM channels
-            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = ANY(\(states.map(\.rawValue)))
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = \
+            ANY(\(states.map(\.rawValue)))
             ORDER BY created_at, id
             """
         ).mapped(RowMapping.channel)
@@ -165,11 +193,13 @@ extension PostgresStore {
         ).mapped(RowMapping.channel)
     }
 
-    public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int {
+    public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int
+    {
         let row = try await firstRow(
             """
             SELECT count(*) FROM channels
-            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = ANY(\(states.map(\.rawValue)))
+            WHERE app_id = \(appID.uuid) AND environment = \(environment.rawValue) AND state = \
+            ANY(\(states.map(\.rawValue)))
             """
         )
         return try row?.decode(Int.self) ?? 0
@@ -189,13 +219,19 @@ extension PostgresStore {
         throw try await broadcastRefusal(appID: appID, id: channelID)
     }
 
-    public func takeBroadcastTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> BroadcastChannel? {
+    public func takeBroadcastTimestamp(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        now: Int64
+    ) async throws -> BroadcastChannel? {
         // One live channel per event and environment (the unique index), so at most one row.
         try await firstRow(
             """
             UPDATE channels
             SET last_broadcast_timestamp = GREATEST(\(now), COALESCE(last_broadcast_timestamp + 1, \(now)))
-            WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND environment = \(environment.rawValue) AND state = 'active'
+            WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND environment = \(environment.rawValue) AND \
+            state = 'active'
             RETURNING \(unescaped: RowMapping.channelColumns)
             """
         ).mapped(RowMapping.channel)
@@ -216,7 +252,8 @@ extension PostgresStore {
             FROM channels c LEFT JOIN events e ON e.app_id = c.app_id AND e.id = c.event_id
             WHERE c.app_id = \(appID.uuid) AND c.environment = ANY(\(environments.map(\.rawValue)))
               AND c.state = ANY(\(states.map(\.rawValue)))
-              AND (\(after == nil) OR (c.created_at, c.id) > (\(exactTime: after?.createdAt), \(after?.id.uuid ?? UUID())::uuid))
+              AND (\(after == nil) OR (c.created_at, c.id) > (\(exactTime: after?.createdAt), \
+            \(after?.id.uuid ?? UUID())::uuid))
             ORDER BY c.created_at, c.id
             LIMIT \(max(1, limit))
             """

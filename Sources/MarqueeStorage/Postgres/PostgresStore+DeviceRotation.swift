@@ -30,7 +30,8 @@ extension PostgresStore {
                  WITH ORDINALITY AS u(environment, attributes_type, token, device_id, position)
             CROSS JOIN LATERAL (
                 SELECT d.id FROM push_to_start_tokens d
-                WHERE d.app_id = \(appID.uuid) AND d.environment = u.environment AND d.attributes_type = u.attributes_type
+                WHERE d.app_id = \(appID.uuid) AND d.environment = u.environment AND d.attributes_type = \
+            u.attributes_type
                   AND d.device_id = u.device_id AND d.token <> u.token
                 ORDER BY d.last_registered_at DESC, d.id DESC LIMIT 1) d
             LEFT JOIN push_to_start_tokens n
@@ -45,10 +46,19 @@ extension PostgresStore {
         if rotations.contains(where: { $0.1 != nil }) {
             // Before any token row is locked: a batch holds the shared lock while it holds token
             // rows (its deliveries' foreign keys), so taking it later could deadlock.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.mergeLockKey(appID)))", logger: logger).collect()
+            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.mergeLockKey(appID)))", logger: logger)
+                .collect()
         }
         for (deviceRow, tokenRow, token) in rotations {
-            try await rotate(appID: appID, deviceRow: deviceRow, to: token, merging: tokenRow, at: at, on: connection, logger: logger)
+            try await rotate(
+                appID: appID,
+                deviceRow: deviceRow,
+                to: token,
+                merging: tokenRow,
+                at: at,
+                on: connection,
+                logger: logger
+            )
         }
     }
 
@@ -74,7 +84,8 @@ extension PostgresStore {
     /// Within a fan-out batch's transaction, before it writes anything: the shared side of
     /// `mergeLockKey`.
     static func holdMergeLockShared(appID: AppID, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID)))", logger: logger).collect()
+        try await connection.query("SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID)))", logger: logger)
+            .collect()
     }
 
     /// Within a fan-out batch's transaction, after its ledger entries: those written for a token row
@@ -96,7 +107,10 @@ extension PostgresStore {
         logger: Logger
     ) async throws {
         let merged = try await connection.query(
-            "SELECT from_id, into_id FROM merged_token_rows WHERE from_id = ANY(\(tokenRowIDs)::bigint[]) AND app_id = \(appID.uuid)",
+            """
+            SELECT from_id, into_id FROM merged_token_rows WHERE from_id = ANY(\(tokenRowIDs)::bigint[]) AND \
+            app_id = \(appID.uuid)
+            """,
             logger: logger
         ).collect().map { try $0.decode((Int64, Int64).self) }
         guard !merged.isEmpty else { return }
@@ -154,7 +168,10 @@ extension PostgresStore {
                 WHERE token_id = \(tokenRow)
                   AND job_id NOT IN (SELECT job_id FROM deliveries WHERE token_id = \(deviceRow))
                 """,
-                "UPDATE activities SET push_to_start_token_id = \(deviceRow) WHERE push_to_start_token_id = \(tokenRow)",
+                """
+                UPDATE activities SET push_to_start_token_id = \(deviceRow) WHERE push_to_start_token_id = \
+                \(tokenRow)
+                """,
                 // A start waiting for the token's row waits for the device's, unless the device has
                 // one for the event (then it is the one kept) or was started already (the pump
                 // would prune it). Its claim is dropped: a pump that claimed it for the merged row

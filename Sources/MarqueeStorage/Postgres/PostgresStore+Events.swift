@@ -7,11 +7,13 @@ extension PostgresStore {
         let inserted = try await firstRow(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                priority_policy, planned_start, planned_end, timeline, late_joiners, state, created_at, updated_at)
+                                priority_policy, planned_start, planned_end, timeline, late_joiners, state, \
+            created_at, updated_at)
             SELECT \(event.id.uuid), a.id, \(event.externalKey), \(event.title), \(event.attributesType),
                    \(ColumnCoding.environments(event.environments)), \(event.storagePolicy.rawValue),
                    \(event.priorityPolicy?.rawValue),
-                   \(event.plannedStart), \(event.plannedEnd), \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
+                   \(event.plannedStart), \(event.plannedEnd), \
+            \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
                    \(event.lateJoiners), \(event.state.rawValue), \(event.createdAt), \(event.updatedAt)
             FROM apps a WHERE a.id = \(event.appID.uuid)
             ON CONFLICT (app_id, external_key) DO NOTHING
@@ -78,7 +80,8 @@ extension PostgresStore {
             SELECT target.*, taken.*,
                    (SELECT count(*) FROM broadcast_log b
                     WHERE b.app_id = \(appID.uuid) AND b.channel_id = taken.channel_id
-                      AND b.priority = \(APNSPriority.immediate.rawValue) AND b.status = 200 AND b.sent_at >= \(budgetSince)) AS immediate_sent
+                      AND b.priority = \(APNSPriority.immediate.rawValue) AND b.status = 200 AND b.sent_at >= \
+            \(budgetSince)) AS immediate_sent
             FROM target LEFT JOIN taken ON true
             """
         )
@@ -105,7 +108,8 @@ extension PostgresStore {
                               planned_start = \(event.plannedStart), planned_end = \(event.plannedEnd),
                               timeline = \(event.timeline.map { ColumnCoding.json($0.jsonValue) })::json,
                               late_joiners = \(event.lateJoiners),
-                              state = CASE WHEN state = 'live' AND \(event.state.rawValue)::text = 'scheduled' THEN state
+                              state = CASE WHEN state = 'live' AND \(event.state.rawValue)::text = 'scheduled' THEN \
+            state
                                            ELSE \(event.state.rawValue)::text END,
                               updated_at = \(event.updatedAt)
             WHERE app_id = \(event.appID.uuid) AND id = \(event.id.uuid)
@@ -155,7 +159,10 @@ extension PostgresStore {
         // waited for every batch holding the event (FOR KEY SHARE), so it sees all they wrote.
         let deleted = try await transaction { connection in
             let deleted = try await connection.query(
-                "DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id, \(unescaped: Self.notifyEventChannelAnswer)",
+                """
+                DELETE FROM events WHERE app_id = \(appID.uuid) AND id = \(id.uuid) RETURNING id, \
+                \(unescaped: Self.notifyEventChannelAnswer)
+                """,
                 logger: logger
             ).collect()
             guard !deleted.isEmpty else { return false }

@@ -17,9 +17,11 @@ extension PostgresStore {
             let claimed = try await rows(
                 """
                 INSERT INTO idempotency_keys AS k (app_id, api_key_id, key, request_hash, created_at, expires_at)
-                SELECT a.id, \(apiKeyID.uuid), \(key), \(requestHash), \(now), \(now.adding(ttl)) FROM apps a WHERE a.id = \(appID.uuid)
+                SELECT a.id, \(apiKeyID.uuid), \(key), \(requestHash), \(now), \(now.adding(ttl)) FROM apps a WHERE \
+                a.id = \(appID.uuid)
                 ON CONFLICT (app_id, api_key_id, key) DO UPDATE SET
-                    request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, expires_at = EXCLUDED.expires_at,
+                    request_hash = EXCLUDED.request_hash, created_at = EXCLUDED.created_at, expires_at = \
+                EXCLUDED.expires_at,
                     response_status = NULL, response_content_type = NULL, response_body = NULL
                 WHERE k.expires_at <= EXCLUDED.created_at
                 RETURNING key
@@ -45,7 +47,12 @@ extension PostgresStore {
         throw StoreError.notFound(entity: "app", id: appID.description)
     }
 
-    public func completeIdempotencyKey(appID: AppID, apiKeyID: APIKeyID, key: String, response: StoredResponse) async throws {
+    public func completeIdempotencyKey(
+        appID: AppID,
+        apiKeyID: APIKeyID,
+        key: String,
+        response: StoredResponse
+    ) async throws {
         let updated = try await rows(
             """
             UPDATE idempotency_keys

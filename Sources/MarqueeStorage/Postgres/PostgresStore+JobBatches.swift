@@ -10,7 +10,14 @@ extension PostgresStore {
     /// the lock keeps the job from being leased away (or cancelled) until the batch commits or
     /// rolls back. `false` when the job's last applied batch is `commitID`: this batch was
     /// committed before (its answer lost) and must change nothing now.
-    func holdLease(appID: AppID, jobID: JobID, owner: String, commitID: UUID, at: Date, on connection: PostgresConnection) async throws -> Bool {
+    func holdLease(
+        appID: AppID,
+        jobID: JobID,
+        owner: String,
+        commitID: UUID,
+        at: Date,
+        on connection: PostgresConnection
+    ) async throws -> Bool {
         let held = try await connection.query(
             """
             SELECT last_commit_id FROM jobs

@@ -25,8 +25,10 @@ extension PostgresStore {
         INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
                           progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
                           progress_uncertain, checkpoint, last_error, serial_key, created_at, updated_at)
-        SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(job.parentID?.uuid), \(ColumnCoding.json(job.arguments))::json,
-               \(job.dueAt), \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \(job.progress.succeeded),
+        SELECT \(job.id.uuid), a.id, \(job.kind.rawValue), \(job.parentID?.uuid), \
+        \(ColumnCoding.json(job.arguments))::json,
+               \(job.dueAt), \(job.state.rawValue), \(job.attempts), \(job.progress.attempted), \
+        \(job.progress.succeeded),
                \(job.progress.failed), \(job.progress.total), \(job.progress.retired), \(job.progress.downgraded),
                \(job.progress.uncertain), \(job.checkpoint),
                \(job.lastError), \(job.serialKey), \(job.createdAt), \(job.updatedAt)
@@ -64,7 +66,10 @@ extension PostgresStore {
 
     public func job(appID: AppID, id: JobID) async throws -> Job? {
         try await firstRow(
-            "SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+            """
+            SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs WHERE app_id = \(appID.uuid) AND id = \
+            \(id.uuid)
+            """
         ).mapped(RowMapping.job)
     }
 
@@ -85,13 +90,15 @@ extension PostgresStore {
         // lock: a lease is one short statement, and this statement's snapshot is taken after the
         // turn of the one before has committed).
         let leased = try await transaction { [logger] connection in
-            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.leaseLockKey))", logger: logger).collect()
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.leaseLockKey))", logger: logger)
+                .collect()
             return try await connection.query(
                 """
                 WITH lease AS (SELECT \(now)::timestamptz AS at),
                 candidates AS (
                     SELECT j.id FROM jobs j, lease
-                    WHERE ((j.state = 'pending' AND j.due_at <= lease.at) OR (j.state = 'running' AND j.lease_expires_at <= lease.at))
+                    WHERE ((j.state = 'pending' AND j.due_at <= lease.at) OR (j.state = 'running' AND \
+                j.lease_expires_at <= lease.at))
                       AND (\(kindNames == nil) OR j.kind = ANY(\(kindNames ?? [])))
                       AND \(unescaped: RowMapping.serialKeyIsFree(job: "j", now: "lease.at"))
                     ORDER BY j.due_at, j.id
@@ -164,7 +171,8 @@ extension PostgresStore {
             SELECT \(unescaped: RowMapping.jobColumns(.postgres)) FROM jobs
             WHERE app_id = \(appID.uuid) AND parent_id IS NULL
               AND (\(kindNames == nil) OR kind = ANY(\(kindNames ?? [])))
-              AND (\(before == nil) OR (created_at, id) < (\(exactTime: before?.createdAt), \(before?.id.uuid ?? UUID())::uuid))
+              AND (\(before == nil) OR (created_at, id) < (\(exactTime: before?.createdAt), \
+            \(before?.id.uuid ?? UUID())::uuid))
             ORDER BY created_at DESC, id DESC
             LIMIT \(max(1, limit))
             """
@@ -180,10 +188,12 @@ extension PostgresStore {
         let cancelled = try await rows(
             """
             UPDATE jobs j SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = \(at)
-            WHERE j.app_id = \(appID.uuid) AND (j.id = \(id.uuid) OR j.parent_id = \(id.uuid)) AND j.state IN ('pending', 'running')
+            WHERE j.app_id = \(appID.uuid) AND (j.id = \(id.uuid) OR j.parent_id = \(id.uuid)) AND j.state IN \
+            ('pending', 'running')
               AND NOT (j.id = \(id.uuid)
                        AND EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = j.id)
-                       AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = j.id AND c.state IN ('pending', 'running')))
+                       AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = j.id AND c.state IN ('pending', \
+            'running')))
             RETURNING j.id
             """
         )

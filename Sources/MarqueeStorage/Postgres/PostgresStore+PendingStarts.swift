@@ -6,11 +6,14 @@ extension PostgresStore {
     public func recordLateJoinOffer(_ offer: LateJoinOffer) async throws {
         try await execute(
             """
-            INSERT INTO late_join_offers (event_id, environment, app_id, attributes_type, enabled, everyone, tags, attributes,
+            INSERT INTO late_join_offers (event_id, environment, app_id, attributes_type, enabled, everyone, tags, \
+            attributes,
                                           content_state, alert, input_push_token, job_id, updated_at)
-            SELECT e.id, \(offer.environment.rawValue), e.app_id, \(offer.attributesType), \(offer.enabled), \(offer.everyone),
+            SELECT e.id, \(offer.environment.rawValue), e.app_id, \(offer.attributesType), \(offer.enabled), \
+            \(offer.everyone),
                    \(ColumnCoding.tags(offer.tags))::jsonb, \(ColumnCoding.json(.object(offer.attributes)))::json,
-                   \(ColumnCoding.json(.object(offer.contentState)))::json, \(offer.alert.map { ColumnCoding.json(.object($0)) })::json,
+                   \(ColumnCoding.json(.object(offer.contentState)))::json, \
+            \(offer.alert.map { ColumnCoding.json(.object($0)) })::json,
                    \(offer.inputPushToken), \(offer.jobID.uuid), \(offer.updatedAt)
             FROM events e WHERE e.app_id = \(offer.appID.uuid) AND e.id = \(offer.eventID.uuid)
             ON CONFLICT (event_id, environment) DO UPDATE SET
@@ -22,7 +25,11 @@ extension PostgresStore {
         )
     }
 
-    public func lateJoinOffer(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> LateJoinOffer? {
+    public func lateJoinOffer(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment
+    ) async throws -> LateJoinOffer? {
         // The newest accepted broadcast of the event in the environment, over every channel it had
         // there: one probe of broadcast_log_channel per channel.
         try await firstRow(
@@ -55,7 +62,8 @@ extension PostgresStore {
               ON t.app_id = \(appID.uuid) AND t.environment = r.environment AND t.attributes_type = r.attributes_type
              AND t.token = r.token AND t.invalidated_at IS NULL
             JOIN late_join_offers o
-              ON o.app_id = t.app_id AND o.environment = t.environment AND o.attributes_type = t.attributes_type AND o.enabled
+              ON o.app_id = t.app_id AND o.environment = t.environment AND o.attributes_type = t.attributes_type AND \
+            o.enabled
             JOIN events e ON e.id = o.event_id
             WHERE \(unescaped: RowMapping.eventTakesLateJoiners)
               AND (o.everyone OR t.tags ?| ARRAY(SELECT jsonb_array_elements_text(o.tags)))
@@ -79,7 +87,8 @@ extension PostgresStore {
               AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL
                    OR (p.reason = 'late_join'
                        AND (NOT e.late_joiners
-                            OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND o.environment = p.environment AND o.enabled)))
+                            OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND \
+            o.environment = p.environment AND o.enabled)))
                    OR EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = p.event_id AND s.token_id = p.token_id))
             RETURNING p.id
             """
@@ -100,7 +109,8 @@ extension PostgresStore {
             UPDATE pending_starts p SET claim_owner = \(owner), claimed_until = \(until)
             FROM claimable c, push_to_start_tokens t
             WHERE p.id = c.id AND t.id = p.token_id
-            RETURNING p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since, p.source_job_id
+            RETURNING p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since, \
+            p.source_job_id
             """
         ).mapped(RowMapping.pendingStart).sorted { $0.id < $1.id }
     }
@@ -116,7 +126,11 @@ extension PostgresStore {
                 logger: logger
             ).collect()
             guard removed.count == Set(ids).count else {
-                throw StoreError.notActive(entity: "pending start", id: "claim \(owner)", state: "claimed by another pump or lapsed")
+                throw StoreError.notActive(
+                    entity: "pending start",
+                    id: "claim \(owner)",
+                    state: "claimed by another pump or lapsed"
+                )
             }
             for job in jobs {
                 guard try await !connection.query(Self.insert(job), logger: logger).collect().isEmpty else {

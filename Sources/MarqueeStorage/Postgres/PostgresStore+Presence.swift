@@ -23,18 +23,21 @@ extension PostgresStore {
         binds.append(at)
         binds.append(bound.map { at.addingTimeInterval(-$0.window.timeInterval) })
         binds.append(Int64(bound?.maximumReports ?? 0))
-        if let recorded = try await rows(PostgresQuery(unsafeSQL: PresenceQueries.record(Self.placeholder), binds: binds))
-            .first.mapped(PresenceQueries.presence)
-        {
+        if let recorded = try await rows(
+            PostgresQuery(unsafeSQL: PresenceQueries.record(Self.placeholder), binds: binds)
+        )
+        .first.mapped(PresenceQueries.presence) {
             return .recorded(recorded)
         }
         // Nothing written: the window is full, or the event or the token row is not the app's.
-        guard let row = try await firstRow(
-            """
-            SELECT window_started_at FROM device_presence
-            WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND token_id = \(tokenRowID)
-            """
-        ) else { throw StoreError.notFound(entity: "push-to-start token", id: "#\(tokenRowID)") }
+        guard
+            let row = try await firstRow(
+                """
+                SELECT window_started_at FROM device_presence
+                WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid) AND token_id = \(tokenRowID)
+                """
+            )
+        else { throw StoreError.notFound(entity: "push-to-start token", id: "#\(tokenRowID)") }
         return .limited(windowStartedAt: try row.decode(Date.self))
     }
 
@@ -50,7 +53,11 @@ extension PostgresStore {
     public func startStanding(appID: AppID, eventID: EventID, tokenRowID: Int64) async throws -> DeviceStartStanding {
         var binds = eventBinds(appID: appID, eventID: eventID)
         binds.append(tokenRowID)
-        guard let row = try await firstRow(PostgresQuery(unsafeSQL: PresenceQueries.standing(Self.placeholder), binds: binds)) else {
+        guard
+            let row = try await firstRow(
+                PostgresQuery(unsafeSQL: PresenceQueries.standing(Self.placeholder), binds: binds)
+            )
+        else {
             return DeviceStartStanding(started: false, uncertain: false)
         }
         let (started, uncertain) = try row.decode((Int32, Int32).self)
@@ -59,7 +66,10 @@ extension PostgresStore {
 
     public func deliveryFunnels(appID: AppID, eventID: EventID) async throws -> [DeliveryFunnel] {
         let result = try await rows(
-            PostgresQuery(unsafeSQL: PresenceQueries.funnel(Self.placeholder), binds: eventBinds(appID: appID, eventID: eventID))
+            PostgresQuery(
+                unsafeSQL: PresenceQueries.funnel(Self.placeholder),
+                binds: eventBinds(appID: appID, eventID: eventID)
+            )
         )
         return try PresenceQueries.funnels(
             result.map { row in
@@ -69,12 +79,20 @@ extension PostgresStore {
         )
     }
 
-    public func deliveryFunnelTimeline(appID: AppID, eventID: EventID, until: Date) async throws -> DeliveryFunnelTimeline {
+    public func deliveryFunnelTimeline(
+        appID: AppID,
+        eventID: EventID,
+        until: Date
+    ) async throws -> DeliveryFunnelTimeline {
         var binds = eventBinds(appID: appID, eventID: eventID)
         binds.append(Self.microseconds(until))
         binds.append(DeliveryFunnelTimeline.stepDivisorMicroseconds)
-        let statement = PresenceQueries.timeline(Self.placeholder) { "CAST(floor(extract(epoch FROM \($0)) * 1000000) AS bigint)" }
-        return try PresenceQueries.timeline(try await rows(PostgresQuery(unsafeSQL: statement, binds: binds)).mapped(PresenceQueries.TimelineRow.init))
+        let statement = PresenceQueries.timeline(Self.placeholder) {
+            "CAST(floor(extract(epoch FROM \($0)) * 1000000) AS bigint)"
+        }
+        return try PresenceQueries.timeline(
+            try await rows(PostgresQuery(unsafeSQL: statement, binds: binds)).mapped(PresenceQueries.TimelineRow.init)
+        )
     }
 
     /// A time as `timeline`'s statement reckons it: whole microseconds since 1970, as PostgreSQL keeps them.

@@ -10,7 +10,8 @@ extension PostgresStore {
             // one of a closed event is no step at all: nothing is inserted, and the job is not either.
             let inserted = try await connection.query(
                 """
-                INSERT INTO schedules (id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts,
+                INSERT INTO schedules (id, app_id, event_id, kind, origin, due_at, state, request, outcome, \
+                last_error, attempts,
                                        performed_at, created_at, updated_at)
                 SELECT \(schedule.id.uuid), e.app_id, e.id, \(schedule.kind.rawValue), \(schedule.origin.rawValue),
                        \(schedule.dueAt), \(schedule.state.rawValue), \(ColumnCoding.json(schedule.request))::json,
@@ -37,7 +38,8 @@ extension PostgresStore {
             _ = try await connection.query(
                 """
                 INSERT INTO jobs (id, app_id, kind, arguments, due_at, state, attempts, created_at, updated_at)
-                VALUES (\(job.id.uuid), \(job.appID.uuid), \(job.kind.rawValue), \(ColumnCoding.json(job.arguments))::json,
+                VALUES (\(job.id.uuid), \(job.appID.uuid), \(job.kind.rawValue), \
+                \(ColumnCoding.json(job.arguments))::json,
                         \(job.dueAt), 'pending', 0, \(job.createdAt), \(job.updatedAt))
                 RETURNING id, pg_notify(\(Self.jobsChannel), kind)
                 """,
@@ -53,11 +55,19 @@ extension PostgresStore {
 
     public func schedule(appID: AppID, id: ScheduleID) async throws -> Schedule? {
         try await firstRow(
-            "SELECT \(unescaped: RowMapping.scheduleColumns) FROM schedules WHERE app_id = \(appID.uuid) AND id = \(id.uuid)"
+            """
+            SELECT \(unescaped: RowMapping.scheduleColumns) FROM schedules WHERE app_id = \(appID.uuid) AND id = \
+            \(id.uuid)
+            """
         ).mapped(RowMapping.schedule)
     }
 
-    public func schedules(appID: AppID, eventID: EventID, after: ScheduleListPosition?, limit: Int) async throws -> [Schedule] {
+    public func schedules(
+        appID: AppID,
+        eventID: EventID,
+        after: ScheduleListPosition?,
+        limit: Int
+    ) async throws -> [Schedule] {
         try await rows(
             """
             SELECT \(unescaped: RowMapping.scheduleColumns) FROM schedules
@@ -89,7 +99,8 @@ extension PostgresStore {
         let result: (schedule: Schedule, changed: Bool)? = try await transaction { connection in
             let cancelled = try await connection.query(
                 """
-                UPDATE schedules SET state = \(state.rawValue), outcome = \(outcome.map(ColumnCoding.json))::json, updated_at = \(at)
+                UPDATE schedules SET state = \(state.rawValue), outcome = \(outcome.map(ColumnCoding.json))::json, \
+                updated_at = \(at)
                 WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'pending'
                 RETURNING \(unescaped: RowMapping.scheduleColumns), \(unescaped: Self.notifyScheduleChannelAnswer)
                 """,
@@ -101,12 +112,17 @@ extension PostgresStore {
                 return (cancelled, true)
             }
             let current = try await connection.query(
-                "SELECT \(unescaped: RowMapping.scheduleColumns) FROM schedules WHERE app_id = \(appID.uuid) AND id = \(id.uuid)",
+                """
+                SELECT \(unescaped: RowMapping.scheduleColumns) FROM schedules WHERE app_id = \(appID.uuid) AND \
+                id = \(id.uuid)
+                """,
                 logger: logger
             ).collect().first.mapped(RowMapping.schedule)
             return current.map { ($0, false) }
         }
-        if let result, result.changed, ChannelAnswerChanges.concerns(kind: result.schedule.kind, origin: result.schedule.origin) {
+        if let result, result.changed,
+            ChannelAnswerChanges.concerns(kind: result.schedule.kind, origin: result.schedule.origin)
+        {
             announceChannelAnswer(of: result.schedule.eventID)
         }
         return result
@@ -191,7 +207,8 @@ extension PostgresStore {
         guard
             let row = try await firstRow(
                 """
-                UPDATE schedules SET state = \(state.rawValue), outcome = \(outcome.map(ColumnCoding.json))::json, last_error = \(error),
+                UPDATE schedules SET state = \(state.rawValue), outcome = \(outcome.map(ColumnCoding.json))::json, \
+                last_error = \(error),
                                      performed_at = \(at), updated_at = \(at)
                 WHERE app_id = \(appID.uuid) AND id = \(id.uuid) AND state = 'running'
                 RETURNING \(unescaped: RowMapping.scheduleAnswerColumns), \(unescaped: Self.notifyScheduleChannelAnswer)
@@ -201,7 +218,6 @@ extension PostgresStore {
         announceChannelAnswer(of: try RowMapping.scheduleAnswerEvent(PostgresColumns(row, entity: "schedule")))
         return true
     }
-
 
     private static func cancelJobQuery(id: ScheduleID, at: Date) -> PostgresQuery {
         """

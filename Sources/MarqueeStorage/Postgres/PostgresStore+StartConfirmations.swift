@@ -5,15 +5,23 @@ import PostgresNIO
 extension PostgresStore {
     private static func confirmationPlaceholder(_ index: Int) -> String { "$\(index)" }
 
-    public func unconfirmedStarts(appID: AppID, eventID: EventID, jobID: JobID, afterRowID: Int64, limit: Int) async throws -> [UnconfirmedStart] {
+    public func unconfirmedStarts(
+        appID: AppID,
+        eventID: EventID,
+        jobID: JobID,
+        afterRowID: Int64,
+        limit: Int
+    ) async throws -> [UnconfirmedStart] {
         var binds = PostgresBindings(capacity: 5)
         binds.append(appID.uuid)
         binds.append(eventID.uuid)
         binds.append(jobID.uuid)
         binds.append(afterRowID)
         binds.append(Int64(max(0, limit)))
-        return try await rows(PostgresQuery(unsafeSQL: ConfirmationQueries.unconfirmed(Self.confirmationPlaceholder), binds: binds))
-            .map { try ConfirmationQueries.unconfirmedStart(PostgresColumns($0, entity: "start confirmation")) }
+        return try await rows(
+            PostgresQuery(unsafeSQL: ConfirmationQueries.unconfirmed(Self.confirmationPlaceholder), binds: binds)
+        )
+        .map { try ConfirmationQueries.unconfirmedStart(PostgresColumns($0, entity: "start confirmation")) }
     }
 
     public func recordConfirmationSteps(_ steps: ConfirmationSteps, at: Date) async throws -> Int {
@@ -34,7 +42,10 @@ extension PostgresStore {
             )
             if !steps.asked.isEmpty {
                 try await connection.query(
-                    "UPDATE start_confirmations SET asked_at = \(at) WHERE job_id = \(job) AND token_id = ANY(\(steps.asked)::bigint[])",
+                    """
+                    UPDATE start_confirmations SET asked_at = \(at) WHERE job_id = \(job) AND token_id = \
+                    ANY(\(steps.asked)::bigint[])
+                    """,
                     logger: logger
                 )
             }
@@ -54,11 +65,15 @@ extension PostgresStore {
                 case .restarted:
                     let inserted = try await connection.query(
                         """
-                        INSERT INTO pending_starts (app_id, event_id, environment, token_id, reason, pending_since, source_job_id)
-                        SELECT \(app), \(event), \(steps.environment.rawValue), \(decision.tokenRowID), \(PendingStartReason.absent.rawValue), \(at), \(job)
+                        INSERT INTO pending_starts (app_id, event_id, environment, token_id, reason, pending_since, \
+                        source_job_id)
+                        SELECT \(app), \(event), \(steps.environment.rawValue), \(decision.tokenRowID), \
+                        \(PendingStartReason.absent.rawValue), \(at), \(job)
                         WHERE NOT EXISTS (SELECT 1 FROM start_confirmations r
-                                          WHERE r.event_id = \(event) AND r.token_id = \(decision.tokenRowID) AND r.outcome = 'restarted')
-                        ON CONFLICT (event_id, token_id) DO UPDATE SET reason = EXCLUDED.reason, source_job_id = EXCLUDED.source_job_id
+                                          WHERE r.event_id = \(event) AND r.token_id = \(decision.tokenRowID) AND \
+                        r.outcome = 'restarted')
+                        ON CONFLICT (event_id, token_id) DO UPDATE SET reason = EXCLUDED.reason, source_job_id = \
+                        EXCLUDED.source_job_id
                         RETURNING id, pg_notify(\(Self.jobsChannel), \(Self.pendingStartsNotification))
                         """,
                         logger: logger
@@ -72,13 +87,20 @@ extension PostgresStore {
                 binds.append(decision.tokenRowID)
                 binds.append(outcome.rawValue)
                 binds.append(at)
-                try await connection.query(PostgresQuery(unsafeSQL: ConfirmationQueries.decide(Self.confirmationPlaceholder), binds: binds), logger: logger)
+                try await connection.query(
+                    PostgresQuery(unsafeSQL: ConfirmationQueries.decide(Self.confirmationPlaceholder), binds: binds),
+                    logger: logger
+                )
             }
             return queued
         }
     }
 
-    public func uncertainStartTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+    public func uncertainStartTokens(
+        appID: AppID,
+        eventID: EventID,
+        among tokenRowIDs: [Int64]
+    ) async throws -> Set<Int64> {
         guard !tokenRowIDs.isEmpty else { return [] }
         var binds = PostgresBindings(capacity: 6)
         binds.append(appID.uuid)
@@ -89,7 +111,8 @@ extension PostgresStore {
         binds.append(tokenRowIDs)
         let sql = """
             SELECT DISTINCT d.token_id FROM deliveries d JOIN jobs j ON j.id = d.job_id
-            WHERE d.token_id = ANY($6::bigint[]) AND \(ConfirmationQueries.uncertainOfEvent(Self.confirmationPlaceholder))
+            WHERE d.token_id = ANY($6::bigint[]) AND \
+            \(ConfirmationQueries.uncertainOfEvent(Self.confirmationPlaceholder))
             """
         return Set(try await rows(PostgresQuery(unsafeSQL: sql, binds: binds)).map { try $0.decode(Int64.self) })
     }
@@ -98,7 +121,9 @@ extension PostgresStore {
         var binds = PostgresBindings(capacity: 2)
         binds.append(appID.uuid)
         binds.append(jobID.uuid)
-        let result = try await rows(PostgresQuery(unsafeSQL: ConfirmationQueries.counts(Self.confirmationPlaceholder), binds: binds))
+        let result = try await rows(
+            PostgresQuery(unsafeSQL: ConfirmationQueries.counts(Self.confirmationPlaceholder), binds: binds)
+        )
         return try ConfirmationQueries.counts(result.map { try $0.decode((String, Int64, Int64).self) })
     }
 }

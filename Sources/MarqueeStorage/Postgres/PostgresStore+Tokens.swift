@@ -49,7 +49,8 @@ extension PostgresStore {
                     FROM UNNEST(\(environments)::text[], \(types)::text[], \(tokens)::text[], \(devices)::text[],
                                 \(users)::text[], \(tags)::text[], \(versions)::text[], \(frequent)::bool[],
                                 \(deviceTokens)::text[])
-                         AS u(environment, attributes_type, token, device_id, user_id, tags, ios_version, frequent, device_token)
+                         AS u(environment, attributes_type, token, device_id, user_id, tags, ios_version, frequent, \
+                    device_token)
                     ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
                         device_id = EXCLUDED.device_id,
                         user_id = EXCLUDED.user_id,
@@ -148,7 +149,8 @@ extension PostgresStore {
         """
     }
 
-    public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
+    public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken]
+    {
         try await rows(
             Self.audience(
                 query,
@@ -159,7 +161,11 @@ extension PostgresStore {
         ).mapped(RowMapping.token)
     }
 
-    public func audienceRecipients(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [AudienceRecipient] {
+    public func audienceRecipients(
+        _ query: AudienceQuery,
+        after cursor: Int64,
+        limit: Int
+    ) async throws -> [AudienceRecipient] {
         var recipients: [AudienceRecipient] = []
         recipients.reserveCapacity(max(1, limit))
         let result = try await rows(
@@ -179,7 +185,12 @@ extension PostgresStore {
 
     public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
         let result = try await rows(
-            Self.audience(query, select: "SELECT count(*), min(t.id), max(t.id) FROM push_to_start_tokens t", after: 0, tail: "")
+            Self.audience(
+                query,
+                select: "SELECT count(*), min(t.id), max(t.id) FROM push_to_start_tokens t",
+                after: 0,
+                tail: ""
+            )
         )
         for row in result {
             let (count, first, last) = try row.decode((Int64, Int64?, Int64?).self)
@@ -209,19 +220,24 @@ extension PostgresStore {
           AND (\(query.tokens.isEmpty) OR t.token = ANY(\(query.tokens)::text[]))
           AND (\(query.excludingStartsOf?.uuid)::uuid IS NULL
                OR NOT EXISTS (
-                SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id > \(cursor)
+                SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id > \
+        \(cursor)
                   AND (\(query.partition?.afterRowID)::bigint IS NULL OR s.token_id > \(query.partition?.afterRowID))
-                  AND (\(query.partition?.throughRowID)::bigint IS NULL OR s.token_id <= \(query.partition?.throughRowID)))
+                  AND (\(query.partition?.throughRowID)::bigint IS NULL OR s.token_id <= \
+        \(query.partition?.throughRowID)))
                OR NOT EXISTS (
-                SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id = t.id OFFSET 0))
+                SELECT 1 FROM start_ledger s WHERE s.event_id = \(query.excludingStartsOf?.uuid) AND s.token_id = \
+        t.id OFFSET 0))
           AND (\(query.excludingFinalOutcomesOf?.uuid)::uuid IS NULL OR NOT EXISTS (
                 SELECT 1 FROM deliveries d
-                WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> 'failed' OFFSET 0))
+                WHERE d.job_id = \(query.excludingFinalOutcomesOf?.uuid) AND d.token_id = t.id AND d.outcome <> \
+        'failed' OFFSET 0))
           AND (\(query.partition?.afterRowID)::bigint IS NULL OR t.id > \(query.partition?.afterRowID))
           AND (\(query.partition?.throughRowID)::bigint IS NULL OR t.id <= \(query.partition?.throughRowID))
           AND (\(query.uncertainIn?.uuid)::uuid IS NULL OR t.id IN (
                 SELECT d.token_id FROM deliveries d
-                WHERE d.job_id IN (SELECT j.id FROM jobs j WHERE j.id = \(query.uncertainIn?.uuid) OR j.parent_id = \(query.uncertainIn?.uuid))
+                WHERE d.job_id IN (SELECT j.id FROM jobs j WHERE j.id = \(query.uncertainIn?.uuid) OR j.parent_id = \
+        \(query.uncertainIn?.uuid))
                   AND d.outcome = 'uncertain'))
         \(unescaped: tail)
         """

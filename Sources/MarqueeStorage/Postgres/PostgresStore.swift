@@ -23,7 +23,11 @@ public struct PostgresStore: MarqueeStore {
     /// handed back in an orderly way.
     public static let defaultCallTimeout: Duration = .seconds(30)
 
-    public init(client: PostgresClient, configuration: StoreConfiguration, callTimeout: Duration = Self.defaultCallTimeout) {
+    public init(
+        client: PostgresClient,
+        configuration: StoreConfiguration,
+        callTimeout: Duration = Self.defaultCallTimeout
+    ) {
         self.client = client
         self.configuration = configuration
         deadline = PostgresCallDeadline(limit: callTimeout)
@@ -80,7 +84,10 @@ public struct PostgresStore: MarqueeStore {
     /// The same for a row of `schedules`: only a timeline's `close` step gives an answer anything
     /// (`ChannelAnswerChanges.concerns`).
     static let notifyScheduleChannelAnswer =
-        "CASE WHEN kind = 'close' AND origin = 'timeline' THEN pg_notify('\(channelAnswersChannel)', event_id::text) END"
+        """
+        CASE WHEN kind = 'close' AND origin = 'timeline' THEN pg_notify('\(channelAnswersChannel)', \
+        event_id::text) END
+        """
 
     private func withMigrationLock<Result: Sendable>(
         _ body: (PostgresConnection) async throws -> Result
@@ -164,7 +171,12 @@ struct PostgresMigrationTarget: MigrationTarget {
         return true
     }
 
-    private func apply(_ migration: Migration, statements: [String], at: Date, on connection: PostgresConnection) async throws {
+    private func apply(
+        _ migration: Migration,
+        statements: [String],
+        at: Date,
+        on connection: PostgresConnection
+    ) async throws {
         try await connection.withTransaction(logger: logger) { connection in
             for (index, statement) in statements.enumerated() {
                 do {

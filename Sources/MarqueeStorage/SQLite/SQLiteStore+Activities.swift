@@ -7,7 +7,8 @@ extension SQLiteStore {
         try await write { connection in
             let inserted = try await connection.query(
                 """
-                INSERT INTO activities (id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id,
+                INSERT INTO activities (id, app_id, event_id, environment, activity_id, channel_id, \
+                push_to_start_token_id,
                                         state, last_timestamp_sent, frequent_pushes_enabled, created_at, updated_at)
                 SELECT ?, e.app_id, e.id, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
                 RETURNING id
@@ -15,14 +16,20 @@ extension SQLiteStore {
                 [
                     .id(activity.id), .text(activity.environment.rawValue), .text(activity.activityID),
                     .id(activity.channelID), .int(activity.pushToStartTokenRowID), .text(activity.state.rawValue),
-                    .int(activity.lastTimestampSent), .bool(activity.frequentPushesEnabled), .date(activity.createdAt), .date(activity.updatedAt),
+                    .int(activity.lastTimestampSent), .bool(activity.frequentPushesEnabled), .date(activity.createdAt),
+                    .date(activity.updatedAt),
                     .id(activity.appID), .id(activity.eventID),
                 ]
             )
-            guard !inserted.isEmpty else { throw StoreError.notFound(entity: "event", id: activity.eventID.description) }
+            guard !inserted.isEmpty else {
+                throw StoreError.notFound(entity: "event", id: activity.eventID.description)
+            }
             for record in activity.updateTokens {
                 _ = try await connection.query(
-                    "INSERT INTO activity_update_tokens (activity_id, token, received_at, retired_at) VALUES (?, ?, ?, ?)",
+                    """
+                    INSERT INTO activity_update_tokens (activity_id, token, received_at, retired_at) VALUES (?, ?,\
+                     ?, ?)
+                    """,
                     [.id(activity.id), .text(record.token), .date(record.receivedAt), .date(record.retiredAt)]
                 )
             }
@@ -30,7 +37,10 @@ extension SQLiteStore {
     }
 
     public func activity(appID: AppID, id: ActivityRecordID) async throws -> Activity? {
-        try await loadActivity("SELECT \(RowMapping.activityColumns) FROM activities WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
+        try await loadActivity(
+            "SELECT \(RowMapping.activityColumns) FROM activities WHERE app_id = ? AND id = ?",
+            [.id(appID), .id(id)]
+        )
     }
 
     public func activity(appID: AppID, activityID: String) async throws -> Activity? {
@@ -45,7 +55,10 @@ extension SQLiteStore {
             guard let row = try await connection.query(sql, binds).first else { return nil }
             let id = try SQLiteColumns(row, entity: "activity").uuid("id")
             let tokens = try await connection.query(
-                "SELECT \(RowMapping.updateTokenColumns) FROM activity_update_tokens WHERE activity_id = ? ORDER BY received_at, token",
+                """
+                SELECT \(RowMapping.updateTokenColumns) FROM activity_update_tokens WHERE activity_id = ? ORDER \
+                BY received_at, token
+                """,
                 [.uuid(id)]
             ).mapped(RowMapping.updateToken)
             return try RowMapping.activity(SQLiteColumns(row, entity: "activity"), updateTokens: tokens)
@@ -72,7 +85,10 @@ extension SQLiteStore {
             )
             guard !updated.isEmpty else { throw StoreError.notFound(entity: "activity", id: id.description) }
             _ = try await connection.query(
-                "UPDATE activity_update_tokens SET retired_at = ? WHERE activity_id = ? AND retired_at IS NULL AND token <> ?",
+                """
+                UPDATE activity_update_tokens SET retired_at = ? WHERE activity_id = ? AND retired_at IS NULL AND \
+                token <> ?
+                """,
                 [.date(at), .id(id), .text(token)]
             )
             _ = try await connection.query(
@@ -86,7 +102,12 @@ extension SQLiteStore {
         return try await reloaded(appID: appID, id: id)
     }
 
-    public func setActivityState(appID: AppID, id: ActivityRecordID, state: ActivityState, at: Date) async throws -> Bool {
+    public func setActivityState(
+        appID: AppID,
+        id: ActivityRecordID,
+        state: ActivityState,
+        at: Date
+    ) async throws -> Bool {
         try await !query(
             "UPDATE activities SET state = ?, updated_at = ? WHERE app_id = ? AND id = ? RETURNING id",
             [.text(state.rawValue), .date(at), .id(appID), .id(id)]

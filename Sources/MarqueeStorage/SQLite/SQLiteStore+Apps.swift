@@ -18,7 +18,9 @@ extension SQLiteStore {
     }
 
     public func app(_ id: AppID) async throws -> App? {
-        try await query("SELECT \(RowMapping.appColumns) FROM apps WHERE id = ?", [.id(id)]).first.mapped(RowMapping.app)
+        try await query("SELECT \(RowMapping.appColumns) FROM apps WHERE id = ?", [.id(id)]).first.mapped(
+            RowMapping.app
+        )
     }
 
     public func apps() async throws -> [App] {
@@ -30,12 +32,14 @@ extension SQLiteStore {
         do {
             let inserted = try await query(
                 """
-                INSERT INTO signing_keys (id, app_id, key_id, team_id, environments, master_key_id, sealed_private_key, created_at)
+                INSERT INTO signing_keys (id, app_id, key_id, team_id, environments, master_key_id, \
+                sealed_private_key, created_at)
                 SELECT ?, a.id, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
                 RETURNING id
                 """,
                 [
-                    .id(key.id), .text(key.keyID), .text(key.teamID), .text(ColumnCoding.environments(key.environments)),
+                    .id(key.id), .text(key.keyID), .text(key.teamID),
+                    .text(ColumnCoding.environments(key.environments)),
                     .text(masterKeyID), .bytes(sealed), .date(key.createdAt), .id(key.appID),
                 ]
             )
@@ -97,7 +101,8 @@ extension SQLiteStore {
                     VALUES (?, NULL, ?, ?, ?, ?, ?, ?)
                     """,
                     [
-                        .id(key.id), .text(key.role.rawValue), .text(key.prefix), .bytes(key.secretHash), .text(key.label),
+                        .id(key.id), .text(key.role.rawValue), .text(key.prefix), .bytes(key.secretHash),
+                        .text(key.label),
                         .date(key.createdAt), .date(key.revokedAt),
                     ]
                 )

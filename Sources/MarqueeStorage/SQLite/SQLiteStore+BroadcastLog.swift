@@ -6,22 +6,30 @@ extension SQLiteStore {
     @discardableResult
     public func appendBroadcastLog(_ entry: BroadcastLogEntry) async throws -> Int64 {
         let inserted = try await query(Self.insertSQL(onConflictDoNothing: false), Self.binds(entry))
-        guard let row = inserted.first else { throw StoreError.notFound(entity: "channel", id: entry.channelID.description) }
+        guard let row = inserted.first else {
+            throw StoreError.notFound(entity: "channel", id: entry.channelID.description)
+        }
         return try SQLiteColumns(row).int64("id")
     }
 
-    public func appendScheduledBroadcastLog(_ entry: BroadcastLogEntry) async throws -> (entry: BroadcastLogEntry, appended: Bool) {
+    public func appendScheduledBroadcastLog(
+        _ entry: BroadcastLogEntry
+    ) async throws -> (entry: BroadcastLogEntry, appended: Bool) {
         guard let scheduleID = entry.scheduleID else { throw StoreError.notFound(entity: "schedule", id: "nil") }
         // One writer at a time: the insert and the read of an earlier row cannot interleave with
         // another worker's.
         return try await write { connection in
-            if let row = try await connection.query(Self.insertSQL(onConflictDoNothing: true), Self.binds(entry)).first {
+            if let row = try await connection.query(Self.insertSQL(onConflictDoNothing: true), Self.binds(entry)).first
+            {
                 var appended = entry
                 appended.sequence = try SQLiteColumns(row).int64("id")
                 return (appended, true)
             }
             let existing = try await connection.query(
-                "SELECT \(RowMapping.broadcastLogColumns) FROM broadcast_log WHERE app_id = ? AND channel_id = ? AND schedule_id = ?",
+                """
+                SELECT \(RowMapping.broadcastLogColumns) FROM broadcast_log WHERE app_id = ? AND channel_id = ? \
+                AND schedule_id = ?
+                """,
                 [.id(entry.appID), .id(entry.channelID), .id(scheduleID)]
             ).first.mapped(RowMapping.broadcastLogEntry)
             guard let existing else { throw StoreError.notFound(entity: "channel", id: entry.channelID.description) }
@@ -32,7 +40,8 @@ extension SQLiteStore {
     private static func insertSQL(onConflictDoNothing: Bool) -> String {
         """
         INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp,
-                                   status, reason, latency_us, sent_at, event, downgraded, content_state, alert, schedule_id)
+                                   status, reason, latency_us, sent_at, event, downgraded, content_state, alert, \
+        schedule_id)
         SELECT c.app_id, c.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM channels c WHERE c.app_id = ? AND c.id = ?
         \(onConflictDoNothing ? "ON CONFLICT (schedule_id, channel_id) WHERE schedule_id IS NOT NULL DO NOTHING" : "")
         RETURNING id
@@ -43,8 +52,10 @@ extension SQLiteStore {
         [
             .uuid(entry.apnsRequestID), .text(entry.apnsUniqueID), .int(entry.priority.rawValue), .int(entry.timestamp),
             .int(entry.status), .text(entry.reason?.reasonString), .int(entry.latencyMicroseconds), .date(entry.sentAt),
-            .text(entry.event.rawValue), .bool(entry.downgraded), .text(entry.contentState.map { ColumnCoding.json(.object($0)) }),
-            .text(entry.alert.map { ColumnCoding.json(.object($0)) }), .id(entry.scheduleID), .id(entry.appID), .id(entry.channelID),
+            .text(entry.event.rawValue), .bool(entry.downgraded),
+            .text(entry.contentState.map { ColumnCoding.json(.object($0)) }),
+            .text(entry.alert.map { ColumnCoding.json(.object($0)) }), .id(entry.scheduleID), .id(entry.appID),
+            .id(entry.channelID),
         ]
     }
 
@@ -57,7 +68,10 @@ extension SQLiteStore {
         latency: Duration
     ) async throws {
         let updated = try await query(
-            "UPDATE broadcast_log SET status = ?, reason = ?, apns_unique_id = ?, latency_us = ? WHERE app_id = ? AND id = ? RETURNING id",
+            """
+            UPDATE broadcast_log SET status = ?, reason = ?, apns_unique_id = ?, latency_us = ? WHERE app_id = ? \
+            AND id = ? RETURNING id
+            """,
             [
                 .int(status), .text(reason?.reasonString), .text(apnsUniqueID), .int(latency.wholeMicroseconds),
                 .id(appID), .int(sequence),
@@ -66,7 +80,12 @@ extension SQLiteStore {
         guard !updated.isEmpty else { throw StoreError.notFound(entity: "broadcast_log", id: String(sequence)) }
     }
 
-    public func broadcastLog(appID: AppID, channelID: ChannelID, before: Int64?, limit: Int) async throws -> [BroadcastLogEntry] {
+    public func broadcastLog(
+        appID: AppID,
+        channelID: ChannelID,
+        before: Int64?,
+        limit: Int
+    ) async throws -> [BroadcastLogEntry] {
         try await query(
             """
             SELECT \(RowMapping.broadcastLogColumns) FROM broadcast_log
@@ -76,8 +95,16 @@ extension SQLiteStore {
         ).mapped(RowMapping.broadcastLogEntry)
     }
 
-    public func broadcastCount(appID: AppID, channelID: ChannelID, priority: APNSPriority, since: Date) async throws -> Int {
-        let counted = try await query(Self.broadcastCountSQL, [.id(appID), .id(channelID), .int(priority.rawValue), .date(since)])
+    public func broadcastCount(
+        appID: AppID,
+        channelID: ChannelID,
+        priority: APNSPriority,
+        since: Date
+    ) async throws -> Int {
+        let counted = try await query(
+            Self.broadcastCountSQL,
+            [.id(appID), .id(channelID), .int(priority.rawValue), .date(since)]
+        )
         guard let row = counted.first else { return 0 }
         return try SQLiteColumns(row).int("n")
     }
@@ -106,7 +133,9 @@ extension SQLiteStore {
         let columns = SQLiteColumns(row, entity: "broadcast_log")
         return try EventBroadcastSummary(
             firstEndAt: columns.optionalDate("first_end_at"),
-            lastContentState: columns.optionalString("content_state").map { try RowMapping.logObject($0, column: "content_state") }
+            lastContentState: columns.optionalString("content_state").map {
+                try RowMapping.logObject($0, column: "content_state")
+            }
         )
     }
 }

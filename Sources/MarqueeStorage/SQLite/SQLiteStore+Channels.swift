@@ -21,11 +21,14 @@ extension SQLiteStore {
                 RETURNING \(RowMapping.channelColumns)
                 """,
                 [
-                    .uuid(UUID()), .text(environment.rawValue), .int(storagePolicy.rawValue), .uuid(requestID), .date(at),
+                    .uuid(UUID()), .text(environment.rawValue), .int(storagePolicy.rawValue), .uuid(requestID),
+                    .date(at),
                     .date(at), .id(appID), .id(eventID),
                 ]
             )
-            if let row = inserted.first { return .reserved(try RowMapping.channel(SQLiteColumns(row, entity: "channel"))) }
+            if let row = inserted.first {
+                return .reserved(try RowMapping.channel(SQLiteColumns(row, entity: "channel")))
+            }
             if let row = try await connection.query(
                 Self.liveChannelSQL,
                 [.id(appID), .id(eventID), .text(environment.rawValue)]
@@ -41,7 +44,12 @@ extension SQLiteStore {
         WHERE app_id = ? AND event_id = ? AND environment = ? AND state IN ('creating', 'active', 'deleting')
         """
 
-    public func activateChannel(appID: AppID, id: ChannelID, apnsChannelID: String, at: Date) async throws -> BroadcastChannel {
+    public func activateChannel(
+        appID: AppID,
+        id: ChannelID,
+        apnsChannelID: String,
+        at: Date
+    ) async throws -> BroadcastChannel {
         // A reconciliation may have recorded this APNs ID as an orphan between APNs' answer and
         // this commit; the orphan row is deleted in the same transaction, so the unique index on
         // the APNs ID sees one row.
@@ -74,7 +82,12 @@ extension SQLiteStore {
         throw try await transitionRefusal(appID: appID, id: id, to: .active)
     }
 
-    public func transitionChannel(appID: AppID, id: ChannelID, to state: ChannelState, at: Date) async throws -> BroadcastChannel {
+    public func transitionChannel(
+        appID: AppID,
+        id: ChannelID,
+        to state: ChannelState,
+        at: Date
+    ) async throws -> BroadcastChannel {
         let allowed = ColumnCoding.channelStates(allowingTransitionTo: state)
         let placeholders = Self.placeholders(allowed.count)
         let updated = try await query(
@@ -125,16 +138,27 @@ extension SQLiteStore {
     }
 
     public func channel(appID: AppID, id: ChannelID) async throws -> BroadcastChannel? {
-        try await query("SELECT \(RowMapping.channelColumns) FROM channels WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
-            .first.mapped(RowMapping.channel)
+        try await query(
+            "SELECT \(RowMapping.channelColumns) FROM channels WHERE app_id = ? AND id = ?",
+            [.id(appID), .id(id)]
+        )
+        .first.mapped(RowMapping.channel)
     }
 
-    public func liveChannel(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> BroadcastChannel? {
+    public func liveChannel(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment
+    ) async throws -> BroadcastChannel? {
         try await query(Self.liveChannelSQL, [.id(appID), .id(eventID), .text(environment.rawValue)])
             .first.mapped(RowMapping.channel)
     }
 
-    public func channels(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> [BroadcastChannel] {
+    public func channels(
+        appID: AppID,
+        environment: APNSEnvironment,
+        states: Set<ChannelState>
+    ) async throws -> [BroadcastChannel] {
         guard !states.isEmpty else { return [] }
         let names = states.map(\.rawValue).sorted()
         return try await query(
@@ -149,12 +173,16 @@ extension SQLiteStore {
 
     public func channels(appID: AppID, eventID: EventID) async throws -> [BroadcastChannel] {
         try await query(
-            "SELECT \(RowMapping.channelColumns) FROM channels WHERE app_id = ? AND event_id = ? ORDER BY created_at, id",
+            """
+            SELECT \(RowMapping.channelColumns) FROM channels WHERE app_id = ? AND event_id = ? ORDER BY \
+            created_at, id
+            """,
             [.id(appID), .id(eventID)]
         ).mapped(RowMapping.channel)
     }
 
-    public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int {
+    public func channelCount(appID: AppID, environment: APNSEnvironment, states: Set<ChannelState>) async throws -> Int
+    {
         guard !states.isEmpty else { return 0 }
         let names = states.map(\.rawValue).sorted()
         let rows = try await query(
@@ -177,13 +205,23 @@ extension SQLiteStore {
             """,
             [.int(now), .id(appID), .id(channelID)]
         )
-        if let row = updated.first { return try SQLiteColumns(row, entity: "channel").int64("last_broadcast_timestamp") }
+        if let row = updated.first {
+            return try SQLiteColumns(row, entity: "channel").int64("last_broadcast_timestamp")
+        }
         throw try await broadcastRefusal(appID: appID, id: channelID)
     }
 
-    public func takeBroadcastTimestamp(appID: AppID, eventID: EventID, environment: APNSEnvironment, now: Int64) async throws -> BroadcastChannel? {
-        try await query(Self.takeBroadcastTimestampSQL, [.int(now), .id(appID), .id(eventID), .text(environment.rawValue)])
-            .first.mapped(RowMapping.channel)
+    public func takeBroadcastTimestamp(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment,
+        now: Int64
+    ) async throws -> BroadcastChannel? {
+        try await query(
+            Self.takeBroadcastTimestampSQL,
+            [.int(now), .id(appID), .id(eventID), .text(environment.rawValue)]
+        )
+        .first.mapped(RowMapping.channel)
     }
 
     /// `MonotonicTimestamp.next` on the event's active channel in the environment (binds: now,

@@ -48,7 +48,8 @@ extension SQLiteStore {
                 """
                 INSERT INTO deliveries (app_id, job_id, token_id, attempt, outcome, status, apns_id, reason, sent_at,
                                         completed_at)
-                SELECT t.app_id, ?, t.id, ?, ?, ?, ?, ?, ?, ? FROM push_to_start_tokens t WHERE t.app_id = ? AND t.id = ?
+                SELECT t.app_id, ?, t.id, ?, ?, ?, ?, ?, ?, ? FROM push_to_start_tokens t WHERE t.app_id = ? AND t.id \
+                = ?
                 ON CONFLICT (job_id, token_id, attempt) DO NOTHING
                 """,
                 [
@@ -141,7 +142,10 @@ extension SQLiteStore {
 
     public func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
         try await query(
-            "SELECT \(RowMapping.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY token_id, attempt",
+            """
+            SELECT \(RowMapping.deliveryColumns) FROM deliveries WHERE app_id = ? AND job_id = ? ORDER BY \
+            token_id, attempt
+            """,
             [.id(appID), .id(jobID)]
         ).mapped(RowMapping.delivery)
     }

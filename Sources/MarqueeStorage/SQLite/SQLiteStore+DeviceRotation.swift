@@ -32,15 +32,18 @@ extension SQLiteStore {
         let found = try await connection.query(
             """
             SELECT device_row, token_row, token FROM (
-                SELECT u.key AS position, json_extract(u.value, '$[2]') AS token, n.id AS token_row, n.device_id AS token_device,
+                SELECT u.key AS position, json_extract(u.value, '$[2]') AS token, n.id AS token_row, n.device_id AS \
+            token_device,
                        json_extract(u.value, '$[3]') AS device_id,
                        (SELECT d.id FROM push_to_start_tokens d
-                        WHERE d.app_id = ?1 AND d.environment = json_extract(u.value, '$[0]') AND d.attributes_type = json_extract(u.value, '$[1]')
+                        WHERE d.app_id = ?1 AND d.environment = json_extract(u.value, '$[0]') AND d.attributes_type = \
+            json_extract(u.value, '$[1]')
                           AND d.device_id = json_extract(u.value, '$[3]') AND d.token <> json_extract(u.value, '$[2]')
                         ORDER BY d.last_registered_at DESC, d.id DESC LIMIT 1) AS device_row
                 FROM json_each(?2) u
                 LEFT JOIN push_to_start_tokens n
-                    ON n.app_id = ?1 AND n.environment = json_extract(u.value, '$[0]') AND n.attributes_type = json_extract(u.value, '$[1]')
+                    ON n.app_id = ?1 AND n.environment = json_extract(u.value, '$[0]') AND n.attributes_type = \
+            json_extract(u.value, '$[1]')
                    AND n.token = json_extract(u.value, '$[2]')
             )
             WHERE device_row IS NOT NULL AND (token_row IS NULL OR token_device IS NOT device_id)
@@ -117,7 +120,8 @@ extension SQLiteStore {
         _ = try await connection.query(
             """
             UPDATE push_to_start_tokens
-            SET token = ?1, last_registered_at = MAX(last_registered_at, ?2), invalidated_at = NULL, invalidation_reason = NULL
+            SET token = ?1, last_registered_at = MAX(last_registered_at, ?2), invalidated_at = NULL, \
+            invalidation_reason = NULL
             WHERE id = ?3
             """,
             [.text(token), .date(at), .int(deviceRow)]

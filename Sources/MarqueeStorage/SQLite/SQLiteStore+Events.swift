@@ -7,7 +7,8 @@ extension SQLiteStore {
         let inserted = try await query(
             """
             INSERT INTO events (id, app_id, external_key, title, attributes_type, environments, storage_policy,
-                                priority_policy, planned_start, planned_end, timeline, late_joiners, state, created_at, updated_at)
+                                priority_policy, planned_start, planned_end, timeline, late_joiners, state, \
+            created_at, updated_at)
             SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             ON CONFLICT (app_id, external_key) DO NOTHING
             RETURNING \(RowMapping.eventColumns)
@@ -16,7 +17,8 @@ extension SQLiteStore {
                 .id(event.id), .text(event.externalKey), .text(event.title), .text(event.attributesType),
                 .text(ColumnCoding.environments(event.environments)), .int(event.storagePolicy.rawValue),
                 .text(event.priorityPolicy?.rawValue), .date(event.plannedStart), .date(event.plannedEnd),
-                .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .bool(event.lateJoiners), .text(event.state.rawValue),
+                .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .bool(event.lateJoiners),
+                .text(event.state.rawValue),
                 .date(event.createdAt),
                 .date(event.updatedAt), .id(event.appID),
             ]
@@ -29,8 +31,11 @@ extension SQLiteStore {
     }
 
     public func event(appID: AppID, id: EventID) async throws -> Event? {
-        try await query("SELECT \(RowMapping.eventColumns) FROM events WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
-            .first.mapped(RowMapping.event)
+        try await query(
+            "SELECT \(RowMapping.eventColumns) FROM events WHERE app_id = ? AND id = ?",
+            [.id(appID), .id(id)]
+        )
+        .first.mapped(RowMapping.event)
     }
 
     public func event(appID: AppID, externalKey: String) async throws -> Event? {
@@ -41,10 +46,13 @@ extension SQLiteStore {
     }
 
     public func broadcastTarget(appID: AppID, externalKey: String) async throws -> BroadcastTarget? {
-        try await query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)]).first.mapped(RowMapping.broadcastTarget)
+        try await query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)]).first.mapped(
+            RowMapping.broadcastTarget
+        )
     }
 
-    private static let broadcastTargetSQL = "SELECT \(RowMapping.broadcastTargetColumns) FROM events WHERE app_id = ? AND external_key = ?"
+    private static let broadcastTargetSQL =
+        "SELECT \(RowMapping.broadcastTargetColumns) FROM events WHERE app_id = ? AND external_key = ?"
 
     public func beginBroadcast(
         appID: AppID,
@@ -89,15 +97,19 @@ extension SQLiteStore {
         // An edit read before a start's first accepted device cannot take the event back from live.
         let updated = try await query(
             """
-            UPDATE events SET title = ?, environments = ?, priority_policy = ?, planned_start = ?, planned_end = ?, timeline = ?,
-                              late_joiners = ?, state = CASE WHEN state = 'live' AND ? = 'scheduled' THEN state ELSE ? END, updated_at = ?
+            UPDATE events SET title = ?, environments = ?, priority_policy = ?, planned_start = ?, planned_end = ?, \
+            timeline = ?,
+                              late_joiners = ?, state = CASE WHEN state = 'live' AND ? = 'scheduled' THEN state ELSE \
+            ? END, updated_at = ?
             WHERE app_id = ? AND id = ?
             RETURNING \(RowMapping.eventColumns)
             """,
             [
-                .text(event.title), .text(ColumnCoding.environments(event.environments)), .text(event.priorityPolicy?.rawValue),
+                .text(event.title), .text(ColumnCoding.environments(event.environments)),
+                .text(event.priorityPolicy?.rawValue),
                 .date(event.plannedStart),
-                .date(event.plannedEnd), .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }), .bool(event.lateJoiners),
+                .date(event.plannedEnd), .text(event.timeline.map { ColumnCoding.json($0.jsonValue) }),
+                .bool(event.lateJoiners),
                 .text(event.state.rawValue), .text(event.state.rawValue),
                 .date(event.updatedAt), .id(event.appID), .id(event.id),
             ]
@@ -128,7 +140,10 @@ extension SQLiteStore {
     }
 
     public func eventCounts(appID: AppID) async throws -> [EventState: Int64] {
-        let rows = try await query("SELECT state, count(*) AS count FROM events WHERE app_id = ? GROUP BY state", [.id(appID)])
+        let rows = try await query(
+            "SELECT state, count(*) AS count FROM events WHERE app_id = ? GROUP BY state",
+            [.id(appID)]
+        )
         var counts: [EventState: Int64] = [:]
         for row in rows {
             let columns = SQLiteColumns(row, entity: "event")
@@ -140,7 +155,10 @@ extension SQLiteStore {
     public func deleteEvent(appID: AppID, id: EventID) async throws -> Bool {
         // Channels, activities (with their update tokens) and start-ledger rows go with the event
         // through their ON DELETE CASCADE foreign keys (the store turns foreign_keys on).
-        let deleted = try await !query("DELETE FROM events WHERE app_id = ? AND id = ? RETURNING id", [.id(appID), .id(id)]).isEmpty
+        let deleted = try await !query(
+            "DELETE FROM events WHERE app_id = ? AND id = ? RETURNING id",
+            [.id(appID), .id(id)]
+        ).isEmpty
         if deleted { announceChannelAnswer(of: id) }
         return deleted
     }

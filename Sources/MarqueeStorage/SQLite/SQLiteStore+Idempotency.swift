@@ -14,7 +14,8 @@ extension SQLiteStore {
         try await write { connection in
             let existing = try await connection.query(
                 """
-                SELECT \(RowMapping.idempotencyColumns) FROM idempotency_keys WHERE app_id = ? AND api_key_id = ? AND key = ?
+                SELECT \(RowMapping.idempotencyColumns) FROM idempotency_keys WHERE app_id = ? AND api_key_id = ? AND \
+                key = ?
                 """,
                 [.id(appID), .id(apiKeyID), .text(key)]
             ).first
@@ -46,13 +47,21 @@ extension SQLiteStore {
         }
     }
 
-    public func completeIdempotencyKey(appID: AppID, apiKeyID: APIKeyID, key: String, response: StoredResponse) async throws {
+    public func completeIdempotencyKey(
+        appID: AppID,
+        apiKeyID: APIKeyID,
+        key: String,
+        response: StoredResponse
+    ) async throws {
         let updated = try await query(
             """
             UPDATE idempotency_keys SET response_status = ?, response_content_type = ?, response_body = ?
             WHERE app_id = ? AND api_key_id = ? AND key = ? RETURNING key
             """,
-            [.int(response.status), .text(response.contentType), .bytes(response.body), .id(appID), .id(apiKeyID), .text(key)]
+            [
+                .int(response.status), .text(response.contentType), .bytes(response.body), .id(appID), .id(apiKeyID),
+                .text(key),
+            ]
         )
         guard !updated.isEmpty else { throw StoreError.notFound(entity: "idempotency key", id: key) }
     }

@@ -9,9 +9,19 @@ extension SQLiteStore {
     /// Checks that `owner` still holds the job's lease and that it lasts past `at` (a lapsed lease is
     /// gone even before another worker takes the job). `false` when the job's last applied batch
     /// is `commitID`: this batch was committed before and must change nothing now.
-    static func holdLease(appID: AppID, jobID: JobID, owner: String, commitID: UUID, at: Date, on connection: SQLiteConnection) async throws -> Bool {
+    static func holdLease(
+        appID: AppID,
+        jobID: JobID,
+        owner: String,
+        commitID: UUID,
+        at: Date,
+        on connection: SQLiteConnection
+    ) async throws -> Bool {
         let held = try await connection.query(
-            "SELECT last_commit_id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ? AND lease_expires_at > ?",
+            """
+            SELECT last_commit_id FROM jobs WHERE app_id = ? AND id = ? AND state = 'running' AND lease_owner = ? \
+            AND lease_expires_at > ?
+            """,
             [.id(appID), .id(jobID), .text(owner), .date(at)]
         )
         guard let row = held.first else { throw StoreError.leaseLost(jobID) }
@@ -34,7 +44,8 @@ extension SQLiteStore {
             UPDATE jobs
             SET progress_attempted = progress_attempted + ?, progress_succeeded = progress_succeeded + ?,
                 progress_failed = progress_failed + ?, progress_retired = progress_retired + ?,
-                progress_downgraded = progress_downgraded + ?, progress_uncertain = progress_uncertain + ?, checkpoint = COALESCE(?, checkpoint),
+                progress_downgraded = progress_downgraded + ?, progress_uncertain = progress_uncertain + ?, \
+            checkpoint = COALESCE(?, checkpoint),
                 last_commit_id = ?, updated_at = ?
             WHERE id = ?
             """,

@@ -18,7 +18,8 @@ extension SQLiteStore {
         let inserted = try await connection.query(
             """
             INSERT INTO jobs (id, app_id, kind, parent_id, arguments, due_at, state, attempts, progress_attempted,
-                              progress_succeeded, progress_failed, progress_total, progress_retired, progress_downgraded,
+                              progress_succeeded, progress_failed, progress_total, progress_retired, \
+            progress_downgraded,
                               progress_uncertain, checkpoint, last_error, serial_key, created_at, updated_at)
             SELECT ?, a.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM apps a WHERE a.id = ?
             RETURNING id
@@ -27,7 +28,8 @@ extension SQLiteStore {
                 .id(job.id), .text(job.kind.rawValue), .id(job.parentID), .text(ColumnCoding.json(job.arguments)),
                 .date(job.dueAt), .text(job.state.rawValue), .int(job.attempts), .int(job.progress.attempted),
                 .int(job.progress.succeeded), .int(job.progress.failed), .int(job.progress.total),
-                .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain), .text(job.checkpoint), .text(job.lastError),
+                .int(job.progress.retired), .int(job.progress.downgraded), .int(job.progress.uncertain),
+                .text(job.checkpoint), .text(job.lastError),
                 .text(job.serialKey), .date(job.createdAt),
                 .date(job.updatedAt), .id(job.appID),
             ]
@@ -37,7 +39,10 @@ extension SQLiteStore {
 
     public func childJobs(appID: AppID, parentID: JobID) async throws -> [Job] {
         try await query(
-            "SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs WHERE app_id = ? AND parent_id = ? ORDER BY created_at, id",
+            """
+            SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs WHERE app_id = ? AND parent_id = ? ORDER BY \
+            created_at, id
+            """,
             [.id(appID), .id(parentID)]
         ).mapped(RowMapping.job)
     }
@@ -55,12 +60,17 @@ extension SQLiteStore {
             """,
             [.id(id), .date(at)]
         )
-        return try updated.first.map { try SQLiteColumns($0, entity: "job").string("state") }.flatMap(JobState.init(rawValue:))
+        return try updated.first.map { try SQLiteColumns($0, entity: "job").string("state") }.flatMap(
+            JobState.init(rawValue:)
+        )
     }
 
     public func job(appID: AppID, id: JobID) async throws -> Job? {
-        try await query("SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
-            .first.mapped(RowMapping.job)
+        try await query(
+            "SELECT \(RowMapping.jobColumns(.sqlite)) FROM jobs WHERE app_id = ? AND id = ?",
+            [.id(appID), .id(id)]
+        )
+        .first.mapped(RowMapping.job)
     }
 
     public func leaseJobs(
@@ -73,15 +83,17 @@ extension SQLiteStore {
         // One writer at a time (SerialAccess here, BEGIN IMMEDIATE across processes): the select and
         // the update cannot interleave with another worker's.
         let kindNames = kinds.map { $0.map(\.rawValue).sorted() }
-        let kindFilter = kindNames.map { names in
-            names.isEmpty ? " AND 0" : " AND j.kind IN (\(Self.placeholders(names.count)))"
-        } ?? ""
+        let kindFilter =
+            kindNames.map { names in
+                names.isEmpty ? " AND 0" : " AND j.kind IN (\(Self.placeholders(names.count)))"
+            } ?? ""
         return try await write { connection in
             let due = try await connection.query(
                 """
                 WITH lease AS (SELECT ? AS at)
                 SELECT j.id FROM jobs j, lease
-                WHERE ((j.state = 'pending' AND j.due_at <= lease.at) OR (j.state = 'running' AND j.lease_expires_at <= lease.at))\(kindFilter)
+                WHERE ((j.state = 'pending' AND j.due_at <= lease.at) OR (j.state = 'running' AND j.lease_expires_at \
+                <= lease.at))\(kindFilter)
                   AND \(RowMapping.serialKeyIsFree(job: "j", now: "lease.at"))
                 ORDER BY j.due_at, j.id
                 LIMIT ?
@@ -176,7 +188,8 @@ extension SQLiteStore {
             WHERE app_id = ?2 AND (id = ?3 OR parent_id = ?3) AND state IN ('pending', 'running')
               AND NOT (id = ?3
                        AND EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = ?3)
-                       AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = ?3 AND c.state IN ('pending', 'running')))
+                       AND NOT EXISTS (SELECT 1 FROM jobs c WHERE c.parent_id = ?3 AND c.state IN ('pending', \
+            'running')))
             RETURNING id
             """,
             [.date(at), .id(appID), .id(id)]

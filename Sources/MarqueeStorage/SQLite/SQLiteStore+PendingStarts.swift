@@ -6,7 +6,8 @@ extension SQLiteStore {
     public func recordLateJoinOffer(_ offer: LateJoinOffer) async throws {
         _ = try await query(
             """
-            INSERT INTO late_join_offers (event_id, environment, app_id, attributes_type, enabled, everyone, tags, attributes,
+            INSERT INTO late_join_offers (event_id, environment, app_id, attributes_type, enabled, everyone, tags, \
+            attributes,
                                           content_state, alert, input_push_token, job_id, updated_at)
             SELECT e.id, ?, e.app_id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
             ON CONFLICT (event_id, environment) DO UPDATE SET
@@ -16,18 +17,26 @@ extension SQLiteStore {
                 updated_at = excluded.updated_at
             """,
             [
-                .text(offer.environment.rawValue), .text(offer.attributesType), .bool(offer.enabled), .bool(offer.everyone),
+                .text(offer.environment.rawValue), .text(offer.attributesType), .bool(offer.enabled),
+                .bool(offer.everyone),
                 .text(ColumnCoding.tags(offer.tags)), .text(ColumnCoding.json(.object(offer.attributes))),
-                .text(ColumnCoding.json(.object(offer.contentState))), .text(offer.alert.map { ColumnCoding.json(.object($0)) }),
-                .bool(offer.inputPushToken), .id(offer.jobID), .date(offer.updatedAt), .id(offer.appID), .id(offer.eventID),
+                .text(ColumnCoding.json(.object(offer.contentState))),
+                .text(offer.alert.map { ColumnCoding.json(.object($0)) }),
+                .bool(offer.inputPushToken), .id(offer.jobID), .date(offer.updatedAt), .id(offer.appID),
+                .id(offer.eventID),
             ]
         )
     }
 
-    public func lateJoinOffer(appID: AppID, eventID: EventID, environment: APNSEnvironment) async throws -> LateJoinOffer? {
+    public func lateJoinOffer(
+        appID: AppID,
+        eventID: EventID,
+        environment: APNSEnvironment
+    ) async throws -> LateJoinOffer? {
         try await query(
             """
-            SELECT o.event_id, o.environment, o.app_id, o.attributes_type, o.enabled, o.everyone, o.tags, o.attributes, o.alert,
+            SELECT o.event_id, o.environment, o.app_id, o.attributes_type, o.enabled, o.everyone, o.tags, \
+            o.attributes, o.alert,
                    o.input_push_token, o.job_id, o.updated_at,
                    COALESCE(
                      (SELECT l.content_state FROM broadcast_log l JOIN channels c ON c.id = l.channel_id
@@ -44,7 +53,11 @@ extension SQLiteStore {
     public func enqueueLateJoiners(appID: AppID, _ tokens: [RegisteredTokenKey], at: Date) async throws -> Int {
         guard !tokens.isEmpty else { return 0 }
         let keys = ColumnCoding.json(
-            .array(tokens.map { .array([.string($0.environment.rawValue), .string($0.attributesType), .string($0.token)]) })
+            .array(
+                tokens.map {
+                    .array([.string($0.environment.rawValue), .string($0.attributesType), .string($0.token)])
+                }
+            )
         )
         return try await query(
             """
@@ -52,13 +65,16 @@ extension SQLiteStore {
             SELECT t.app_id, o.event_id, t.environment, t.id, ?, ?
             FROM json_each(?) r
             JOIN push_to_start_tokens t
-              ON t.app_id = ? AND t.environment = json_extract(r.value, '$[0]') AND t.attributes_type = json_extract(r.value, '$[1]')
+              ON t.app_id = ? AND t.environment = json_extract(r.value, '$[0]') AND t.attributes_type = \
+            json_extract(r.value, '$[1]')
              AND t.token = json_extract(r.value, '$[2]') AND t.invalidated_at IS NULL
             JOIN late_join_offers o
-              ON o.app_id = t.app_id AND o.environment = t.environment AND o.attributes_type = t.attributes_type AND o.enabled = 1
+              ON o.app_id = t.app_id AND o.environment = t.environment AND o.attributes_type = t.attributes_type AND \
+            o.enabled = 1
             JOIN events e ON e.id = o.event_id
             WHERE \(RowMapping.eventTakesLateJoiners)
-              AND (o.everyone OR EXISTS (SELECT 1 FROM json_each(t.tags) a, json_each(o.tags) b WHERE a.value = b.value))
+              AND (o.everyone OR EXISTS (SELECT 1 FROM json_each(t.tags) a, json_each(o.tags) b WHERE a.value = \
+            b.value))
               AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = o.event_id AND s.token_id = t.id)
             ON CONFLICT (event_id, token_id) DO NOTHING
             RETURNING id
@@ -77,15 +93,20 @@ extension SQLiteStore {
                   AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL
                        OR (p.reason = 'late_join'
                            AND (NOT e.late_joiners
-                                OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND o.environment = p.environment AND o.enabled = 1)))
-                       OR EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = p.event_id AND s.token_id = p.token_id)))
+                                OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND \
+            o.environment = p.environment AND o.enabled = 1)))
+                       OR EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = p.event_id AND s.token_id = \
+            p.token_id)))
             RETURNING id
             """
         ).count
     }
 
     public func claimPendingStarts(owner: String, now: Date, until: Date, limit: Int) async throws -> [PendingStart] {
-        let busy = RowMapping.pendingStartBusy(argument: { "json_extract(j.arguments, '$.\($0)')" }, eventIDText: "p.event_id")
+        let busy = RowMapping.pendingStartBusy(
+            argument: { "json_extract(j.arguments, '$.\($0)')" },
+            eventIDText: "p.event_id"
+        )
         // One writer at a time: the claim is the UPDATE's own subquery. (SQLite's RETURNING sees
         // only the updated table, so the tokens are read after it, in the same transaction.)
         return try await write { connection in
@@ -103,7 +124,8 @@ extension SQLiteStore {
             guard !claimed.isEmpty else { return [] }
             return try await connection.query(
                 """
-                SELECT p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since, p.source_job_id
+                SELECT p.id, p.app_id, p.event_id, p.environment, p.token_id, t.token, p.reason, p.pending_since, \
+                p.source_job_id
                 FROM pending_starts p JOIN push_to_start_tokens t ON t.id = p.token_id
                 WHERE p.claim_owner = ? ORDER BY p.id
                 """,
@@ -124,7 +146,11 @@ extension SQLiteStore {
                 [.text(list), .text(owner), .date(at)]
             )
             guard removed.count == Set(ids).count else {
-                throw StoreError.notActive(entity: "pending start", id: "claim \(owner)", state: "claimed by another pump or lapsed")
+                throw StoreError.notActive(
+                    entity: "pending start",
+                    id: "claim \(owner)",
+                    state: "claimed by another pump or lapsed"
+                )
             }
             for job in jobs { try await Self.insert(job, on: connection) }
         }

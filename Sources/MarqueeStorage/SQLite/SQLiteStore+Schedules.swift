@@ -10,7 +10,8 @@ extension SQLiteStore {
             // one of a closed event is no step at all: nothing is inserted, and the job is not either.
             let inserted = try await connection.query(
                 """
-                INSERT INTO schedules (id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts,
+                INSERT INTO schedules (id, app_id, event_id, kind, origin, due_at, state, request, outcome, \
+                last_error, attempts,
                                        performed_at, created_at, updated_at)
                 SELECT ?, e.app_id, e.id, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ? FROM events e WHERE e.app_id = ? AND e.id = ?
                   AND (? <> 'timeline' OR e.state IN ('scheduled', 'live'))
@@ -18,15 +19,20 @@ extension SQLiteStore {
                 RETURNING id
                 """,
                 [
-                    .id(schedule.id), .text(schedule.kind.rawValue), .text(schedule.origin.rawValue), .date(schedule.dueAt),
+                    .id(schedule.id), .text(schedule.kind.rawValue), .text(schedule.origin.rawValue),
+                    .date(schedule.dueAt),
                     .text(schedule.state.rawValue), .text(ColumnCoding.json(schedule.request)),
                     .text(schedule.outcome.map(ColumnCoding.json)), .text(schedule.lastError), .int(schedule.attempts),
-                    .date(schedule.performedAt), .date(schedule.createdAt), .date(schedule.updatedAt), .id(schedule.appID),
+                    .date(schedule.performedAt), .date(schedule.createdAt), .date(schedule.updatedAt),
+                    .id(schedule.appID),
                     .id(schedule.eventID), .text(schedule.origin.rawValue),
                 ]
             )
             guard !inserted.isEmpty else {
-                let event = try await connection.query("SELECT 1 FROM events WHERE app_id = ? AND id = ?", [.id(schedule.appID), .id(schedule.eventID)])
+                let event = try await connection.query(
+                    "SELECT 1 FROM events WHERE app_id = ? AND id = ?",
+                    [.id(schedule.appID), .id(schedule.eventID)]
+                )
                 if schedule.origin == .timeline && !event.isEmpty { return false }
                 throw StoreError.notFound(entity: "event", id: schedule.eventID.description)
             }
@@ -36,7 +42,8 @@ extension SQLiteStore {
                 VALUES (?, ?, ?, ?, ?, 'pending', 0, ?, ?)
                 """,
                 [
-                    .id(job.id), .id(job.appID), .text(job.kind.rawValue), .text(ColumnCoding.json(job.arguments)), .date(job.dueAt),
+                    .id(job.id), .id(job.appID), .text(job.kind.rawValue), .text(ColumnCoding.json(job.arguments)),
+                    .date(job.dueAt),
                     .date(job.createdAt), .date(job.updatedAt),
                 ]
             )
@@ -49,11 +56,19 @@ extension SQLiteStore {
     }
 
     public func schedule(appID: AppID, id: ScheduleID) async throws -> Schedule? {
-        try await query("SELECT \(RowMapping.scheduleColumns) FROM schedules WHERE app_id = ? AND id = ?", [.id(appID), .id(id)])
-            .first.mapped(RowMapping.schedule)
+        try await query(
+            "SELECT \(RowMapping.scheduleColumns) FROM schedules WHERE app_id = ? AND id = ?",
+            [.id(appID), .id(id)]
+        )
+        .first.mapped(RowMapping.schedule)
     }
 
-    public func schedules(appID: AppID, eventID: EventID, after: ScheduleListPosition?, limit: Int) async throws -> [Schedule] {
+    public func schedules(
+        appID: AppID,
+        eventID: EventID,
+        after: ScheduleListPosition?,
+        limit: Int
+    ) async throws -> [Schedule] {
         var sql = "SELECT \(RowMapping.scheduleColumns) FROM schedules WHERE app_id = ? AND event_id = ?"
         var binds: [SQLiteData] = [.id(appID), .id(eventID)]
         if let after {
@@ -103,7 +118,9 @@ extension SQLiteStore {
             ).first.mapped(RowMapping.schedule)
             return current.map { ($0, false) }
         }
-        if let result, result.changed, ChannelAnswerChanges.concerns(kind: result.schedule.kind, origin: result.schedule.origin) {
+        if let result, result.changed,
+            ChannelAnswerChanges.concerns(kind: result.schedule.kind, origin: result.schedule.origin)
+        {
             announceChannelAnswer(of: result.schedule.eventID)
         }
         return result
@@ -112,11 +129,17 @@ extension SQLiteStore {
     public func cancelSchedules(appID: AppID, eventID: EventID, at: Date) async throws -> Int {
         let count = try await write { connection in
             let cancelled = try await connection.query(
-                "UPDATE schedules SET state = 'cancelled', updated_at = ? WHERE app_id = ? AND event_id = ? AND state = 'pending' RETURNING id",
+                """
+                UPDATE schedules SET state = 'cancelled', updated_at = ? WHERE app_id = ? AND event_id = ? AND \
+                state = 'pending' RETURNING id
+                """,
                 [.date(at), .id(appID), .id(eventID)]
             )
             for row in cancelled {
-                _ = try await connection.query(Self.cancelJobSQL, [.date(at), .uuid(try SQLiteColumns(row, entity: "schedule").uuid("id"))])
+                _ = try await connection.query(
+                    Self.cancelJobSQL,
+                    [.date(at), .uuid(try SQLiteColumns(row, entity: "schedule").uuid("id"))]
+                )
             }
             return cancelled.count
         }
@@ -127,7 +150,10 @@ extension SQLiteStore {
     public func moveSchedule(appID: AppID, id: ScheduleID, to dueAt: Date, at: Date) async throws -> Bool {
         let moved = try await write { connection -> EventID?? in
             let moved = try await connection.query(
-                "UPDATE schedules SET due_at = ?, updated_at = ? WHERE app_id = ? AND id = ? AND state = 'pending' RETURNING \(RowMapping.scheduleAnswerColumns)",
+                """
+                UPDATE schedules SET due_at = ?, updated_at = ? WHERE app_id = ? AND id = ? AND state = 'pending' \
+                RETURNING \(RowMapping.scheduleAnswerColumns)
+                """,
                 [.date(dueAt), .date(at), .id(appID), .id(id)]
             )
             guard let row = moved.first else { return nil }
@@ -173,13 +199,15 @@ extension SQLiteStore {
                 WHERE app_id = ? AND id = ? AND state = 'running'
                 RETURNING \(RowMapping.scheduleAnswerColumns)
                 """,
-                [.text(state.rawValue), .text(outcome.map(ColumnCoding.json)), .text(error), .date(at), .date(at), .id(appID), .id(id)]
+                [
+                    .text(state.rawValue), .text(outcome.map(ColumnCoding.json)), .text(error), .date(at), .date(at),
+                    .id(appID), .id(id),
+                ]
             ).first
         else { return false }
         announceChannelAnswer(of: try RowMapping.scheduleAnswerEvent(SQLiteColumns(row, entity: "schedule")))
         return true
     }
-
 
     private static let cancelJobSQL = """
         UPDATE jobs SET state = 'cancelled', lease_owner = NULL, lease_expires_at = NULL, updated_at = ?

@@ -5,7 +5,13 @@ import SQLiteNIO
 extension SQLiteStore {
     private static func confirmationPlaceholder(_ index: Int) -> String { "?\(index)" }
 
-    public func unconfirmedStarts(appID: AppID, eventID: EventID, jobID: JobID, afterRowID: Int64, limit: Int) async throws -> [UnconfirmedStart] {
+    public func unconfirmedStarts(
+        appID: AppID,
+        eventID: EventID,
+        jobID: JobID,
+        afterRowID: Int64,
+        limit: Int
+    ) async throws -> [UnconfirmedStart] {
         try await query(
             ConfirmationQueries.unconfirmed(Self.confirmationPlaceholder),
             [.id(appID), .id(eventID), .id(jobID), .int(afterRowID), .int(max(0, limit))]
@@ -27,7 +33,10 @@ extension SQLiteStore {
             )
             if !steps.asked.isEmpty {
                 _ = try await connection.query(
-                    "UPDATE start_confirmations SET asked_at = ?1 WHERE job_id = ?2 AND token_id IN (SELECT value FROM json_each(?3))",
+                    """
+                    UPDATE start_confirmations SET asked_at = ?1 WHERE job_id = ?2 AND token_id IN (SELECT value \
+                    FROM json_each(?3))
+                    """,
                     [.date(at), .id(steps.jobID), .text(Self.rowList(steps.asked))]
                 )
             }
@@ -42,19 +51,26 @@ extension SQLiteStore {
                         VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?5)
                         ON CONFLICT (event_id, token_id) DO NOTHING
                         """,
-                        [.id(steps.eventID), .int(decision.tokenRowID), .id(steps.appID), .id(steps.jobID), .date(at), .date(decision.sentAt)]
+                        [
+                            .id(steps.eventID), .int(decision.tokenRowID), .id(steps.appID), .id(steps.jobID),
+                            .date(at), .date(decision.sentAt),
+                        ]
                     )
                 case .restarted:
                     let inserted = try await connection.query(
                         """
-                        INSERT INTO pending_starts (app_id, event_id, environment, token_id, reason, pending_since, source_job_id)
+                        INSERT INTO pending_starts (app_id, event_id, environment, token_id, reason, pending_since, \
+                        source_job_id)
                         SELECT ?1, ?2, ?3, ?4, ?5, ?6, ?7
-                        WHERE NOT EXISTS (SELECT 1 FROM start_confirmations r WHERE r.event_id = ?2 AND r.token_id = ?4 AND r.outcome = 'restarted')
-                        ON CONFLICT (event_id, token_id) DO UPDATE SET reason = excluded.reason, source_job_id = excluded.source_job_id
+                        WHERE NOT EXISTS (SELECT 1 FROM start_confirmations r WHERE r.event_id = ?2 AND r.token_id = \
+                        ?4 AND r.outcome = 'restarted')
+                        ON CONFLICT (event_id, token_id) DO UPDATE SET reason = excluded.reason, source_job_id = \
+                        excluded.source_job_id
                         RETURNING id
                         """,
                         [
-                            .id(steps.appID), .id(steps.eventID), .text(steps.environment.rawValue), .int(decision.tokenRowID),
+                            .id(steps.appID), .id(steps.eventID), .text(steps.environment.rawValue),
+                            .int(decision.tokenRowID),
                             .text(PendingStartReason.absent.rawValue), .date(at), .id(steps.jobID),
                         ]
                     )
@@ -71,12 +87,17 @@ extension SQLiteStore {
         }
     }
 
-    public func uncertainStartTokens(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> Set<Int64> {
+    public func uncertainStartTokens(
+        appID: AppID,
+        eventID: EventID,
+        among tokenRowIDs: [Int64]
+    ) async throws -> Set<Int64> {
         guard !tokenRowIDs.isEmpty else { return [] }
         let rows = try await query(
             """
             SELECT DISTINCT d.token_id FROM deliveries d JOIN jobs j ON j.id = d.job_id
-            WHERE d.token_id IN (SELECT value FROM json_each(?6)) AND \(ConfirmationQueries.uncertainOfEvent(Self.confirmationPlaceholder))
+            WHERE d.token_id IN (SELECT value FROM json_each(?6)) AND \
+            \(ConfirmationQueries.uncertainOfEvent(Self.confirmationPlaceholder))
             """,
             [
                 .id(appID), .id(eventID), .text(eventID.description), .text(JobKind.startFanOut.rawValue),

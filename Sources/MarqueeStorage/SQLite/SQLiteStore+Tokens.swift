@@ -138,39 +138,63 @@ extension SQLiteStore {
               AND (?5 IS NULL OR token = ?5)
             RETURNING id
             """,
-            [.date(invalidation.invalidSince), .text(invalidation.reason.reasonString), .id(appID), .int(rowID), .text(invalidation.token)]
+            [
+                .date(invalidation.invalidSince), .text(invalidation.reason.reasonString), .id(appID), .int(rowID),
+                .text(invalidation.token),
+            ]
         ).isEmpty
     }
 
-    public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken] {
+    public func audiencePage(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [PushToStartToken]
+    {
         let (filter, binds) = Self.audienceFilter(query, after: cursor)
         return try await self.query(
-            "SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?\(binds.count + 1)",
+            """
+            SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id \
+            LIMIT ?\(binds.count + 1)
+            """,
             binds + [.int(max(1, limit))]
         ).mapped(RowMapping.token)
     }
 
-    public func audienceRecipients(_ query: AudienceQuery, after cursor: Int64, limit: Int) async throws -> [AudienceRecipient] {
+    public func audienceRecipients(
+        _ query: AudienceQuery,
+        after cursor: Int64,
+        limit: Int
+    ) async throws -> [AudienceRecipient] {
         let (filter, binds) = Self.audienceFilter(query, after: cursor)
         return try await self.query(
-            "SELECT \(RowMapping.audienceRecipientColumns) FROM push_to_start_tokens t WHERE \(filter) ORDER BY t.id LIMIT ?\(binds.count + 1)",
+            """
+            SELECT \(RowMapping.audienceRecipientColumns) FROM push_to_start_tokens t WHERE \(filter) ORDER BY \
+            t.id LIMIT ?\(binds.count + 1)
+            """,
             binds + [.int(max(1, limit))]
         ).mapped { row in
-            AudienceRecipient(rowID: try row.int64("id"), token: try row.string("token"), iosVersion: try row.optionalString("ios_version"))
+            AudienceRecipient(
+                rowID: try row.int64("id"),
+                token: try row.string("token"),
+                iosVersion: try row.optionalString("ios_version")
+            )
         }
     }
 
     public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
         let (filter, binds) = Self.audienceFilter(query, after: 0)
         let rows = try await self.query(
-            "SELECT count(*) AS count, min(t.id) AS first, max(t.id) AS last FROM push_to_start_tokens t WHERE \(filter)",
+            """
+            SELECT count(*) AS count, min(t.id) AS first, max(t.id) AS last FROM push_to_start_tokens t WHERE \
+            \(filter)
+            """,
             binds
         )
         guard let row = rows.first else { return AudienceExtent(count: 0, rowIDs: nil) }
         let columns = SQLiteColumns(row, entity: "push-to-start token")
         let first = try columns.optionalInt64("first")
         let last = try columns.optionalInt64("last")
-        return AudienceExtent(count: try columns.int64("count"), rowIDs: first.flatMap { first in last.map { first...$0 } })
+        return AudienceExtent(
+            count: try columns.int64("count"),
+            rowIDs: first.flatMap { first in last.map { first...$0 } }
+        )
     }
 
     /// The audience's conditions on `t`, with binds ?1 to ?13.
@@ -193,7 +217,8 @@ extension SQLiteStore {
               AND (?12 IS NULL OR t.id <= ?12)
               AND (?13 IS NULL OR t.id IN (
                     SELECT d.token_id FROM deliveries d
-                    WHERE d.job_id IN (SELECT j.id FROM jobs j WHERE j.id = ?13 OR j.parent_id = ?13) AND d.outcome = 'uncertain'))
+                    WHERE d.job_id IN (SELECT j.id FROM jobs j WHERE j.id = ?13 OR j.parent_id = ?13) AND d.outcome = \
+            'uncertain'))
             """
         return (
             filter,

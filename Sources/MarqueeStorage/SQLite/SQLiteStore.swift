@@ -168,16 +168,18 @@ struct SQLiteMigrationTarget: MigrationTarget {
             )
             """
         )
-        return try await connection.query("SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version")
-            .map { row in
-                let columns = SQLiteColumns(row, entity: "schema migration")
-                return AppliedMigration(
-                    version: try columns.int("version"),
-                    name: try columns.string("name"),
-                    checksum: try columns.string("checksum"),
-                    appliedAt: try columns.date("applied_at")
-                )
-            }
+        return try await connection.query(
+            "SELECT version, name, checksum, applied_at FROM schema_migrations ORDER BY version"
+        )
+        .map { row in
+            let columns = SQLiteColumns(row, entity: "schema migration")
+            return AppliedMigration(
+                version: try columns.int("version"),
+                name: try columns.string("name"),
+                checksum: try columns.string("checksum"),
+                appliedAt: try columns.date("applied_at")
+            )
+        }
     }
 
     /// `BEGIN IMMEDIATE` is SQLite's migration lock: another process that migrated the same file

@@ -26,7 +26,9 @@ public struct SecretSealer: Sendable {
         for entry in keyring.split(separator: ",") {
             let trimmed = entry.trimmingCharacters(in: .whitespaces)
             guard let colon = trimmed.firstIndex(of: ":") else { throw SecretError.badMasterKeyID }
-            keys.append(try MasterKey(id: String(trimmed[..<colon]), base64: String(trimmed[trimmed.index(after: colon)...])))
+            keys.append(
+                try MasterKey(id: String(trimmed[..<colon]), base64: String(trimmed[trimmed.index(after: colon)...]))
+            )
         }
         guard let current = keys.first else { throw SecretError.noMasterKeyConfigured }
         self.init(current: current, previous: Array(keys.dropFirst()))

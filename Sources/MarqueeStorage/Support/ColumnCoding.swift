@@ -51,7 +51,11 @@ enum ColumnCoding {
     }
 
     /// A raw-value enum read from a column, or `StoreError.corruptRow`.
-    static func parse<Value: RawRepresentable>(_ type: Value.Type, _ raw: Value.RawValue, entity: String) throws -> Value {
+    static func parse<Value: RawRepresentable>(
+        _ type: Value.Type,
+        _ raw: Value.RawValue,
+        entity: String
+    ) throws -> Value {
         guard let value = Value(rawValue: raw) else {
             throw StoreError.corruptRow(entity: entity, detail: "unknown \(Value.self) \(raw)")
         }
@@ -79,13 +83,25 @@ enum ColumnCoding {
         unique.reserveCapacity(registrations.count)
         for registration in registrations.reversed() {
             guard
-                tokens.insert(TokenKey(environment: registration.environment, attributesType: registration.attributesType, token: registration.token))
-                    .inserted
+                tokens.insert(
+                    TokenKey(
+                        environment: registration.environment,
+                        attributesType: registration.attributesType,
+                        token: registration.token
+                    )
+                )
+                .inserted
             else { continue }
             if let deviceID = registration.deviceID {
                 guard
-                    devices.insert(DeviceKey(environment: registration.environment, attributesType: registration.attributesType, deviceID: deviceID))
-                        .inserted
+                    devices.insert(
+                        DeviceKey(
+                            environment: registration.environment,
+                            attributesType: registration.attributesType,
+                            deviceID: deviceID
+                        )
+                    )
+                    .inserted
                 else { continue }
             }
             unique.append(registration)

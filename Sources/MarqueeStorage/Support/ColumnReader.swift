@@ -31,13 +31,17 @@ extension ColumnReader {
     func bytes(_ column: String) throws -> [UInt8] { try required(optionalBytes(column), column) }
 
     func id<Entity>(_ column: String) throws -> Identifier<Entity> { Identifier(try uuid(column)) }
-    func optionalID<Entity>(_ column: String) throws -> Identifier<Entity>? { try optionalUUID(column).map { Identifier($0) } }
+    func optionalID<Entity>(_ column: String) throws -> Identifier<Entity>? {
+        try optionalUUID(column).map { Identifier($0) }
+    }
 
-    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value where Value.RawValue == String {
+    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value
+    where Value.RawValue == String {
         try ColumnCoding.parse(type, try string(column), entity: entity)
     }
 
-    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value where Value.RawValue == Int {
+    func parse<Value: RawRepresentable>(_ column: String, as type: Value.Type) throws -> Value
+    where Value.RawValue == Int {
         try ColumnCoding.parse(type, try int(column), entity: entity)
     }
 

@@ -14,7 +14,8 @@ enum ConfirmationQueries {
         SELECT d.token_id, t.device_token, max(d.sent_at) AS sent_at,
                pr.state AS presence_state, pr.reported_at AS reported_at, c.watched_since, c.asked_at,
                CAST(CASE WHEN EXISTS (SELECT 1 FROM start_confirmations r
-                                      WHERE r.event_id = \(p(2)) AND r.token_id = d.token_id AND r.outcome = 'restarted')
+                                      WHERE r.event_id = \(p(2)) AND r.token_id = d.token_id AND r.outcome = \
+        'restarted')
                          THEN 1 ELSE 0 END AS bigint) AS restarted
         FROM jobs j
         JOIN deliveries d ON d.job_id = j.id
@@ -35,7 +36,9 @@ enum ConfirmationQueries {
             tokenRowID: try row.int64("token_id"),
             deviceToken: try row.optionalString("device_token"),
             sentAt: try row.date("sent_at"),
-            presence: try row.optionalString("presence_state").map { try ColumnCoding.parse(PresenceState.self, $0, entity: "device presence") },
+            presence: try row.optionalString("presence_state").map {
+                try ColumnCoding.parse(PresenceState.self, $0, entity: "device presence")
+            },
             reportedAt: try row.optionalDate("reported_at"),
             watchedSince: try row.optionalDate("watched_since"),
             askedAt: try row.optionalDate("asked_at"),
@@ -46,7 +49,8 @@ enum ConfirmationQueries {
     /// A job's confirmation rows by outcome ('' while waiting). Parameters: 1 app, 2 the start job.
     static func counts(_ p: Placeholder) -> String {
         """
-        SELECT COALESCE(outcome, '') AS outcome, CAST(count(*) AS bigint) AS devices, CAST(count(asked_at) AS bigint) AS asked
+        SELECT COALESCE(outcome, '') AS outcome, CAST(count(*) AS bigint) AS devices, CAST(count(asked_at) AS bigint) \
+        AS asked
         FROM start_confirmations WHERE app_id = \(p(1)) AND job_id = \(p(2))
         GROUP BY COALESCE(outcome, '')
         """
@@ -58,7 +62,9 @@ enum ConfirmationQueries {
             counts.watched += row.devices
             counts.asked += row.asked
             if !row.outcome.isEmpty {
-                counts.outcomes[try ColumnCoding.parse(ConfirmationOutcome.self, row.outcome, entity: "start confirmation")] = row.devices
+                counts.outcomes[
+                    try ColumnCoding.parse(ConfirmationOutcome.self, row.outcome, entity: "start confirmation")
+                ] = row.devices
             }
         }
         return counts
@@ -69,7 +75,8 @@ enum ConfirmationQueries {
     /// the event as text (as the jobs' arguments carry it), 4 and 5 the start job kinds.
     static func uncertainOfEvent(_ p: Placeholder) -> String {
         """
-        j.app_id = \(p(1)) AND j.kind IN (\(p(4)), \(p(5))) AND j.arguments ->> 'eventID' = \(p(3)) AND d.outcome = 'uncertain'
+        j.app_id = \(p(1)) AND j.kind IN (\(p(4)), \(p(5))) AND j.arguments ->> 'eventID' = \(p(3)) AND d.outcome = \
+        'uncertain'
         AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = \(p(2)) AND s.token_id = d.token_id)
         """
     }

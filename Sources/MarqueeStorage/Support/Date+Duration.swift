@@ -7,4 +7,3 @@ extension Date {
         addingTimeInterval(duration.timeInterval)
     }
 }
-

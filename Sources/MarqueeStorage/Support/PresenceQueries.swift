@@ -33,28 +33,28 @@ enum PresenceQueries {
     static func record(_ p: Placeholder) -> String {
         let since = "CAST(\(p(8)) AS timestamptz)"
         return """
-        INSERT INTO device_presence AS p
-            (event_id, token_id, app_id, environment, state, activity_id, first_reported_at, reported_at,
-             window_started_at, reports_in_window, state_since)
-        SELECT e.id, t.id, e.app_id, \(p(4)), \(p(5)), CAST(\(p(6)) AS text), \(p(7)), \(p(7)), \(p(7)), 1, \(p(7))
-        FROM events e JOIN push_to_start_tokens t ON t.app_id = e.app_id AND t.id = \(p(3))
-        WHERE e.app_id = \(p(1)) AND e.id = \(p(2))
-        ON CONFLICT (event_id, token_id) DO UPDATE SET
-            environment = excluded.environment,
-            state = excluded.state,
-            activity_id = excluded.activity_id,
-            reported_at = excluded.reported_at,
-            state_since = CASE WHEN \(stage("p.state")) = \(stage("excluded.state")) THEN p.state_since
-                               ELSE excluded.reported_at END,
-            window_started_at = CASE WHEN \(since) IS NULL THEN p.window_started_at
-                                     WHEN p.window_started_at <= \(since) THEN excluded.reported_at
-                                     ELSE p.window_started_at END,
-            reports_in_window = CASE WHEN \(since) IS NULL THEN p.reports_in_window
-                                     WHEN p.window_started_at <= \(since) THEN 1
-                                     ELSE p.reports_in_window + 1 END
-        WHERE \(since) IS NULL OR p.window_started_at <= \(since) OR p.reports_in_window < \(p(9))
-        RETURNING \(presenceColumns)
-        """
+            INSERT INTO device_presence AS p
+                (event_id, token_id, app_id, environment, state, activity_id, first_reported_at, reported_at,
+                 window_started_at, reports_in_window, state_since)
+            SELECT e.id, t.id, e.app_id, \(p(4)), \(p(5)), CAST(\(p(6)) AS text), \(p(7)), \(p(7)), \(p(7)), 1, \(p(7))
+            FROM events e JOIN push_to_start_tokens t ON t.app_id = e.app_id AND t.id = \(p(3))
+            WHERE e.app_id = \(p(1)) AND e.id = \(p(2))
+            ON CONFLICT (event_id, token_id) DO UPDATE SET
+                environment = excluded.environment,
+                state = excluded.state,
+                activity_id = excluded.activity_id,
+                reported_at = excluded.reported_at,
+                state_since = CASE WHEN \(stage("p.state")) = \(stage("excluded.state")) THEN p.state_since
+                                   ELSE excluded.reported_at END,
+                window_started_at = CASE WHEN \(since) IS NULL THEN p.window_started_at
+                                         WHEN p.window_started_at <= \(since) THEN excluded.reported_at
+                                         ELSE p.window_started_at END,
+                reports_in_window = CASE WHEN \(since) IS NULL THEN p.reports_in_window
+                                         WHEN p.window_started_at <= \(since) THEN 1
+                                         ELSE p.reports_in_window + 1 END
+            WHERE \(since) IS NULL OR p.window_started_at <= \(since) OR p.reports_in_window < \(p(9))
+            RETURNING \(presenceColumns)
+            """
     }
 
     /// The event's start jobs (the job the API shows and its parts), with what the funnel reads
@@ -144,7 +144,8 @@ enum PresenceQueries {
             SELECT environment, \(stage("state")) AS stage
             FROM device_presence WHERE app_id = \(p(1)) AND event_id = \(p(2))
         )
-        SELECT environment, 'targeted' AS stage, '' AS reason, CAST(COALESCE(sum(progress_total), 0) AS bigint) AS devices
+        SELECT environment, 'targeted' AS stage, '' AS reason, CAST(COALESCE(sum(progress_total), 0) AS bigint) AS \
+        devices
         FROM starts WHERE parent_id IS NULL AND kind = \(p(4)) AND uncertain_of IS NULL AND reason IS NULL
         GROUP BY environment
         UNION ALL
@@ -174,7 +175,9 @@ enum PresenceQueries {
     }
 
     /// The funnel's rows gathered per environment.
-    static func funnels(_ rows: [(environment: String, stage: String, reason: String, devices: Int64)]) throws -> [DeliveryFunnel] {
+    static func funnels(
+        _ rows: [(environment: String, stage: String, reason: String, devices: Int64)]
+    ) throws -> [DeliveryFunnel] {
         var funnels: [APNSEnvironment: DeliveryFunnel] = [:]
         for row in rows {
             let environment = try ColumnCoding.parse(APNSEnvironment.self, row.environment, entity: "funnel")
@@ -209,43 +212,43 @@ extension PresenceQueries {
         let end = "CAST(\(p(6)) AS bigint)"
         let divisor = "CAST(\(p(7)) AS bigint)"
         return """
-        WITH starts AS (\(startJobs(p))),
-        ledger AS (\(ledger(p))),
-        sends AS (
-            SELECT environment, token_id, sent_at AS at FROM ledger
-            UNION ALL
-            SELECT t.environment, d.token_id, d.sent_at
-            FROM starts j
-            JOIN deliveries d ON d.job_id = j.id
-            JOIN push_to_start_tokens t ON t.id = d.token_id
-            WHERE d.outcome IN ('rejected', 'token_invalid', 'uncertain', 'failed')
-        ),
-        moments AS (
-            SELECT environment, 'sent' AS stage, min(at) AS at FROM sends GROUP BY environment, token_id
-            UNION ALL
-            SELECT environment, 'accepted', started_at FROM ledger
-            UNION ALL
-            SELECT environment, 'lateJoinersStarted', started_at FROM ledger WHERE late_join = 1
-            UNION ALL
-            SELECT environment, \(stage("state")), state_since
-            FROM device_presence WHERE app_id = \(p(1)) AND event_id = \(p(2)) AND state <> 'absent'
-        ),
-        stamped AS (SELECT environment, stage, \(microseconds("at")) AS at FROM moments),
-        span AS (
-            SELECT min(at) AS origin, CASE WHEN max(at) > \(end) THEN max(at) ELSE \(end) END AS finish
-            FROM stamped
-        ),
-        bounds AS (
-            SELECT origin, finish,
-                   1000000 * CASE WHEN (finish - origin + \(divisor) - 1) / \(divisor) > 1
-                                  THEN (finish - origin + \(divisor) - 1) / \(divisor) ELSE 1 END AS step
-            FROM span WHERE origin IS NOT NULL
-        )
-        SELECT s.environment, s.stage, (s.at - b.origin) / b.step AS bucket, CAST(count(*) AS bigint) AS devices,
-               b.origin, b.step, b.finish
-        FROM stamped s CROSS JOIN bounds b
-        GROUP BY s.environment, s.stage, (s.at - b.origin) / b.step, b.origin, b.step, b.finish
-        """
+            WITH starts AS (\(startJobs(p))),
+            ledger AS (\(ledger(p))),
+            sends AS (
+                SELECT environment, token_id, sent_at AS at FROM ledger
+                UNION ALL
+                SELECT t.environment, d.token_id, d.sent_at
+                FROM starts j
+                JOIN deliveries d ON d.job_id = j.id
+                JOIN push_to_start_tokens t ON t.id = d.token_id
+                WHERE d.outcome IN ('rejected', 'token_invalid', 'uncertain', 'failed')
+            ),
+            moments AS (
+                SELECT environment, 'sent' AS stage, min(at) AS at FROM sends GROUP BY environment, token_id
+                UNION ALL
+                SELECT environment, 'accepted', started_at FROM ledger
+                UNION ALL
+                SELECT environment, 'lateJoinersStarted', started_at FROM ledger WHERE late_join = 1
+                UNION ALL
+                SELECT environment, \(stage("state")), state_since
+                FROM device_presence WHERE app_id = \(p(1)) AND event_id = \(p(2)) AND state <> 'absent'
+            ),
+            stamped AS (SELECT environment, stage, \(microseconds("at")) AS at FROM moments),
+            span AS (
+                SELECT min(at) AS origin, CASE WHEN max(at) > \(end) THEN max(at) ELSE \(end) END AS finish
+                FROM stamped
+            ),
+            bounds AS (
+                SELECT origin, finish,
+                       1000000 * CASE WHEN (finish - origin + \(divisor) - 1) / \(divisor) > 1
+                                      THEN (finish - origin + \(divisor) - 1) / \(divisor) ELSE 1 END AS step
+                FROM span WHERE origin IS NOT NULL
+            )
+            SELECT s.environment, s.stage, (s.at - b.origin) / b.step AS bucket, CAST(count(*) AS bigint) AS devices,
+                   b.origin, b.step, b.finish
+            FROM stamped s CROSS JOIN bounds b
+            GROUP BY s.environment, s.stage, (s.at - b.origin) / b.step, b.origin, b.step, b.finish
+            """
     }
 
     /// One row of `timeline`.
@@ -284,19 +287,29 @@ extension PresenceQueries {
             let environment = try ColumnCoding.parse(APNSEnvironment.self, row.environment, entity: "funnel timeline")
             let stage = try ColumnCoding.parse(FunnelStage.self, row.stage, entity: "funnel timeline")
             guard (0..<Int64(count)).contains(row.bucket) else {
-                throw StoreError.corruptRow(entity: "funnel timeline", detail: "bucket \(row.bucket) outside 0..<\(count)")
+                throw StoreError.corruptRow(
+                    entity: "funnel timeline",
+                    detail: "bucket \(row.bucket) outside 0..<\(count)"
+                )
             }
-            added[environment, default: [:]][stage, default: Array(repeating: 0, count: count)][Int(row.bucket)] += row.devices
+            added[environment, default: [:]][stage, default: Array(repeating: 0, count: count)][Int(row.bucket)] +=
+                row.devices
         }
         let series = added.map { environment, stages in
             DeliveryFunnelTimeline.Series(
                 environment: environment,
                 counts: stages.mapValues { perBucket in
                     var total: Int64 = 0
-                    return perBucket.map { total += $0; return total }
+                    return perBucket.map {
+                        total += $0
+                        return total
+                    }
                 }
             )
         }
-        return DeliveryFunnelTimeline(buckets: buckets, series: series.sorted { $0.environment.rawValue < $1.environment.rawValue })
+        return DeliveryFunnelTimeline(
+            buckets: buckets,
+            series: series.sorted { $0.environment.rawValue < $1.environment.rawValue }
+        )
     }
 }

@@ -47,7 +47,8 @@ extension RowMapping {
     /// and live (`live`, or `scheduled` with a start in its ledger, which is how an event whose
     /// first start went out looked before its state followed the start). Never ended or cancelled.
     static let eventTakesLateJoiners = """
-        e.late_joiners AND (e.state = 'live' OR (e.state = 'scheduled' AND EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = e.id)))
+        e.late_joiners AND (e.state = 'live' OR (e.state = 'scheduled' AND EXISTS (SELECT 1 FROM start_ledger s WHERE \
+        s.event_id = e.id)))
         """
 
     /// Whether start-fan-out parts of the pending start `p`'s event and environment are still at

@@ -11,7 +11,8 @@ enum RowMapping {
 
     static let appColumns = """
         id, name, bundle_id, team_id, environments, created_at, \
-        (SELECT k.id FROM signing_keys k WHERE k.app_id = apps.id ORDER BY k.created_at DESC, k.id LIMIT 1) AS signing_key_id
+        (SELECT k.id FROM signing_keys k WHERE k.app_id = apps.id ORDER BY k.created_at DESC, k.id LIMIT 1) AS \
+        signing_key_id
         """
 
     static func app(_ row: some ColumnReader) throws -> App {
@@ -56,13 +57,15 @@ enum RowMapping {
 
     // `timeline` is json on PostgreSQL; PostgresNIO reads a json column as its text.
     static let eventColumns = """
-        id, app_id, external_key, title, attributes_type, environments, storage_policy, priority_policy, planned_start, \
+        id, app_id, external_key, title, attributes_type, environments, storage_policy, priority_policy, \
+        planned_start, \
         planned_end, timeline, late_joiners, state, created_at, updated_at
         """
 
     /// The activities that take device pushes, `a` with its current update token `u`: the source
     /// of the activity-update audience (both stores) and of the check whether an event has one.
-    static let updateAudienceSource = "activities a JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL"
+    static let updateAudienceSource =
+        "activities a JOIN activity_update_tokens u ON u.activity_id = a.id AND u.retired_at IS NULL"
     /// What keeps such an activity in the audience: not ended, on no channel.
     static let updateAudienceCondition = "a.state <> 'ended' AND a.channel_id IS NULL"
 
@@ -133,7 +136,8 @@ enum RowMapping {
             plannedStart: try row.date("planned_start"),
             plannedEnd: try row.date("planned_end"),
             timeline: try row.optionalString("timeline").map { text in
-                guard let settings = EventTimelineSettings(json: try ColumnCoding.jsonValue(text, entity: "event")) else {
+                guard let settings = EventTimelineSettings(json: try ColumnCoding.jsonValue(text, entity: "event"))
+                else {
                     throw StoreError.corruptRow(entity: "event", detail: "timeline \(text)")
                 }
                 return settings
@@ -182,8 +186,10 @@ enum RowMapping {
 
     static func tokenColumns(_ dialect: Dialect) -> String {
         """
-        id, app_id, environment, attributes_type, token, device_id, user_id, \(dialect == .postgres ? "tags::text AS tags" : "tags"), \
-        ios_version, frequent_pushes_enabled, first_registered_at, last_registered_at, invalidated_at, invalidation_reason, \
+        id, app_id, environment, attributes_type, token, device_id, user_id, \
+        \(dialect == .postgres ? "tags::text AS tags" : "tags"), \
+        ios_version, frequent_pushes_enabled, first_registered_at, last_registered_at, invalidated_at, \
+        invalidation_reason, \
         device_token
         """
     }
@@ -209,7 +215,8 @@ enum RowMapping {
     }
 
     static let activityColumns = """
-        id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id, state, last_timestamp_sent, \
+        id, app_id, event_id, environment, activity_id, channel_id, push_to_start_token_id, state, \
+        last_timestamp_sent, \
         frequent_pushes_enabled, created_at, updated_at
         """
 
@@ -245,10 +252,12 @@ enum RowMapping {
     static func jobColumns(_ dialect: Dialect, prefix: String = "") -> String {
         let arguments = dialect == .postgres ? "\(prefix)arguments::text AS arguments" : "\(prefix)arguments"
         return [
-            "id", "app_id", "kind", "parent_id", arguments, "due_at", "state", "lease_owner", "lease_expires_at", "attempts",
+            "id", "app_id", "kind", "parent_id", arguments, "due_at", "state", "lease_owner", "lease_expires_at",
+            "attempts",
             "progress_attempted", "progress_succeeded", "progress_failed", "progress_total", "progress_retired",
             "progress_downgraded", "progress_uncertain", "checkpoint", "last_error", "created_at", "updated_at",
-        ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ") + ", \(prefix)reserved_through, \(prefix)serial_key"
+        ].map { $0 == arguments ? $0 : prefix + $0 }.joined(separator: ", ")
+            + ", \(prefix)reserved_through, \(prefix)serial_key"
     }
 
     static func job(_ row: some ColumnReader) throws -> Job {
@@ -315,7 +324,8 @@ enum RowMapping {
     }
 
     static let broadcastLogColumns = """
-        id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, sent_at, \
+        id, app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp, status, reason, latency_us, \
+        sent_at, \
         event, downgraded, content_state, alert, schedule_id
         """
 
@@ -349,7 +359,8 @@ enum RowMapping {
     }
 
     static let scheduleColumns = """
-        id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts, performed_at, created_at, \
+        id, app_id, event_id, kind, origin, due_at, state, request, outcome, last_error, attempts, performed_at, \
+        created_at, \
         updated_at
         """
 

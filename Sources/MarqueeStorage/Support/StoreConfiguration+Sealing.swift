@@ -14,7 +14,11 @@ extension StoreConfiguration {
     }
 
     /// A signing key sealed by an older master key, sealed again under the current one.
-    func resealSigningKey(_ sealed: [UInt8], appID: AppID, id: SigningKeyID) throws -> (sealed: [UInt8], masterKeyID: String) {
+    func resealSigningKey(
+        _ sealed: [UInt8],
+        appID: AppID,
+        id: SigningKeyID
+    ) throws -> (sealed: [UInt8], masterKeyID: String) {
         let sealer = try requireSealer()
         let context = Self.sealContext(appID: appID, signingKeyID: id)
         return (try sealer.seal(try sealer.unseal(sealed, context: context), context: context), sealer.current.id)

@@ -8,7 +8,12 @@ extension ChannelStore {
         guard let current = try await channel(appID: appID, id: id) else {
             return .notFound(entity: "channel", id: id.description)
         }
-        return .invalidTransition(entity: "channel", id: id.description, from: current.state.rawValue, to: state.rawValue)
+        return .invalidTransition(
+            entity: "channel",
+            id: id.description,
+            from: current.state.rawValue,
+            to: state.rawValue
+        )
     }
 
     func broadcastRefusal(appID: AppID, id: ChannelID) async throws -> StoreError {

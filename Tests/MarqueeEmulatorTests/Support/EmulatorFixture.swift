@@ -46,7 +46,13 @@ struct EmulatorFixture {
         let date = issuedAt ?? clock.now
         let seconds = Int64(date.timeIntervalSince1970)
         return try tokens.token(for: "\(seconds)-\(encoding)") {
-            try TestJWT.make(privateKey: key.privateKey, teamID: key.teamID, keyID: key.keyID, issuedAt: seconds, encoding: encoding)
+            try TestJWT.make(
+                privateKey: key.privateKey,
+                teamID: key.teamID,
+                keyID: key.keyID,
+                issuedAt: seconds,
+                encoding: encoding
+            )
         }
     }
 
@@ -160,7 +166,11 @@ extension EmulatorFixture {
     ) async throws -> TestResponse {
         let client = try await connect(environment: environment)
         defer { Task { await client.close() } }
-        return try await client.send(path: "/3/device/\(token)", headers: try liveActivityHeaders(priority: priority), body: body)
+        return try await client.send(
+            path: "/3/device/\(token)",
+            headers: try liveActivityHeaders(priority: priority),
+            body: body
+        )
     }
 
     /// Broadcasts on a channel and returns the answer.
@@ -183,7 +193,9 @@ extension EmulatorFixture {
 
     /// One request to the inspection API: its status and body.
     func inspect(_ method: String, _ path: String, body: String? = nil) async throws -> (Int, Data) {
-        guard let base = emulator.inspectionURL, let url = URL(string: base + path) else { throw EmulatorError.notRunning }
+        guard let base = emulator.inspectionURL, let url = URL(string: base + path) else {
+            throw EmulatorError.notRunning
+        }
         var request = URLRequest(url: url)
         request.httpMethod = method
         if let body {

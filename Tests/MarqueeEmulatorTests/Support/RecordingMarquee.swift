@@ -93,7 +93,10 @@ final class RecordingMarquee: Sendable {
                 let status = box.server.withLock { $0 }?.record(request) ?? .internalServerError
                 var headers = HTTPHeaders()
                 headers.add(name: "content-length", value: "0")
-                context.write(wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))), promise: nil)
+                context.write(
+                    wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
+                    promise: nil
+                )
                 context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
             }
         }

@@ -36,7 +36,12 @@ final class TestHTTP2Client: Sendable {
     /// What the connection saw at the HTTP/2 level (SETTINGS, GOAWAY).
     let events: ConnectionEvents
 
-    private init(channel: any Channel, multiplexer: NIOHTTP2Handler.StreamMultiplexer, authority: String, events: ConnectionEvents) {
+    private init(
+        channel: any Channel,
+        multiplexer: NIOHTTP2Handler.StreamMultiplexer,
+        authority: String,
+        events: ConnectionEvents
+    ) {
         self.channel = channel
         self.multiplexer = multiplexer
         self.authority = authority
@@ -93,9 +98,16 @@ final class TestHTTP2Client: Sendable {
     }
 
     /// Sends one request and waits for its complete response.
-    func send(method: String = "POST", path: String, headers: [(String, String)] = [], body: [UInt8] = []) async throws -> TestResponse {
+    func send(
+        method: String = "POST",
+        path: String,
+        headers: [(String, String)] = [],
+        body: [UInt8] = []
+    ) async throws -> TestResponse {
         let promise = channel.eventLoop.makePromise(of: TestResponse.self)
-        var requestHeaders = HPACKHeaders([(":method", method), (":scheme", "https"), (":path", path), (":authority", authority)])
+        var requestHeaders = HPACKHeaders([
+            (":method", method), (":scheme", "https"), (":path", path), (":authority", authority),
+        ])
         for (name, value) in headers { requestHeaders.add(name: name, value: value) }
         let streamPromise = channel.eventLoop.makePromise(of: (any Channel).self)
         multiplexer.createStreamChannel(promise: streamPromise) { stream in
@@ -107,13 +119,21 @@ final class TestHTTP2Client: Sendable {
         let hasBody = !body.isEmpty
         stream.write(HTTP2Frame.FramePayload.headers(.init(headers: requestHeaders, endStream: !hasBody)), promise: nil)
         if hasBody {
-            stream.write(HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(bytes: body)), endStream: true)), promise: nil)
+            stream.write(
+                HTTP2Frame.FramePayload.data(.init(data: .byteBuffer(ByteBuffer(bytes: body)), endStream: true)),
+                promise: nil
+            )
         }
         stream.flush()
         return try await promise.futureResult.get()
     }
 
-    func send(method: String = "POST", path: String, headers: [(String, String)] = [], body: String) async throws -> TestResponse {
+    func send(
+        method: String = "POST",
+        path: String,
+        headers: [(String, String)] = [],
+        body: String
+    ) async throws -> TestResponse {
         try await send(method: method, path: path, headers: headers, body: Array(body.utf8))
     }
 }
@@ -136,7 +156,9 @@ final class ConnectionEvents: Sendable {
     var goAway: GoAway? { seen.withLock { $0.goAway } }
 
     func record(maxConcurrentStreams value: Int) { seen.withLock { $0.maxConcurrentStreams.append(value) } }
-    func record(goAwayLastStreamID id: Int, debugData: String) { seen.withLock { $0.goAway = GoAway(lastStreamID: id, debugData: debugData) } }
+    func record(goAwayLastStreamID id: Int, debugData: String) {
+        seen.withLock { $0.goAway = GoAway(lastStreamID: id, debugData: debugData) }
+    }
 }
 
 private final class ConnectionEventRecorder: ChannelInboundHandler {
@@ -150,7 +172,9 @@ private final class ConnectionEventRecorder: ChannelInboundHandler {
         let frame = unwrapInboundIn(data)
         switch frame.payload {
         case .settings(.settings(let settings)):
-            for setting in settings where setting.parameter == .maxConcurrentStreams { events.record(maxConcurrentStreams: setting.value) }
+            for setting in settings where setting.parameter == .maxConcurrentStreams {
+                events.record(maxConcurrentStreams: setting.value)
+            }
         case .goAway(let lastStreamID, _, let opaqueData):
             events.record(
                 goAwayLastStreamID: Int(Int32(lastStreamID)),

@@ -37,7 +37,11 @@ struct StoreFixture: Sendable {
         return app
     }
 
-    func makeEvent(for app: App, key: String = "match-1", policy: MessageStoragePolicy = .noMessageStored) async throws -> Event {
+    func makeEvent(
+        for app: App,
+        key: String = "match-1",
+        policy: MessageStoragePolicy = .noMessageStored
+    ) async throws -> Event {
         let event = Event(
             appID: app.id,
             externalKey: key,
@@ -53,7 +57,11 @@ struct StoreFixture: Sendable {
     }
 
     /// Reserves the channel row for the event in the environment, as `appID` (the event's app by default).
-    func reserve(_ event: Event, _ environment: APNSEnvironment = .sandbox, as appID: AppID? = nil) async throws -> ChannelReservation {
+    func reserve(
+        _ event: Event,
+        _ environment: APNSEnvironment = .sandbox,
+        as appID: AppID? = nil
+    ) async throws -> ChannelReservation {
         try await store.reserveChannel(
             appID: appID ?? event.appID,
             eventID: event.id,
@@ -102,7 +110,9 @@ func withStore(
             do {
                 let store = try await open(sealer)
                 try await store.migrate()
-                try await body(StoreFixture(store: store, clock: clock, backend: backend, reopen: { try await open($0) }))
+                try await body(
+                    StoreFixture(store: store, clock: clock, backend: backend, reopen: { try await open($0) })
+                )
                 try await opened.closeAll()
             } catch {
                 try? await opened.closeAll()
@@ -113,7 +123,10 @@ func withStore(
         try await PostgresTestCluster.withDatabase { configuration in
             try await withRunningClient(configuration) { client in
                 let open: @Sendable (SecretSealer?) -> PostgresStore = { sealer in
-                    PostgresStore(client: client, configuration: StoreConfiguration(sealer: sealer, migrations: .sources, clock: clock))
+                    PostgresStore(
+                        client: client,
+                        configuration: StoreConfiguration(sealer: sealer, migrations: .sources, clock: clock)
+                    )
                 }
                 try await body(StoreFixture(store: open(sealer), clock: clock, backend: backend, reopen: { open($0) }))
             }
@@ -151,8 +164,13 @@ func withRunningClient<Result: Sendable>(
 extension PostgresTestCluster {
     /// `body` with a client configuration for a copy of the migrated template (see
     /// `PostgresTestCluster`), or with `migrated: false` for an empty database.
-    static func withDatabase(migrated: Bool = true, _ body: (PostgresClient.Configuration) async throws -> Void) async throws {
+    static func withDatabase(
+        migrated: Bool = true,
+        _ body: (PostgresClient.Configuration) async throws -> Void
+    ) async throws {
         let cluster = try fromEnvironment()
-        try await cluster.withDatabase(migrated: migrated) { name in try await body(cluster.configuration(database: name)) }
+        try await cluster.withDatabase(migrated: migrated) { name in
+            try await body(cluster.configuration(database: name))
+        }
     }
 }

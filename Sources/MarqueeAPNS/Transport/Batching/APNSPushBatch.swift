@@ -82,7 +82,9 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
     }
 
     private func finishIfDone() {
-        guard !finished, inputEnded || isCancelled, outstanding == 0, pending.isEmpty, let producerSource else { return }
+        guard !finished, inputEnded || isCancelled, outstanding == 0, pending.isEmpty, let producerSource else {
+            return
+        }
         finished = true
         input.close()
         producerSource.finish()

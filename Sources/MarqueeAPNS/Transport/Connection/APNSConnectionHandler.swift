@@ -112,14 +112,23 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
             return
         }
         let body = request.operation.body
-        let headers = request.operation.headers(scheme: scheme, authority: authority, authorization: authorization, now: now)
+        let headers = request.operation.headers(
+            scheme: scheme,
+            authority: authority,
+            authorization: authorization,
+            now: now
+        )
         context.write(
-            wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))),
+            wrapOutboundOut(
+                HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))
+            ),
             promise: nil
         )
         if let body {
             context.write(
-                wrapOutboundOut(HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))),
+                wrapOutboundOut(
+                    HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))
+                ),
                 promise: nil
             )
         }
@@ -171,7 +180,12 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
             break
         case .sendPing:
             context.writeAndFlush(
-                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: 0x4D61_7271), ack: false))),
+                wrapOutboundOut(
+                    HTTP2Frame(
+                        streamID: .rootStream,
+                        payload: .ping(HTTP2PingData(withInteger: 0x4D61_7271), ack: false)
+                    )
+                ),
                 promise: nil
             )
         case .close:
@@ -242,12 +256,16 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
 
     private func receivedGoAway(lastStreamID: HTTP2StreamID, errorCode: HTTP2ErrorCode, debugData: ByteBuffer?) {
         var reason = ""
-        if let debugData, let object = try? JSONSerialization.jsonObject(with: Data(debugData.readableBytesView)) as? [String: Any] {
+        if let debugData,
+            let object = try? JSONSerialization.jsonObject(with: Data(debugData.readableBytesView)) as? [String: Any]
+        {
             reason = object["reason"] as? String ?? ""
         }
         logger.debug(
             "APNs sent GOAWAY",
-            metadata: ["apns.last_stream_id": "\(lastStreamID)", "apns.reason": "\(reason)", "http2.error": "\(errorCode)"]
+            metadata: [
+                "apns.last_stream_id": "\(lastStreamID)", "apns.reason": "\(reason)", "http2.error": "\(errorCode)",
+            ]
         )
         let effects = machine.receivedGoAway(lastStreamID: lastStreamID)
         delegate.connectionStartedDraining(self)
@@ -278,7 +296,12 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
         // the DATA read, in one WINDOW_UPDATE per 16 KiB.
         if unacknowledgedInboundBytes >= 16_384 {
             context.write(
-                wrapOutboundOut(HTTP2Frame(streamID: .rootStream, payload: .windowUpdate(windowSizeIncrement: unacknowledgedInboundBytes))),
+                wrapOutboundOut(
+                    HTTP2Frame(
+                        streamID: .rootStream,
+                        payload: .windowUpdate(windowSizeIncrement: unacknowledgedInboundBytes)
+                    )
+                ),
                 promise: nil
             )
             unacknowledgedInboundBytes = 0

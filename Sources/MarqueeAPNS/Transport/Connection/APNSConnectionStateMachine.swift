@@ -164,7 +164,13 @@ struct APNSConnectionStateMachine<Request> {
         guard state == .ready, let generation = tokenState.generation, inFlight.canInsert(streamID) else { return nil }
         nextStreamID += 2
         inFlight.insert(
-            InFlight(request: request, tokenGeneration: generation, response: nil, sentAt: sentAt, inFlightAtSend: inFlight.count + 1),
+            InFlight(
+                request: request,
+                tokenGeneration: generation,
+                response: nil,
+                sentAt: sentAt,
+                inFlightAtSend: inFlight.count + 1
+            ),
             for: streamID
         )
         // Client stream IDs are odd 31-bit numbers; a long-lived connection eventually runs out.
@@ -231,7 +237,12 @@ struct APNSConnectionStateMachine<Request> {
         }
         return StreamEnd(
             request: entry.request,
-            fate: .answered(response, tokenGeneration: entry.tokenGeneration, sentAt: entry.sentAt, inFlightAtSend: entry.inFlightAtSend),
+            fate: .answered(
+                response,
+                tokenGeneration: entry.tokenGeneration,
+                sentAt: entry.sentAt,
+                inFlightAtSend: entry.inFlightAtSend
+            ),
             closeConnection: shouldCloseNow
         )
     }
@@ -240,7 +251,11 @@ struct APNSConnectionStateMachine<Request> {
     /// §8.7), as does a stream above a GOAWAY's last-stream-id; any other code (`INTERNAL_ERROR`,
     /// `CANCEL`, …) leaves it uncertain.
     mutating func receivedReset(_ code: HTTP2ErrorCode, on streamID: HTTP2StreamID) -> StreamEnd? {
-        endUnanswered(streamID, refused: code == .refusedStream, reason: "APNs reset the stream (\(code)) before answering")
+        endUnanswered(
+            streamID,
+            refused: code == .refusedStream,
+            reason: "APNs reset the stream (\(code)) before answering"
+        )
     }
 
     /// A stream that ended without an answer: unprocessed if refused or above a GOAWAY's
@@ -261,7 +276,11 @@ struct APNSConnectionStateMachine<Request> {
         if state == .ready || state == .connecting { state = .draining }
         let scheduleDeadline = state == .draining && !inFlight.isEmpty && !drainDeadlineScheduled
         if scheduleDeadline { drainDeadlineScheduled = true }
-        return GoAwayEffects(unprocessed: unprocessed, closeConnection: shouldCloseNow, scheduleDrainDeadline: scheduleDeadline)
+        return GoAwayEffects(
+            unprocessed: unprocessed,
+            closeConnection: shouldCloseNow,
+            scheduleDrainDeadline: scheduleDeadline
+        )
     }
 
     /// The drain timeout after a GOAWAY passed; `true` if the connection must close now because

@@ -44,7 +44,10 @@ struct APNSHTTP2FrameReader {
         let lengthLow = bytes.getInteger(at: start + 1, as: UInt16.self)!
         let length = Int(lengthHigh) << 16 | Int(lengthLow)
         guard length <= maximumPayloadLength else {
-            throw APNSHTTP2ProtocolError(.frameSizeError, "a frame of \(length) bytes, above the \(maximumPayloadLength) allowed")
+            throw APNSHTTP2ProtocolError(
+                .frameSizeError,
+                "a frame of \(length) bytes, above the \(maximumPayloadLength) allowed"
+            )
         }
         guard bytes.readableBytes >= Self.headerLength + length else { return nil }
         let type = bytes.getInteger(at: start + 3, as: UInt8.self)!

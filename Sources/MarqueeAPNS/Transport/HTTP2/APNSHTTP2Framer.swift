@@ -123,10 +123,16 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         }
     }
 
-    private func process(_ frame: APNSHTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(APNSHTTP2ProtocolError) {
+    private func process(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
         if let partial = partialHeaders {
             guard frame.type == FrameType.continuation, frame.streamID == partial.streamID else {
-                throw APNSHTTP2ProtocolError(.protocolError, "a header block on stream \(partial.streamID) was not continued")
+                throw APNSHTTP2ProtocolError(
+                    .protocolError,
+                    "a header block on stream \(partial.streamID) was not continued"
+                )
             }
         }
         switch frame.type {
@@ -149,11 +155,17 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
             break
         case FrameType.rstStream:
             var payload = frame.payload
-            guard frame.streamID != .rootStream, let code = payload.readInteger(as: UInt32.self), payload.readableBytes == 0 else {
+            guard frame.streamID != .rootStream, let code = payload.readInteger(as: UInt32.self),
+                payload.readableBytes == 0
+            else {
                 throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed RST_STREAM")
             }
             failWaiting(windows.streamEnded(frame.streamID))
-            context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: frame.streamID, payload: .rstStream(HTTP2ErrorCode(networkCode: Int(code))))))
+            context.fireChannelRead(
+                wrapInboundOut(
+                    HTTP2Frame(streamID: frame.streamID, payload: .rstStream(HTTP2ErrorCode(networkCode: Int(code))))
+                )
+            )
         case FrameType.settings:
             try readSettings(frame, context: context)
         case FrameType.pushPromise:
@@ -164,7 +176,11 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
             }
             let opaque = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt64.self)!
             if frame.has(Flag.ack) {
-                context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: opaque), ack: true))))
+                context.fireChannelRead(
+                    wrapInboundOut(
+                        HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: opaque), ack: true))
+                    )
+                )
             } else {
                 output.clear()
                 writeFrameHeader(length: 8, type: FrameType.ping, flags: Flag.ack, streamID: .rootStream, to: &output)
@@ -174,7 +190,9 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
             }
         case FrameType.goAway:
             var payload = frame.payload
-            guard frame.streamID == .rootStream, let last = payload.readInteger(as: UInt32.self), let code = payload.readInteger(as: UInt32.self) else {
+            guard frame.streamID == .rootStream, let last = payload.readInteger(as: UInt32.self),
+                let code = payload.readInteger(as: UInt32.self)
+            else {
                 throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed GOAWAY")
             }
             let lastStreamID = HTTP2StreamID(Int32(last & 0x7FFF_FFFF))
@@ -202,7 +220,10 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         }
     }
 
-    private func readData(_ frame: APNSHTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(APNSHTTP2ProtocolError) {
+    private func readData(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
         guard frame.streamID != .rootStream else {
             throw APNSHTTP2ProtocolError(.protocolError, "DATA on stream 0")
         }
@@ -218,16 +239,28 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         }
         let endStream = frame.has(Flag.endStream)
         if endStream { failWaiting(windows.streamEnded(frame.streamID)) }
-        context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: frame.streamID, payload: .data(.init(data: .byteBuffer(body), endStream: endStream)))))
+        context.fireChannelRead(
+            wrapInboundOut(
+                HTTP2Frame(
+                    streamID: frame.streamID,
+                    payload: .data(.init(data: .byteBuffer(body), endStream: endStream))
+                )
+            )
+        )
     }
 
-    private func readHeaders(_ frame: APNSHTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(APNSHTTP2ProtocolError) {
+    private func readHeaders(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
         guard frame.streamID != .rootStream else {
             throw APNSHTTP2ProtocolError(.protocolError, "HEADERS on stream 0")
         }
         var block = try Self.unpadded(frame)
         if frame.has(Flag.priority) {
-            guard block.readableBytes >= 5 else { throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed HEADERS priority") }
+            guard block.readableBytes >= 5 else {
+                throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed HEADERS priority")
+            }
             block.moveReaderIndex(forwardBy: 5)
         }
         let endStream = frame.has(Flag.endStream)
@@ -241,7 +274,12 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         }
     }
 
-    private func deliverHeaders(_ block: ByteBuffer, endStream: Bool, on streamID: HTTP2StreamID, context: ChannelHandlerContext) throws(APNSHTTP2ProtocolError) {
+    private func deliverHeaders(
+        _ block: ByteBuffer,
+        endStream: Bool,
+        on streamID: HTTP2StreamID,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
         var block = block
         let headers: HPACKHeaders
         do {
@@ -250,15 +288,24 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
             throw APNSHTTP2ProtocolError(.compressionError, "a header block HPACK could not decode (\(error))")
         }
         if endStream { failWaiting(windows.streamEnded(streamID)) }
-        context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: endStream)))))
+        context.fireChannelRead(
+            wrapInboundOut(
+                HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: endStream)))
+            )
+        )
     }
 
-    private func readSettings(_ frame: APNSHTTP2FrameReader.Frame, context: ChannelHandlerContext) throws(APNSHTTP2ProtocolError) {
+    private func readSettings(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
         guard frame.streamID == .rootStream else {
             throw APNSHTTP2ProtocolError(.protocolError, "SETTINGS on stream \(frame.streamID)")
         }
         if frame.has(Flag.ack) {
-            guard frame.payload.readableBytes == 0 else { throw APNSHTTP2ProtocolError(.frameSizeError, "a SETTINGS ACK with a payload") }
+            guard frame.payload.readableBytes == 0 else {
+                throw APNSHTTP2ProtocolError(.frameSizeError, "a SETTINGS ACK with a payload")
+            }
             return
         }
         guard frame.payload.readableBytes % 6 == 0 else {
@@ -267,7 +314,9 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         var payload = frame.payload
         var settings: HTTP2Settings = []
         while let code = payload.readInteger(as: UInt16.self), let value = payload.readInteger(as: UInt32.self) {
-            let parameter = Self.knownSettings.first { $0.code == code }?.parameter ?? HTTP2SettingsParameter(extensionSetting: Int(code))
+            let parameter =
+                Self.knownSettings.first { $0.code == code }?.parameter
+                ?? HTTP2SettingsParameter(extensionSetting: Int(code))
             let value = Int(value)
             switch parameter {
             case .headerTableSize:
@@ -293,7 +342,9 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         writeFrameHeader(length: 0, type: FrameType.settings, flags: Flag.ack, streamID: .rootStream, to: &output)
         passOutput(context: context, promise: nil)
         context.flush()
-        context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))))
+        context.fireChannelRead(
+            wrapInboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings))))
+        )
     }
 
     /// A DATA or HEADERS payload without its padding (§6.1).
@@ -333,13 +384,21 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
                 promise?.fail(ChannelError.operationUnsupported)
                 return
             }
-            let accepted = windows.send(.init(streamID: frame.streamID, bytes: bytes, endStream: data.endStream, promise: promise)) {
+            let accepted = windows.send(
+                .init(streamID: frame.streamID, bytes: bytes, endStream: data.endStream, promise: promise)
+            ) {
                 writeData($0, context: context)
             }
             if !accepted { promise?.fail(ChannelError.ioOnClosedChannel) }
             return
         case .ping(let ping, let ack):
-            writeFrameHeader(length: 8, type: FrameType.ping, flags: ack ? Flag.ack : 0, streamID: .rootStream, to: &output)
+            writeFrameHeader(
+                length: 8,
+                type: FrameType.ping,
+                flags: ack ? Flag.ack : 0,
+                streamID: .rootStream,
+                to: &output
+            )
             output.writeInteger(ping.integer)
         case .windowUpdate(let increment):
             writeFrameHeader(length: 4, type: FrameType.windowUpdate, flags: 0, streamID: frame.streamID, to: &output)
@@ -349,7 +408,13 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
             writeFrameHeader(length: 4, type: FrameType.rstStream, flags: 0, streamID: frame.streamID, to: &output)
             output.writeInteger(UInt32(http2ErrorCode: code))
         case .goAway(let lastStreamID, let code, let opaqueData):
-            writeFrameHeader(length: 8 + (opaqueData?.readableBytes ?? 0), type: FrameType.goAway, flags: 0, streamID: .rootStream, to: &output)
+            writeFrameHeader(
+                length: 8 + (opaqueData?.readableBytes ?? 0),
+                type: FrameType.goAway,
+                flags: 0,
+                streamID: .rootStream,
+                to: &output
+            )
             output.writeInteger(UInt32(Int32(lastStreamID)))
             output.writeInteger(UInt32(http2ErrorCode: code))
             if var opaqueData { output.writeBuffer(&opaqueData) }
@@ -364,7 +429,12 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         passOutput(context: context, promise: promise)
     }
 
-    private func writeHeaders(_ headers: HTTP2Frame.FramePayload.Headers, on streamID: HTTP2StreamID, context: ChannelHandlerContext, promise: EventLoopPromise<Void>?) {
+    private func writeHeaders(
+        _ headers: HTTP2Frame.FramePayload.Headers,
+        on streamID: HTTP2StreamID,
+        context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>?
+    ) {
         let headerStart = output.writerIndex
         output.writeRepeatingByte(0, count: APNSHTTP2FrameReader.headerLength)
         do {
@@ -376,13 +446,21 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         let blockLength = output.writerIndex - headerStart - APNSHTTP2FrameReader.headerLength
         let endStream: UInt8 = headers.endStream ? Flag.endStream : 0
         if blockLength <= windows.maximumFrameLength {
-            setFrameHeader(at: headerStart, length: blockLength, type: FrameType.headers, flags: endStream | Flag.endHeaders, streamID: streamID)
+            setFrameHeader(
+                at: headerStart,
+                length: blockLength,
+                type: FrameType.headers,
+                flags: endStream | Flag.endHeaders,
+                streamID: streamID
+            )
             passOutput(context: context, promise: promise)
             return
         }
         // A block larger than one frame: HEADERS, then CONTINUATION frames (§6.10).
         var block = output.getSlice(at: headerStart + APNSHTTP2FrameReader.headerLength, length: blockLength)!
-        var framed = context.channel.allocator.buffer(capacity: blockLength + 9 * (blockLength / windows.maximumFrameLength + 1))
+        var framed = context.channel.allocator.buffer(
+            capacity: blockLength + 9 * (blockLength / windows.maximumFrameLength + 1)
+        )
         var type = FrameType.headers
         var flags = endStream
         while block.readableBytes > 0 {
@@ -399,7 +477,13 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
     private func writeData(_ data: APNSHTTP2SendWindows.Data, context: ChannelHandlerContext) {
         var bytes = data.bytes
         output.clear()
-        writeFrameHeader(length: bytes.readableBytes, type: FrameType.data, flags: data.endStream ? Flag.endStream : 0, streamID: data.streamID, to: &output)
+        writeFrameHeader(
+            length: bytes.readableBytes,
+            type: FrameType.data,
+            flags: data.endStream ? Flag.endStream : 0,
+            streamID: data.streamID,
+            to: &output
+        )
         output.writeBuffer(&bytes)
         passOutput(context: context, promise: data.promise)
     }
@@ -408,7 +492,13 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         let known = settings.compactMap { setting in
             Self.knownSettings.first { $0.parameter == setting.parameter }.map { ($0.code, setting.value) }
         }
-        writeFrameHeader(length: 6 * known.count, type: FrameType.settings, flags: 0, streamID: .rootStream, to: &buffer)
+        writeFrameHeader(
+            length: 6 * known.count,
+            type: FrameType.settings,
+            flags: 0,
+            streamID: .rootStream,
+            to: &buffer
+        )
         for (code, value) in known {
             buffer.writeInteger(code)
             buffer.writeInteger(UInt32(value))
@@ -430,7 +520,13 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         context.fireChannelInactive()
     }
 
-    private func writeFrameHeader(length: Int, type: UInt8, flags: UInt8, streamID: HTTP2StreamID, to buffer: inout ByteBuffer) {
+    private func writeFrameHeader(
+        length: Int,
+        type: UInt8,
+        flags: UInt8,
+        streamID: HTTP2StreamID,
+        to buffer: inout ByteBuffer
+    ) {
         buffer.writeInteger(UInt8(truncatingIfNeeded: length >> 16))
         buffer.writeInteger(UInt16(truncatingIfNeeded: length))
         buffer.writeInteger(type)

@@ -77,7 +77,11 @@ struct APNSHTTP2SendWindows {
     }
 
     /// WINDOW_UPDATE on the connection (stream 0) or a stream.
-    mutating func windowUpdate(streamID: HTTP2StreamID, increment: Int, emit: (Data) -> Void) throws(APNSHTTP2ProtocolError) {
+    mutating func windowUpdate(
+        streamID: HTTP2StreamID,
+        increment: Int,
+        emit: (Data) -> Void
+    ) throws(APNSHTTP2ProtocolError) {
         if streamID == .rootStream {
             guard increment > 0, connectionWindow + increment <= Self.maximumWindow else {
                 throw APNSHTTP2ProtocolError(.flowControlError, "a connection WINDOW_UPDATE of \(increment)")

@@ -213,7 +213,6 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         }
     }
 
-
     private static func identity(_ connection: any APNSPoolConnection) -> ObjectIdentifier {
         ObjectIdentifier(connection)
     }

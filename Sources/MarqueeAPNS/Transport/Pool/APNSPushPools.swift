@@ -37,12 +37,19 @@ final class APNSPushPools: Sendable {
     /// How the connections and the outstanding-request bound divide over `loops` pools: one pool per
     /// loop up to one per connection, the connections as even as they go, and the bound split so
     /// that the client as a whole keeps what the configuration says (each pool at least 1).
-    static func shares(of transport: APNSClientConfiguration.Transport, loops: Int) -> [APNSClientConfiguration.Transport] {
+    static func shares(
+        of transport: APNSClientConfiguration.Transport,
+        loops: Int
+    ) -> [APNSClientConfiguration.Transport] {
         let count = max(1, min(loops, transport.connectionsPerEndpoint))
         return (0..<count).map { index in
             var share = transport
             share.connectionsPerEndpoint = Self.part(of: transport.connectionsPerEndpoint, index: index, count: count)
-            share.maximumOutstandingRequests = Self.part(of: transport.maximumOutstandingRequests, index: index, count: count)
+            share.maximumOutstandingRequests = Self.part(
+                of: transport.maximumOutstandingRequests,
+                index: index,
+                count: count
+            )
             return share
         }
     }
