@@ -77,6 +77,41 @@ struct StartRequestUseCaseTests {
         await harness.close()
     }
 
+    @Test("a retired token registered again is back in the audience; one opted out is not")
+    func registeredAgain() async throws {
+        let harness = try await EngineHarness()
+        try await harness.putEvent("final")
+        let returning = EngineHarness.token(1)
+        let leaving = EngineHarness.token(2)
+        try await harness.register(returning)
+        try await harness.register(leaving)
+        let invalidSince = Int64(harness.clock.now.addingTimeInterval(60).timeIntervalSince1970 * 1000)
+        let invalidation = TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: invalidSince)
+        let row = try await harness.storedToken(returning).rowID
+        #expect(try await harness.tokens.recordInvalidation(app: harness.app, tokenRowID: row, invalidation))
+        try await harness.tokens.unregister(
+            app: harness.app,
+            environment: .sandbox,
+            attributesType: EngineHarness.attributesType,
+            token: leaving
+        )
+        let none = try await harness.starts.audienceSize(
+            app: harness.app,
+            eventKey: "final",
+            environment: .sandbox,
+            audience: StartAudience()
+        )
+        #expect(none.count == 0)
+
+        harness.clock.advance(by: 120)
+        try await harness.register(returning)
+        #expect(try await harness.storedToken(returning).invalidatedAt == nil)
+        _ = try await harness.starts.start(app: harness.app, eventKey: "final", request: harness.startRequest())
+        try await harness.runStartParts()
+        #expect(harness.apns(.sandbox).pushCounts == [returning: 1])
+        await harness.close()
+    }
+
     @Test("a start asked again with the same job ID answers the job there is and enqueues nothing more")
     func sameJobIDOnce() async throws {
         let harness = try await EngineHarness()
