@@ -169,6 +169,19 @@ final class EngineHarness: Sendable {
     }
 
     /// The start fan-out's handler, over `store` (the harness's own, or a decorator of it).
+    /// Scheduling over the harness's services, as the engine assembles it.
+    var schedules: ScheduleService {
+        ScheduleService(
+            store: store,
+            starts: starts,
+            broadcasts: broadcasts,
+            events: events,
+            wakeup: wakeup,
+            clock: clock,
+            logger: Logger(label: "engine-harness")
+        )
+    }
+
     func startHandler(store: (any AppStore & DeliveryStore & TokenStore & JobStore)? = nil) -> StartFanOutHandler {
         let store = store ?? self.store
         let runner = FanOutRunner(
