@@ -185,7 +185,7 @@ public actor APNSClientRegistry: Service {
             // `release` needs).
             let deadline = Task {
                 try? await self.clock.sleep(for: .seconds(10))
-                await self.endWaitForHolds()
+                self.endWaitForHolds()
             }
             await withCheckedContinuation { holdWaiters.append($0) }
             deadline.cancel()

@@ -46,7 +46,7 @@ extension PostgresStore {
         if rotations.contains(where: { $0.1 != nil }) {
             // Before any token row is locked: a batch holds the shared lock while it holds token
             // rows (its deliveries' foreign keys), so taking it later could deadlock.
-            try await connection.query("SELECT pg_advisory_xact_lock(\(Self.mergeLockKey(appID)))", logger: logger)
+            _ = try await connection.query("SELECT pg_advisory_xact_lock(\(Self.mergeLockKey(appID)))", logger: logger)
                 .collect()
         }
         for (deviceRow, tokenRow, token) in rotations {
@@ -84,7 +84,7 @@ extension PostgresStore {
     /// Within a fan-out batch's transaction, before it writes anything: the shared side of
     /// `mergeLockKey`.
     static func holdMergeLockShared(appID: AppID, on connection: PostgresConnection, logger: Logger) async throws {
-        try await connection.query("SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID)))", logger: logger)
+        _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID)))", logger: logger)
             .collect()
     }
 
@@ -114,7 +114,7 @@ extension PostgresStore {
             logger: logger
         ).collect().map { try $0.decode((Int64, Int64).self) }
         guard !merged.isEmpty else { return }
-        try await connection.query(
+        _ = try await connection.query(
             """
             WITH moves AS (
                 SELECT * FROM UNNEST(\(merged.map(\.0))::bigint[], \(merged.map(\.1))::bigint[]) AS m(from_id, into_id)
@@ -144,7 +144,7 @@ extension PostgresStore {
         logger: Logger
     ) async throws {
         let rows = [deviceRow] + (tokenRow.map { [$0] } ?? [])
-        try await connection.query(
+        _ = try await connection.query(
             "SELECT id FROM push_to_start_tokens WHERE id = ANY(\(rows)::bigint[]) ORDER BY id FOR UPDATE",
             logger: logger
         ).collect()
@@ -193,12 +193,12 @@ extension PostgresStore {
                 "DELETE FROM push_to_start_tokens WHERE id = \(tokenRow)",
             ]
             for move in moves {
-                try await connection.query(move, logger: logger).collect()
+                _ = try await connection.query(move, logger: logger).collect()
             }
         }
         // The registration's time becomes the row's: a 410 APNs dated before it (for either token)
         // does not retire the row, and one for the old token never does (it names that token).
-        try await connection.query(
+        _ = try await connection.query(
             """
             UPDATE push_to_start_tokens
             SET token = \(token), last_registered_at = GREATEST(last_registered_at, \(at)),
