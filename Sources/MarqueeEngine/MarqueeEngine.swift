@@ -42,6 +42,9 @@ public struct MarqueeEngine: Sendable {
     ) {
         self.store = store
         self.configuration = configuration
+        // One wakeup for the job worker, one for the late-join pump (a registration signals it).
+        let (wakeup, lateJoinWakeup) = (JobWakeup(clock: clock), JobWakeup(clock: clock))
+        (self.wakeup, self.lateJoinWakeup) = (wakeup, lateJoinWakeup)
         clients = APNSClientRegistry(
             store: store,
             target: target,
@@ -64,8 +67,6 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        let wakeup = JobWakeup(clock: clock)
-        self.wakeup = wakeup
         let timeline = TimelinePlanner(
             store: store,
             policy: configuration.timeline,
@@ -83,8 +84,6 @@ public struct MarqueeEngine: Sendable {
             clock: clock,
             logger: logger
         )
-        let lateJoinWakeup = JobWakeup(clock: clock)
-        self.lateJoinWakeup = lateJoinWakeup
         tokens = TokenRegistry(
             store: store,
             maximumBatchSize: configuration.maximumTokenBatch,

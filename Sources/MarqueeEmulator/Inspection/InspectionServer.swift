@@ -248,48 +248,9 @@ final class InspectionHandler: ChannelInboundHandler {
         case (.GET, "devices", 1):
             return encode(emulator.devices(in: environment))
         case (.POST, "devices", 1):
-            guard let registration = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body)) else {
-                return problem(
-                    .badRequest,
-                    "expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...]}"
-                )
-            }
-            do {
-                let device = try emulator.registerDevice(
-                    environment: environment,
-                    bundleID: registration.bundleID,
-                    iOSVersion: registration.iOSVersion ?? IOSVersion(18, 0),
-                    pushToStartAttributesTypes: registration.pushToStartAttributesTypes ?? []
-                )
-                return encode(device)
-            } catch {
-                return problem(.badRequest, error.description)
-            }
+            return registerDevice(body, in: environment)
         case (.POST, "devices", 2) where rest[1] == "batch":
-            guard let registration = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body)),
-                let count = registration.count, (1...Self.maximumDeviceBatch).contains(count)
-            else {
-                return problem(
-                    .badRequest,
-                    """
-                    expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...], \
-                    \"count\": 1...\(Self.maximumDeviceBatch)}
-                    """
-                )
-            }
-            do {
-                return encode(
-                    try emulator.registerDevices(
-                        count: count,
-                        environment: environment,
-                        bundleID: registration.bundleID,
-                        iOSVersion: registration.iOSVersion ?? IOSVersion(18, 0),
-                        pushToStartAttributesTypes: registration.pushToStartAttributesTypes ?? []
-                    )
-                )
-            } catch {
-                return problem(.badRequest, error.description)
-            }
+            return registerDevices(body, in: environment)
         case (.GET, "start-counts", 1):
             return encode(emulator.startCounts(in: environment))
         case (.GET, "devices", 2):
@@ -316,6 +277,55 @@ final class InspectionHandler: ChannelInboundHandler {
             return encode(emulator.pushes(to: id.removingPercentEncoding ?? id, in: environment))
         default:
             return problem(.notFound, "unknown path")
+        }
+    }
+
+    /// `POST /v1/{environment}/devices`: one virtual device.
+    private func registerDevice(_ body: [UInt8], in environment: APNSEnvironment) -> (HTTPResponseStatus, [UInt8]) {
+        guard let registration = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body)) else {
+            return problem(
+                .badRequest,
+                "expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...]}"
+            )
+        }
+        do {
+            let device = try emulator.registerDevice(
+                environment: environment,
+                bundleID: registration.bundleID,
+                iOSVersion: registration.iOSVersion ?? IOSVersion(18, 0),
+                pushToStartAttributesTypes: registration.pushToStartAttributesTypes ?? []
+            )
+            return encode(device)
+        } catch {
+            return problem(.badRequest, error.description)
+        }
+    }
+
+    /// `POST /v1/{environment}/devices/batch`: `count` alike virtual devices.
+    private func registerDevices(_ body: [UInt8], in environment: APNSEnvironment) -> (HTTPResponseStatus, [UInt8]) {
+        guard let registration = try? JSONDecoder().decode(DeviceRegistration.self, from: Data(body)),
+            let count = registration.count, (1...Self.maximumDeviceBatch).contains(count)
+        else {
+            return problem(
+                .badRequest,
+                """
+                expected {\"bundleID\": ..., \"iOSVersion\": \"18.0\", \"pushToStartAttributesTypes\": [...], \
+                \"count\": 1...\(Self.maximumDeviceBatch)}
+                """
+            )
+        }
+        do {
+            return encode(
+                try emulator.registerDevices(
+                    count: count,
+                    environment: environment,
+                    bundleID: registration.bundleID,
+                    iOSVersion: registration.iOSVersion ?? IOSVersion(18, 0),
+                    pushToStartAttributesTypes: registration.pushToStartAttributesTypes ?? []
+                )
+            )
+        } catch {
+            return problem(.badRequest, error.description)
         }
     }
 

@@ -268,15 +268,7 @@ public struct BroadcastService: Sendable {
     ) async throws -> EnvironmentBroadcast {
         guard let taken, let apnsChannelID = taken.channel.apnsChannelID,
             let timestamp = taken.channel.lastBroadcastTimestamp
-        else {
-            return EnvironmentBroadcast(
-                environment: environment,
-                channel: nil,
-                outcome: .noActiveChannel(
-                    detail: "the event has no active channel in \(environment); put the event again to create one"
-                )
-            )
-        }
+        else { return .noActiveChannel(in: environment) }
         let channel = taken.channel
         let now = clock.now
         let decision = policy.budget.decide(
@@ -433,6 +425,17 @@ public struct BroadcastService: Sendable {
 }
 
 extension EnvironmentBroadcast {
+    /// Nothing sent: the event has no active channel in `environment`.
+    static func noActiveChannel(in environment: APNSEnvironment) -> EnvironmentBroadcast {
+        EnvironmentBroadcast(
+            environment: environment,
+            channel: nil,
+            outcome: .noActiveChannel(
+                detail: "the event has no active channel in \(environment); put the event again to create one"
+            )
+        )
+    }
+
     /// What the log says a schedule's earlier run sent on the channel. A row still at status 0 was
     /// in flight when that run stopped: whether APNs took it is unknown, and it is not sent again.
     init(logged: BroadcastLogEntry, channel: BroadcastChannel, environment: APNSEnvironment) {

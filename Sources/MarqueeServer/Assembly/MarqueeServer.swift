@@ -43,6 +43,13 @@ public enum MarqueeServer {
         signals: [UnixSignal] = [.sigterm, .sigint],
         onStarted: @escaping @Sendable (Started) async -> Void = { _ in }
     ) async throws {
+        let run = RunSettings(
+            configuration: configuration,
+            logger: logger,
+            metrics: metrics,
+            clock: clock,
+            onStarted: onStarted
+        )
         let storeLogger = logger.withLevel(atMost: .info)
         let sealer = try OpenedStore.sealer(configuration: configuration, logger: logger)
         let migrations =
@@ -54,71 +61,15 @@ public enum MarqueeServer {
             clock: clock,
             logger: storeLogger
         )
-
         if let url = configuration.databaseURL {
-            let target: PostgresConnectionURL
-            do {
-                target = try PostgresConnectionURL(url)
-            } catch {
-                throw ConfigurationError(key: "database.url", "\(error)")
-            }
-            let clientConfiguration = configuration.postgresClientConfiguration(for: target)
-            let client = PostgresClient(configuration: clientConfiguration, backgroundLogger: storeLogger)
-            // The PostgreSQL client and Marquee's services in one group that takes the signals: a
-            // graceful shutdown stops Marquee's services (in their own order, the job worker
-            // committing what it had in flight) before the client they commit through.
-            let marquee = StoreBoundService {
-                let opened = try await OpenedStore.postgres(
-                    client: client,
-                    target: target,
-                    callTimeout: .seconds(configuration.databaseCallTimeoutSeconds),
-                    startupWait: .seconds(configuration.databaseStartupWaitSeconds),
-                    storeConfiguration: storeConfiguration
-                )
-                try await serve(
-                    opened,
-                    configuration: configuration,
-                    metrics: metrics,
-                    logger: logger,
-                    clock: clock,
-                    signals: [],
-                    onStarted: onStarted,
-                    extraServices: [
-                        PostgresNotifications(
-                            client: client,
-                            subscriptions: [.jobs, .credentials, .channelAnswers],
-                            logger: storeLogger
-                        )
-                    ]
-                )
-            }
-            let group = ServiceGroup(
-                configuration: .init(
-                    services: [
-                        .init(service: client),
-                        .init(service: marquee, successTerminationBehavior: .gracefullyShutdownGroup),
-                    ],
-                    gracefulShutdownSignals: signals,
-                    cancellationSignals: [],
-                    logger: logger.withLevel(atMost: .notice)
-                )
-            )
-            try await group.run()
+            try await runOnPostgres(url, storeConfiguration: storeConfiguration, run, signals: signals)
         } else {
             let opened = try await OpenedStore.sqlite(
                 configuration: configuration,
                 storeConfiguration: storeConfiguration
             )
             do {
-                try await serve(
-                    opened,
-                    configuration: configuration,
-                    metrics: metrics,
-                    logger: logger,
-                    clock: clock,
-                    signals: signals,
-                    onStarted: onStarted
-                )
+                try await serve(opened, run, signals: signals)
             } catch {
                 await opened.close()
                 throw error
@@ -127,16 +78,72 @@ public enum MarqueeServer {
         }
     }
 
+    /// What `run` was given, for the steps that open the store and start the services.
+    private struct RunSettings: Sendable {
+        let configuration: ServerConfiguration
+        let logger: Logger
+        let metrics: PrometheusCollectorRegistry
+        let clock: any WallClock
+        let onStarted: @Sendable (Started) async -> Void
+    }
+
+    /// The PostgreSQL client and Marquee's services in one group that takes the signals: a graceful
+    /// shutdown stops Marquee's services (in their own order, the job worker committing what it had
+    /// in flight) before the client they commit through.
+    private static func runOnPostgres(
+        _ url: String,
+        storeConfiguration: StoreConfiguration,
+        _ run: RunSettings,
+        signals: [UnixSignal]
+    ) async throws {
+        let configuration = run.configuration
+        let storeLogger = storeConfiguration.logger
+        let target: PostgresConnectionURL
+        do {
+            target = try PostgresConnectionURL(url)
+        } catch {
+            throw ConfigurationError(key: "database.url", "\(error)")
+        }
+        let client = PostgresClient(
+            configuration: configuration.postgresClientConfiguration(for: target),
+            backgroundLogger: storeLogger
+        )
+        let marquee = StoreBoundService {
+            let opened = try await OpenedStore.postgres(
+                client: client,
+                target: target,
+                callTimeout: .seconds(configuration.databaseCallTimeoutSeconds),
+                startupWait: .seconds(configuration.databaseStartupWaitSeconds),
+                storeConfiguration: storeConfiguration
+            )
+            let notifications = PostgresNotifications(
+                client: client,
+                subscriptions: [.jobs, .credentials, .channelAnswers],
+                logger: storeLogger
+            )
+            try await serve(opened, run, signals: [], extraServices: [notifications])
+        }
+        let group = ServiceGroup(
+            configuration: .init(
+                services: [
+                    .init(service: client),
+                    .init(service: marquee, successTerminationBehavior: .gracefullyShutdownGroup),
+                ],
+                gracefulShutdownSignals: signals,
+                cancellationSignals: [],
+                logger: run.logger.withLevel(atMost: .notice)
+            )
+        )
+        try await group.run()
+    }
+
     private static func serve(
         _ opened: OpenedStore,
-        configuration: ServerConfiguration,
-        metrics: PrometheusCollectorRegistry,
-        logger: Logger,
-        clock: any WallClock,
+        _ run: RunSettings,
         signals: [UnixSignal],
-        onStarted: @escaping @Sendable (Started) async -> Void,
         extraServices: [any EngineService] = []
     ) async throws {
+        let (configuration, logger) = (run.configuration, run.logger)
         // Before anything unseals a signing key (the in-process emulator's provisioning does).
         try await resealSigningKeys(in: opened.store, logger: logger)
         var services: [any Service] = []
@@ -144,65 +151,30 @@ public enum MarqueeServer {
             configuration.apns,
             store: opened.store,
             configuration: configuration,
-            clock: clock,
+            clock: run.clock,
             logger: logger
         )
         if let emulator = apns.emulator { services.append(emulator.emulator) }
         var target = apns.target
-        let provisioner = apns.provisioner
-        let emulator = apns.emulator
         target.transport = configuration.apnsTransport
 
         var engineConfiguration = configuration.engine
-        engineConfiguration.metricsFactory = PrometheusMetricsFactory(registry: metrics)
+        engineConfiguration.metricsFactory = PrometheusMetricsFactory(registry: run.metrics)
         let engine = MarqueeEngine(
             store: opened.store,
             target: target,
-            provisioner: provisioner,
+            provisioner: apns.provisioner,
             configuration: engineConfiguration,
             eventLoopGroup: MultiThreadedEventLoopGroup.singleton,
-            clock: clock,
+            clock: run.clock,
             logger: logger
         )
-        let firstKey = try await engine.apps.bootstrapDeploymentKey()
-        let inspection: (any EmulatorInspection)? =
-            emulator?.emulator ?? configuration.emulatorInspectionURL.map { RemoteEmulatorInspection(baseURL: $0) }
-        let router = try MarqueeApplication.router(
-            engine: engine,
-            configuration: configuration,
-            metrics: metrics,
-            emulator: inspection,
-            logger: logger
-        )
-        let emulatorInstance = emulator?.emulator
-        let storeDescription = opened.description
-        let application = Application(
-            router: router,
-            server: .guardedHTTP1(limits: configuration.connectionLimits, logger: logger.withLevel(atMost: .info)),
-            configuration: .init(
-                address: .hostname(configuration.host, port: configuration.port),
-                serverName: "marquee"
-            ),
-            onServerRunning: { channel in
-                let port = channel.localAddress?.port ?? configuration.port
-                await onStarted(
-                    Started(
-                        baseURL: "http://\(configuration.host):\(port)",
-                        firstDeploymentKey: firstKey,
-                        store: opened.store,
-                        engine: engine,
-                        emulator: emulatorInstance,
-                        storeDescription: storeDescription
-                    )
-                )
-            },
-            logger: logger.withLevel(atMost: .info)
-        )
+        let api = try await apiService(engine: engine, opened: opened, emulator: apns.emulator?.emulator, run)
         // Listed in start order; a graceful shutdown stops them in reverse: the API first, then the
         // worker (which finishes its in-flight sends), then the APNs clients.
         services += [engine.clients, engine.janitor, engine.worker, engine.lateJoiners] as [any Service]
         services += extraServices.map { $0.service(for: engine) }
-        services.append(application)
+        services.append(api)
         let group = ServiceGroup(
             configuration: .init(
                 services: services.map { .init(service: $0) },
@@ -212,6 +184,50 @@ public enum MarqueeServer {
             )
         )
         try await group.run()
+    }
+
+    /// The HTTP API over the engine, which tells `onStarted` once it accepts connections (with the
+    /// first deployment key, made here on the first start of an empty store).
+    private static func apiService(
+        engine: MarqueeEngine,
+        opened: OpenedStore,
+        emulator: APNSEmulator?,
+        _ run: RunSettings
+    ) async throws -> any Service {
+        let (configuration, logger) = (run.configuration, run.logger)
+        let firstKey = try await engine.apps.bootstrapDeploymentKey()
+        let inspection: (any EmulatorInspection)? =
+            emulator ?? configuration.emulatorInspectionURL.map { RemoteEmulatorInspection(baseURL: $0) }
+        let router = try MarqueeApplication.router(
+            engine: engine,
+            configuration: configuration,
+            metrics: run.metrics,
+            emulator: inspection,
+            logger: logger
+        )
+        let storeDescription = opened.description
+        return Application(
+            router: router,
+            server: .guardedHTTP1(limits: configuration.connectionLimits, logger: logger.withLevel(atMost: .info)),
+            configuration: .init(
+                address: .hostname(configuration.host, port: configuration.port),
+                serverName: "marquee"
+            ),
+            onServerRunning: { channel in
+                let port = channel.localAddress?.port ?? configuration.port
+                await run.onStarted(
+                    Started(
+                        baseURL: "http://\(configuration.host):\(port)",
+                        firstDeploymentKey: firstKey,
+                        store: opened.store,
+                        engine: engine,
+                        emulator: emulator,
+                        storeDescription: storeDescription
+                    )
+                )
+            },
+            logger: logger.withLevel(atMost: .info)
+        )
     }
 
     /// Where APNs is for this process: Apple, given endpoints, or an emulator started in-process

@@ -195,27 +195,8 @@ public struct ServerConfiguration: Sendable {
             )
         }
         apns = try APNSTargetChoice(reader: reader)
-        if let text = reader.raw("emulator.inspectionURL") {
-            guard let url = URL(string: text), url.scheme == "http" || url.scheme == "https", url.host != nil else {
-                throw ConfigurationError(
-                    key: "emulator.inspectionURL",
-                    "must be an http:// URL of an emulator's inspection API"
-                )
-            }
-            emulatorInspectionURL = url
-        } else {
-            emulatorInspectionURL = nil
-        }
-        apnsTransport = APNSClientConfiguration.Transport(
-            connectionsPerEndpoint: try reader.integer("apns.connections", default: 2, range: 1...64),
-            maximumStreamsPerConnection: try reader.integer(
-                "apns.streamsPerConnection",
-                default: 1_000,
-                range: 1...1_000
-            ),
-            adaptiveConcurrency: try reader.flag("apns.adaptiveConcurrency", default: true),
-            concurrencyFloor: try reader.integer("apns.concurrencyFloor", default: 20, range: 1...1_000)
-        )
+        emulatorInspectionURL = try Self.emulatorInspectionURL(reader)
+        apnsTransport = try Self.apnsTransport(reader)
         engine = try EngineConfiguration(reader: reader)
         channelCacheSeconds = try reader.integer("channels.cacheSeconds", default: 60, range: 0...86_400)
         metricsEnabled = try reader.flag("metrics.enabled", default: true)

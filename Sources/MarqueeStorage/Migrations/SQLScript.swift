@@ -47,26 +47,9 @@ enum SQLScript {
                 }
                 continue
             case "$":
-                // A dollar-quote tag: $$ or $name$ (a positional parameter like $1 is not one).
-                var end = index + 1
-                while end < scalars.count, scalars[end] == "_" || scalars[end].properties.isAlphabetic {
-                    end += 1
-                }
-                if end < scalars.count, scalars[end] == "$" {
-                    let tag = Array(scalars[index...end])
-                    current.append(contentsOf: tag)
-                    index = end + 1
-                    while index < scalars.count {
-                        if scalars[index] == "$", index + tag.count <= scalars.count,
-                            Array(scalars[index..<(index + tag.count)]) == tag
-                        {
-                            current.append(contentsOf: tag)
-                            index += tag.count
-                            break
-                        }
-                        current.append(scalars[index])
-                        index += 1
-                    }
+                if let end = dollarQuoteEnd(scalars, at: index) {
+                    current.append(contentsOf: scalars[index..<end])
+                    index = end
                     continue
                 }
             case ";":
@@ -81,6 +64,28 @@ enum SQLScript {
         }
         flush()
         return statements
+    }
+
+    /// Where the dollar-quoted body whose tag starts at `index` ends, past its closing tag (or the
+    /// script's end); `nil` when no tag starts there: a tag is `$$` or `$name$`, and a positional
+    /// parameter like `$1` is not one.
+    private static func dollarQuoteEnd(_ scalars: [Unicode.Scalar], at index: Int) -> Int? {
+        var end = index + 1
+        while end < scalars.count, scalars[end] == "_" || scalars[end].properties.isAlphabetic {
+            end += 1
+        }
+        guard end < scalars.count, scalars[end] == "$" else { return nil }
+        let tag = Array(scalars[index...end])
+        var cursor = end + 1
+        while cursor < scalars.count {
+            if scalars[cursor] == "$", cursor + tag.count <= scalars.count,
+                Array(scalars[cursor..<(cursor + tag.count)]) == tag
+            {
+                return cursor + tag.count
+            }
+            cursor += 1
+        }
+        return scalars.count
     }
 }
 

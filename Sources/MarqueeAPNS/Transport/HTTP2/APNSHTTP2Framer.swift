@@ -141,83 +141,119 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         case FrameType.headers:
             try readHeaders(frame, context: context)
         case FrameType.continuation:
-            guard partialHeaders != nil else {
-                throw APNSHTTP2ProtocolError(.protocolError, "CONTINUATION without HEADERS on stream \(frame.streamID)")
-            }
-            var payload = frame.payload
-            partialHeaders!.block.writeBuffer(&payload)
-            if frame.has(Flag.endHeaders) {
-                let (streamID, endStream, block) = partialHeaders!
-                partialHeaders = nil
-                try deliverHeaders(block, endStream: endStream, on: streamID, context: context)
-            }
+            try readContinuation(frame, context: context)
         case FrameType.priority:
             break
         case FrameType.rstStream:
-            var payload = frame.payload
-            guard frame.streamID != .rootStream, let code = payload.readInteger(as: UInt32.self),
-                payload.readableBytes == 0
-            else {
-                throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed RST_STREAM")
-            }
-            failWaiting(windows.streamEnded(frame.streamID))
-            context.fireChannelRead(
-                wrapInboundOut(
-                    HTTP2Frame(streamID: frame.streamID, payload: .rstStream(HTTP2ErrorCode(networkCode: Int(code))))
-                )
-            )
+            try readResetStream(frame, context: context)
         case FrameType.settings:
             try readSettings(frame, context: context)
         case FrameType.pushPromise:
             throw APNSHTTP2ProtocolError(.protocolError, "PUSH_PROMISE, which this client's SETTINGS disabled")
         case FrameType.ping:
-            guard frame.streamID == .rootStream, frame.payload.readableBytes == 8 else {
-                throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed PING")
-            }
-            let opaque = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt64.self)!
-            if frame.has(Flag.ack) {
-                context.fireChannelRead(
-                    wrapInboundOut(
-                        HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: opaque), ack: true))
-                    )
-                )
-            } else {
-                output.clear()
-                writeFrameHeader(length: 8, type: FrameType.ping, flags: Flag.ack, streamID: .rootStream, to: &output)
-                output.writeInteger(opaque)
-                passOutput(context: context, promise: nil)
-                context.flush()
-            }
+            try readPing(frame, context: context)
         case FrameType.goAway:
-            var payload = frame.payload
-            guard frame.streamID == .rootStream, let last = payload.readInteger(as: UInt32.self),
-                let code = payload.readInteger(as: UInt32.self)
-            else {
-                throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed GOAWAY")
-            }
-            let lastStreamID = HTTP2StreamID(Int32(last & 0x7FFF_FFFF))
-            failWaiting(windows.streamsAbove(lastStreamID))
-            let goAway = HTTP2Frame.FramePayload.goAway(
-                lastStreamID: lastStreamID,
-                errorCode: HTTP2ErrorCode(networkCode: Int(code)),
-                opaqueData: payload.readableBytes > 0 ? payload : nil
-            )
-            context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: .rootStream, payload: goAway)))
+            try readGoAway(frame, context: context)
         case FrameType.windowUpdate:
-            guard frame.payload.readableBytes == 4 else {
-                throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed WINDOW_UPDATE")
-            }
-            let increment = Int(frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self)! & 0x7FFF_FFFF)
-            var sent = false
-            try windows.windowUpdate(streamID: frame.streamID, increment: increment) {
-                writeData($0, context: context)
-                sent = true
-            }
-            if sent { context.flush() }
+            try readWindowUpdate(frame, context: context)
         default:
             // Frames of a type this client does not know are ignored (§5.5).
             break
         }
+    }
+
+    private func readContinuation(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
+        guard partialHeaders != nil else {
+            throw APNSHTTP2ProtocolError(.protocolError, "CONTINUATION without HEADERS on stream \(frame.streamID)")
+        }
+        var payload = frame.payload
+        partialHeaders!.block.writeBuffer(&payload)
+        if frame.has(Flag.endHeaders) {
+            let (streamID, endStream, block) = partialHeaders!
+            partialHeaders = nil
+            try deliverHeaders(block, endStream: endStream, on: streamID, context: context)
+        }
+    }
+
+    private func readResetStream(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
+        var payload = frame.payload
+        guard frame.streamID != .rootStream, let code = payload.readInteger(as: UInt32.self),
+            payload.readableBytes == 0
+        else {
+            throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed RST_STREAM")
+        }
+        failWaiting(windows.streamEnded(frame.streamID))
+        context.fireChannelRead(
+            wrapInboundOut(
+                HTTP2Frame(streamID: frame.streamID, payload: .rstStream(HTTP2ErrorCode(networkCode: Int(code))))
+            )
+        )
+    }
+
+    /// A PING from APNs is answered here, at once; the ack of one of this client's own goes up the pipeline.
+    private func readPing(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
+        guard frame.streamID == .rootStream, frame.payload.readableBytes == 8 else {
+            throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed PING")
+        }
+        let opaque = frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt64.self)!
+        if frame.has(Flag.ack) {
+            context.fireChannelRead(
+                wrapInboundOut(
+                    HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: opaque), ack: true))
+                )
+            )
+        } else {
+            output.clear()
+            writeFrameHeader(length: 8, type: FrameType.ping, flags: Flag.ack, streamID: .rootStream, to: &output)
+            output.writeInteger(opaque)
+            passOutput(context: context, promise: nil)
+            context.flush()
+        }
+    }
+
+    private func readGoAway(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
+        var payload = frame.payload
+        guard frame.streamID == .rootStream, let last = payload.readInteger(as: UInt32.self),
+            let code = payload.readInteger(as: UInt32.self)
+        else {
+            throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed GOAWAY")
+        }
+        let lastStreamID = HTTP2StreamID(Int32(last & 0x7FFF_FFFF))
+        failWaiting(windows.streamsAbove(lastStreamID))
+        let goAway = HTTP2Frame.FramePayload.goAway(
+            lastStreamID: lastStreamID,
+            errorCode: HTTP2ErrorCode(networkCode: Int(code)),
+            opaqueData: payload.readableBytes > 0 ? payload : nil
+        )
+        context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: .rootStream, payload: goAway)))
+    }
+
+    private func readWindowUpdate(
+        _ frame: APNSHTTP2FrameReader.Frame,
+        context: ChannelHandlerContext
+    ) throws(APNSHTTP2ProtocolError) {
+        guard frame.payload.readableBytes == 4 else {
+            throw APNSHTTP2ProtocolError(.frameSizeError, "a malformed WINDOW_UPDATE")
+        }
+        let increment = Int(frame.payload.getInteger(at: frame.payload.readerIndex, as: UInt32.self)! & 0x7FFF_FFFF)
+        var sent = false
+        try windows.windowUpdate(streamID: frame.streamID, increment: increment) {
+            writeData($0, context: context)
+            sent = true
+        }
+        if sent { context.flush() }
     }
 
     private func readData(
