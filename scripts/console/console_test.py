@@ -331,10 +331,20 @@ def main():
         chart = page.get_by_test_id("funnel-chart-sandbox")
         expect(chart).to_have_attribute("aria-label", re.compile(r"devices as of .*: 200 sent, 200 accepted by APNs, 50 confirmed on devices$"))
         # One vertex per point after the origin's zero, for each of the three lines; a line drawn
-        # higher (a smaller y) counts more devices.
+        # higher (a smaller y) counts more devices. The series' buckets run from the first send to
+        # the moment it is read, so a read made here can hold one point more than the chart's own
+        # read of a few seconds before: compare the chart with a read made after it redrew.
+        lines = ["sent", "accepted", "confirmedShowing"]
+        deadline = time.monotonic() + 30
+        while True:
+            drawn = {key: chart.locator(f"polyline[data-series={key}]").get_attribute("points").split() for key in lines}
+            points = page.request.get(f"{base}/v1/events/ars-che-console/funnel/series", headers=auth).json()["environments"][0]["points"]
+            if all(len(vertices) == len(points) + 1 for vertices in drawn.values()) or time.monotonic() > deadline:
+                break
+            page.wait_for_timeout(250)  # the chart redraws on its own refresh: poll until it has
         tops = {}
-        for key in ["sent", "accepted", "confirmedShowing"]:
-            vertices = chart.locator(f"polyline[data-series={key}]").get_attribute("points").split()
+        for key in lines:
+            vertices = drawn[key]
             check(len(vertices) == len(points) + 1, f"the {key} line has {len(vertices)} vertices for {len(points)} points")
             tops[key] = float(vertices[-1].split(",")[1])
         check(tops["sent"] == tops["accepted"] < tops["confirmedShowing"], f"the lines end at heights {tops}")
