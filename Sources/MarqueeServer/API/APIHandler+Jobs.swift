@@ -60,17 +60,15 @@ extension APIHandler {
         return id
     }
 
-    /// The list cursor's key: the job's creation time in microseconds and its ID.
+    /// The list cursor's key: the job's creation time and its ID.
     static func jobCursorKey(_ job: Job) -> String {
-        "\(Int64((job.createdAt.timeIntervalSince1970 * 1_000_000).rounded()))|\(job.id)"
+        Cursor.key(job.createdAt, job.id)
     }
 
     static func jobPosition(_ key: String) throws -> JobListPosition {
-        let parts = key.split(separator: "|", maxSplits: 1)
-        guard parts.count == 2, let micros = Int64(parts[0]), let id = JobID(uuidString: String(parts[1])) else {
-            throw Cursor.notIssued
-        }
-        return JobListPosition(createdAt: Date(timeIntervalSince1970: Double(micros) / 1_000_000), id: id)
+        let (createdAt, id) = try Cursor.timeAndID(key)
+        guard let id = JobID(uuidString: id) else { throw Cursor.notIssued }
+        return JobListPosition(createdAt: createdAt, id: id)
     }
 }
 
