@@ -103,6 +103,23 @@ extension EngineHarness {
         return endings
     }
 
+    /// Leases the due jobs of `handler`'s kinds one at a time and runs each, as a job worker
+    /// would, until none is due at the clock's time. Returns how each run ended.
+    @discardableResult
+    func runDueJobs(_ handler: some JobHandler) async throws -> [FanOutRunner.Ending] {
+        var endings: [FanOutRunner.Ending] = []
+        while let job = try await store.leaseJobs(
+            owner: "worker",
+            kinds: handler.kinds,
+            now: clock.now,
+            leaseDuration: runner.configuration.leaseDuration,
+            limit: 1
+        ).first {
+            endings.append(try await handler.run(job, owner: "worker", stop: RunStop()))
+        }
+        return endings
+    }
+
     /// One due start part, leased by `owner`.
     func leaseStartPart(owner: String) async throws -> Job? {
         try await store.leaseJobs(
