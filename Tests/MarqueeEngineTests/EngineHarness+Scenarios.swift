@@ -12,16 +12,22 @@ extension EngineHarness {
         String(format: "%064x", number + 0xABC0_0000)
     }
 
-    /// Creates the event (and its channels at the fake APNs) as a publisher's PUT does.
+    /// Creates the event (and its channels at the fake APNs, unless its timeline creates them
+    /// later) as a publisher's PUT does, planned to start in 10 minutes.
     @discardableResult
-    func putEvent(_ key: String, environments: [APNSEnvironment] = [.sandbox, .production]) async throws -> EventView {
+    func putEvent(
+        _ key: String,
+        environments: [APNSEnvironment] = [.sandbox, .production],
+        timeline: EventTimelineSettings? = nil
+    ) async throws -> EventView {
         let draft = EventDraft(
             title: "Final",
             attributesType: Self.attributesType,
             environments: environments,
             storagePolicy: nil,
             plannedStart: clock.now.addingTimeInterval(600),
-            plannedEnd: clock.now.addingTimeInterval(7200)
+            plannedEnd: clock.now.addingTimeInterval(7200),
+            timeline: timeline
         )
         return try await events.put(app: app, key: key, draft: draft).view
     }
@@ -80,7 +86,7 @@ extension EngineHarness {
             clock.advance(by: 0.05)
             return done()
         }
-        try await runs.value
+        _ = try await runs.value
     }
 
     /// Leases the due parts of start jobs and runs each to its end, as a job worker would, until
@@ -118,6 +124,13 @@ extension EngineHarness {
             endings.append(try await handler.run(job, owner: "worker", stop: RunStop()))
         }
         return endings
+    }
+
+    /// Moves the clock to `date` and performs the schedules due then; returns how many ran.
+    @discardableResult
+    func runSchedules(at date: Date) async throws -> Int {
+        clock.set(to: date)
+        return try await runDueJobs(scheduleRunner).count
     }
 
     /// One due start part, leased by `owner`.

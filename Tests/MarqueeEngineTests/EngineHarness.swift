@@ -20,6 +20,7 @@ final class EngineHarness: Sendable {
     let wakeup: JobWakeup
     let channels: ChannelLifecycle
     let reconciler: ChannelReconciler
+    let timeline: TimelinePlanner
     let events: EventService
     let broadcasts: BroadcastService
     let tokens: TokenRegistry
@@ -90,6 +91,7 @@ final class EngineHarness: Sendable {
             clock: clock,
             logger: logger
         )
+        self.timeline = timeline
         let events = EventService(
             store: store,
             clients: clients,
@@ -168,7 +170,6 @@ final class EngineHarness: Sendable {
         return APNSClientRegistry(store: store, target: .apple, logger: logger, makeClient: makeClient)
     }
 
-    /// The start fan-out's handler, over `store` (the harness's own, or a decorator of it).
     /// Scheduling over the harness's services, as the engine assembles it.
     var schedules: ScheduleService {
         ScheduleService(
@@ -182,6 +183,22 @@ final class EngineHarness: Sendable {
         )
     }
 
+    /// The job worker's handler of due schedules, over the harness's services.
+    var scheduleRunner: ScheduleRunner {
+        ScheduleRunner(
+            store: store,
+            starts: starts,
+            broadcasts: broadcasts,
+            events: events,
+            channels: channels,
+            timeline: timeline,
+            configuration: runner.configuration,
+            clock: clock,
+            logger: Logger(label: "engine-harness")
+        )
+    }
+
+    /// The start fan-out's handler, over `store` (the harness's own, or a decorator of it).
     func startHandler(store: (any AppStore & DeliveryStore & TokenStore & JobStore)? = nil) -> StartFanOutHandler {
         let store = store ?? self.store
         let runner = FanOutRunner(
