@@ -62,6 +62,19 @@ extension EngineHarness {
         _ = try await tokens.register(app: app, [registration], pointerPrefix: "")
     }
 
+    /// Registers devices' push-to-start tokens (iOS 18, sandbox) in one batch, as a relay does.
+    func register(_ batch: [String]) async throws {
+        let registrations = batch.map {
+            PushToStartRegistration(
+                environment: .sandbox,
+                attributesType: Self.attributesType,
+                token: $0,
+                iosVersion: "18.2"
+            )
+        }
+        _ = try await tokens.register(app: app, registrations, pointerPrefix: "/tokens")
+    }
+
     /// A start request with the event's attributes and an alert.
     func startRequest(
         _ environment: APNSEnvironment = .sandbox,

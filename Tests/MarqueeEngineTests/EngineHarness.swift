@@ -18,6 +18,8 @@ final class EngineHarness: Sendable {
     let configuration: EngineConfiguration
     let clients: APNSClientRegistry
     let wakeup: JobWakeup
+    /// What a registration that queued late joiners signals: the late-join pump's wakeup.
+    let lateJoinWakeup: JobWakeup
     let channels: ChannelLifecycle
     let reconciler: ChannelReconciler
     let timeline: TimelinePlanner
@@ -41,6 +43,7 @@ final class EngineHarness: Sendable {
         let wakeup = JobWakeup(clock: clock)
         self.clock = clock
         self.wakeup = wakeup
+        lateJoinWakeup = JobWakeup(clock: clock)
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("marquee-engine-\(UUID().uuidString.prefix(8))")
         self.folder = folder
@@ -115,7 +118,7 @@ final class EngineHarness: Sendable {
         tokens = TokenRegistry(
             store: store,
             maximumBatchSize: configuration.maximumTokenBatch,
-            lateJoinWakeup: JobWakeup(clock: clock),
+            lateJoinWakeup: lateJoinWakeup,
             clock: clock,
             logger: logger
         )
@@ -193,6 +196,18 @@ final class EngineHarness: Sendable {
             channels: channels,
             timeline: timeline,
             configuration: runner.configuration,
+            clock: clock,
+            logger: Logger(label: "engine-harness")
+        )
+    }
+
+    /// A replica's late-join pump over the harness's store and starts, woken by registrations.
+    func lateJoinPump(_ configuration: LateJoinConfiguration = LateJoinConfiguration()) -> LateJoinPump {
+        LateJoinPump(
+            store: store,
+            starts: starts,
+            configuration: configuration,
+            wakeup: lateJoinWakeup,
             clock: clock,
             logger: Logger(label: "engine-harness")
         )
