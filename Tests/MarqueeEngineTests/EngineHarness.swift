@@ -226,16 +226,30 @@ final class EngineHarness: Sendable {
         return StartFanOutHandler(store: store, clients: clients, runner: runner)
     }
 
+    /// Another app on the same server and APNs (its own bundle ID and signing key): what one app
+    /// must not see of another's.
+    func otherApp() async throws -> App {
+        try await Self.makeApp(
+            store: store,
+            name: "Racing",
+            bundleID: "com.example.racing",
+            environments: app.environments,
+            at: clock.now
+        )
+    }
+
     private static func makeApp(
         store: SQLiteStore,
+        name: String = "Scores",
+        bundleID: String = "com.example.scores",
         environments: Set<APNSEnvironment>,
         at now: Date
     ) async throws
         -> App
     {
         let app = App(
-            name: "Scores",
-            bundleID: "com.example.scores",
+            name: name,
+            bundleID: bundleID,
             teamID: "TEAM123456",
             environments: environments,
             createdAt: now
