@@ -42,6 +42,20 @@ extension EngineHarness {
         return (view.job.id, tokens)
     }
 
+    /// Event `final` started in the sandbox to an iOS 18 device (`recent`, on the event's channel)
+    /// and an iOS 17.5 one (`older`, asked for an update token), every start sent.
+    func startedOnChannelAndUpdateToken(
+        environments: [APNSEnvironment] = [.sandbox, .production]
+    ) async throws -> (event: EventView, recent: String, older: String) {
+        let event = try await putEvent("final", environments: environments)
+        let (recent, older) = (Self.token(1), Self.token(2))
+        try await register(recent, iosVersion: "18.2")
+        try await register(older, iosVersion: "17.5")
+        _ = try await starts.start(app: app, eventKey: "final", request: startRequest())
+        try await runStartParts()
+        return (event, recent, older)
+    }
+
     /// Registers a device's push-to-start token as the app does.
     func register(
         _ token: String,
