@@ -14,20 +14,35 @@ import Testing
 struct ActivityUpdateUseCaseTests {
     let update = BroadcastDraft(event: .update, contentState: ["score": .string("1-0")])
 
-    /// An activity of event `final` in the sandbox that reported `token` as its update token.
+    /// An activity of event `final` in the sandbox that reported `token` as its update token (and,
+    /// for one a start began, the push-to-start token it was started through).
     @discardableResult
-    func activity(_ id: String, token: String, in harness: EngineHarness) async throws -> Activity {
+    func activity(
+        _ id: String,
+        token: String,
+        startedThrough pushToStartToken: String? = nil,
+        frequentPushesEnabled: Bool? = nil,
+        in harness: EngineHarness
+    ) async throws -> Activity {
         let view = try await harness.events.view(app: harness.app, key: "final")
         return try await harness.tokens.putUpdateToken(
             app: harness.app,
             activityID: id,
             event: view.event,
             environment: .sandbox,
-            token: token
+            token: token,
+            pushToStartToken: pushToStartToken,
+            frequentPushesEnabled: frequentPushesEnabled
         )
     }
 
+    /// An update the producer marked important: asked at priority 10.
+    func importantUpdate(_ score: String) -> BroadcastDraft {
+        BroadcastDraft(event: .update, contentState: ["score": .string(score)], important: true)
+    }
+
     /// Runs the due activity-update jobs to their end, as a job worker would.
+    @discardableResult
     func runActivityUpdates(_ harness: EngineHarness) async throws -> [FanOutRunner.Ending] {
         let handler = ActivityUpdateHandler(
             store: harness.store,
@@ -35,17 +50,7 @@ struct ActivityUpdateUseCaseTests {
             runner: harness.runner,
             budget: harness.configuration.broadcasts.activityBudget
         )
-        var endings: [FanOutRunner.Ending] = []
-        while let job = try await harness.store.leaseJobs(
-            owner: "worker",
-            kinds: [.activityUpdate],
-            now: harness.clock.now,
-            leaseDuration: harness.runner.configuration.leaseDuration,
-            limit: 1
-        ).first {
-            endings.append(try await handler.run(job, owner: "worker", stop: RunStop()))
-        }
-        return endings
+        return try await harness.runDueJobs(handler)
     }
 
     @Test("an update goes to the channel once and to each activity on an update token as a device push")
@@ -119,6 +124,78 @@ struct ActivityUpdateUseCaseTests {
         let report = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: update)
         #expect(report.results.first?.activityUpdates == nil)
         #expect(try await runActivityUpdates(harness).isEmpty)
+        await harness.close()
+    }
+
+    @Test("a device started on the channel gets the update through it; one started on an update token by a push")
+    func channelOrUpdateToken() async throws {
+        let harness = try await EngineHarness()
+        let (_, recent, older) = try await harness.startedOnChannelAndUpdateToken(environments: [.sandbox])
+        let updateToken = EngineHarness.token(20)
+        let adopted = try await activity("activity-older", token: updateToken, startedThrough: older, in: harness)
+        #expect(adopted.pushToStartTokenRowID == (try await harness.storedToken(older).rowID))
+
+        let goal = importantUpdate("1-0")
+        let report = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: goal)
+        #expect(report.results.first?.activityUpdates?.total == 1)
+        try await runActivityUpdates(harness)
+        let fake = harness.apns(.sandbox)
+        #expect(fake.broadcasts.count == 1)
+        let updates = fake.pushes.filter { $0.kind == .update }
+        #expect(updates.map(\.token) == [updateToken])
+        #expect(updates.first?.priority == .immediate)
+        #expect(updates.first?.topic == "\(harness.app.bundleID).push-type.liveactivity")
+        #expect(fake.pushCounts[recent] == 1)
+        await harness.close()
+    }
+
+    @Test("an activity past its hourly budget is sent at priority 5 (frequent updates: later) until the hour ends")
+    func priorityBudget() async throws {
+        let budget = ActivityPriorityBudget(limitPerHour: 1, frequentLimitPerHour: 2)
+        let harness = try await EngineHarness(broadcasts: BroadcastPolicy(activityBudget: budget))
+        try await harness.putEvent("final", environments: [.sandbox])
+        let plain = EngineHarness.token(10)
+        let frequent = EngineHarness.token(11)
+        try await activity("activity-plain", token: plain, in: harness)
+        try await activity("activity-frequent", token: frequent, frequentPushesEnabled: true, in: harness)
+
+        for score in ["1-0", "2-0", "3-0"] {
+            _ = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: importantUpdate(score))
+            try await runActivityUpdates(harness)
+            harness.clock.advance(by: 60)
+        }
+        harness.clock.advance(by: ActivityPriorityBudget.window.timeInterval)
+        _ = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: importantUpdate("4-0"))
+        try await runActivityUpdates(harness)
+
+        let pushes = harness.apns(.sandbox).pushes
+        let priorities = { (token: String) in pushes.filter { $0.token == token }.map(\.priority) }
+        #expect(priorities(plain) == [.immediate, .normal, .normal, .immediate])
+        #expect(priorities(frequent) == [.immediate, .immediate, .normal, .immediate])
+        await harness.close()
+    }
+
+    @Test("an update token APNs answers 410 for ends its activity, and the next update leaves it out")
+    func goneEndsTheActivity() async throws {
+        let harness = try await EngineHarness()
+        try await harness.putEvent("final", environments: [.sandbox])
+        let gone = EngineHarness.token(10)
+        let live = EngineHarness.token(11)
+        try await activity("activity-gone", token: gone, in: harness)
+        try await activity("activity-live", token: live, in: harness)
+        harness.apns(.sandbox).script(token: gone, .gone(since: harness.clock.now))
+
+        _ = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: update)
+        try await runActivityUpdates(harness)
+        #expect(try await harness.tokens.activity(app: harness.app, activityID: "activity-gone").state == .ended)
+        #expect(try await harness.tokens.activity(app: harness.app, activityID: "activity-live").state == .active)
+
+        harness.clock.advance(by: 1)
+        let second = BroadcastDraft(event: .update, contentState: ["score": .string("2-0")])
+        let report = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: second)
+        #expect(report.results.first?.activityUpdates?.total == 1)
+        try await runActivityUpdates(harness)
+        #expect(harness.apns(.sandbox).pushCounts == [gone: 1, live: 2])
         await harness.close()
     }
 }

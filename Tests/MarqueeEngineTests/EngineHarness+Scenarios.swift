@@ -12,16 +12,22 @@ extension EngineHarness {
         String(format: "%064x", number + 0xABC0_0000)
     }
 
-    /// Creates the event (and its channels at the fake APNs) as a publisher's PUT does.
+    /// Creates the event (and its channels at the fake APNs, unless its timeline creates them
+    /// later) as a publisher's PUT does, planned to start in 10 minutes.
     @discardableResult
-    func putEvent(_ key: String, environments: [APNSEnvironment] = [.sandbox, .production]) async throws -> EventView {
+    func putEvent(
+        _ key: String,
+        environments: [APNSEnvironment] = [.sandbox, .production],
+        timeline: EventTimelineSettings? = nil
+    ) async throws -> EventView {
         let draft = EventDraft(
             title: "Final",
             attributesType: Self.attributesType,
             environments: environments,
             storagePolicy: nil,
             plannedStart: clock.now.addingTimeInterval(600),
-            plannedEnd: clock.now.addingTimeInterval(7200)
+            plannedEnd: clock.now.addingTimeInterval(7200),
+            timeline: timeline
         )
         return try await events.put(app: app, key: key, draft: draft).view
     }
@@ -34,6 +40,20 @@ extension EngineHarness {
         for token in tokens { try await register(token) }
         let view = try await starts.start(app: app, eventKey: "final", request: startRequest())
         return (view.job.id, tokens)
+    }
+
+    /// Event `final` started in the sandbox to an iOS 18 device (`recent`, on the event's channel)
+    /// and an iOS 17.5 one (`older`, asked for an update token), every start sent.
+    func startedOnChannelAndUpdateToken(
+        environments: [APNSEnvironment] = [.sandbox, .production]
+    ) async throws -> (event: EventView, recent: String, older: String) {
+        let event = try await putEvent("final", environments: environments)
+        let (recent, older) = (Self.token(1), Self.token(2))
+        try await register(recent, iosVersion: "18.2")
+        try await register(older, iosVersion: "17.5")
+        _ = try await starts.start(app: app, eventKey: "final", request: startRequest())
+        try await runStartParts()
+        return (event, recent, older)
     }
 
     /// Registers a device's push-to-start token as the app does.
@@ -54,6 +74,19 @@ extension EngineHarness {
             iosVersion: iosVersion
         )
         _ = try await tokens.register(app: app, [registration], pointerPrefix: "")
+    }
+
+    /// Registers devices' push-to-start tokens (iOS 18, sandbox) in one batch, as a relay does.
+    func register(_ batch: [String]) async throws {
+        let registrations = batch.map {
+            PushToStartRegistration(
+                environment: .sandbox,
+                attributesType: Self.attributesType,
+                token: $0,
+                iosVersion: "18.2"
+            )
+        }
+        _ = try await tokens.register(app: app, registrations, pointerPrefix: "/tokens")
     }
 
     /// A start request with the event's attributes and an alert.
@@ -80,7 +113,7 @@ extension EngineHarness {
             clock.advance(by: 0.05)
             return done()
         }
-        try await runs.value
+        _ = try await runs.value
     }
 
     /// Leases the due parts of start jobs and runs each to its end, as a job worker would, until
@@ -101,6 +134,30 @@ extension EngineHarness {
             }
         }
         return endings
+    }
+
+    /// Leases the due jobs of `handler`'s kinds one at a time and runs each, as a job worker
+    /// would, until none is due at the clock's time. Returns how each run ended.
+    @discardableResult
+    func runDueJobs(_ handler: some JobHandler) async throws -> [FanOutRunner.Ending] {
+        var endings: [FanOutRunner.Ending] = []
+        while let job = try await store.leaseJobs(
+            owner: "worker",
+            kinds: handler.kinds,
+            now: clock.now,
+            leaseDuration: runner.configuration.leaseDuration,
+            limit: 1
+        ).first {
+            endings.append(try await handler.run(job, owner: "worker", stop: RunStop()))
+        }
+        return endings
+    }
+
+    /// Moves the clock to `date` and performs the schedules due then; returns how many ran.
+    @discardableResult
+    func runSchedules(at date: Date) async throws -> Int {
+        clock.set(to: date)
+        return try await runDueJobs(scheduleRunner).count
     }
 
     /// One due start part, leased by `owner`.

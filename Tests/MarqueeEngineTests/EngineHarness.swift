@@ -18,8 +18,11 @@ final class EngineHarness: Sendable {
     let configuration: EngineConfiguration
     let clients: APNSClientRegistry
     let wakeup: JobWakeup
+    /// What a registration that queued late joiners signals: the late-join pump's wakeup.
+    let lateJoinWakeup: JobWakeup
     let channels: ChannelLifecycle
     let reconciler: ChannelReconciler
+    let timeline: TimelinePlanner
     let events: EventService
     let broadcasts: BroadcastService
     let tokens: TokenRegistry
@@ -40,6 +43,7 @@ final class EngineHarness: Sendable {
         let wakeup = JobWakeup(clock: clock)
         self.clock = clock
         self.wakeup = wakeup
+        lateJoinWakeup = JobWakeup(clock: clock)
         let folder = FileManager.default.temporaryDirectory
             .appendingPathComponent("marquee-engine-\(UUID().uuidString.prefix(8))")
         self.folder = folder
@@ -90,6 +94,7 @@ final class EngineHarness: Sendable {
             clock: clock,
             logger: logger
         )
+        self.timeline = timeline
         let events = EventService(
             store: store,
             clients: clients,
@@ -113,7 +118,7 @@ final class EngineHarness: Sendable {
         tokens = TokenRegistry(
             store: store,
             maximumBatchSize: configuration.maximumTokenBatch,
-            lateJoinWakeup: JobWakeup(clock: clock),
+            lateJoinWakeup: lateJoinWakeup,
             clock: clock,
             logger: logger
         )
@@ -168,7 +173,6 @@ final class EngineHarness: Sendable {
         return APNSClientRegistry(store: store, target: .apple, logger: logger, makeClient: makeClient)
     }
 
-    /// The start fan-out's handler, over `store` (the harness's own, or a decorator of it).
     /// Scheduling over the harness's services, as the engine assembles it.
     var schedules: ScheduleService {
         ScheduleService(
@@ -182,6 +186,34 @@ final class EngineHarness: Sendable {
         )
     }
 
+    /// The job worker's handler of due schedules, over the harness's services.
+    var scheduleRunner: ScheduleRunner {
+        ScheduleRunner(
+            store: store,
+            starts: starts,
+            broadcasts: broadcasts,
+            events: events,
+            channels: channels,
+            timeline: timeline,
+            configuration: runner.configuration,
+            clock: clock,
+            logger: Logger(label: "engine-harness")
+        )
+    }
+
+    /// A replica's late-join pump over the harness's store and starts, woken by registrations.
+    func lateJoinPump(_ configuration: LateJoinConfiguration = LateJoinConfiguration()) -> LateJoinPump {
+        LateJoinPump(
+            store: store,
+            starts: starts,
+            configuration: configuration,
+            wakeup: lateJoinWakeup,
+            clock: clock,
+            logger: Logger(label: "engine-harness")
+        )
+    }
+
+    /// The start fan-out's handler, over `store` (the harness's own, or a decorator of it).
     func startHandler(store: (any AppStore & DeliveryStore & TokenStore & JobStore)? = nil) -> StartFanOutHandler {
         let store = store ?? self.store
         let runner = FanOutRunner(
@@ -194,16 +226,30 @@ final class EngineHarness: Sendable {
         return StartFanOutHandler(store: store, clients: clients, runner: runner)
     }
 
+    /// Another app on the same server and APNs (its own bundle ID and signing key): what one app
+    /// must not see of another's.
+    func otherApp() async throws -> App {
+        try await Self.makeApp(
+            store: store,
+            name: "Racing",
+            bundleID: "com.example.racing",
+            environments: app.environments,
+            at: clock.now
+        )
+    }
+
     private static func makeApp(
         store: SQLiteStore,
+        name: String = "Scores",
+        bundleID: String = "com.example.scores",
         environments: Set<APNSEnvironment>,
         at now: Date
     ) async throws
         -> App
     {
         let app = App(
-            name: "Scores",
-            bundleID: "com.example.scores",
+            name: name,
+            bundleID: bundleID,
             teamID: "TEAM123456",
             environments: environments,
             createdAt: now

@@ -154,14 +154,8 @@ struct StartUseCaseTests {
     )
     func channelOrUpdateToken() async throws {
         let harness = try await EngineHarness()
-        let event = try await harness.putEvent("final")
+        let (event, recent, older) = try await harness.startedOnChannelAndUpdateToken()
         let channelID = try #require(event.channels.first { $0.environment == .sandbox }?.apnsChannelID)
-        let recent = EngineHarness.token(1)
-        let older = EngineHarness.token(2)
-        try await harness.register(recent, iosVersion: "18.2")
-        try await harness.register(older, iosVersion: "17.5")
-        _ = try await harness.starts.start(app: harness.app, eventKey: "final", request: harness.startRequest())
-        try await harness.runStartParts()
 
         let byToken = Dictionary(uniqueKeysWithValues: harness.apns(.sandbox).pushes.map { ($0.token, $0) })
         #expect(byToken[recent]?.aps["input-push-channel"] as? String == channelID)

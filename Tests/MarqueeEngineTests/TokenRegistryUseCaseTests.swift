@@ -7,7 +7,8 @@ import Testing
 @testable import MarqueeEngine
 
 /// Keeping push-to-start and update tokens current: what a registration takes and refuses, a
-/// device whose token rotates, the 410 timestamp rule, and activities' update tokens.
+/// device whose token rotates, the 410 timestamp rule, activities' update tokens, and each app's
+/// tokens apart from every other app's.
 @Suite("Engine use case: token registry")
 struct TokenRegistryUseCaseTests {
     func registration(
@@ -232,6 +233,53 @@ struct TokenRegistryUseCaseTests {
             )
         }
         #expect(fields == ["/environment", "/token"])
+        await harness.close()
+    }
+
+    @Test("one token in two apps is two rows: one app's unregistering, 410 and activities never reach the other")
+    func appsApart() async throws {
+        let harness = try await EngineHarness()
+        let racing = try await harness.otherApp()
+        let token = EngineHarness.token(1)
+        try await harness.register(token)
+        _ = try await harness.tokens.register(app: racing, [registration(token)], pointerPrefix: "")
+        let theirs = {
+            try await harness.tokens.token(
+                app: racing,
+                environment: .sandbox,
+                attributesType: EngineHarness.attributesType,
+                token: token
+            )
+        }
+        let ours = try await harness.storedToken(token)
+        #expect(try await theirs().rowID != ours.rowID)
+
+        let fresh = TokenInvalidation(
+            reason: .unregistered,
+            apnsTimestampMilliseconds: Int64(harness.clock.now.addingTimeInterval(60).timeIntervalSince1970 * 1000)
+        )
+        #expect(try await harness.tokens.recordInvalidation(app: racing, tokenRowID: ours.rowID, fresh) == false)
+        #expect(try await harness.storedToken(token).invalidatedAt == nil)
+
+        try await harness.tokens.unregister(
+            app: harness.app,
+            environment: .sandbox,
+            attributesType: EngineHarness.attributesType,
+            token: token
+        )
+        #expect(try await theirs().invalidatedAt == nil)
+
+        let view = try await harness.putEvent("final")
+        _ = try await harness.tokens.putUpdateToken(
+            app: harness.app,
+            activityID: "activity-1",
+            event: view.event,
+            environment: .sandbox,
+            token: EngineHarness.token(10)
+        )
+        await #expect(throws: EngineError.notFound(resource: "activity", id: "activity-1")) {
+            _ = try await harness.tokens.activity(app: racing, activityID: "activity-1")
+        }
         await harness.close()
     }
 }
