@@ -87,6 +87,19 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
     {
         try await base.upsertPushToStartTokens(appID: appID, registrations, at: at)
     }
+    func registerPushToStartTokens(
+        appID: AppID,
+        _ registrations: [PushToStartRegistration],
+        at: Date,
+        returningTokens: Bool
+    ) async throws -> TokenRegistrationOutcome {
+        try await base.registerPushToStartTokens(
+            appID: appID,
+            registrations,
+            at: at,
+            returningTokens: returningTokens
+        )
+    }
     func pushToStartToken(
         appID: AppID,
         environment: APNSEnvironment,

@@ -70,6 +70,19 @@ public protocol TokenStore: Sendable {
     /// registration without a device ID is only its token's. All or none.
     func upsertPushToStartTokens(appID: AppID, _ registrations: [PushToStartRegistration], at: Date) async throws -> Int
 
+    /// A device's registration as the service takes it: `upsertPushToStartTokens` and then
+    /// `enqueueLateJoiners` for the tokens it wrote, as one unit (all or none, late-join queueing
+    /// included). `returningTokens` asks for the rows as written (a single token's answer), so no
+    /// second read is needed. On PostgreSQL a batch without device rotations is one autocommit
+    /// statement that finds every row it queues by what it just wrote: its plan needs no
+    /// statistics, so a registration right after a bulk import costs what any other does.
+    func registerPushToStartTokens(
+        appID: AppID,
+        _ registrations: [PushToStartRegistration],
+        at: Date,
+        returningTokens: Bool
+    ) async throws -> TokenRegistrationOutcome
+
     func pushToStartToken(
         appID: AppID,
         environment: APNSEnvironment,

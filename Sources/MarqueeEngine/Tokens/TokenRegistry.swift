@@ -29,16 +29,43 @@ public struct TokenRegistry: Sendable {
     /// Registers or refreshes tokens, all or none. `pointerPrefix` locates each registration in the
     /// request (`/tokens` for a batch, empty for a single token). A registration naming a device ID
     /// the app knows under another token rotates that device's row to the new token
-    /// (`TokenStore.upsertPushToStartTokens`): the device keeps its starts and reports. Once they are
-    /// committed, each token is queued for the start of every live event whose late joiners it is among
-    /// (the store's `enqueueLateJoiners`); should that fail, the registration answers an error and the
-    /// device's next registration (a retry, or its next launch) queues it.
+    /// (`TokenStore.upsertPushToStartTokens`): the device keeps its starts and reports. In the same
+    /// unit each token is queued for the start of every live event whose late joiners it is among
+    /// (`TokenStore.registerPushToStartTokens`), and the late-join pump is woken. Returns how many
+    /// registrations were written.
     @discardableResult
     public func register(
         app: App,
         _ registrations: [PushToStartRegistration],
         pointerPrefix: String
     ) async throws -> Int {
+        try await write(app: app, registrations, pointerPrefix: pointerPrefix, returningTokens: false).written
+    }
+
+    /// Registers or refreshes one token (as `register`) and answers its row as written. Its own
+    /// field errors point at the request's path parameter (`/token`).
+    public func register(app: App, _ registration: PushToStartRegistration) async throws -> PushToStartToken {
+        let outcome: TokenRegistrationOutcome
+        do {
+            outcome = try await write(app: app, [registration], pointerPrefix: "", returningTokens: true)
+        } catch EngineError.invalidInput(let fields) {
+            throw EngineError.invalidInput(fields.map { $0.pointer == "/token" ? FieldError("token", $0.detail) : $0 })
+        }
+        guard let token = outcome.tokens.first else {
+            throw EngineError.notFound(
+                resource: "push-to-start token",
+                id: PushTokenRedaction.redacted(registration.token)
+            )
+        }
+        return token
+    }
+
+    private func write(
+        app: App,
+        _ registrations: [PushToStartRegistration],
+        pointerPrefix: String,
+        returningTokens: Bool
+    ) async throws -> TokenRegistrationOutcome {
         var validation = InputValidation()
         if registrations.count > maximumBatchSize {
             validation.add(
@@ -61,17 +88,17 @@ public struct TokenRegistry: Sendable {
             normalized.append(registration)
         }
         try validation.check()
-        let now = clock.now
-        let written = try await store.upsertPushToStartTokens(appID: app.id, normalized, at: now)
-        let keys = normalized.map {
-            RegisteredTokenKey(environment: $0.environment, attributesType: $0.attributesType, token: $0.token)
-        }
-        let queued = try await store.enqueueLateJoiners(appID: app.id, Array(Set(keys)), at: now)
-        if queued > 0 {
+        let outcome = try await store.registerPushToStartTokens(
+            appID: app.id,
+            normalized,
+            at: clock.now,
+            returningTokens: returningTokens
+        )
+        if outcome.lateJoinersQueued > 0 {
             lateJoinWakeup.signal()
-            logger.debug("late joiners queued", metadata: ["late_joiners.queued": "\(queued)"])
+            logger.debug("late joiners queued", metadata: ["late_joiners.queued": "\(outcome.lateJoinersQueued)"])
         }
-        return written
+        return outcome
     }
 
     public func token(

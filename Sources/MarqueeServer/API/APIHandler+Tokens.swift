@@ -41,18 +41,7 @@ extension APIHandler {
             frequentPushesEnabled: body.frequentPushesEnabled ?? false,
             deviceToken: body.deviceToken
         )
-        do {
-            try await engine.tokens.register(app: app, [registration], pointerPrefix: "")
-        } catch EngineError.invalidInput(let fields) {
-            // A single token's own field is the path parameter.
-            throw EngineError.invalidInput(fields.map { $0.pointer == "/token" ? FieldError("token", $0.detail) : $0 })
-        }
-        let token = try await engine.tokens.token(
-            app: app,
-            environment: registration.environment,
-            attributesType: registration.attributesType,
-            token: registration.token
-        )
+        let token = try await engine.tokens.register(app: app, registration)
         return .ok(.init(body: .json(.init(token))))
     }
 

@@ -4,7 +4,7 @@ import PostgresNIO
 
 extension PostgresStore {
     /// Rows per statement: each chunk is one `INSERT ... SELECT FROM UNNEST(...)` with nine array
-    /// parameters, whatever its size.
+    /// parameters, whatever its size (`registration`).
     static let upsertChunkSize = 10_000
 
     public func upsertPushToStartTokens(
@@ -14,61 +14,8 @@ extension PostgresStore {
     ) async throws -> Int {
         let unique = ColumnCoding.deduplicated(registrations)
         guard !unique.isEmpty else { return 0 }
-        return try await transaction { connection in
-            guard
-                try await connection.query("SELECT 1 FROM apps WHERE id = \(appID.uuid) FOR SHARE", logger: logger)
-                    .collect().count == 1
-            else { throw StoreError.notFound(entity: "app", id: appID.description) }
-            // Rotated devices' rows take their new tokens first: the upsert below then refreshes
-            // them in place like any known token.
-            try await Self.rotateDevices(appID: appID, unique, at: at, on: connection, logger: logger)
-            var written = 0
-            var start = 0
-            while start < unique.count {
-                let chunk = unique[start..<min(start + Self.upsertChunkSize, unique.count)]
-                start += chunk.count
-                // Arrays cannot hold NULL through PostgresNIO's encoders: '' stands for "none"
-                // and NULLIF turns it back.
-                let environments = chunk.map(\.environment.rawValue)
-                let types = chunk.map(\.attributesType)
-                let tokens = chunk.map(\.token)
-                let devices = chunk.map { $0.deviceID ?? "" }
-                let users = chunk.map { $0.userID ?? "" }
-                let tags = chunk.map { ColumnCoding.tags($0.tags) }
-                let versions = chunk.map { $0.iosVersion ?? "" }
-                let frequent = chunk.map(\.frequentPushesEnabled)
-                let deviceTokens = chunk.map { $0.deviceToken ?? "" }
-                let result = try await connection.query(
-                    """
-                    INSERT INTO push_to_start_tokens AS t
-                        (app_id, environment, attributes_type, token, device_id, user_id, tags, ios_version,
-                         frequent_pushes_enabled, first_registered_at, last_registered_at, device_token)
-                    SELECT \(appID.uuid), u.environment, u.attributes_type, u.token, NULLIF(u.device_id, ''),
-                           NULLIF(u.user_id, ''), u.tags::jsonb, NULLIF(u.ios_version, ''), u.frequent, \(at), \(at),
-                           NULLIF(u.device_token, '')
-                    FROM UNNEST(\(environments)::text[], \(types)::text[], \(tokens)::text[], \(devices)::text[],
-                                \(users)::text[], \(tags)::text[], \(versions)::text[], \(frequent)::bool[],
-                                \(deviceTokens)::text[])
-                         AS u(environment, attributes_type, token, device_id, user_id, tags, ios_version, frequent, \
-                    device_token)
-                    ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
-                        device_id = EXCLUDED.device_id,
-                        user_id = EXCLUDED.user_id,
-                        tags = EXCLUDED.tags,
-                        ios_version = EXCLUDED.ios_version,
-                        frequent_pushes_enabled = EXCLUDED.frequent_pushes_enabled,
-                        last_registered_at = GREATEST(t.last_registered_at, EXCLUDED.last_registered_at),
-                        device_token = COALESCE(EXCLUDED.device_token, t.device_token),
-                        invalidated_at = NULL,
-                        invalidation_reason = NULL
-                    """,
-                    logger: logger
-                )
-                for try await _ in result {}
-                written += chunk.count
-            }
-            return written
-        }
+        return try await registerRotatingDevices(appID: appID, unique, at: at, options: [], returningTokens: false)
+            .written
     }
 
     public func pushToStartToken(

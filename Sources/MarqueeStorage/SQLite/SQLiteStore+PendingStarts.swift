@@ -52,14 +52,31 @@ extension SQLiteStore {
 
     public func enqueueLateJoiners(appID: AppID, _ tokens: [RegisteredTokenKey], at: Date) async throws -> Int {
         guard !tokens.isEmpty else { return 0 }
-        let keys = ColumnCoding.json(
+        return try await write { connection in
+            try await Self.enqueueLateJoiners(appID: appID, tokens, at: at, on: connection)
+        }
+    }
+
+    /// The registrations' tokens as a JSON array of `[environment, attributes type, token]`.
+    static func keyList(_ tokens: [RegisteredTokenKey]) -> String {
+        ColumnCoding.json(
             .array(
                 tokens.map {
                     .array([.string($0.environment.rawValue), .string($0.attributesType), .string($0.token)])
                 }
             )
         )
-        return try await query(
+    }
+
+    /// `enqueueLateJoiners` within the caller's write transaction.
+    static func enqueueLateJoiners(
+        appID: AppID,
+        _ tokens: [RegisteredTokenKey],
+        at: Date,
+        on connection: SQLiteConnection
+    ) async throws -> Int {
+        guard !tokens.isEmpty else { return 0 }
+        return try await connection.query(
             """
             INSERT INTO pending_starts (app_id, event_id, environment, token_id, reason, pending_since)
             SELECT t.app_id, o.event_id, t.environment, t.id, ?, ?
@@ -79,7 +96,7 @@ extension SQLiteStore {
             ON CONFLICT (event_id, token_id) DO NOTHING
             RETURNING id
             """,
-            [.text(PendingStartReason.lateJoin.rawValue), .date(at), .text(keys), .id(appID)]
+            [.text(PendingStartReason.lateJoin.rawValue), .date(at), .text(keyList(tokens)), .id(appID)]
         ).count
     }
 

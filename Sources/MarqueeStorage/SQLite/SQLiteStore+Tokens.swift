@@ -14,53 +14,99 @@ extension SQLiteStore {
         let unique = ColumnCoding.deduplicated(registrations)
         guard !unique.isEmpty else { return 0 }
         return try await write { connection in
-            guard try await !connection.query("SELECT 1 FROM apps WHERE id = ?", [.id(appID)]).isEmpty else {
-                throw StoreError.notFound(entity: "app", id: appID.description)
-            }
-            // Rotated devices' rows take their new tokens first: the upsert below then refreshes
-            // them in place like any known token.
-            try await Self.rotateDevices(appID: appID, unique, at: at, on: connection)
-            var start = 0
-            while start < unique.count {
-                let chunk = unique[start..<min(start + Self.upsertChunkSize, unique.count)]
-                start += chunk.count
-                var binds: [SQLiteData] = [.id(appID), .date(at)]
-                binds.reserveCapacity(2 + chunk.count * 9)
-                for registration in chunk {
-                    binds += [
-                        .text(registration.environment.rawValue), .text(registration.attributesType),
-                        .text(registration.token), .text(registration.deviceID), .text(registration.userID),
-                        .text(ColumnCoding.tags(registration.tags)), .text(registration.iosVersion),
-                        .bool(registration.frequentPushesEnabled), .text(registration.deviceToken),
-                    ]
-                }
-                // ?1 is the app and ?2 the time in every row; each row's own values follow, numbered.
-                let values = (0..<chunk.count).map { row in
-                    let first = 3 + row * 9
-                    let own = (first..<(first + 8)).map { "?\($0)" }.joined(separator: ", ")
-                    return "(?1, \(own), ?2, ?2, ?\(first + 8))"
-                }.joined(separator: ", ")
-                _ = try await connection.query(
-                    """
-                    INSERT INTO push_to_start_tokens
-                        (app_id, environment, attributes_type, token, device_id, user_id, tags, ios_version,
-                         frequent_pushes_enabled, first_registered_at, last_registered_at, device_token)
-                    VALUES \(values)
-                    ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
-                        device_id = excluded.device_id,
-                        user_id = excluded.user_id,
-                        tags = excluded.tags,
-                        ios_version = excluded.ios_version,
-                        frequent_pushes_enabled = excluded.frequent_pushes_enabled,
-                        last_registered_at = MAX(last_registered_at, excluded.last_registered_at),
-                        device_token = COALESCE(excluded.device_token, device_token),
-                        invalidated_at = NULL,
-                        invalidation_reason = NULL
-                    """,
-                    binds
-                )
-            }
+            try await Self.upsert(appID: appID, unique, at: at, on: connection)
             return unique.count
+        }
+    }
+
+    /// Within a write transaction: the app's rows for `unique` (deduplicated) inserted or refreshed,
+    /// rotated devices' rows first; `notFound` if the app is gone.
+    static func upsert(
+        appID: AppID,
+        _ unique: [PushToStartRegistration],
+        at: Date,
+        on connection: SQLiteConnection
+    ) async throws {
+        guard try await !connection.query("SELECT 1 FROM apps WHERE id = ?", [.id(appID)]).isEmpty else {
+            throw StoreError.notFound(entity: "app", id: appID.description)
+        }
+        // Rotated devices' rows take their new tokens first: the upsert below then refreshes
+        // them in place like any known token.
+        try await rotateDevices(appID: appID, unique, at: at, on: connection)
+        var start = 0
+        while start < unique.count {
+            let chunk = unique[start..<min(start + upsertChunkSize, unique.count)]
+            start += chunk.count
+            var binds: [SQLiteData] = [.id(appID), .date(at)]
+            binds.reserveCapacity(2 + chunk.count * 9)
+            for registration in chunk {
+                binds += [
+                    .text(registration.environment.rawValue), .text(registration.attributesType),
+                    .text(registration.token), .text(registration.deviceID), .text(registration.userID),
+                    .text(ColumnCoding.tags(registration.tags)), .text(registration.iosVersion),
+                    .bool(registration.frequentPushesEnabled), .text(registration.deviceToken),
+                ]
+            }
+            // ?1 is the app and ?2 the time in every row; each row's own values follow, numbered.
+            let values = (0..<chunk.count).map { row in
+                let first = 3 + row * 9
+                let own = (first..<(first + 8)).map { "?\($0)" }.joined(separator: ", ")
+                return "(?1, \(own), ?2, ?2, ?\(first + 8))"
+            }.joined(separator: ", ")
+            _ = try await connection.query(
+                """
+                INSERT INTO push_to_start_tokens
+                    (app_id, environment, attributes_type, token, device_id, user_id, tags, ios_version,
+                     frequent_pushes_enabled, first_registered_at, last_registered_at, device_token)
+                VALUES \(values)
+                ON CONFLICT (app_id, environment, attributes_type, token) DO UPDATE SET
+                    device_id = excluded.device_id,
+                    user_id = excluded.user_id,
+                    tags = excluded.tags,
+                    ios_version = excluded.ios_version,
+                    frequent_pushes_enabled = excluded.frequent_pushes_enabled,
+                    last_registered_at = MAX(last_registered_at, excluded.last_registered_at),
+                    device_token = COALESCE(excluded.device_token, device_token),
+                    invalidated_at = NULL,
+                    invalidation_reason = NULL
+                """,
+                binds
+            )
+        }
+    }
+
+    public func registerPushToStartTokens(
+        appID: AppID,
+        _ registrations: [PushToStartRegistration],
+        at: Date,
+        returningTokens: Bool
+    ) async throws -> TokenRegistrationOutcome {
+        let unique = ColumnCoding.deduplicated(registrations)
+        guard !unique.isEmpty else { return TokenRegistrationOutcome(written: 0, lateJoinersQueued: 0) }
+        let keys = unique.map {
+            RegisteredTokenKey(environment: $0.environment, attributesType: $0.attributesType, token: $0.token)
+        }
+        // One write transaction: the database has one writer, so there are no round trips to save,
+        // only the unit to keep.
+        return try await write { connection in
+            try await Self.upsert(appID: appID, unique, at: at, on: connection)
+            var outcome = TokenRegistrationOutcome(
+                written: unique.count,
+                lateJoinersQueued: try await Self.enqueueLateJoiners(appID: appID, keys, at: at, on: connection)
+            )
+            if returningTokens {
+                outcome.tokens = try await connection.query(
+                    """
+                    SELECT \(RowMapping.tokenColumns(.sqlite)) FROM push_to_start_tokens
+                    WHERE app_id = ? AND (environment, attributes_type, token) IN (
+                        SELECT json_extract(r.value, '$[0]'), json_extract(r.value, '$[1]'),
+                               json_extract(r.value, '$[2]')
+                        FROM json_each(?) r)
+                    """,
+                    [.id(appID), .text(Self.keyList(keys))]
+                ).mapped(RowMapping.token)
+            }
+            return outcome
         }
     }
 
