@@ -23,7 +23,10 @@ extension PostgresStore {
                 returningTokens: returningTokens
             )
             let outcome = try await Self.mappingUnknownApp(appID) {
-                try await Self.registrationOutcome(self.rows(statement), returningTokens: returningTokens)
+                try await Self.registrationOutcome(
+                    self.rows(PreparedRegistration(statement)),
+                    returningTokens: returningTokens
+                )
             }
             if let outcome { return outcome }
         }
@@ -96,7 +99,10 @@ extension PostgresStore {
                 options: options,
                 returningTokens: returningTokens
             )
-            let rows = try await connection.query(statement, logger: logger).collect()
+            var rows: [PostgresRow] = []
+            for try await row in try await connection.execute(PreparedRegistration(statement), logger: logger) {
+                rows.append(row)
+            }
             guard let outcome = try registrationOutcome(rows, returningTokens: returningTokens) else {
                 throw StoreError.corruptRow(entity: "registration", detail: "refused a rotation it was not asked to")
             }
@@ -137,10 +143,6 @@ extension PostgresStore {
         let deviceTokens = chunk.map { $0.deviceToken ?? "" }
         let refuse = options.contains(.refuseRotations)
         let queue = options.contains(.queueLateJoiners)
-        let tail =
-            returningTokens
-            ? "SELECT c.*, \(RowMapping.tokenColumns(.postgres)) FROM outcome c LEFT JOIN written ON true"
-            : "SELECT c.* FROM outcome c"
         return """
             WITH u AS (
                 SELECT * FROM UNNEST(\(environments)::text[], \(types)::text[], \(tokens)::text[], \(devices)::text[],
@@ -198,7 +200,7 @@ extension PostgresStore {
                 SELECT (SELECT count(*) FROM written) AS written_count, (SELECT count(*) FROM queued) AS queued_count,
                        (SELECT count(*) FROM rotating) AS rotating_count
             )
-            \(unescaped: tail)
+            SELECT c.*, \(unescaped: RowMapping.tokenColumns(.postgres)) FROM outcome c LEFT JOIN written ON \(returningTokens)
             """
     }
 

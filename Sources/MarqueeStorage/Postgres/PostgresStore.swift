@@ -113,6 +113,18 @@ public struct PostgresStore: MarqueeStore {
         }
     }
 
+    /// The rows of a prepared statement, which each pooled connection prepares once.
+    func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRow]
+    where Statement.Row == PostgresRow {
+        try await deadline.run { [client, logger] in
+            var rows: [PostgresRow] = []
+            for try await row in try await client.execute(statement, logger: logger) {
+                rows.append(row)
+            }
+            return rows
+        }
+    }
+
     /// Runs a statement whose rows, if any, are not needed.
     func execute(_ query: PostgresQuery) async throws {
         _ = try await rows(query)
