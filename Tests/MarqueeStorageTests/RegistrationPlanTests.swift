@@ -56,15 +56,31 @@ struct RegistrationPlanTests {
                     options: [.queueLateJoiners, .refuseRotations],
                     returningTokens: batchSize == 1
                 )
-                let plan = try await client.query(
+                // The plan for these values, and the generic plan each pooled connection keeps for
+                // the prepared statement (`PostgresStore.sessionParameters`).
+                let custom = try await client.query(
                     PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds),
                     logger: store.logger
                 ).collect().map { try $0.decode(String.self) }
-                let scans = plan.filter {
-                    $0.contains("on push_to_start_tokens")
-                        && ($0.contains("Seq Scan") || $0.contains("Bitmap Heap Scan"))
+                let generic = try await client.withConnection { connection in
+                    _ = try await connection.query(
+                        PostgresQuery(unsafeSQL: "PREPARE plan_probe AS " + PreparedRegistration.sql),
+                        logger: store.logger
+                    ).collect()
+                    // A generic plan does not depend on the values: NULL stands for each.
+                    let values = Array(repeating: "NULL", count: statement.binds.count).joined(separator: ", ")
+                    return try await connection.query(
+                        PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE plan_probe(\(values))"),
+                        logger: store.logger
+                    ).collect().map { try $0.decode(String.self) }
                 }
-                #expect(scans.isEmpty, "\(plan.joined(separator: "\n"))")
+                for plan in [custom, generic] {
+                    let scans = plan.filter {
+                        $0.contains("on push_to_start_tokens") || $0.contains("on start_ledger")
+                    }.filter { $0.contains("Seq Scan") || $0.contains("Bitmap Heap Scan") }
+                    #expect(scans.isEmpty, "\(plan.joined(separator: "\n"))")
+                }
+                #expect(generic != custom, "the probe's plan is the generic one, not one for the values")
 
                 // And it does what it says on this table: written and queued, one round trip.
                 let outcome = try await store.registerPushToStartTokens(

@@ -80,6 +80,7 @@ public struct PostgresTestCluster: Sendable {
             tls: .disable
         )
         configuration.options.maximumConnections = Self.testPoolSize
+        configuration.options.additionalStartupParameters = PostgresStore.sessionParameters
         return configuration
     }
 

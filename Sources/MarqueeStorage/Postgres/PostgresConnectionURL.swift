@@ -40,7 +40,7 @@ public struct PostgresConnectionURL: Sendable {
         }
         self.host = host
         self.port = components.port ?? 5432
-        configuration = PostgresClient.Configuration(
+        var configuration = PostgresClient.Configuration(
             host: host,
             port: components.port ?? 5432,
             username: user.removingPercentEncoding ?? user,
@@ -48,6 +48,8 @@ public struct PostgresConnectionURL: Sendable {
             database: database.isEmpty ? nil : database,
             tls: tls
         )
+        configuration.options.additionalStartupParameters = PostgresStore.sessionParameters
+        self.configuration = configuration
     }
 }
 

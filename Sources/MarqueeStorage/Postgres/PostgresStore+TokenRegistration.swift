@@ -119,8 +119,8 @@ extension PostgresStore {
     /// registration at a time, or by what the upsert returned, and the offers only behind an
     /// uncorrelated gate (the app has an enabled one), so the plan does not depend on statistics: a
     /// bulk import not yet analyzed cannot turn it into a scan (`RegistrationPlanTests`). The
-    /// `OFFSET 0` keeps each rotation probe a per-registration subplan: as a semi-join, a planner
-    /// without statistics hashed every device row of the app for a batch of 1,000. It answers one
+    /// `OFFSET 0` keeps each rotation and ledger probe a per-registration subplan: as a semi-join,
+    /// a planner without statistics hashed every device row of the app for a batch of 1,000. It answers one
     /// row of counts (`written_count`, `queued_count`, `rotating_count`), or with `returningTokens`
     /// one per written row, each with the counts.
     static func registration(
@@ -193,7 +193,8 @@ extension PostgresStore {
                   AND EXISTS (SELECT 1 FROM late_join_offers g WHERE g.app_id = \(appID.uuid) AND g.enabled)
                   AND \(unescaped: RowMapping.eventTakesLateJoiners)
                   AND (o.everyone OR t.tags ?| ARRAY(SELECT jsonb_array_elements_text(o.tags)))
-                  AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = o.event_id AND s.token_id = t.id)
+                  AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = o.event_id AND s.token_id = t.id
+                                  OFFSET 0)
                 ON CONFLICT (event_id, token_id) DO NOTHING
                 RETURNING id, pg_notify(\(jobsChannel), \(pendingStartsNotification))
             ), outcome AS (

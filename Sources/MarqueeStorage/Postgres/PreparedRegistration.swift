@@ -6,7 +6,9 @@ import PostgresNIO
 /// analyzes it once and keeps its plan, instead of every registration paying for it (planning the
 /// statement's five CTEs cost PostgreSQL more than running them: 55 % of the machine's CPU went
 /// to parse, rewrite and plan in a profile of single-token registrations). Its text is the same
-/// for every call (options and values are parameters), so one name serves them all.
+/// for every call (options and values are parameters), so one name serves them all. The plan kept
+/// is the generic one (`PostgresStore.sessionParameters`): PostgreSQL's own choice re-planned it
+/// for every call, as a plan for the given values always looked cheaper.
 struct PreparedRegistration: PostgresPreparedStatement {
     typealias Row = PostgresRow
 
