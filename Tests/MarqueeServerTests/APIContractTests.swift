@@ -3,6 +3,8 @@ import MarqueeCore
 import MarqueeTesting
 import Testing
 
+@testable import MarqueeServer
+
 /// The OpenAPI document is the contract: input is held to it before an operation runs, and every
 /// refusal says which field or parameter is wrong and how, in the API's words.
 @Suite("The API's contract")
@@ -68,6 +70,17 @@ struct APIContractTests {
                 == "2026-12-21T15:30:37.500Z"
         )
         #expect(RFC3339.format(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59Z")
+        #expect(RFC3339.format(Date(timeIntervalSince1970: 0.0625), milliseconds: true) == "1970-01-01T00:00:00.062Z")
+        #expect(RFC3339.format(Date(timeIntervalSince1970: 253_402_300_799)) == "9999-12-31T23:59:59Z")
+    }
+
+    @Test("header values lose the optional whitespace around them, and only that")
+    func fieldText() {
+        #expect(HTTPFieldText.trimmed(" \tmq_abc \t") == "mq_abc")
+        #expect(HTTPFieldText.trimmed("application/json") == "application/json")
+        #expect(HTTPFieldText.trimmed("a b") == "a b")
+        #expect(HTTPFieldText.trimmed(" \t ") == "")
+        #expect(HTTPFieldText.trimmed("") == "")
     }
 
     @Test("a bad path or query parameter is named (in, name) with a detail to act on")

@@ -6,7 +6,10 @@ public enum JSONPointer {
     /// `key` as a reference token: `~` as `~0`, `/` as `~1` (in that order, so that a `/`'s `~1`
     /// is not escaped again).
     public static func referenceToken(_ key: String) -> String {
-        key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
+        // Almost every key has neither: it is its own token (the contract check makes one per key
+        // of every request body).
+        guard key.utf8.contains(where: { $0 == UInt8(ascii: "~") || $0 == UInt8(ascii: "/") }) else { return key }
+        return key.replacingOccurrences(of: "~", with: "~0").replacingOccurrences(of: "/", with: "~1")
     }
 
     /// The key a reference token names: `~1` as `/`, then `~0` as `~`.

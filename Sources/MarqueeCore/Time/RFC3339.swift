@@ -61,17 +61,35 @@ public enum RFC3339 {
         let (year, month, day) = civil(fromDays: days)
         let second = rest / 1000
         let millis = rest % 1000
-        var text = String(
-            format: "%04lld-%02lld-%02lldT%02lld:%02lld:%02lld",
-            year,
-            month,
-            day,
-            second / 3600,
-            second / 60 % 60,
-            second % 60
-        )
-        if withMilliseconds, millis != 0 { text += String(format: ".%03lld", millis) }
-        return text + "Z"
+        // Digits by hand: `String(format:)` goes through NSString, and every time of every answer
+        // the API writes is formatted here.
+        var text = ""
+        text.reserveCapacity(24)
+        appendDigits(Int64(year), width: 4, to: &text)
+        text.append("-")
+        appendDigits(Int64(month), width: 2, to: &text)
+        text.append("-")
+        appendDigits(Int64(day), width: 2, to: &text)
+        text.append("T")
+        appendDigits(second / 3600, width: 2, to: &text)
+        text.append(":")
+        appendDigits(second / 60 % 60, width: 2, to: &text)
+        text.append(":")
+        appendDigits(second % 60, width: 2, to: &text)
+        if withMilliseconds, millis != 0 {
+            text.append(".")
+            appendDigits(millis, width: 3, to: &text)
+        }
+        text.append("Z")
+        return text
+    }
+
+    /// `value` in decimal, zero-padded to `width` digits (a minus sign before them if negative).
+    private static func appendDigits(_ value: Int64, width: Int, to text: inout String) {
+        if value < 0 { text.append("-") }
+        let digits = String(value.magnitude)
+        if digits.utf8.count < width { text.append(String(repeating: "0", count: width - digits.utf8.count)) }
+        text.append(digits)
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

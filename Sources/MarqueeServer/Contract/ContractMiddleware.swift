@@ -47,7 +47,7 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
         if fields.isEmpty, let schema = operation.body, Self.isJSON(request.headers[.contentType]) {
             let buffer = try await request.collectBody(upTo: maximumBodyBytes)
             if buffer.readableBytes > 0 {
-                guard let value = try? JSONDecoder().decode(JSONValue.self, from: Data(buffer.readableBytesView)) else {
+                guard let value = try? buffer.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }) else {
                     throw Problem(.malformedRequest, detail: "the body is not valid JSON")
                 }
                 var found: [(pointer: String, detail: String)] = []
@@ -118,7 +118,7 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
 
     static func isJSON(_ contentType: String?) -> Bool {
         guard let contentType else { return false }
-        let type = contentType.split(separator: ";").first?.trimmingCharacters(in: .whitespaces).lowercased() ?? ""
+        let type = HTTPFieldText.trimmed(contentType.prefix { $0 != ";" }).lowercased()
         return type == "application/json" || type.hasSuffix("+json")
     }
 }

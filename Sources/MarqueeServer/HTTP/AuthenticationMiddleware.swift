@@ -36,7 +36,7 @@ struct AuthenticationMiddleware<Context: RemoteAddressRequestContext>: RouterMid
             failures.recordFailure(context.remoteAddress)
             throw Problem(.unauthorized, detail: "send the API key as Authorization: Bearer mq_…")
         }
-        let presented = header.dropFirst(7).trimmingCharacters(in: .whitespaces)
+        let presented = String(HTTPFieldText.trimmed(header.dropFirst(7)))
         guard let caller = try await apps.authenticate(presented) else {
             failures.recordFailure(context.remoteAddress)
             throw Problem(.unauthorized, detail: "the API key is unknown or revoked")

@@ -1,20 +1,23 @@
-import MarqueeCore
-
 /// A strict RFC 8259 parser from UTF-8 bytes into `JSONValue`, keeping object key order.
 ///
-/// The emulator validates every push body on the event loop, so the parser works on the body's
-/// bytes in place (an unsafe buffer for the duration of a call: no bounds check or reference count
-/// per byte) and builds values only when asked. It is several times cheaper than `JSONDecoder`
+/// The emulator validates every push body on the event loop, and the API's contract check reads
+/// every request body before its operation does, so the parser works on the body's bytes in place
+/// (an unsafe buffer for the duration of a call: no bounds check or reference count per byte) and
+/// builds values only when asked. It is several times cheaper than `JSONDecoder`
 /// through `Codable` and keeps the exact shape a device would decode (integers stay integers, key
 /// order stays).
-struct JSONParser {
-    /// Why a body is not JSON; the emulator answers it with `BadRequestPayload` where APNs documents that.
-    struct SyntaxError: Error, Equatable {
-        let offset: Int
+public struct JSONParser {
+    /// Why a body is not JSON (the emulator answers `BadRequestPayload` where APNs documents that).
+    public struct SyntaxError: Error, Equatable {
+        public let offset: Int
+
+        public init(offset: Int) {
+            self.offset = offset
+        }
     }
 
     /// Nesting deeper than this is rejected rather than risking the stack on hostile input.
-    static let maximumDepth = 64
+    public static let maximumDepth = 64
 
     private let bytes: UnsafeBufferPointer<UInt8>
     private var index: Int
@@ -27,26 +30,40 @@ struct JSONParser {
     }
 
     /// Parses a complete document; trailing non-whitespace is an error.
-    static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8]) throws(SyntaxError) -> JSONValue {
         try parse(bytes, range: 0..<bytes.count)
     }
 
     /// Parses the document in `range` of `bytes`.
-    static func parse(_ bytes: [UInt8], range: Range<Int>) throws(SyntaxError) -> JSONValue {
+    public static func parse(_ bytes: [UInt8], range: Range<Int>) throws(SyntaxError) -> JSONValue {
         try bytes.withUnsafeBufferPointer { buffer throws(SyntaxError) in
-            var parser = JSONParser(bytes: buffer, range: range)
-            parser.skipWhitespace()
-            let value = try parser.parseValue(depth: 0)
-            parser.skipWhitespace()
-            guard parser.index == range.upperBound else { throw SyntaxError(offset: parser.index) }
-            return value
+            try document(in: buffer, range: range)
         }
+    }
+
+    /// Parses a complete document held in memory the caller owns for the call (a request body's
+    /// readable bytes), without copying it.
+    public static func parse(_ bytes: UnsafeRawBufferPointer) throws(SyntaxError) -> JSONValue {
+        let buffer = bytes.assumingMemoryBound(to: UInt8.self)
+        return try document(in: buffer, range: 0..<buffer.count)
+    }
+
+    private static func document(
+        in buffer: UnsafeBufferPointer<UInt8>,
+        range: Range<Int>
+    ) throws(SyntaxError) -> JSONValue {
+        var parser = JSONParser(bytes: buffer, range: range)
+        parser.skipWhitespace()
+        let value = try parser.parseValue(depth: 0)
+        parser.skipWhitespace()
+        guard parser.index == range.upperBound else { throw SyntaxError(offset: parser.index) }
+        return value
     }
 
     /// Checks a complete document that must be an object and returns the byte ranges of its members
     /// and of the members of `nestedKey`'s object, without building any value: push bodies are
     /// validated whole, but only the fields a device looks at are ever materialised.
-    static func indexObject(
+    public static func indexObject(
         _ bytes: [UInt8],
         nestedKey: String
     ) throws(SyntaxError) -> (members: [(key: String, range: Range<Int>)], nested: [(key: String, range: Range<Int>)]?)
