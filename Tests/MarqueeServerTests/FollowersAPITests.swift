@@ -2,7 +2,6 @@ import Foundation
 import MarqueeCore
 import MarqueeEmulator
 import MarqueeTesting
-import Synchronization
 import Testing
 
 @testable import MarqueeServer
@@ -21,13 +20,6 @@ struct FollowersAPITests {
     static let uncertainStarts = 20
     static let lateJoiners = 50
     static let rotating = 20
-    /// How soon after its registration was answered a late joiner must show the activity with the
-    /// current score, here: well under the confirmation window (60 s), so that a late joiner
-    /// waiting for anything but the running start jobs of the event fails. Not the 5 s:
-    /// that is a latency, measured where latencies are (`Benchmarks/run-late-joiners.sh`,
-    /// BENCHMARKS.md); asserted here it failed on a busy machine (5.4–7.2 s under
-    /// `ci-under-load` at load 8 on 2 cores, 0.9–1.4 s at load 3), with nothing wrong but the load.
-    static let lateJoinBound = Duration.seconds(30)
 
     /// One stream per APNs connection, so that a reset cuts off exactly the start it answers
     /// (UncertainStartAPITests); the confirm policy (the default) with a grace of 1 s and a window
@@ -218,41 +210,36 @@ struct FollowersAPITests {
             }
             let late = drawn
             let lateIDs = Set(late.map(\.id))
-            let answeredAt = Mutex<[String: ContinuousClock.Instant]>([:])
             async let registering: Void = {
                 try await Self.registerBatch(Array(late.prefix(25)), server, app)
-                let now = ContinuousClock.now
-                answeredAt.withLock { times in for device in late.prefix(25) { times[device.id] = now } }
                 for device in late.suffix(25) {
                     try await Self.registerOne(device, token: LateJoinerAPITests.token(device), server, app)
-                    let now = ContinuousClock.now
-                    answeredAt.withLock { $0[device.id] = now }
                 }
             }()
-            var shownAt: [String: ContinuousClock.Instant] = [:]
+            var lateShowing: Set<String> = []
             try await waitUntil(
-                "the 50 late joiners showing the activity with 1–0; shown: \(shownAt.count)\n\(diagnosis())",
+                "the 50 late joiners showing the activity with 1–0; shown: \(lateShowing.count)\n\(diagnosis())",
                 timeout: .seconds(120)
             ) {
-                let now = ContinuousClock.now
                 for activity in emulator.activities(in: .sandbox)
-                where lateIDs.contains(activity.deviceID) && shownAt[activity.deviceID] == nil
-                    && activity.contentState?["homeScore"] == .integer(1)
-                {
-                    shownAt[activity.deviceID] = now
+                where lateIDs.contains(activity.deviceID) && activity.contentState?["homeScore"] == .integer(1) {
+                    lateShowing.insert(activity.deviceID)
                 }
-                return shownAt.count == Self.lateJoiners
+                return lateShowing.count == Self.lateJoiners
             }
             try await registering
-            let answered = answeredAt.withLock { $0 }
-            for device in late {
-                let registered = try #require(answered[device.id])
-                let shown = try #require(shownAt[device.id])
-                #expect(
-                    shown - registered <= Self.lateJoinBound,
-                    "late joiner \(device.id) showed the score \(shown - registered) after registering"
-                )
+            // Started by the late-join queue, not by anything that waits: the funnel's
+            // lateJoinersStarted counts the devices whose start came from a late-join start job (the
+            // ledger's entries of those jobs), so a late joiner started by the confirmation window's
+            // restart, or by a later start, would be missing from it. A cause, where a bound on the
+            // wall clock failed on a busy machine with nothing wrong but the load.
+            // (The ledger's entries commit just after APNs' answers, which the devices show first.)
+            var startedByLateJoin: Int?
+            try? await waitUntil("the funnel counting the 50 late joiners started") {
+                startedByLateJoin = try await DevicePresenceAPITests.funnel(server, app)["lateJoinersStarted"] as? Int
+                return startedByLateJoin == Self.lateJoiners
             }
+            #expect(startedByLateJoin == Self.lateJoiners)
 
             // 20 devices showing the kick-off get a new push-to-start token mid-match and register
             // it under the same device ID: still one device, which the ledger has; nothing is sent.
