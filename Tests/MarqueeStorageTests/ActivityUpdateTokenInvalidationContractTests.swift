@@ -35,21 +35,7 @@ struct ActivityUpdateTokenInvalidationContractTests {
             let secondReceived = fixture.now
             fixture.clock.advance(by: 60)
 
-            let job = Job(
-                appID: app.id,
-                kind: .activityUpdate,
-                arguments: [:],
-                dueAt: fixture.now,
-                createdAt: fixture.now
-            )
-            try await fixture.store.enqueueJob(job)
-            _ = try await fixture.store.leaseJobs(
-                owner: "worker",
-                kinds: nil,
-                now: fixture.now,
-                leaseDuration: .seconds(7200),
-                limit: 1
-            )
+            let job = try await fixture.leasedActivityUpdateJob(for: app)
             let query = ActivityUpdateQuery(appID: app.id, eventID: event.id, environment: .sandbox)
             let row = try #require(try await fixture.store.updateAudiencePage(query, after: 0, limit: 10).first)
             #expect(row.token == "aa02")

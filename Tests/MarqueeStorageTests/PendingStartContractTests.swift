@@ -37,6 +37,21 @@ struct PendingStartContractTests {
         }
     }
 
+    /// An app and its event, live, offering late joiners everyone in the sandbox, with five
+    /// registered tokens (`keys(0..<5)`) none of them queued yet.
+    static func liveEventOfferedToEveryone(_ fixture: StoreFixture) async throws -> (App, Event) {
+        let app = try await fixture.makeApp()
+        let event = try await fixture.makeEvent(for: app)
+        _ = try await fixture.store.upsertPushToStartTokens(
+            appID: app.id,
+            (0..<5).map { TokenContractTests.registration($0) },
+            at: fixture.now
+        )
+        try await fixture.store.recordLateJoinOffer(Self.offer(event, at: fixture.now))
+        _ = try await fixture.store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+        return (app, event)
+    }
+
     @Test(
         "a token registered while the event is live is queued once if it matches the offer's tags",
         arguments: Backend.allCases
@@ -94,15 +109,7 @@ struct PendingStartContractTests {
     func claims(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let store = fixture.store
-            let app = try await fixture.makeApp()
-            let event = try await fixture.makeEvent(for: app)
-            _ = try await store.upsertPushToStartTokens(
-                appID: app.id,
-                (0..<5).map { TokenContractTests.registration($0) },
-                at: fixture.now
-            )
-            try await store.recordLateJoinOffer(Self.offer(event, at: fixture.now))
-            _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+            let (app, event) = try await Self.liveEventOfferedToEveryone(fixture)
             #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(0..<5), at: fixture.now) == 5)
 
             let until = fixture.now.addingTimeInterval(30)
@@ -181,15 +188,7 @@ struct PendingStartContractTests {
     func afterTheEnd(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let store = fixture.store
-            let app = try await fixture.makeApp()
-            let event = try await fixture.makeEvent(for: app)
-            _ = try await store.upsertPushToStartTokens(
-                appID: app.id,
-                (0..<5).map { TokenContractTests.registration($0) },
-                at: fixture.now
-            )
-            try await store.recordLateJoinOffer(Self.offer(event, at: fixture.now))
-            _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+            let (app, event) = try await Self.liveEventOfferedToEveryone(fixture)
             #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(0..<2), at: fixture.now) == 2)
 
             let channels = [
