@@ -35,6 +35,24 @@ struct DomainRuleTests {
         )
     }
 
+    @Test(
+        """
+        a 410 ends an activity only for the update token it holds now, seen dead at or after that token's \
+        receipt
+        """
+    )
+    func activityUpdateTokenInvalidationRule() {
+        let received = Date(timeIntervalSince1970: 1_767_225_600)
+        let ms = Int64(received.timeIntervalSince1970 * 1000)
+        func gone(_ milliseconds: Int64, token: String?) -> TokenInvalidation {
+            TokenInvalidation(reason: .unregistered, apnsTimestampMilliseconds: milliseconds, token: token)
+        }
+        #expect(gone(ms, token: "aa02").endsActivity(currentUpdateToken: "aa02", receivedAt: received))
+        #expect(gone(ms + 1, token: nil).endsActivity(currentUpdateToken: "aa02", receivedAt: received))
+        #expect(!gone(ms - 1, token: "aa02").endsActivity(currentUpdateToken: "aa02", receivedAt: received))
+        #expect(!gone(ms + 5000, token: "aa01").endsActivity(currentUpdateToken: "aa02", receivedAt: received))
+    }
+
     @Test("a channel's lifecycle allows only forward moves")
     func channelTransitions() {
         #expect(ChannelState.creating.canTransition(to: .active))

@@ -198,4 +198,40 @@ struct ActivityUpdateUseCaseTests {
         #expect(harness.apns(.sandbox).pushCounts == [gone: 1, live: 2])
         await harness.close()
     }
+
+    @Test(
+        """
+        a 410 for the update token the device replaced while the push was in flight, dated before the new \
+        token came, leaves the activity active, and the next update reaches the new token
+        """
+    )
+    func lateGoneForAReplacedToken() async throws {
+        let harness = try await EngineHarness()
+        try await harness.putEvent("final", environments: [.sandbox])
+        let old = EngineHarness.token(10)
+        let new = EngineHarness.token(11)
+        try await activity("activity-1", token: old, in: harness)
+        let oldSeenDead = harness.clock.now.addingTimeInterval(0.5)
+        harness.apns(.sandbox).script(token: old, .gone(since: oldSeenDead))
+        harness.apns(.sandbox).holdPushes()
+
+        _ = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: update)
+        let run = Task { try await runActivityUpdates(harness) }
+        try await waitUntil("the push to the old token is written") { harness.apns(.sandbox).heldPushes == 1 }
+        // A second later (less than a lease's renewal interval: the run holds its job meanwhile).
+        harness.clock.advance(by: 1)
+        try await activity("activity-1", token: new, in: harness)  // the device rotated its token
+        harness.apns(.sandbox).releasePushes()
+        try await run.value
+        #expect(try await harness.tokens.activity(app: harness.app, activityID: "activity-1").state == .active)
+
+        harness.clock.advance(by: 1)
+        let second = BroadcastDraft(event: .update, contentState: ["score": .string("2-0")])
+        let report = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: second)
+        #expect(report.results.first?.activityUpdates?.total == 1)
+        try await runActivityUpdates(harness)
+        #expect(harness.apns(.sandbox).pushCounts == [old: 1, new: 1])
+        #expect(try await harness.tokens.activity(app: harness.app, activityID: "activity-1").state == .active)
+        await harness.close()
+    }
 }

@@ -83,6 +83,35 @@ struct LateJoinUseCaseTests {
         await harness.close()
     }
 
+    @Test(
+        """
+        once the end was broadcast, a device registered before the event is closed is not queued, one queued \
+        before the end is dropped, and nothing is sent to either
+        """
+    )
+    func noLateJoinAfterTheEndBroadcast() async throws {
+        let harness = try await EngineHarness()
+        let view = try await liveEvent(harness, devices: 1)
+        let queuedBefore = EngineHarness.token(100)
+        try await harness.register(queuedBefore)
+        #expect(try await queued(harness, view) == 1)
+        let end = BroadcastDraft(event: .end, contentState: ["score": .string("2-1")])
+        let report = try await harness.broadcasts.broadcast(app: harness.app, key: "final", draft: end)
+        #expect(report.anyAccepted)
+        #expect(try await harness.events.view(app: harness.app, key: "final").event.state == .live)
+
+        let registeredAfter = EngineHarness.token(101)
+        try await harness.register(registeredAfter)
+        var rate = LateJoinRate(ratePerSecond: 200, now: harness.clock.now)
+        var prunedAt: Date?
+        _ = await harness.lateJoinPump().drainOnce(&rate, prunedAt: &prunedAt)
+        #expect(try await queued(harness, view) == 0)
+        #expect(try await harness.runStartParts().isEmpty)
+        #expect(harness.apns(.sandbox).pushCounts[queuedBefore] == nil)
+        #expect(harness.apns(.sandbox).pushCounts[registeredAfter] == nil)
+        await harness.close()
+    }
+
     @Test("late joiners go a second's worth at once, then one per 1/rate seconds of the pump's clock")
     func rateSpacesThem() async throws {
         let harness = try await EngineHarness()

@@ -29,21 +29,7 @@ struct ActivityPriorityWindowContractTests {
                 frequentPushesEnabled: true,
                 at: fixture.now
             )
-            let job = Job(
-                appID: app.id,
-                kind: .activityUpdate,
-                arguments: [:],
-                dueAt: fixture.now,
-                createdAt: fixture.now
-            )
-            try await fixture.store.enqueueJob(job)
-            _ = try await fixture.store.leaseJobs(
-                owner: "worker",
-                kinds: nil,
-                now: fixture.now,
-                leaseDuration: .seconds(7200),
-                limit: 1
-            )
+            let job = try await fixture.leasedActivityUpdateJob(for: app)
             let query = ActivityUpdateQuery(appID: app.id, eventID: event.id, environment: .sandbox)
 
             func target() async throws -> ActivityUpdateTarget? {

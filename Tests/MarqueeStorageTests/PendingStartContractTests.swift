@@ -37,6 +37,21 @@ struct PendingStartContractTests {
         }
     }
 
+    /// An app and its event, live, offering late joiners everyone in the sandbox, with five
+    /// registered tokens (`keys(0..<5)`) none of them queued yet.
+    static func liveEventOfferedToEveryone(_ fixture: StoreFixture) async throws -> (App, Event) {
+        let app = try await fixture.makeApp()
+        let event = try await fixture.makeEvent(for: app)
+        _ = try await fixture.store.upsertPushToStartTokens(
+            appID: app.id,
+            (0..<5).map { TokenContractTests.registration($0) },
+            at: fixture.now
+        )
+        try await fixture.store.recordLateJoinOffer(Self.offer(event, at: fixture.now))
+        _ = try await fixture.store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+        return (app, event)
+    }
+
     @Test(
         "a token registered while the event is live is queued once if it matches the offer's tags",
         arguments: Backend.allCases
@@ -94,15 +109,7 @@ struct PendingStartContractTests {
     func claims(backend: Backend) async throws {
         try await withStore(backend) { fixture in
             let store = fixture.store
-            let app = try await fixture.makeApp()
-            let event = try await fixture.makeEvent(for: app)
-            _ = try await store.upsertPushToStartTokens(
-                appID: app.id,
-                (0..<5).map { TokenContractTests.registration($0) },
-                at: fixture.now
-            )
-            try await store.recordLateJoinOffer(Self.offer(event, at: fixture.now))
-            _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+            let (app, event) = try await Self.liveEventOfferedToEveryone(fixture)
             #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(0..<5), at: fixture.now) == 5)
 
             let until = fixture.now.addingTimeInterval(30)
@@ -168,6 +175,56 @@ struct PendingStartContractTests {
             _ = try await store.setEventState(appID: app.id, id: event.id, state: .ended, at: fixture.now)
             #expect(try await store.prunePendingStarts() == 2)
             #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(0..<5), at: fixture.now) == 0)
+        }
+    }
+
+    @Test(
+        """
+        once APNs accepted an end in the event's environment, a token registered there is not queued and \
+        what was queued is pruned, though the event stays live until it is closed
+        """,
+        arguments: Backend.allCases
+    )
+    func afterTheEnd(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let store = fixture.store
+            let (app, event) = try await Self.liveEventOfferedToEveryone(fixture)
+            #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(0..<2), at: fixture.now) == 2)
+
+            let channels = [
+                APNSEnvironment.sandbox: try await fixture.makeActiveChannel(for: event, environment: .sandbox),
+                .production: try await fixture.makeActiveChannel(for: event, environment: .production),
+            ]
+            func end(_ environment: APNSEnvironment, status: Int) async throws {
+                let channel = try #require(channels[environment])
+                _ = try await store.appendBroadcastLog(
+                    BroadcastLogEntry(
+                        appID: app.id,
+                        channelID: channel.id,
+                        apnsRequestID: UUID(),
+                        apnsUniqueID: nil,
+                        priority: .immediate,
+                        timestamp: 1,
+                        status: status,
+                        reason: nil,
+                        latency: .zero,
+                        sentAt: fixture.now,
+                        event: .end,
+                        contentState: ["homeScore": 2]
+                    )
+                )
+            }
+            // An end in the other environment, and one APNs refused, end nothing here.
+            try await end(.production, status: 200)
+            try await end(.sandbox, status: 500)
+            #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(2..<3), at: fixture.now) == 1)
+            #expect(try await store.prunePendingStarts() == 0)
+
+            try await end(.sandbox, status: 200)
+            #expect(try await store.event(appID: app.id, id: event.id)?.state == .live)
+            #expect(try await store.enqueueLateJoiners(appID: app.id, Self.keys(3..<5), at: fixture.now) == 0)
+            #expect(try await store.prunePendingStarts() == 3)
+            #expect(try await store.pendingStartCount(appID: app.id, eventID: event.id, environment: .sandbox) == 0)
         }
     }
 }

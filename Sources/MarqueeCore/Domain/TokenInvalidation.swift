@@ -27,4 +27,12 @@ public struct TokenInvalidation: Sendable, Hashable {
     public func retires(tokenLastRegisteredAt lastRegisteredAt: Date) -> Bool {
         invalidSince > lastRegisteredAt
     }
+
+    /// Whether the verdict ends an activity whose current update token is `currentToken`, received
+    /// at `receivedAt`: only when it names that token (a late 410 for the one the device replaced
+    /// says nothing of the new one) and APNs saw it invalid at or after its receipt (a token the
+    /// device sent again after APNs' verdict works again).
+    public func endsActivity(currentUpdateToken currentToken: String, receivedAt: Date) -> Bool {
+        (token == nil || token == currentToken) && invalidSince >= receivedAt
+    }
 }

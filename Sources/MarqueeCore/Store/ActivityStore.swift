@@ -134,8 +134,13 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
     public var timestamp: Int64
     /// Rows APNs accepted the push for: their last timestamp moves to the one sent.
     public var accepted: [Int64]
-    /// Rows whose activity is over: an accepted `end`, or an update token APNs says is dead.
+    /// Rows whose activity is over: an accepted `end`, or an update token APNs says is dead
+    /// without a 410's timestamp to judge it by.
     public var ended: [Int64]
+    /// Rows whose update token APNs answered 410 for: each activity ends only if
+    /// `TokenInvalidation.endsActivity(currentUpdateToken:receivedAt:)` holds for its current
+    /// update token as the commit finds it.
+    public var invalidatedUpdateTokens: [Int64: TokenInvalidation]
     /// Rows APNs accepted a priority-10 push for: each counts one into its activity's window, or
     /// opens a new window (at the commit's time, with 1) when its window began at or before
     /// `priorityWindowsEndedAt` or it had none.
@@ -154,6 +159,7 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
         timestamp: Int64,
         accepted: [Int64],
         ended: [Int64],
+        invalidatedUpdateTokens: [Int64: TokenInvalidation] = [:],
         acceptedAtImmediate: [Int64] = [],
         priorityWindowsEndedAt: Date = .distantPast,
         progress: JobProgress,
@@ -167,6 +173,7 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
         self.commitID = commitID
         self.accepted = accepted
         self.ended = ended
+        self.invalidatedUpdateTokens = invalidatedUpdateTokens
         self.acceptedAtImmediate = acceptedAtImmediate
         self.priorityWindowsEndedAt = priorityWindowsEndedAt
         self.progress = progress

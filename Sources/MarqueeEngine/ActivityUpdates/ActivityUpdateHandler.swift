@@ -116,8 +116,11 @@ struct ActivityUpdateWork: FanOutWork {
 
     func commit(_ batch: FanOutStateMachine.Batch, commitID: UUID, owner: String) async throws {
         let accepted = batch.deliveries.filter { $0.outcome == .accepted }.map(\.tokenRowID)
-        // A dead update token means the activity is over on the device.
+        // A dead update token means the activity is over on the device; a 410 says so only for
+        // the token the activity holds now and only if APNs saw it dead after its receipt (the
+        // store judges that against the row), so those go as invalidations.
         let dead = batch.deliveries.filter { $0.outcome == .tokenInvalid }.map(\.tokenRowID)
+            .filter { batch.invalidations[$0] == nil }
         let now = clock.now
         try await store.commitActivityUpdateBatch(
             ActivityUpdateBatch(
@@ -127,6 +130,7 @@ struct ActivityUpdateWork: FanOutWork {
                 timestamp: arguments.timestamp,
                 accepted: accepted,
                 ended: (arguments.event == .end ? accepted : []) + dead,
+                invalidatedUpdateTokens: batch.invalidations,
                 acceptedAtImmediate: batch.acceptedAtImmediate,
                 priorityWindowsEndedAt: ActivityPriorityBudget.windowsEnded(at: now),
                 progress: batch.progress,

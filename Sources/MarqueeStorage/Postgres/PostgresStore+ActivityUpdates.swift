@@ -167,6 +167,21 @@ extension PostgresStore {
                     logger: logger
                 )
             }
+            for (row, invalidation) in batch.invalidatedUpdateTokens.sorted(by: { $0.key < $1.key }) {
+                var binds = PostgresBindings(capacity: 5)
+                binds.append(at)
+                binds.append(batch.appID.uuid)
+                binds.append(row)
+                binds.append(invalidation.token)
+                binds.append(invalidation.invalidSince)
+                try await connection.query(
+                    PostgresQuery(
+                        unsafeSQL: RowMapping.endActivityOnInvalidatedUpdateToken(seqColumn: "seq") { "$\($0)" },
+                        binds: binds
+                    ),
+                    logger: logger
+                )
+            }
             try await addProgress(
                 batch.progress,
                 checkpoint: batch.checkpoint,

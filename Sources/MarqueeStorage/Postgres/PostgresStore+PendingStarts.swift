@@ -65,7 +65,7 @@ extension PostgresStore {
               ON o.app_id = t.app_id AND o.environment = t.environment AND o.attributes_type = t.attributes_type AND \
             o.enabled
             JOIN events e ON e.id = o.event_id
-            WHERE \(unescaped: RowMapping.eventTakesLateJoiners)
+            WHERE \(unescaped: RowMapping.eventTakesLateJoiners(environment: "o.environment"))
               AND (o.everyone OR t.tags ?| ARRAY(SELECT jsonb_array_elements_text(o.tags)))
               AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = o.event_id AND s.token_id = t.id)
             ON CONFLICT (event_id, token_id) DO NOTHING
@@ -79,12 +79,14 @@ extension PostgresStore {
     public static let pendingStartsNotification = "pending_starts"
 
     public func prunePendingStarts() async throws -> Int {
-        try await rows(
+        // An end accepted in the pending start's environment: the event takes no starts there any more.
+        let ended = RowMapping.endBroadcastAccepted(eventID: "p.event_id", environment: "p.environment")
+        return try await rows(
             """
             DELETE FROM pending_starts p
             USING events e, push_to_start_tokens t
             WHERE e.id = p.event_id AND t.id = p.token_id
-              AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL
+              AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL OR \(unescaped: ended)
                    OR (p.reason = 'late_join'
                        AND (NOT e.late_joiners
                             OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND \

@@ -191,7 +191,7 @@ extension PostgresStore {
                 JOIN events e ON e.id = o.event_id
                 WHERE \(queue)
                   AND EXISTS (SELECT 1 FROM late_join_offers g WHERE g.app_id = \(appID.uuid) AND g.enabled)
-                  AND \(unescaped: RowMapping.eventTakesLateJoiners)
+                  AND \(unescaped: RowMapping.eventTakesLateJoiners(environment: "o.environment"))
                   AND (o.everyone OR t.tags ?| ARRAY(SELECT jsonb_array_elements_text(o.tags)))
                   AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = o.event_id AND s.token_id = t.id
                                   OFFSET 0)

@@ -157,6 +157,15 @@ extension SQLiteStore {
                     [.date(at), .id(batch.appID), .int(row)]
                 )
             }
+            for (row, invalidation) in batch.invalidatedUpdateTokens.sorted(by: { $0.key < $1.key }) {
+                _ = try await connection.query(
+                    RowMapping.endActivityOnInvalidatedUpdateToken(seqColumn: "rowid") { "?\($0)" },
+                    [
+                        .date(at), .id(batch.appID), .int(row), .text(invalidation.token),
+                        .date(invalidation.invalidSince),
+                    ]
+                )
+            }
             try await Self.addProgress(
                 batch.progress,
                 checkpoint: batch.checkpoint,

@@ -89,7 +89,7 @@ extension SQLiteStore {
               ON o.app_id = t.app_id AND o.environment = t.environment AND o.attributes_type = t.attributes_type AND \
             o.enabled = 1
             JOIN events e ON e.id = o.event_id
-            WHERE \(RowMapping.eventTakesLateJoiners)
+            WHERE \(RowMapping.eventTakesLateJoiners(environment: "o.environment"))
               AND (o.everyone OR EXISTS (SELECT 1 FROM json_each(t.tags) a, json_each(o.tags) b WHERE a.value = \
             b.value))
               AND NOT EXISTS (SELECT 1 FROM start_ledger s WHERE s.event_id = o.event_id AND s.token_id = t.id)
@@ -101,13 +101,15 @@ extension SQLiteStore {
     }
 
     public func prunePendingStarts() async throws -> Int {
-        try await query(
+        // An end accepted in the pending start's environment: the event takes no starts there any more.
+        let ended = RowMapping.endBroadcastAccepted(eventID: "p.event_id", environment: "p.environment")
+        return try await query(
             """
             DELETE FROM pending_starts AS p
             WHERE EXISTS (
                 SELECT 1 FROM events e, push_to_start_tokens t
                 WHERE e.id = p.event_id AND t.id = p.token_id
-                  AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL
+                  AND (e.state IN ('ended', 'cancelled') OR t.invalidated_at IS NOT NULL OR \(ended)
                        OR (p.reason = 'late_join'
                            AND (NOT e.late_joiners
                                 OR NOT EXISTS (SELECT 1 FROM late_join_offers o WHERE o.event_id = p.event_id AND \

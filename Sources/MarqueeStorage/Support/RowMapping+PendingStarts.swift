@@ -43,13 +43,26 @@ extension RowMapping {
         )
     }
 
-    /// Whether an event may take late joiners now, as a condition on `events e`: late joining on,
-    /// and live (`live`, or `scheduled` with a start in its ledger, which is how an event whose
-    /// first start went out looked before its state followed the start). Never ended or cancelled.
-    static let eventTakesLateJoiners = """
-        e.late_joiners AND (e.state = 'live' OR (e.state = 'scheduled' AND EXISTS (SELECT 1 FROM start_ledger s WHERE \
-        s.event_id = e.id)))
+    /// Whether an event may take late joiners in `environment` (a column) now, as a condition on
+    /// `events e`: late joining on, and live (`live`, or `scheduled` with a start in its ledger,
+    /// which is how an event whose first start went out looked before its state followed the
+    /// start), with no end accepted in that environment: README's "started, not ended", and an
+    /// event stays `live` between its end broadcast and its close. Never ended or cancelled.
+    static func eventTakesLateJoiners(environment: String) -> String {
         """
+        e.late_joiners AND (e.state = 'live' OR (e.state = 'scheduled' AND EXISTS (SELECT 1 FROM start_ledger s WHERE \
+        s.event_id = e.id))) AND NOT \(endBroadcastAccepted(eventID: "e.id", environment: environment))
+        """
+    }
+
+    /// Whether APNs accepted an `end` broadcast on a channel of the event `eventID` (a column) in
+    /// `environment` (a column): the end the broadcast log records, as its `first_end_at` reads it.
+    static func endBroadcastAccepted(eventID: String, environment: String) -> String {
+        """
+        EXISTS (SELECT 1 FROM broadcast_log l JOIN channels c ON c.id = l.channel_id
+                WHERE c.event_id = \(eventID) AND c.environment = \(environment) AND l.event = 'end' AND l.status = 200)
+        """
+    }
 
     /// Whether start-fan-out parts of the pending start `p`'s event and environment are still at
     /// work, given how the dialect reads a job argument (`eventID`, `environment`): a pending start

@@ -69,6 +69,22 @@ enum RowMapping {
     /// What keeps such an activity in the audience: not ended, on no channel.
     static let updateAudienceCondition = "a.state <> 'ended' AND a.channel_id IS NULL"
 
+    /// Ends the activity of row `seq` on a 410 for its update token, in the dialect's placeholders
+    /// (1: the commit's time, 2: app, 3: row, 4: the token APNs refused or NULL, 5: APNs' timestamp as a
+    /// date): `TokenInvalidation.endsActivity(currentUpdateToken:receivedAt:)` applied to the row,
+    /// so the token must still be the activity's current one and received no later than APNs'
+    /// verdict. The row's `seq` is the dialect's (`seqColumn`: `seq`, or SQLite's `rowid`).
+    static func endActivityOnInvalidatedUpdateToken(seqColumn: String, _ placeholder: (Int) -> String) -> String {
+        """
+        UPDATE activities AS a SET state = 'ended', updated_at = \(placeholder(1))
+        WHERE a.app_id = \(placeholder(2)) AND a.\(seqColumn) = \(placeholder(3)) AND a.state <> 'ended'
+          AND EXISTS (SELECT 1 FROM activity_update_tokens u
+                      WHERE u.activity_id = a.id AND u.retired_at IS NULL
+                        AND (CAST(\(placeholder(4)) AS text) IS NULL OR u.token = \(placeholder(4)))
+                        AND u.received_at <= \(placeholder(5)))
+        """
+    }
+
     /// Whether the `events` row has activities on update tokens in `environment` (the audience of
     /// `updateAudience`), as a column of a query on `events`; on PostgreSQL one probe of the partial
     /// index activities_update_audience.

@@ -73,6 +73,15 @@ struct StoreFixture: Sendable {
     }
 
     /// An active channel for the event in the environment.
+    /// An activity-update job of `app`, due now and leased to "worker" for two hours: what a
+    /// commit of its batches holds.
+    func leasedActivityUpdateJob(for app: App) async throws -> Job {
+        let job = Job(appID: app.id, kind: .activityUpdate, arguments: [:], dueAt: now, createdAt: now)
+        try await store.enqueueJob(job)
+        _ = try await store.leaseJobs(owner: "worker", kinds: nil, now: now, leaseDuration: .seconds(7200), limit: 1)
+        return job
+    }
+
     func makeActiveChannel(for event: Event, environment: APNSEnvironment = .sandbox) async throws -> BroadcastChannel {
         let reservation = try await reserve(event, environment)
         return try await store.activateChannel(
