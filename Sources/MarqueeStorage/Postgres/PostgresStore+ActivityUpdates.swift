@@ -1,4 +1,5 @@
 import Foundation
+import Logging
 import MarqueeCore
 import PostgresNIO
 
@@ -167,21 +168,7 @@ extension PostgresStore {
                     logger: logger
                 )
             }
-            for (row, invalidation) in batch.invalidatedUpdateTokens.sorted(by: { $0.key < $1.key }) {
-                var binds = PostgresBindings(capacity: 5)
-                binds.append(at)
-                binds.append(batch.appID.uuid)
-                binds.append(row)
-                binds.append(invalidation.token)
-                binds.append(invalidation.invalidSince)
-                try await connection.query(
-                    PostgresQuery(
-                        unsafeSQL: RowMapping.endActivityOnInvalidatedUpdateToken(seqColumn: "seq") { "$\($0)" },
-                        binds: binds
-                    ),
-                    logger: logger
-                )
-            }
+            try await Self.endActivities(invalidating: batch, at: at, on: connection, logger: logger)
             try await addProgress(
                 batch.progress,
                 checkpoint: batch.checkpoint,
@@ -189,6 +176,32 @@ extension PostgresStore {
                 jobID: batch.jobID,
                 at: at,
                 on: connection
+            )
+        }
+    }
+
+    /// Within an activity-update commit: each 410 the batch carries ends its activity only if it
+    /// names the activity's current update token, received no later than APNs' verdict
+    /// (`RowMapping.endActivityOnInvalidatedUpdateToken`).
+    static func endActivities(
+        invalidating batch: ActivityUpdateBatch,
+        at: Date,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws {
+        for (row, invalidation) in batch.invalidatedUpdateTokens.sorted(by: { $0.key < $1.key }) {
+            var binds = PostgresBindings(capacity: 5)
+            binds.append(at)
+            binds.append(batch.appID.uuid)
+            binds.append(row)
+            binds.append(invalidation.token)
+            binds.append(invalidation.invalidSince)
+            try await connection.query(
+                PostgresQuery(
+                    unsafeSQL: RowMapping.endActivityOnInvalidatedUpdateToken(seqColumn: "seq") { "$\($0)" },
+                    binds: binds
+                ),
+                logger: logger
             )
         }
     }

@@ -141,8 +141,6 @@ extension PostgresStore {
         let versions = chunk.map { $0.iosVersion ?? "" }
         let frequent = chunk.map(\.frequentPushesEnabled)
         let deviceTokens = chunk.map { $0.deviceToken ?? "" }
-        let refuse = options.contains(.refuseRotations)
-        let queue = options.contains(.queueLateJoiners)
         return """
             WITH u AS (
                 SELECT * FROM UNNEST(\(environments)::text[], \(types)::text[], \(tokens)::text[], \(devices)::text[],
@@ -152,7 +150,7 @@ extension PostgresStore {
             device_token)
             ), rotating AS (
                 SELECT 1 FROM u
-                WHERE \(refuse) AND u.device_id <> ''
+                WHERE \(options.contains(.refuseRotations)) AND u.device_id <> ''
                   AND EXISTS (SELECT 1 FROM push_to_start_tokens d
                               WHERE d.app_id = \(appID.uuid) AND d.environment = u.environment
                                 AND d.attributes_type = u.attributes_type AND d.device_id = u.device_id
@@ -189,7 +187,7 @@ extension PostgresStore {
                   ON o.app_id = t.app_id AND o.environment = t.environment AND o.attributes_type = t.attributes_type
                  AND o.enabled
                 JOIN events e ON e.id = o.event_id
-                WHERE \(queue)
+                WHERE \(options.contains(.queueLateJoiners))
                   AND EXISTS (SELECT 1 FROM late_join_offers g WHERE g.app_id = \(appID.uuid) AND g.enabled)
                   AND \(unescaped: RowMapping.eventTakesLateJoiners(environment: "o.environment"))
                   AND (o.everyone OR t.tags ?| ARRAY(SELECT jsonb_array_elements_text(o.tags)))
