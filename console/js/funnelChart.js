@@ -91,7 +91,7 @@ export function funnelChart(series, { from, until }) {
     points: [[x(start), y(0)], ...points.map((point) => [x(Date.parse(point.at)), y(point[line.key])])]
       .map(([px, py]) => `${px.toFixed(1)},${py.toFixed(1)}`).join(" "),
   }));
-  const chart = svg("svg", { class: "funnel-chart", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": summary, "data-testid": `funnel-chart-${series.environment}` },
+  const chart = svg("svg", { class: "funnel-chart", viewBox: `0 0 ${WIDTH} ${HEIGHT}`, role: "img", "aria-label": summary, "data-testid": `funnel-chart-${series.environment}`, "data-points": points.length },
     svg("title", {}, summary),
     grid,
     svg("line", { class: "axis", x1: MARGIN.left, x2: WIDTH - MARGIN.right, y1: y(0), y2: y(0) }),

@@ -332,20 +332,21 @@ def main():
         expect(chart).to_have_attribute("aria-label", re.compile(r"devices as of .*: 200 sent, 200 accepted by APNs, 50 confirmed on devices$"))
         # One vertex per point after the origin's zero, for each of the three lines; a line drawn
         # higher (a smaller y) counts more devices. The series' buckets run from the first send to
-        # the moment it is read, so a read made here can hold one point more than the chart's own
-        # read of a few seconds before: compare the chart with a read made after it redrew.
+        # the moment it is read (a second each this early), so the chart, which reads it every 5 s,
+        # is a few points behind any read made here: the chart is held to the points it was given
+        # (data-points, read with its lines in one evaluation, as it may redraw between two reads),
+        # and those to a read made after it, which has at least as many.
         lines = ["sent", "accepted", "confirmedShowing"]
-        deadline = time.monotonic() + 30
-        while True:
-            drawn = {key: chart.locator(f"polyline[data-series={key}]").get_attribute("points").split() for key in lines}
-            points = page.request.get(f"{base}/v1/events/ars-che-console/funnel/series", headers=auth).json()["environments"][0]["points"]
-            if all(len(vertices) == len(points) + 1 for vertices in drawn.values()) or time.monotonic() > deadline:
-                break
-            page.wait_for_timeout(250)  # the chart redraws on its own refresh: poll until it has
+        drawing = chart.evaluate(
+            "svg => ({ points: Number(svg.dataset.points), lines: Object.fromEntries("
+            "[...svg.querySelectorAll('polyline[data-series]')].map((line) => [line.dataset.series, line.getAttribute('points')]))})"
+        )
+        later = page.request.get(f"{base}/v1/events/ars-che-console/funnel/series", headers=auth).json()["environments"][0]["points"]
+        check(0 < drawing["points"] <= len(later), f"the chart drew {drawing['points']} points, a later read has {len(later)}")
         tops = {}
         for key in lines:
-            vertices = drawn[key]
-            check(len(vertices) == len(points) + 1, f"the {key} line has {len(vertices)} vertices for {len(points)} points")
+            vertices = drawing["lines"][key].split()
+            check(len(vertices) == drawing["points"] + 1, f"the {key} line has {len(vertices)} vertices for {drawing['points']} points")
             tops[key] = float(vertices[-1].split(",")[1])
         check(tops["sent"] == tops["accepted"] < tops["confirmedShowing"], f"the lines end at heights {tops}")
         accessible(page, "delivery")
