@@ -81,6 +81,11 @@ struct APIContractTests {
         #expect(HTTPFieldText.trimmed("a b") == "a b")
         #expect(HTTPFieldText.trimmed(" \t ") == "")
         #expect(HTTPFieldText.trimmed("") == "")
+        #expect(HTTPFieldText.bearerCredential("Bearer  mq_abc\t") == "mq_abc")
+        #expect(HTTPFieldText.bearerCredential("bEaReR mq_abc") == "mq_abc")
+        #expect(HTTPFieldText.bearerCredential("Basic bXE=") == nil)
+        #expect(HTTPFieldText.bearerCredential("Bearer ") == nil)
+        #expect(HTTPFieldText.bearerCredential(nil) == nil)
     }
 
     @Test("a bad path or query parameter is named (in, name) with a detail to act on")

@@ -30,13 +30,11 @@ struct AuthenticationMiddleware<Context: RemoteAddressRequestContext>: RouterMid
                 retryAfter: seconds
             )
         }
-        guard let header = request.headers[.authorization], header.count > 7,
-            header.prefix(7).lowercased() == "bearer "
-        else {
+        guard let credential = HTTPFieldText.bearerCredential(request.headers[.authorization]) else {
             failures.recordFailure(context.remoteAddress)
             throw Problem(.unauthorized, detail: "send the API key as Authorization: Bearer mq_…")
         }
-        let presented = String(HTTPFieldText.trimmed(header.dropFirst(7)))
+        let presented = String(credential)
         guard let caller = try await apps.authenticate(presented) else {
             failures.recordFailure(context.remoteAddress)
             throw Problem(.unauthorized, detail: "the API key is unknown or revoked")

@@ -10,4 +10,11 @@ enum HTTPFieldText {
         else { return "" }
         return Substring(utf8[first...last])
     }
+
+    /// The credential of an `Authorization: Bearer …` value (the scheme in any case), without the
+    /// optional whitespace around it; nil for a missing value or another scheme.
+    static func bearerCredential(_ value: String?) -> Substring? {
+        guard let value, value.count > 7, value.prefix(7).lowercased() == "bearer " else { return nil }
+        return trimmed(value.dropFirst(7))
+    }
 }

@@ -27,9 +27,8 @@ struct MetricsAccessMiddleware<Context: RequestContext>: RouterMiddleware {
             throw Problem(.notFound, detail: "metrics are switched off on this server (metrics.enabled)")
         }
         if let tokenDigest {
-            guard let header = request.headers[.authorization], header.count > 7,
-                header.prefix(7).lowercased() == "bearer ",
-                SHA256.hash(data: Array(header.dropFirst(7).trimmingCharacters(in: .whitespaces).utf8)) == tokenDigest
+            guard let credential = HTTPFieldText.bearerCredential(request.headers[.authorization]),
+                SHA256.hash(data: Array(credential.utf8)) == tokenDigest
             else {
                 throw Problem(
                     .unauthorized,
