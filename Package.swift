@@ -284,6 +284,7 @@ let package = Package(
                 "MarqueeCore",
                 "MarqueeEmulator",
                 "MarqueeKit",
+                "MarqueeTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),

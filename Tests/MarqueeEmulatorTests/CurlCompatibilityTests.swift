@@ -2,6 +2,7 @@ import Crypto
 import Foundation
 import MarqueeCore
 import MarqueeEmulator
+import MarqueeTesting
 import Testing
 
 extension EmulatorTests {
@@ -23,7 +24,9 @@ extension EmulatorTests {
         /// Runs a shell script and returns its standard output.
         @discardableResult
         static func shell(_ script: String, environment: [String: String] = [:]) async throws -> String {
-            try await ShellCommand.run(script, environment: environment)
+            let merged = ProcessInfo.processInfo.environment.merging(environment) { $1 }
+            return try await ChildProcess.run(["/bin/bash", "-c", script], environment: merged, errors: .discarded)
+                .output
         }
 
         /// Apple's JWT recipe, verbatim but for the variables: header and claims through

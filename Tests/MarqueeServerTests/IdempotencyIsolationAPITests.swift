@@ -148,18 +148,12 @@ enum IdempotencyTable {
         case .sqlite:
             // sqlite3 reads the file as another process would (the server has stopped).
             let path = URL(fileURLWithPath: database.dataDirectory).appendingPathComponent("marquee.sqlite").path
-            let process = Process()
-            process.executableURL = URL(fileURLWithPath: "/usr/bin/env")
-            process.arguments = ["sqlite3", path, "SELECT hex(response_body) FROM idempotency_keys"]
-            let output = Pipe()
-            process.standardOutput = output
-            try process.run()
-            let data = output.fileHandleForReading.readDataToEndOfFile()
-            process.waitUntilExit()
-            guard process.terminationStatus == 0 else {
-                throw TestSetupError("sqlite3 failed (\(process.terminationStatus))")
-            }
-            return String(decoding: data, as: UTF8.self).split(separator: "\n").map { Self.bytes(hex: $0) }
+            let ended = try await ChildProcess.run(
+                ["/usr/bin/env", "sqlite3", path, "SELECT hex(response_body) FROM idempotency_keys"],
+                errors: .discarded
+            )
+            guard ended.status == 0 else { throw TestSetupError("sqlite3 failed (\(ended.status))") }
+            return ended.output.split(separator: "\n").map { Self.bytes(hex: $0) }
         case .postgres:
             let url = try #require(database.url)
             let target = try PostgresConnectionURL(url)

@@ -108,41 +108,18 @@ public final class PrivatePostgresCluster: Sendable {
         return try await Self.output(of: arguments, asPostgres: asPostgres)
     }
 
-    /// Runs a command to its end, its output in a file. With `posix_spawn` and `waitpid`, not
-    /// `Process`: Foundation's `Process` here left `runuser` unreaped after `pg_ctl start`, and
-    /// neither `waitUntilExit()` nor `terminationHandler` ever returned.
+    /// Runs a command to its end (`ChildProcess`: its output in a file, none of the test process's
+    /// descriptors inherited by the postmaster that `pg_ctl start` leaves running).
     private static func output(of arguments: [String], asPostgres: Bool) async throws -> String {
-        let outputFile = FileManager.default.temporaryDirectory.appendingPathComponent(
-            "marquee-pg-\(UUID().uuidString).out"
-        ).path
-        defer { try? FileManager.default.removeItem(atPath: outputFile) }
         let command = (asPostgres ? ["runuser", "-u", "postgres", "--"] : []) + arguments
-        let line =
-            command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
-            + " >'\(outputFile)' 2>&1 </dev/null"
-        // On NIO's blocking pool, not in a task: `waitpid` blocks its thread until the command ends
-        // (initdb, `pg_ctl start -w`: seconds, more on a busy machine), and a blocked thread of the
-        // cooperative pool (two threads on two cores) would stall every other test in the process.
-        let status = try await NIOThreadPool.singleton.runIfActive { try spawnAndWait(["/bin/sh", "-c", line]) }
-        let output = (try? String(contentsOfFile: outputFile, encoding: .utf8)) ?? ""
-        guard status == 0 else {
-            throw TestSetupError("\(arguments.joined(separator: " ")) failed (\(status)): \(output.suffix(800))")
+        let line = command.map { "'" + $0.replacingOccurrences(of: "'", with: "'\\''") + "'" }.joined(separator: " ")
+        let ended = try await ChildProcess.run(["/bin/sh", "-c", line])
+        guard ended.status == 0 else {
+            throw TestSetupError(
+                "\(arguments.joined(separator: " ")) failed (\(ended.status)): \(ended.output.suffix(800))"
+            )
         }
-        return output
-    }
-
-    /// The exit status of `arguments` run to its end; -1 if it was ended by a signal.
-    private static func spawnAndWait(_ arguments: [String]) throws -> Int32 {
-        let argv = arguments.map { strdup($0) } + [nil]
-        defer { argv.forEach { free($0) } }
-        var pid: pid_t = 0
-        let spawned = posix_spawn(&pid, arguments[0], nil, nil, argv, environ)
-        guard spawned == 0 else { throw TestSetupError("posix_spawn \(arguments[0]) failed (\(spawned))") }
-        var status: Int32 = 0
-        while waitpid(pid, &status, 0) == -1 {
-            guard errno == EINTR else { throw TestSetupError("waitpid failed (\(errno))") }
-        }
-        return status & 0x7f == 0 ? (status >> 8) & 0xff : -1
+        return ended.output
     }
 
     /// A port nobody listens on now, below the kernel's ephemeral range, from `scripts/free-port`
