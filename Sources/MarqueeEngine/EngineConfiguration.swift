@@ -8,6 +8,9 @@ public struct EngineConfiguration: Sendable {
     public var janitorInterval: Duration
     /// The most push-to-start registrations one batch may carry.
     public var maximumTokenBatch: Int
+    /// How many statements of single devices' registrations may be in flight at once; those that
+    /// arrive while all are busy share the next (`RegistrationCoalescer`).
+    public var registrationWriters: Int
     /// The priority policy and budget of channel broadcasts.
     public var broadcasts: BroadcastPolicy
     /// How the job worker leases and runs jobs.
@@ -32,6 +35,7 @@ public struct EngineConfiguration: Sendable {
         channels: ChannelPolicy = ChannelPolicy(),
         janitorInterval: Duration = .seconds(30),
         maximumTokenBatch: Int = 10_000,
+        registrationWriters: Int = 2,
         broadcasts: BroadcastPolicy = BroadcastPolicy(),
         jobs: JobWorkerConfiguration = JobWorkerConfiguration(),
         timeline: TimelinePolicy = TimelinePolicy(),
@@ -45,6 +49,7 @@ public struct EngineConfiguration: Sendable {
         self.broadcasts = broadcasts
         self.janitorInterval = janitorInterval
         self.maximumTokenBatch = maximumTokenBatch
+        self.registrationWriters = registrationWriters
         self.jobs = jobs
         self.metricsFactory = metricsFactory
         self.timeline = timeline

@@ -87,6 +87,7 @@ public struct MarqueeEngine: Sendable {
         tokens = TokenRegistry(
             store: store,
             maximumBatchSize: configuration.maximumTokenBatch,
+            registrationWriters: configuration.registrationWriters,
             lateJoinWakeup: lateJoinWakeup,
             clock: clock,
             logger: logger

@@ -143,6 +143,70 @@ struct TokenRegistryAPITests {
         }
     }
 
+    @Test(
+        "devices registering at once, each with its own PUT, are each answered the row a read shows; a rotation keeps the device's row",
+        arguments: TestBackend.allCases
+    )
+    func singlesAtOnce(backend: TestBackend) async throws {
+        // One writer, so that the registrations arriving while it is busy share statements.
+        try await TestServer.run(backend, settings: ["tokens.registrationWriters": "1"]) { server in
+            let app = try await server.makeApp()
+            let appRecord = try #require(try await server.store.apps().first { $0.bundleID == app.bundleID })
+            let token = { @Sendable (number: Int) in String(format: "%064x", number + 0x5100) }
+            let register = { @Sendable (number: Int, device: Int) in
+                try await server.client.send(
+                    "PUT",
+                    "/v1/push-to-start-tokens/\(token(number))",
+                    key: app.appKey,
+                    json: [
+                        "environment": "sandbox", "attributesType": "MatchAttributes", "iosVersion": "18.2",
+                        "deviceID": "device-\(device)", "tags": ["t\(number)"],
+                    ]
+                )
+            }
+            let read = { @Sendable (number: Int) in
+                try await server.client.send(
+                    "GET",
+                    "/v1/push-to-start-tokens/\(token(number))\(Self.query)",
+                    key: app.appKey
+                )
+            }
+            // 100 devices at once, then 20 of them with a new token at once, beside 20 new devices.
+            let waves = [(0..<100).map { ($0, $0) }, (0..<20).map { (1000 + $0, $0) } + (100..<120).map { ($0, $0) }]
+            var rowIDs: [Int: Int64] = [:]
+            for wave in waves {
+                let answers = try await withThrowingTaskGroup(of: (Int, Int, TestHTTPClient.Response).self) { group in
+                    for (number, device) in wave {
+                        group.addTask { (number, device, try await register(number, device)) }
+                    }
+                    return try await group.reduce(into: []) { $0.append($1) }
+                }
+                for (number, device, answer) in answers {
+                    #expect(answer.status == 200)
+                    #expect(answer.json["token"] as? String == token(number))
+                    #expect(answer.json["tags"] as? [String] == ["t\(number)"])
+                    let stored = try await read(number)
+                    let canonical = { (json: [String: Any]) in
+                        try JSONSerialization.data(withJSONObject: json, options: .sortedKeys)
+                    }
+                    #expect(try canonical(answer.json) == canonical(stored.json), "token \(number)")
+                    let rowID = try #require(
+                        try await server.store.pushToStartToken(
+                            appID: appRecord.id,
+                            environment: .sandbox,
+                            attributesType: "MatchAttributes",
+                            token: token(number)
+                        )
+                    ).rowID
+                    if let earlier = rowIDs[device] { #expect(rowID == earlier, "device \(device) kept its row") }
+                    rowIDs[device] = rowID
+                }
+            }
+            #expect(Set(rowIDs.values).count == 120)
+            #expect(try await read(0).status == 404, "device 0's old token became its new one")
+        }
+    }
+
     @Test("an activity's new update token retires the old one", arguments: [TestBackend.sqlite])
     func updateTokens(backend: TestBackend) async throws {
         try await TestServer.run(backend) { server in

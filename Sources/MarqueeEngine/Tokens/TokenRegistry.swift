@@ -11,19 +11,39 @@ public struct TokenRegistry: Sendable {
     public let maximumBatchSize: Int
     /// Told when a registration queued late joiners (`LateJoinPump`).
     let lateJoinWakeup: JobWakeup
+    /// Single devices' registrations, written together while the store is busy.
+    let singles: RegistrationCoalescer
 
+    /// `registrationWriters`: how many statements of single registrations may be in flight at once
+    /// (`RegistrationCoalescer`); registrations arriving while all are busy share the next.
     public init(
         store: any MarqueeStore,
         maximumBatchSize: Int,
+        registrationWriters: Int = 2,
         lateJoinWakeup: JobWakeup? = nil,
         clock: any WallClock,
         logger: Logger
     ) {
+        let lateJoinWakeup = lateJoinWakeup ?? JobWakeup(clock: clock)
         self.store = store
         self.maximumBatchSize = max(1, maximumBatchSize)
-        self.lateJoinWakeup = lateJoinWakeup ?? JobWakeup(clock: clock)
+        self.lateJoinWakeup = lateJoinWakeup
         self.clock = clock
         self.logger = logger
+        self.singles = RegistrationCoalescer(
+            maximumWriters: registrationWriters,
+            maximumBatch: max(1, maximumBatchSize)
+        ) { [store, clock, logger] appID, registrations in
+            try await Self.persist(
+                appID: appID,
+                registrations,
+                returningTokens: true,
+                in: store,
+                at: clock.now,
+                wakingLateJoiners: lateJoinWakeup,
+                logger: logger
+            ).tokens
+        }
     }
 
     /// Registers or refreshes tokens, all or none. `pointerPrefix` locates each registration in the
@@ -43,15 +63,16 @@ public struct TokenRegistry: Sendable {
     }
 
     /// Registers or refreshes one token (as `register`) and answers its row as written. Its own
-    /// field errors point at the request's path parameter (`/token`).
+    /// field errors point at the request's path parameter (`/token`). Registrations of single
+    /// devices that arrive while the store is busy share a statement (`RegistrationCoalescer`).
     public func register(app: App, _ registration: PushToStartRegistration) async throws -> PushToStartToken {
-        let outcome: TokenRegistrationOutcome
+        let normalized: [PushToStartRegistration]
         do {
-            outcome = try await write(app: app, [registration], pointerPrefix: "", returningTokens: true)
+            normalized = try validated(app: app, [registration], pointerPrefix: "")
         } catch EngineError.invalidInput(let fields) {
             throw EngineError.invalidInput(fields.map { $0.pointer == "/token" ? FieldError("token", $0.detail) : $0 })
         }
-        guard let token = outcome.tokens.first else {
+        guard let token = try await singles.register(appID: app.id, normalized[0]) else {
             throw EngineError.notFound(
                 resource: "push-to-start token",
                 id: PushTokenRedaction.redacted(registration.token)
@@ -66,6 +87,23 @@ public struct TokenRegistry: Sendable {
         pointerPrefix: String,
         returningTokens: Bool
     ) async throws -> TokenRegistrationOutcome {
+        try await Self.persist(
+            appID: app.id,
+            validated(app: app, registrations, pointerPrefix: pointerPrefix),
+            returningTokens: returningTokens,
+            in: store,
+            at: clock.now,
+            wakingLateJoiners: lateJoinWakeup,
+            logger: logger
+        )
+    }
+
+    /// The registrations as the store takes them (tokens in lower case), or the input's errors.
+    private func validated(
+        app: App,
+        _ registrations: [PushToStartRegistration],
+        pointerPrefix: String
+    ) throws -> [PushToStartRegistration] {
         var validation = InputValidation()
         if registrations.count > maximumBatchSize {
             validation.add(
@@ -88,10 +126,23 @@ public struct TokenRegistry: Sendable {
             normalized.append(registration)
         }
         try validation.check()
+        return normalized
+    }
+
+    /// Writes validated registrations and wakes the late-join pump if they queued late joiners.
+    private static func persist(
+        appID: AppID,
+        _ registrations: [PushToStartRegistration],
+        returningTokens: Bool,
+        in store: any TokenStore,
+        at now: Date,
+        wakingLateJoiners lateJoinWakeup: JobWakeup,
+        logger: Logger
+    ) async throws -> TokenRegistrationOutcome {
         let outcome = try await store.registerPushToStartTokens(
-            appID: app.id,
-            normalized,
-            at: clock.now,
+            appID: appID,
+            registrations,
+            at: now,
             returningTokens: returningTokens
         )
         if outcome.lateJoinersQueued > 0 {

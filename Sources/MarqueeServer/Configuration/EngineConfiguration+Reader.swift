@@ -26,6 +26,7 @@ extension EngineConfiguration {
                 Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)
             ),
             maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000),
+            registrationWriters: try reader.integer("tokens.registrationWriters", default: 2, range: 1...64),
             broadcasts: BroadcastPolicy(
                 priorityPolicy: try reader.parsed(
                     "broadcasts.priorityPolicy",

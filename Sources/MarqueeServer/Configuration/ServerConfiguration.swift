@@ -48,6 +48,7 @@ import SystemPackage
 /// - `channels.answerCacheSize` (10000): channel-ID answers kept in memory, forgotten when their
 ///   event or channel changes on any replica (0: read every time)
 /// - `tokens.maxBatch` (10000)
+/// - `tokens.registrationWriters` (2)
 /// - `presence.reportsPerMinute` (10): reports one device may send for one event
 ///   (`PUT /v1/events/{eventKey}/presence/{token}`) in a fixed minute that begins with its first;
 ///   past them it is answered 429 (`Retry-After`: until that minute ends)

@@ -1,0 +1,166 @@
+import Foundation
+import MarqueeCore
+import MarqueeStorage
+import MarqueeTesting
+import Synchronization
+import Testing
+
+@testable import MarqueeEngine
+
+/// Single devices' registrations written together while the store is busy, over the real SQLite
+/// store: each answered with its own row as written, and one registration's failure its own. The
+/// first statement is held open by an explicit pause point, so that what arrives meanwhile queues
+/// whatever the machine's speed.
+@Suite("Single registrations share a statement while the store is busy")
+struct RegistrationCoalescerTests {
+    /// The statements the coalescer asked for, in order, and a pause point holding the first open.
+    final class Recorder: Sendable {
+        let statements = Mutex<[[PushToStartRegistration]]>([])
+        let opened: AsyncStream<Void>
+        let open: AsyncStream<Void>.Continuation
+        /// A statement carrying this token fails whole, as a statement fails for one bad row.
+        let failing: String?
+
+        init(failing: String? = nil) {
+            (opened, open) = AsyncStream<Void>.makeStream()
+            self.failing = failing
+        }
+
+        func write(
+            _ harness: EngineHarness,
+            _ appID: AppID,
+            _ registrations: [PushToStartRegistration]
+        ) async throws -> [PushToStartToken] {
+            if statements.withLock({
+                $0.append(registrations)
+                return $0.count
+            }) == 1 {
+                for await _ in opened { break }
+            }
+            if let failing, registrations.contains(where: { $0.token == failing }) {
+                throw TestSetupError("the statement carrying \(failing) failed")
+            }
+            return try await harness.store.registerPushToStartTokens(
+                appID: appID,
+                registrations,
+                at: harness.clock.now,
+                returningTokens: true
+            ).tokens
+        }
+    }
+
+    func registration(_ number: Int, device: String? = nil) -> PushToStartRegistration {
+        PushToStartRegistration(
+            environment: .sandbox,
+            attributesType: EngineHarness.attributesType,
+            token: EngineHarness.token(number),
+            deviceID: device,
+            iosVersion: "18.2"
+        )
+    }
+
+    static func answer(
+        _ work: () async throws -> PushToStartToken?
+    ) async -> Result<PushToStartToken?, any Error> {
+        do { return .success(try await work()) } catch { return .failure(error) }
+    }
+
+    /// Registers `first` and waits until its statement is held open, then the others at once,
+    /// until all of them wait; then lets the first statement go. Each registration's answer, in order.
+    func registerWhileBusy(
+        _ coalescer: RegistrationCoalescer,
+        _ recorder: Recorder,
+        _ harness: EngineHarness,
+        first: PushToStartRegistration,
+        others: [PushToStartRegistration]
+    ) async throws -> [Result<PushToStartToken?, any Error>] {
+        let appID = harness.app.id
+        async let firstAnswer = Self.answer { try await coalescer.register(appID: appID, first) }
+        try await waitUntil("the first statement open") { recorder.statements.withLock { $0.count } == 1 }
+        let answers = await withTaskGroup(of: (Int, Result<PushToStartToken?, any Error>).self) { group in
+            for (index, registration) in others.enumerated() {
+                group.addTask {
+                    (index, await Self.answer { try await coalescer.register(appID: appID, registration) })
+                }
+            }
+            try? await waitUntil("\(others.count) registrations waiting") { coalescer.queuedCount == others.count }
+            recorder.open.yield()
+            var answers: [Result<PushToStartToken?, any Error>?] = Array(repeating: nil, count: others.count)
+            for await (index, answer) in group { answers[index] = answer }
+            return answers.compactMap { $0 }
+        }
+        return [await firstAnswer] + answers
+    }
+
+    @Test("registrations arriving while the one writer is busy are written in one statement, each answered its own row")
+    func busyWriterBatches() async throws {
+        let harness = try await EngineHarness()
+        let recorder = Recorder()
+        let coalescer = RegistrationCoalescer(maximumWriters: 1, maximumBatch: 100) { appID, registrations in
+            try await recorder.write(harness, appID, registrations)
+        }
+        let answers = try await registerWhileBusy(
+            coalescer,
+            recorder,
+            harness,
+            first: registration(0),
+            others: (1...10).map { registration($0, device: "device-\($0)") }
+        )
+        #expect(recorder.statements.withLock { $0.map(\.count) } == [1, 10])
+        for (number, answer) in answers.enumerated() {
+            let row = try #require(try answer.get())
+            #expect(row.token == EngineHarness.token(number))
+            #expect(row == (try await harness.storedToken(EngineHarness.token(number))))
+        }
+        await harness.close()
+    }
+
+    @Test("one device's two registrations take two statements, and each answers the row its own wrote")
+    func oneDeviceTwiceApart() async throws {
+        let harness = try await EngineHarness()
+        let recorder = Recorder()
+        let coalescer = RegistrationCoalescer(maximumWriters: 1, maximumBatch: 100) { appID, registrations in
+            try await recorder.write(harness, appID, registrations)
+        }
+        let answers = try await registerWhileBusy(
+            coalescer,
+            recorder,
+            harness,
+            first: registration(0),
+            others: [registration(1, device: "phone"), registration(2), registration(3, device: "phone")]
+        )
+        #expect(
+            recorder.statements.withLock { $0.map { $0.map(\.token) } } == [
+                [EngineHarness.token(0)], [EngineHarness.token(1), EngineHarness.token(2)], [EngineHarness.token(3)],
+            ]
+        )
+        let rotatedFrom = try #require(try answers[1].get())
+        let rotatedTo = try #require(try answers[3].get())
+        #expect(rotatedFrom.token == EngineHarness.token(1))
+        #expect(rotatedTo.token == EngineHarness.token(3))
+        #expect(rotatedTo.rowID == rotatedFrom.rowID, "the device kept its row when its token rotated")
+        await harness.close()
+    }
+
+    @Test("a statement that fails is written again one registration at a time: only the failing one fails")
+    func failedBatchRetriedAlone() async throws {
+        let harness = try await EngineHarness()
+        let recorder = Recorder(failing: EngineHarness.token(2))
+        let coalescer = RegistrationCoalescer(maximumWriters: 1, maximumBatch: 100) { appID, registrations in
+            try await recorder.write(harness, appID, registrations)
+        }
+        let answers = try await registerWhileBusy(
+            coalescer,
+            recorder,
+            harness,
+            first: registration(0),
+            others: [registration(1), registration(2), registration(3)]
+        )
+        #expect(recorder.statements.withLock { $0.count } == 5, "the first, the batch of 3, and each of them again")
+        #expect(try answers[1].get()?.token == EngineHarness.token(1))
+        #expect(throws: TestSetupError.self) { try answers[2].get() }
+        #expect(try answers[3].get()?.token == EngineHarness.token(3))
+        #expect(coalescer.queuedCount == 0)
+        await harness.close()
+    }
+}
