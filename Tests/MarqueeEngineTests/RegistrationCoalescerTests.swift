@@ -65,15 +65,28 @@ struct RegistrationCoalescerTests {
         do { return .success(try await work()) } catch { return .failure(error) }
     }
 
-    /// Registers `first` and waits until its statement is held open, then the others at once,
-    /// until all of them wait; then lets the first statement go. Each registration's answer, in order.
+    /// What a run of `registerWhileBusy` saw.
+    struct Run {
+        let harness: EngineHarness
+        /// Each registration's answer, `first`'s then the others' in their order.
+        let answers: [Result<PushToStartToken?, any Error>]
+        /// The statements the coalescer wrote, in order.
+        let statements: [[PushToStartRegistration]]
+    }
+
+    /// Over a fresh harness and a coalescer of one writer: registers `first` and waits until its
+    /// statement is held open, then the others at once, until all of them wait; then lets the first
+    /// statement go. A statement carrying the token `failing` fails whole.
     func registerWhileBusy(
-        _ coalescer: RegistrationCoalescer,
-        _ recorder: Recorder,
-        _ harness: EngineHarness,
         first: PushToStartRegistration,
-        others: [PushToStartRegistration]
-    ) async throws -> [Result<PushToStartToken?, any Error>] {
+        others: [PushToStartRegistration],
+        failing: String? = nil
+    ) async throws -> Run {
+        let harness = try await EngineHarness()
+        let recorder = Recorder(failing: failing)
+        let coalescer = RegistrationCoalescer(maximumWriters: 1, maximumBatch: 100) { appID, registrations in
+            try await recorder.write(harness, appID, registrations)
+        }
         let appID = harness.app.id
         async let firstAnswer = Self.answer { try await coalescer.register(appID: appID, first) }
         try await waitUntil("the first statement open") { recorder.statements.withLock { $0.count } == 1 }
@@ -89,79 +102,60 @@ struct RegistrationCoalescerTests {
             for await (index, answer) in group { answers[index] = answer }
             return answers.compactMap { $0 }
         }
-        return [await firstAnswer] + answers
+        #expect(coalescer.queuedCount == 0)
+        return Run(
+            harness: harness,
+            answers: [await firstAnswer] + answers,
+            statements: recorder.statements.withLock { $0 }
+        )
     }
 
     @Test("registrations arriving while the one writer is busy are written in one statement, each answered its own row")
     func busyWriterBatches() async throws {
-        let harness = try await EngineHarness()
-        let recorder = Recorder()
-        let coalescer = RegistrationCoalescer(maximumWriters: 1, maximumBatch: 100) { appID, registrations in
-            try await recorder.write(harness, appID, registrations)
-        }
-        let answers = try await registerWhileBusy(
-            coalescer,
-            recorder,
-            harness,
+        let run = try await registerWhileBusy(
             first: registration(0),
             others: (1...10).map { registration($0, device: "device-\($0)") }
         )
-        #expect(recorder.statements.withLock { $0.map(\.count) } == [1, 10])
-        for (number, answer) in answers.enumerated() {
+        #expect(run.statements.map(\.count) == [1, 10])
+        for (number, answer) in run.answers.enumerated() {
             let row = try #require(try answer.get())
             #expect(row.token == EngineHarness.token(number))
-            #expect(row == (try await harness.storedToken(EngineHarness.token(number))))
+            #expect(row == (try await run.harness.storedToken(EngineHarness.token(number))))
         }
-        await harness.close()
+        await run.harness.close()
     }
 
     @Test("one device's two registrations take two statements, and each answers the row its own wrote")
     func oneDeviceTwiceApart() async throws {
-        let harness = try await EngineHarness()
-        let recorder = Recorder()
-        let coalescer = RegistrationCoalescer(maximumWriters: 1, maximumBatch: 100) { appID, registrations in
-            try await recorder.write(harness, appID, registrations)
-        }
-        let answers = try await registerWhileBusy(
-            coalescer,
-            recorder,
-            harness,
+        let run = try await registerWhileBusy(
             first: registration(0),
             others: [registration(1, device: "phone"), registration(2), registration(3, device: "phone")]
         )
         // The three arrive in any order: whichever of the device's two is first shares the second
         // statement with token 2, the other waits for a third.
-        let statements = recorder.statements.withLock { $0.map { Set($0.map(\.token)) } }
+        let statements = run.statements.map { Set($0.map(\.token)) }
         #expect(statements.count == 3)
         #expect(statements.first == [EngineHarness.token(0)])
         #expect(!statements.contains { $0.isSuperset(of: [EngineHarness.token(1), EngineHarness.token(3)]) })
-        let rotatedFrom = try #require(try answers[1].get())
-        let rotatedTo = try #require(try answers[3].get())
+        let rotatedFrom = try #require(try run.answers[1].get())
+        let rotatedTo = try #require(try run.answers[3].get())
         #expect(rotatedFrom.token == EngineHarness.token(1))
         #expect(rotatedTo.token == EngineHarness.token(3))
         #expect(rotatedTo.rowID == rotatedFrom.rowID, "the device kept its row when its token rotated")
-        await harness.close()
+        await run.harness.close()
     }
 
     @Test("a statement that fails is written again one registration at a time: only the failing one fails")
     func failedBatchRetriedAlone() async throws {
-        let harness = try await EngineHarness()
-        let recorder = Recorder(failing: EngineHarness.token(2))
-        let coalescer = RegistrationCoalescer(maximumWriters: 1, maximumBatch: 100) { appID, registrations in
-            try await recorder.write(harness, appID, registrations)
-        }
-        let answers = try await registerWhileBusy(
-            coalescer,
-            recorder,
-            harness,
+        let run = try await registerWhileBusy(
             first: registration(0),
-            others: [registration(1), registration(2), registration(3)]
+            others: [registration(1), registration(2), registration(3)],
+            failing: EngineHarness.token(2)
         )
-        #expect(recorder.statements.withLock { $0.count } == 5, "the first, the batch of 3, and each of them again")
-        #expect(try answers[1].get()?.token == EngineHarness.token(1))
-        #expect(throws: TestSetupError.self) { try answers[2].get() }
-        #expect(try answers[3].get()?.token == EngineHarness.token(3))
-        #expect(coalescer.queuedCount == 0)
-        await harness.close()
+        #expect(run.statements.count == 5, "the first, the batch of 3, and each of them again")
+        #expect(try run.answers[1].get()?.token == EngineHarness.token(1))
+        #expect(throws: TestSetupError.self) { try run.answers[2].get() }
+        #expect(try run.answers[3].get()?.token == EngineHarness.token(3))
+        await run.harness.close()
     }
 }
