@@ -30,7 +30,7 @@ public struct URLSessionTransport: MarqueeTransport {
         for (name, value) in request.headers {
             urlRequest.setValue(value, forHTTPHeaderField: name)
         }
-        let (body, response) = try await session.data(for: urlRequest)
+        let (body, response) = try await session.cancellableData(for: urlRequest)
         guard let http = response as? HTTPURLResponse else {
             throw URLError(.badServerResponse)
         }

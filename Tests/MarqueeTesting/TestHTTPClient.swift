@@ -2,6 +2,7 @@ import Foundation
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import MarqueeKit
 #endif
 
 /// A plain HTTP/1.1 client for tests, over real sockets: what a producer's curl would send.
@@ -52,7 +53,7 @@ public struct TestHTTPClient: Sendable {
             request.setValue("application/json", forHTTPHeaderField: "Content-Type")
         }
         for (name, value) in headers { request.setValue(value, forHTTPHeaderField: name) }
-        let (data, response) = try await Self.session.data(for: request)
+        let (data, response) = try await Self.session.cancellableData(for: request)
         guard let http = response as? HTTPURLResponse else { throw TestSetupError("not an HTTP response") }
         var fields: [String: String] = [:]
         for (name, value) in http.allHeaderFields {

@@ -4,6 +4,7 @@ import MarqueeEmulator
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import MarqueeKit
 #endif
 
 /// An APNs emulator in another process (`marquee emulator`, the Compose file's), through its
@@ -48,7 +49,7 @@ struct RemoteEmulatorInspection: EmulatorInspection {
         let data: Data
         let response: URLResponse
         do {
-            (data, response) = try await URLSession.shared.data(for: request)
+            (data, response) = try await URLSession.shared.cancellableData(for: request)
         } catch {
             throw Problem(
                 .apnsUnavailable,

@@ -6,6 +6,7 @@ import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
+import MarqueeKit
 #endif
 
 /// Provider tokens made the way a provider makes them: ES256 over `header.claims`, the signature
@@ -202,7 +203,7 @@ extension EmulatorFixture {
             request.httpBody = Data(body.utf8)
             request.setValue("application/json", forHTTPHeaderField: "content-type")
         }
-        let (data, response) = try await URLSession.shared.data(for: request)
+        let (data, response) = try await URLSession.shared.cancellableData(for: request)
         return ((response as? HTTPURLResponse)?.statusCode ?? 0, data)
     }
 }
