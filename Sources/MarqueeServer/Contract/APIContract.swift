@@ -47,7 +47,10 @@ struct APIContract: Sendable {
         }
     }
 
-    var routes: [Route]
+    let routes: [Route]
+    /// The routes by how many segments their paths have: every request's path is matched against
+    /// those of its own length only.
+    let routesBySegmentCount: [Int: [Route]]
 
     /// The route a path names, with its path parameters' values (percent-decoded); nil when no
     /// path of the document has this shape. A literal segment wins over a parameter
@@ -55,13 +58,13 @@ struct APIContract: Sendable {
     func route(for path: String) -> (route: Route, values: [String: String?])? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false).dropFirst()
         var best: (route: Route, literals: Int)?
-        for route in routes where route.segments.count == parts.count {
+        for route in routesBySegmentCount[parts.count] ?? [] {
             var literals = 0
             var fits = true
             for (segment, part) in zip(route.segments, parts) {
                 switch segment {
                 case .literal(let text):
-                    if text != part { fits = false } else { literals += 1 }
+                    if text.utf8.elementsEqual(part.utf8) { literals += 1 } else { fits = false }
                 case .parameter:
                     if part.isEmpty { fits = false }
                 }
@@ -73,7 +76,7 @@ struct APIContract: Sendable {
         // The values of the one route that matched, decoded once (not for every route tried).
         var values: [String: String?] = [:]
         for case (.parameter(let name), let part) in zip(route.segments, parts) {
-            values[name] = String(part).removingPercentEncoding
+            values[name] = PercentDecoding.decoded(part)
         }
         return (route, values)
     }
@@ -129,6 +132,7 @@ extension APIContract {
             routes.append(Route(template: template, segments: segments, operations: operations))
         }
         self.routes = routes.sorted { $0.template < $1.template }
+        routesBySegmentCount = Dictionary(grouping: self.routes, by: \.segments.count)
     }
 }
 
