@@ -100,20 +100,6 @@ public struct PendingStart: Sendable, Hashable {
     }
 }
 
-/// A registration the late-join hook looks at: a token row by its natural key.
-public struct RegisteredTokenKey: Sendable, Hashable {
-    public var environment: APNSEnvironment
-    public var attributesType: String
-    /// Lower-case hex.
-    public var token: String
-
-    public init(environment: APNSEnvironment, attributesType: String, token: String) {
-        self.environment = environment
-        self.attributesType = attributesType
-        self.token = token
-    }
-}
-
 /// The queue of starts waiting to be sent (late joiners now), and what a late joiner gets.
 public protocol PendingStartStore: Sendable {
     /// Writes the event's offer in the environment (replacing the previous one).

@@ -24,7 +24,6 @@ final class RegistrationCoalescer: Sendable {
     }
 
     typealias Entry = RegistrationQueueStateMachine<CheckedContinuation<Turn, Never>>.Entry
-    typealias TokenKey = RegistrationQueueStateMachine<CheckedContinuation<Turn, Never>>.TokenKey
     /// The store's write of one statement's registrations, all of one app, with the rows written.
     typealias Write = @Sendable (AppID, [PushToStartRegistration]) async throws -> [PushToStartToken]
 
@@ -76,9 +75,9 @@ final class RegistrationCoalescer: Sendable {
         }
         passSlot()
         if others.isEmpty { return rows.first }
-        let byKey = Dictionary(rows.map { (TokenKey($0), $0) }, uniquingKeysWith: { _, last in last })
-        for entry in others { entry.waiter.resume(returning: .written(byKey[TokenKey(entry.registration)])) }
-        return byKey[TokenKey(registration)]
+        let byKey = Dictionary(rows.map { ($0.key, $0) }, uniquingKeysWith: { _, last in last })
+        for entry in others { entry.waiter.resume(returning: .written(byKey[entry.registration.tokenKey])) }
+        return byKey[registration.tokenKey]
     }
 
     /// Hands this writer's slot to the next batch's first owner, or frees it.
@@ -88,7 +87,7 @@ final class RegistrationCoalescer: Sendable {
 
     private static func row(of registration: PushToStartRegistration, in rows: [PushToStartToken]) -> PushToStartToken?
     {
-        let key = TokenKey(registration)
-        return rows.first { TokenKey($0) == key }
+        let key = registration.tokenKey
+        return rows.first { $0.key == key }
     }
 }

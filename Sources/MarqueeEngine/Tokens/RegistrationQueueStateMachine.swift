@@ -57,55 +57,24 @@ struct RegistrationQueueStateMachine<Waiter: Sendable> {
             return nil
         }
         var batch: [Entry] = []
-        var tokens: Set<TokenKey> = []
-        var devices: Set<DeviceKey> = []
+        var tokens: Set<RegisteredTokenKey> = []
+        var devices: Set<RegisteredDeviceKey> = []
         var left: [Entry] = []
         left.reserveCapacity(queued.count)
         for entry in queued {
-            guard batch.count < maximumBatch, entry.appID == first.appID,
-                !tokens.contains(TokenKey(entry.registration)),
-                entry.registration.deviceID.map({ !devices.contains(DeviceKey(entry.registration, $0)) }) ?? true
+            let token = entry.registration.tokenKey
+            let device = entry.registration.deviceKey
+            guard batch.count < maximumBatch, entry.appID == first.appID, !tokens.contains(token),
+                device.map({ !devices.contains($0) }) ?? true
             else {
                 left.append(entry)
                 continue
             }
-            tokens.insert(TokenKey(entry.registration))
-            if let deviceID = entry.registration.deviceID { devices.insert(DeviceKey(entry.registration, deviceID)) }
+            tokens.insert(token)
+            if let device { devices.insert(device) }
             batch.append(entry)
         }
         queued = left
         return batch
-    }
-
-    /// A token's identity in the store: the row a registration writes.
-    struct TokenKey: Hashable {
-        let environment: APNSEnvironment
-        let attributesType: String
-        let token: String
-
-        init(_ registration: PushToStartRegistration) {
-            self.environment = registration.environment
-            self.attributesType = registration.attributesType
-            self.token = registration.token
-        }
-
-        init(_ token: PushToStartToken) {
-            self.environment = token.environment
-            self.attributesType = token.attributesType
-            self.token = token.token
-        }
-    }
-
-    /// A device's identity in the store: the row a registration rotates.
-    struct DeviceKey: Hashable {
-        let environment: APNSEnvironment
-        let attributesType: String
-        let deviceID: String
-
-        init(_ registration: PushToStartRegistration, _ deviceID: String) {
-            self.environment = registration.environment
-            self.attributesType = registration.attributesType
-            self.deviceID = deviceID
-        }
     }
 }

@@ -83,9 +83,7 @@ extension SQLiteStore {
     ) async throws -> TokenRegistrationOutcome {
         let unique = ColumnCoding.deduplicated(registrations)
         guard !unique.isEmpty else { return TokenRegistrationOutcome(written: 0, lateJoinersQueued: 0) }
-        let keys = unique.map {
-            RegisteredTokenKey(environment: $0.environment, attributesType: $0.attributesType, token: $0.token)
-        }
+        let keys = unique.map(\.tokenKey)
         // One write transaction: the database has one writer, so there are no round trips to save,
         // only the unit to keep.
         return try await write { connection in

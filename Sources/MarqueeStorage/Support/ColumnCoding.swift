@@ -67,43 +67,13 @@ enum ColumnCoding {
     /// type under two tokens) keeps the device's last registration, the token it rotated to last
     /// (an earlier one would otherwise become a second row of the same device).
     static func deduplicated(_ registrations: [PushToStartRegistration]) -> [PushToStartRegistration] {
-        struct TokenKey: Hashable {
-            var environment: APNSEnvironment
-            var attributesType: String
-            var token: String
-        }
-        struct DeviceKey: Hashable {
-            var environment: APNSEnvironment
-            var attributesType: String
-            var deviceID: String
-        }
-        var tokens: Set<TokenKey> = []
-        var devices: Set<DeviceKey> = []
+        var tokens: Set<RegisteredTokenKey> = []
+        var devices: Set<RegisteredDeviceKey> = []
         var unique: [PushToStartRegistration] = []
         unique.reserveCapacity(registrations.count)
         for registration in registrations.reversed() {
-            guard
-                tokens.insert(
-                    TokenKey(
-                        environment: registration.environment,
-                        attributesType: registration.attributesType,
-                        token: registration.token
-                    )
-                )
-                .inserted
-            else { continue }
-            if let deviceID = registration.deviceID {
-                guard
-                    devices.insert(
-                        DeviceKey(
-                            environment: registration.environment,
-                            attributesType: registration.attributesType,
-                            deviceID: deviceID
-                        )
-                    )
-                    .inserted
-                else { continue }
-            }
+            guard tokens.insert(registration.tokenKey).inserted else { continue }
+            if let device = registration.deviceKey, !devices.insert(device).inserted { continue }
             unique.append(registration)
         }
         unique.reverse()
