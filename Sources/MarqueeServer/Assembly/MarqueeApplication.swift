@@ -9,8 +9,9 @@ import Prometheus
 /// The HTTP side of the service: the generated routes over the engine, behind request metrics,
 /// request IDs and problem documents, authentication, body limits, then the OpenAPI document's
 /// contract (methods, roles, parameters, nulls): a request is authenticated (and its route matched)
-/// on its headers, before any byte of its body is read; the channel-ID read is answered there
-/// (`ChannelReadMiddleware`). And the web console's files.
+/// on its headers, before any byte of its body is read; the channel-ID read and a device's token
+/// registration are answered there (`ChannelReadMiddleware`, `TokenRegistrationMiddleware`). And
+/// the web console's files.
 enum MarqueeApplication {
     static func router(
         engine: MarqueeEngine,
@@ -60,6 +61,8 @@ enum MarqueeApplication {
                 answers: RenderedChannelAnswers(capacity: configuration.engine.channelAnswerCacheSize)
             )
         )
+        // A device's own token registration, checked as above, without the generated route.
+        router.add(middleware: TokenRegistrationMiddleware(tokens: engine.tokens))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
         try OpenAPIDocumentRoute().register(on: router)
         ConsoleRoute.register(on: router)

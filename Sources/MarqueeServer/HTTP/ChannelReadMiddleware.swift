@@ -27,9 +27,7 @@ struct ChannelReadMiddleware<Context: RequestContext>: RouterMiddleware {
     ) async throws -> Response {
         guard request.method == .get, context.endpointPath == Self.template, Self.isPlain(request),
             let (key, environment) = Self.parameters(request.uri.path),
-            let scope = RequestScope.current, let apiKey = scope.apiKey, let appID = apiKey.appID,
-            apiKey.role.allows(.app),
-            let app = scope.app, app.id == appID
+            let app = RequestScope.current?.app(allowing: .app)
         else {
             return try await next(request, context)
         }
@@ -48,7 +46,7 @@ struct ChannelReadMiddleware<Context: RequestContext>: RouterMiddleware {
     /// one that takes JSON plainly (it refuses others, or parses lists), and an `If-None-Match`
     /// without `%` (it percent-decodes the value).
     static func isPlain(_ request: Request) -> Bool {
-        if let accept = request.headers[.accept], accept != "*/*", accept != "application/json" { return false }
+        guard request.acceptsJSONPlainly else { return false }
         if let tags = request.headers[.ifNoneMatch], tags.utf8.contains(UInt8(ascii: "%")) { return false }
         return true
     }
@@ -57,7 +55,7 @@ struct ChannelReadMiddleware<Context: RequestContext>: RouterMiddleware {
     static func parameters(_ path: String) -> (key: String, environment: APNSEnvironment)? {
         let parts = path.split(separator: "/", omittingEmptySubsequences: false)
         guard parts.count == 6, let environment = APNSEnvironment(rawValue: String(parts[5])),
-            let key = String(parts[3]).removingPercentEncoding
+            let key = PercentDecoding.decoded(parts[3])
         else { return nil }
         return (key, environment)
     }

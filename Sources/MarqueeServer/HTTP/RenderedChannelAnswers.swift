@@ -18,23 +18,14 @@ final class RenderedChannelAnswers: Sendable {
 
     func body(of view: EventChannelView) throws -> ByteBuffer {
         if let body = bodies.withLock({ $0[view.entityTag] }) { return body }
-        let body = ByteBuffer(bytes: try Self.encoder.encode(Components.Schemas.EventChannel(view)))
+        let body = ByteBuffer(
+            bytes: try JSONAnswerStyle.generatedRouteEncoder().encode(Components.Schemas.EventChannel(view))
+        )
         guard capacity > 0 else { return body }
         bodies.withLock { bodies in
             if bodies[view.entityTag] == nil, bodies.count >= capacity { bodies.remove(at: bodies.startIndex) }
             bodies[view.entityTag] = body
         }
         return body
-    }
-
-    /// As the generated route writes it: `JSONAnswerStyle`, dates as `RFC3339DateTranscoder`.
-    private static var encoder: JSONEncoder {
-        let encoder = JSONEncoder()
-        encoder.outputFormatting = JSONAnswerStyle.foundation
-        encoder.dateEncodingStrategy = .custom { date, encoder in
-            var container = encoder.singleValueContainer()
-            try container.encode(RFC3339.format(date))
-        }
-        return encoder
     }
 }

@@ -1,0 +1,64 @@
+import Foundation
+import HTTPTypes
+import Hummingbird
+import Logging
+import MarqueeAPI
+import MarqueeCore
+import MarqueeEngine
+import NIOCore
+
+/// Answers `PUT /v1/push-to-start-tokens/{token}`, the registration every device's app makes at
+/// kick-off, without the generated route: its body read from the JSON the contract check already
+/// parsed and checked, the registration through the engine (`TokenRegistry.register`, where
+/// single registrations share statements), the answer written as the generated route writes it.
+/// The generated route's own decoding and encoding cost more than the rest of the request.
+///
+/// It sits after authentication and the contract check (roles, the token's pattern, the body's
+/// types, enums and nulls), so it answers only what the operation would. Anything the generated
+/// route would read or answer otherwise goes on to `APIHandler.registerPushToStartToken`, which
+/// answers the same way with the generated types: a key that is not an app's own with the role,
+/// headers that are not plain JSON, a token with `%`, and a body with a key the schema does not
+/// list, without a required one, or with a value of another shape.
+struct TokenRegistrationMiddleware<Context: RequestContext>: RouterMiddleware {
+    let tokens: TokenRegistry
+
+    static var template: String { "/v1/push-to-start-tokens/{token}" }
+
+    func handle(
+        _ request: Request,
+        context: Context,
+        next: (Request, Context) async throws -> Response
+    ) async throws -> Response {
+        guard request.method == .put, context.endpointPath == Self.template,
+            request.hasPlainJSONBody, request.acceptsJSONPlainly,
+            let app = RequestScope.current?.app(allowing: .app),
+            let token = Self.token(inPath: request.uri.path)
+        else {
+            return try await next(request, context)
+        }
+        // Already collected, bounded and checked against the schema (BodyLimitMiddleware,
+        // ContractMiddleware): the buffer is at hand, the parse is of a hundred bytes.
+        var request = request
+        let body = try await request.collectBody(upTo: .max)
+        guard
+            let value = try? body.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }),
+            case .object(let object) = value,
+            let registration = PushToStartRegistration(requestBody: object, token: token)
+        else {
+            return try await next(request, context)
+        }
+        let registered = try await tokens.register(app: app, registration)
+        RequestScope.current?.logger.trace("token registered without the generated route")
+        let answer = try JSONAnswerStyle.generatedRouteEncoder().encode(Components.Schemas.PushToStartToken(registered))
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
+    }
+
+    /// The path's token, when it needs no percent-decoding (a token is hex).
+    static func token(inPath path: String) -> String? {
+        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
+        guard parts.count == 4, !parts[3].isEmpty, !parts[3].utf8.contains(UInt8(ascii: "%")) else { return nil }
+        return String(parts[3])
+    }
+}
