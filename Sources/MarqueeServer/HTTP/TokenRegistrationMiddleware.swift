@@ -49,7 +49,7 @@ struct TokenRegistrationMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let registered = try await tokens.register(app: app, registration)
         RequestScope.current?.logger.trace("token registered without the generated route")
-        let answer = try JSONAnswerStyle.generatedRouteEncoder().encode(Components.Schemas.PushToStartToken(registered))
+        let answer = try PushToStartTokenAnswer.json(registered)
         var headers = HTTPFields()
         headers[.contentType] = "application/json; charset=utf-8"
         return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
@@ -57,8 +57,10 @@ struct TokenRegistrationMiddleware<Context: RequestContext>: RouterMiddleware {
 
     /// The path's token, when it needs no percent-decoding (a token is hex).
     static func token(inPath path: String) -> String? {
-        let parts = path.split(separator: "/", omittingEmptySubsequences: false)
-        guard parts.count == 4, !parts[3].isEmpty, !parts[3].utf8.contains(UInt8(ascii: "%")) else { return nil }
-        return String(parts[3])
+        let prefix = "/v1/push-to-start-tokens/"
+        guard path.utf8.starts(with: prefix.utf8) else { return nil }
+        let token = path.utf8.dropFirst(prefix.utf8.count)
+        guard !token.isEmpty, !token.contains(UInt8(ascii: "/")), !token.contains(UInt8(ascii: "%")) else { return nil }
+        return String(Substring(token))
     }
 }
