@@ -78,7 +78,7 @@ public final class APNSClient: Sendable {
     public func send(_ push: APNSDevicePush) async throws(APNSError) -> APNSDeviceResult {
         let response = try await perform(.device(push), on: pushPools.next())
         return APNSDeviceResult(
-            apnsID: response.apnsID ?? push.apnsID?.uuidString.lowercased() ?? "",
+            apnsID: response.apnsID ?? push.apnsID?.lowercasedText ?? "",
             uniqueID: response.uniqueID
         )
     }
@@ -159,7 +159,7 @@ public final class APNSClient: Sendable {
     /// Publishes on a channel.
     public func broadcast(_ broadcast: APNSBroadcast) async throws(APNSError) -> APNSBroadcastResult {
         let response = try await perform(.broadcast(broadcast), on: pushPools.next())
-        guard let requestID = response.requestID ?? broadcast.requestID?.uuidString.lowercased() else {
+        guard let requestID = response.requestID ?? broadcast.requestID?.lowercasedText else {
             throw .invalidResponse("the broadcast answer has no apns-request-id")
         }
         return APNSBroadcastResult(requestID: requestID, uniqueID: response.uniqueID)

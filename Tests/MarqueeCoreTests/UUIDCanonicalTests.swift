@@ -39,4 +39,14 @@ struct UUIDCanonicalTests {
         #expect(UUID(canonical: text) == nil)
         #expect(UUID(uuidString: text) == nil)
     }
+
+    @Test("is written in lower case as uuidString.lowercased() writes it, and reads back")
+    func writesLowercase() {
+        for uuid in [UUID(), UUID(), UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))]
+            + (0..<100).map({ _ in UUID() })
+        {
+            #expect(uuid.lowercasedText == uuid.uuidString.lowercased())
+            #expect(UUID(canonical: uuid.lowercasedText) == uuid)
+        }
+    }
 }

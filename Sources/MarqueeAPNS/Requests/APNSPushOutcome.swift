@@ -1,4 +1,5 @@
 import Foundation
+import MarqueeCore
 
 /// What became of one push of a batch. The push itself is not carried back: the caller has it at
 /// `index`, and a copy per outcome would cost a fan-out retains and releases for nothing.
@@ -20,7 +21,7 @@ public struct APNSPushOutcome: Sendable {
         self.index = index
         self.result = result.map { response in
             APNSDeviceResult(
-                apnsID: response.apnsID ?? push.apnsID?.uuidString.lowercased() ?? "",
+                apnsID: response.apnsID ?? push.apnsID?.lowercasedText ?? "",
                 uniqueID: response.uniqueID
             )
         }

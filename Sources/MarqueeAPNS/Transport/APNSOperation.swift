@@ -66,7 +66,7 @@ enum APNSOperation: Sendable {
                 headers.add(name: "apns-collapse-id", value: collapseID)
             }
             if let apnsID = push.apnsID {
-                headers.add(name: "apns-id", value: apnsID.uuidString.lowercased(), indexing: .nonIndexable)
+                headers.add(name: "apns-id", value: apnsID.lowercasedText, indexing: .nonIndexable)
             }
             headers.add(name: "content-type", value: "application/json")
         case .broadcast(let broadcast):
@@ -80,7 +80,7 @@ enum APNSOperation: Sendable {
             headers.add(name: "apns-priority", value: broadcast.priority.headerValue)
             headers.add(name: "apns-expiration", value: broadcast.expirationHeaderValue(now: now))
             if let requestID = broadcast.requestID {
-                headers.add(name: "apns-request-id", value: requestID.uuidString.lowercased(), indexing: .nonIndexable)
+                headers.add(name: "apns-request-id", value: requestID.lowercasedText, indexing: .nonIndexable)
             }
             headers.add(name: "content-type", value: "application/json")
         case .manageChannels(let request):
@@ -94,7 +94,7 @@ enum APNSOperation: Sendable {
             }
             headers.add(
                 name: "apns-request-id",
-                value: request.requestID.uuidString.lowercased(),
+                value: request.requestID.lowercasedText,
                 indexing: .nonIndexable
             )
             if request.body != nil {

@@ -166,7 +166,7 @@ struct TokenImporter {
     /// One batch, retried with the same idempotency key while the server is unavailable.
     private func register(_ items: [Item]) async throws(MarqueeClientError) -> Int {
         let body = Components.Schemas.PushToStartTokenBatch(tokens: items)
-        let key = "mq-import-" + UUID().uuidString.lowercased()
+        let key = "mq-import-" + UUID().lowercasedText
         var attempt = 0
         while true {
             do {

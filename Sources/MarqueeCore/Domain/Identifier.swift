@@ -14,7 +14,7 @@ public struct Identifier<Entity>: Hashable, Sendable, Codable, CustomStringConve
         self.uuid = uuid
     }
 
-    public var description: String { uuid.uuidString.lowercased() }
+    public var description: String { uuid.lowercasedText }
 
     public init(from decoder: any Decoder) throws {
         uuid = try decoder.singleValueContainer().decode(UUID.self)

@@ -6,6 +6,6 @@ public enum JobSerialKey {
     /// the late-join pump, a resend of uncertain tokens), runs after the one before it has
     /// committed what it sent. Migration 0018 writes the same text for the parts it backfills.
     public static func start(of eventID: EventID) -> String {
-        "start:" + eventID.uuid.uuidString.lowercased()
+        "start:" + eventID.uuid.lowercasedText
     }
 }

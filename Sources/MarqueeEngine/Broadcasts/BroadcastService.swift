@@ -441,7 +441,7 @@ extension EnvironmentBroadcast {
     init(logged: BroadcastLogEntry, channel: BroadcastChannel, environment: APNSEnvironment) {
         let outcome: Outcome =
             logged.status == 200
-            ? .accepted(requestID: logged.apnsRequestID.uuidString.lowercased(), uniqueID: logged.apnsUniqueID)
+            ? .accepted(requestID: logged.apnsRequestID.lowercasedText, uniqueID: logged.apnsUniqueID)
             : .failed(
                 status: logged.status,
                 reason: logged.reason,

@@ -74,7 +74,7 @@ public struct ScheduledBroadcastResult: Sendable, Hashable, Codable {
         environment = result.environment
         status = .skipped
         channelID = result.channel?.apnsChannelID
-        apnsRequestID = result.requestID?.uuidString.lowercased()
+        apnsRequestID = result.requestID?.lowercasedText
         timestamp = result.timestamp
         apnsExpiration = result.expiration
         priority = result.decision?.priority.rawValue

@@ -275,7 +275,7 @@ extension Components.Schemas.BroadcastChannelResult {
 extension Components.Schemas.BroadcastLogItem {
     init(_ entry: BroadcastLogEntry) {
         self.init(
-            apnsRequestID: entry.apnsRequestID.uuidString.lowercased(),
+            apnsRequestID: entry.apnsRequestID.lowercasedText,
             apnsUniqueID: entry.apnsUniqueID,
             event: .init(entry.event),
             priority: entry.priority.rawValue,

@@ -85,7 +85,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func makeID() -> String {
-        UUID().uuidString.lowercased()
+        UUID().lowercasedText
     }
 }
 

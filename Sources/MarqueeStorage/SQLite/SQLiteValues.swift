@@ -6,7 +6,7 @@ import SQLiteNIO
 /// How domain values are bound on SQLite: UUIDs as lower-case text, times as integer microseconds
 /// since 1970 (PostgreSQL's precision), booleans as 0/1, bytes as blobs.
 extension SQLiteData {
-    static func uuid(_ uuid: UUID) -> SQLiteData { .text(uuid.uuidString.lowercased()) }
+    static func uuid(_ uuid: UUID) -> SQLiteData { .text(uuid.lowercasedText) }
     static func uuid(_ uuid: UUID?) -> SQLiteData { uuid.map { .uuid($0) } ?? .null }
     static func id<Entity>(_ id: Identifier<Entity>) -> SQLiteData { .uuid(id.uuid) }
     static func id<Entity>(_ id: Identifier<Entity>?) -> SQLiteData { .uuid(id?.uuid) }
