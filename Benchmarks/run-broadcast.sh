@@ -7,6 +7,8 @@
 # own share (API, PostgreSQL/SQLite, the APNs client) is the difference.
 #   Benchmarks/run-broadcast.sh [BROADCASTS=2000] [RUNS=3] [BACKENDS="postgres sqlite"]
 # Priority 5 (an update without alert, not important: no priority budget), one new event per run.
+# MARQUEE_BENCH_BUSY_CORES=N runs N `yes > /dev/null` beside the whole run (issue 35 asks for one), so
+# the figures hold with a core taken.
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
@@ -15,4 +17,8 @@ command -v h2load >/dev/null || { apt-get update -qq && DEBIAN_FRONTEND=noninter
 (cd "$ROOT" && swift build -c release --product marquee >&2)
 BIN="$(cd "$ROOT" && swift build -c release --show-bin-path)/marquee"
 export BIN ROOT HERE BROADCASTS RUNS BACKENDS
+BUSY=()
+for _ in $(seq "${MARQUEE_BENCH_BUSY_CORES:-0}"); do yes > /dev/null & BUSY+=($!); done
+trap '[ ${#BUSY[@]} -eq 0 ] || kill "${BUSY[@]}" 2>/dev/null' EXIT
+[ ${#BUSY[@]} -eq 0 ] || echo "beside: ${#BUSY[@]} x yes > /dev/null"
 "$ROOT/scripts/with-postgres" bash "$HERE/broadcast/inner.sh"
