@@ -41,14 +41,7 @@ struct TokenRegistrationFastPathTests {
             let app = try await server.makeApp()
             for (index, body) in Self.bodies.enumerated() {
                 let path = "/v1/push-to-start-tokens/\(String(repeating: "0", count: 63))\(index + 1)"
-                let generated = try await server.client.send(
-                    "PUT",
-                    path,
-                    key: app.appKey,
-                    json: body,
-                    headers: Self.generatedRouteOnly
-                )
-                let fast = try await server.client.send("PUT", path, key: app.appKey, json: body)
+                let (generated, fast) = try await Self.putBothWays(path, body, key: app.appKey, on: server)
                 #expect(generated.status == 200, "\(generated.text)")
                 #expect(fast.status == 200, "\(fast.text)")
                 #expect(fast.text == generated.text)
@@ -72,14 +65,7 @@ struct TokenRegistrationFastPathTests {
             ]
             for body in refused {
                 let path = "/v1/push-to-start-tokens/\(Self.token)"
-                let generated = try await server.client.send(
-                    "PUT",
-                    path,
-                    key: app.appKey,
-                    json: body,
-                    headers: Self.generatedRouteOnly
-                )
-                let plain = try await server.client.send("PUT", path, key: app.appKey, json: body)
+                let (generated, plain) = try await Self.putBothWays(path, body, key: app.appKey, on: server)
                 #expect((400..<500).contains(plain.status), "\(plain.text)")
                 #expect(plain.status == generated.status)
                 #expect(plain.json["type"] as? String == generated.json["type"] as? String)
@@ -136,6 +122,18 @@ struct TokenRegistrationFastPathTests {
         #expect(Middleware.token(inPath: "/v1/push-to-start-tokens/AB%43D") == nil)
         #expect(Middleware.token(inPath: "/v1/push-to-start-tokens/") == nil)
         #expect(Middleware.token(inPath: "/v1/push-to-start-tokens/ab/cd") == nil)
+    }
+
+    /// The same PUT through the generated route, then as a plain request.
+    static func putBothWays(
+        _ path: String,
+        _ body: [String: Any],
+        key: String,
+        on server: TestServer
+    ) async throws -> (generated: TestHTTPClient.Response, plain: TestHTTPClient.Response) {
+        let generated = try await server.client.send("PUT", path, key: key, json: body, headers: generatedRouteOnly)
+        let plain = try await server.client.send("PUT", path, key: key, json: body)
+        return (generated, plain)
     }
 
     static func object(_ body: [String: Any]) throws -> JSONObject? {
