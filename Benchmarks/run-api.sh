@@ -2,7 +2,8 @@
 # Push-to-start token registration through the REST API on PostgreSQL: a release `marquee serve`
 # on a throwaway PostgreSQL 15 (scripts/with-postgres), driven by wrk from another process on
 # loopback. Batches of 1,000 new tokens (tokens/s), then single-token PUTs (requests/s, p50/p99).
-#   run-api.sh [DURATION=20s] [CONNECTIONS=16] [RUNS=3]     (MARQUEE_BENCH_ANALYZE=1: ANALYZE before the singles)
+#   run-api.sh [DURATION=20s] [CONNECTIONS=16] [RUNS=3]     (MARQUEE_BENCH_ANALYZE=1: ANALYZE before the singles;
+#   SINGLE_CONTENT_TYPE="application/json;charset=UTF-8": the singles through the generated route)
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)

@@ -8,7 +8,11 @@ function init(args)
   counter = 0
   wrk.method = "PUT"
   wrk.headers["Authorization"] = "Bearer " .. os.getenv("APP_KEY")
-  wrk.headers["Content-Type"] = "application/json"
+  -- SINGLE_CONTENT_TYPE="application/json;charset=UTF-8" sends them through the generated route
+  -- (TokenRegistrationMiddleware leaves that form to it): the same server, without its fast path.
+  local contentType = os.getenv("SINGLE_CONTENT_TYPE")
+  if contentType == nil or contentType == "" then contentType = "application/json" end
+  wrk.headers["Content-Type"] = contentType
   wrk.body = '{"environment":"sandbox","attributesType":"MatchAttributes","iosVersion":"18.2"}'
 end
 function request()
