@@ -1,8 +1,8 @@
 import Foundation
+import MarqueeKit
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import MarqueeKit
 #endif
 
 /// A plain HTTP/1.1 client for tests, over real sockets: what a producer's curl would send.

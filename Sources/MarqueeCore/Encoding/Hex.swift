@@ -1,6 +1,7 @@
 /// Lower-case hexadecimal, the form of device tokens, checksums and key prefixes.
 public enum Hex {
-    private static let digits = Array("0123456789abcdef".utf8)
+    /// The lower-case digits by value (`UUID.lowercasedText` writes with them too).
+    static let digits = Array("0123456789abcdef".utf8)
 
     /// The bytes as lower-case hex.
     public static func encode(_ bytes: some Sequence<UInt8>) -> String {

@@ -5,7 +5,7 @@ extension UUID {
     /// every request ID and every push's `apns-id` is one, and Foundation's formatting and then
     /// lower-casing cost a string each.
     public var lowercasedText: String {
-        let digits = Array("0123456789abcdef".utf8)
+        let digits = Hex.digits
         return withUnsafeBytes(of: uuid) { bytes in
             String(unsafeUninitializedCapacity: 36) { text in
                 var index = 0

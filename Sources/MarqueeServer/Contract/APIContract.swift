@@ -47,9 +47,8 @@ struct APIContract: Sendable {
         }
     }
 
-    let routes: [Route]
-    /// The routes by how many segments their paths have: every request's path is matched against
-    /// those of its own length only.
+    /// The document's routes by how many segments their paths have, each list in template order:
+    /// every request's path is matched against those of its own length only.
     let routesBySegmentCount: [Int: [Route]]
 
     /// The route a path names, with its path parameters' values (percent-decoded); nil when no
@@ -131,8 +130,7 @@ extension APIContract {
             }
             routes.append(Route(template: template, segments: segments, operations: operations))
         }
-        self.routes = routes.sorted { $0.template < $1.template }
-        routesBySegmentCount = Dictionary(grouping: self.routes, by: \.segments.count)
+        routesBySegmentCount = Dictionary(grouping: routes.sorted { $0.template < $1.template }, by: \.segments.count)
     }
 }
 

@@ -1,10 +1,10 @@
 import Foundation
 import MarqueeCore
 import MarqueeEmulator
+import MarqueeKit
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import MarqueeKit
 #endif
 
 /// An APNs emulator in another process (`marquee emulator`, the Compose file's), through its

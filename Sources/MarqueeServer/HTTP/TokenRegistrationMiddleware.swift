@@ -8,8 +8,8 @@ import MarqueeEngine
 import NIOCore
 
 /// Answers `PUT /v1/push-to-start-tokens/{token}`, the registration every device's app makes at
-/// kick-off, without the generated route: its body read from the JSON the contract check already
-/// parsed and checked, the registration through the engine (`TokenRegistry.register`, where
+/// kick-off, without the generated route: its body parsed (again: the contract check parsed and
+/// checked it, and keeps nothing) and read as the generated type reads it, the registration through the engine (`TokenRegistry.register`, where
 /// single registrations share statements), the answer written as the generated route writes it.
 /// The generated route's own decoding and encoding cost more than the rest of the request.
 ///

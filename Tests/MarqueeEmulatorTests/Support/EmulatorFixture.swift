@@ -2,11 +2,11 @@ import Crypto
 import Foundation
 import MarqueeCore
 import MarqueeEmulator
+import MarqueeKit
 import Synchronization
 
 #if canImport(FoundationNetworking)
 import FoundationNetworking
-import MarqueeKit
 #endif
 
 /// Provider tokens made the way a provider makes them: ES256 over `header.claims`, the signature
