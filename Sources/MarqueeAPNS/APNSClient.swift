@@ -171,7 +171,7 @@ public final class APNSClient: Sendable {
     public func createChannel(
         bundleID: String,
         storagePolicy: MessageStoragePolicy,
-        requestID: UUID = UUID()
+        requestID: UUID = UUID.random()
     ) async throws(APNSError) -> APNSChannelCreated {
         let body: JSONObject = [
             "message-storage-policy": .integer(Int64(storagePolicy.rawValue)),
@@ -193,7 +193,7 @@ public final class APNSClient: Sendable {
     public func readChannel(
         bundleID: String,
         channelID: String,
-        requestID: UUID = UUID()
+        requestID: UUID = UUID.random()
     ) async throws(APNSError) -> APNSChannelConfiguration {
         let response = try await manageChannels(
             .get,
@@ -217,7 +217,7 @@ public final class APNSClient: Sendable {
     }
 
     /// Lists the IDs of every channel of the app in this environment.
-    public func listChannels(bundleID: String, requestID: UUID = UUID()) async throws(APNSError) -> [String] {
+    public func listChannels(bundleID: String, requestID: UUID = UUID.random()) async throws(APNSError) -> [String] {
         let response = try await manageChannels(.get, path: "/1/apps/\(bundleID)/all-channels", requestID: requestID)
         struct Body: Decodable { var channels: [String] }
         return try Self.decode(Body.self, from: response).channels
@@ -235,7 +235,7 @@ public final class APNSClient: Sendable {
     public func deleteChannel(
         bundleID: String,
         channelID: String,
-        requestID: UUID = UUID()
+        requestID: UUID = UUID.random()
     ) async throws(APNSError) -> APNSChannelDeletion {
         do throws(APNSError) {
             let response = try await manageChannels(

@@ -28,6 +28,31 @@ import Testing
         try await waitUntilCancelled(lostCall)
     }
 
+    @Test func callsThatAnswerLeaveNoDeadlineWatched() async throws {
+        let deadline = PostgresCallDeadline(limit: .seconds(300))
+        try await withThrowingTaskGroup(of: Int.self) { group in
+            for value in 0..<200 { group.addTask { try await deadline.run { value } } }
+            let sum = try await group.reduce(0, +)
+            #expect(sum == (0..<200).reduce(0, +))
+        }
+        #expect(deadline.callsWatched == 0)
+    }
+
+    @Test func lostCallsStartedAtDifferentTimesEachReachTheirDeadline() async throws {
+        // One timer watches every call: after the first lost call's deadline it is armed again for
+        // the second's, which started later.
+        let deadline = PostgresCallDeadline(limit: .milliseconds(50))
+        let first = LostCall()
+        let second = LostCall()
+        let firstCaller = Task { try await deadline.run { await first.waitForever() } }
+        try await first.started()
+        let secondCaller = Task { try await deadline.run { await second.waitForever() } }
+        await #expect(throws: StoreCallTimedOut(limit: .milliseconds(50))) { try await firstCaller.value }
+        await #expect(throws: StoreCallTimedOut(limit: .milliseconds(50))) { try await secondCaller.value }
+        try await waitUntilCancelled(second)
+        #expect(deadline.callsWatched == 0)
+    }
+
     @Test func cancellingTheCallerCancelsTheCall() async throws {
         let deadline = PostgresCallDeadline(limit: .seconds(300))
         let call = LostCall()

@@ -59,7 +59,7 @@ public struct BroadcastChannel: Sendable, Hashable {
         apnsChannelID: String? = nil,
         storagePolicy: MessageStoragePolicy,
         state: ChannelState,
-        createRequestID: UUID = UUID(),
+        createRequestID: UUID = UUID.random(),
         lastBroadcastTimestamp: Int64? = nil,
         createdAt: Date,
         updatedAt: Date? = nil

@@ -86,7 +86,7 @@ public struct DeliveryBatch: Sendable, Hashable {
         invalidations: [Int64: TokenInvalidation] = [:],
         progress: JobProgress,
         checkpoint: String?,
-        commitID: UUID = UUID()
+        commitID: UUID = UUID.random()
     ) {
         self.appID = appID
         self.jobID = jobID

@@ -4,7 +4,7 @@ import Foundation
 public struct Identifier<Entity>: Hashable, Sendable, Codable, CustomStringConvertible {
     public let uuid: UUID
 
-    public init(_ uuid: UUID = UUID()) {
+    public init(_ uuid: UUID = UUID.random()) {
         self.uuid = uuid
     }
 

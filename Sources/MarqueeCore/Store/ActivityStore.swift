@@ -164,7 +164,7 @@ public struct ActivityUpdateBatch: Sendable, Hashable {
         priorityWindowsEndedAt: Date = .distantPast,
         progress: JobProgress,
         checkpoint: String?,
-        commitID: UUID = UUID()
+        commitID: UUID = UUID.random()
     ) {
         self.appID = appID
         self.jobID = jobID

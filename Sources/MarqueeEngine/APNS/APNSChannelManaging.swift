@@ -37,20 +37,20 @@ extension APNSChannelManaging {
         bundleID: String,
         storagePolicy: MessageStoragePolicy
     ) async throws(APNSError) -> APNSChannelCreated {
-        try await createChannel(bundleID: bundleID, storagePolicy: storagePolicy, requestID: UUID())
+        try await createChannel(bundleID: bundleID, storagePolicy: storagePolicy, requestID: UUID.random())
     }
 
     public func readChannel(bundleID: String, channelID: String) async throws(APNSError) -> APNSChannelConfiguration {
-        try await readChannel(bundleID: bundleID, channelID: channelID, requestID: UUID())
+        try await readChannel(bundleID: bundleID, channelID: channelID, requestID: UUID.random())
     }
 
     public func listChannels(bundleID: String) async throws(APNSError) -> [String] {
-        try await listChannels(bundleID: bundleID, requestID: UUID())
+        try await listChannels(bundleID: bundleID, requestID: UUID.random())
     }
 
     @discardableResult
     public func deleteChannel(bundleID: String, channelID: String) async throws(APNSError) -> APNSChannelDeletion {
-        try await deleteChannel(bundleID: bundleID, channelID: channelID, requestID: UUID())
+        try await deleteChannel(bundleID: bundleID, channelID: channelID, requestID: UUID.random())
     }
 }
 

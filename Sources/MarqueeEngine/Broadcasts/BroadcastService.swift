@@ -281,7 +281,7 @@ public struct BroadcastService: Sendable {
             staleDate: draft.staleDate,
             dismissalDate: draft.dismissalDate
         )
-        let requestID = UUID()
+        let requestID = UUID.random()
         var result = EnvironmentBroadcast(
             environment: environment,
             channel: channel,

@@ -74,7 +74,7 @@ public struct ChannelLifecycle: Sendable {
                 eventID: event.id,
                 environment: environment,
                 storagePolicy: event.storagePolicy,
-                requestID: UUID(),
+                requestID: UUID.random(),
                 at: clock.now
             )
             guard case .reserved(let row) = reservation else { continue }

@@ -33,7 +33,7 @@ extension FanOutRunner {
         let started = clock.now
         // One ID for every try: a try that was applied although its answer was lost makes the
         // next one change nothing (its progress would otherwise count twice).
-        let commitID = UUID()
+        let commitID = UUID.random()
         var failures = 0
         while true {
             do {

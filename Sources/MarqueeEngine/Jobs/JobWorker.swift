@@ -43,7 +43,7 @@ public struct JobWorker: Service {
         self.wakeup = wakeup
         self.clock = clock
         self.logger = logger
-        owner = "\(ProcessInfo.processInfo.hostName)/\(UUID().uuidString.prefix(8).lowercased())"
+        owner = "\(ProcessInfo.processInfo.hostName)/\(UUID.random().uuidString.prefix(8).lowercased())"
     }
 
     public func run() async throws {
@@ -122,7 +122,7 @@ public struct JobWorker: Service {
 
     /// The owner of one lease: this worker's name and a token for that lease alone.
     private func leaseOwner() -> String {
-        "\(owner)/\(UUID().uuidString.prefix(8).lowercased())"
+        "\(owner)/\(UUID.random().uuidString.prefix(8).lowercased())"
     }
 
     private func runJob(_ job: Job, lease: String, stop: RunStop, running: RunningJobs) async {

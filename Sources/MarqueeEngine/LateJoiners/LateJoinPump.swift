@@ -16,7 +16,7 @@ public struct LateJoinPump: Service {
     let wakeup: JobWakeup
     let clock: any WallClock
     let logger: Logger
-    let owner = "\(ProcessInfo.processInfo.hostName)/late-join/\(UUID().uuidString.prefix(8).lowercased())"
+    let owner = "\(ProcessInfo.processInfo.hostName)/late-join/\(UUID.random().uuidString.prefix(8).lowercased())"
 
     public func run() async throws {
         await wakeup.runUntilStopped { stop in
@@ -42,7 +42,7 @@ public struct LateJoinPump: Service {
             }
             let allowance = min(rate.allowance(now: now), configuration.batchSize)
             guard allowance > 0 else { return max(rate.wait(now: now), .milliseconds(1)) }
-            let claimOwner = "\(owner)/\(UUID().uuidString.prefix(8).lowercased())"
+            let claimOwner = "\(owner)/\(UUID.random().uuidString.prefix(8).lowercased())"
             let claims = try await store.claimPendingStarts(
                 owner: claimOwner,
                 now: now,

@@ -85,7 +85,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     }
 
     static func makeID() -> String {
-        UUID().lowercasedText
+        UUID.random().lowercasedText
     }
 }
 

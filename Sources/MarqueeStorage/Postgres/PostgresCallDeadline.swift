@@ -17,19 +17,23 @@ import Synchronization
 /// call's answer, or the deadline, which answers the caller with `StoreCallTimedOut` and cancels the
 /// call. A lost call is left to end on its own if it ever does; its connection has already left the
 /// pool (the pool counts a closed connection out even while it is leased), so nothing else waits on
-/// it. The deadline is an event-loop timer, cancelled when the call answers: a cancelled `Task.sleep`
-/// would hold its memory until its deadline, at thousands of calls a second.
+/// it. The deadlines are watched by one event-loop timer for all calls (`CallDeadlineWatch`), not a
+/// timer each: arming and cancelling one per call woke the event loop twice per query.
 struct PostgresCallDeadline: Sendable {
     let limit: Duration
-    let eventLoop: any EventLoop
+    private let watch: CallDeadlineWatch
 
     init(limit: Duration, eventLoop: any EventLoop = MultiThreadedEventLoopGroup.singleton.any()) {
         self.limit = limit
-        self.eventLoop = eventLoop
+        watch = CallDeadlineWatch(limit: .nanoseconds(limit.wholeNanoseconds), eventLoop: eventLoop)
     }
 
+    /// The calls whose deadline is watched now: those in flight.
+    var callsWatched: Int { watch.count }
+
     func run<Result: Sendable>(_ operation: @escaping @Sendable () async throws -> Result) async throws -> Result {
-        let race = CallRace<Result>()
+        let race = CallRace<Result>(watch: watch)
+        let limit = limit
         return try await withTaskCancellationHandler {
             try await withCheckedThrowingContinuation { continuation in
                 race.begin(continuation)
@@ -40,10 +44,10 @@ struct PostgresCallDeadline: Sendable {
                         race.finish(.failure(error))
                     }
                 }
-                let timer = eventLoop.scheduleTask(in: .nanoseconds(limit.wholeNanoseconds)) {
+                let ticket = watch.watch {
                     if race.finish(.failure(StoreCallTimedOut(limit: limit))) { call.cancel() }
                 }
-                race.started(call: call, timer: timer)
+                race.started(call: call, ticket: ticket)
             }
         } onCancel: {
             race.cancel()
@@ -57,40 +61,46 @@ private final class CallRace<Result: Sendable>: Sendable {
     private struct State {
         var continuation: CheckedContinuation<Result, any Error>?
         var call: Task<Void, Never>?
-        var timer: Scheduled<Void>?
+        var ticket: CallDeadlineWatch.Ticket?
         var answered = false
         var cancelled = false
     }
 
     private let state = Mutex(State())
+    private let watch: CallDeadlineWatch
+
+    init(watch: CallDeadlineWatch) {
+        self.watch = watch
+    }
 
     func begin(_ continuation: CheckedContinuation<Result, any Error>) {
         state.withLock { $0.continuation = continuation }
     }
 
-    /// Keeps the call and its timer, and cancels the call at once if the caller was cancelled first.
-    func started(call: Task<Void, Never>, timer: Scheduled<Void>) {
-        let (cancelCall, cancelTimer) = state.withLock { state -> (Bool, Bool) in
+    /// Keeps the call and its deadline's ticket, cancels the call at once if the caller was
+    /// cancelled first, and stops watching the deadline if the call has answered already.
+    func started(call: Task<Void, Never>, ticket: CallDeadlineWatch.Ticket) {
+        let (cancelCall, forget) = state.withLock { state -> (Bool, Bool) in
             state.call = call
-            state.timer = timer
+            state.ticket = ticket
             return (state.cancelled, state.answered)
         }
         if cancelCall { call.cancel() }
-        if cancelTimer { timer.cancel() }
+        if forget { watch.forget(ticket) }
     }
 
     /// Answers the caller, if nobody has; returns whether this did.
     @discardableResult
     func finish(_ result: Swift.Result<Result, any Error>) -> Bool {
-        let (continuation, timer) = state.withLock {
-            state -> (CheckedContinuation<Result, any Error>?, Scheduled<Void>?) in
+        let (continuation, ticket) = state.withLock {
+            state -> (CheckedContinuation<Result, any Error>?, CallDeadlineWatch.Ticket?) in
             guard !state.answered else { return (nil, nil) }
             state.answered = true
             defer { state.continuation = nil }
-            return (state.continuation, state.timer)
+            return (state.continuation, state.ticket)
         }
         guard let continuation else { return false }
-        timer?.cancel()
+        if let ticket { watch.forget(ticket) }
         continuation.resume(with: result)
         return true
     }

@@ -19,7 +19,7 @@ extension PostgresStore {
                 """
                 INSERT INTO channels (id, app_id, event_id, environment, storage_policy, state, create_request_id,
                                       created_at, updated_at)
-                SELECT \(UUID()), e.app_id, e.id, \(environment.rawValue), \(storagePolicy.rawValue), 'creating',
+                SELECT \(UUID.random()), e.app_id, e.id, \(environment.rawValue), \(storagePolicy.rawValue), 'creating',
                        \(requestID), \(at), \(at)
                 FROM events e WHERE e.app_id = \(appID.uuid) AND e.id = \(eventID.uuid)
                 ON CONFLICT (event_id, environment) WHERE state IN ('creating', 'active', 'deleting') DO NOTHING
@@ -125,9 +125,9 @@ extension PostgresStore {
             """
             INSERT INTO channels (id, app_id, event_id, environment, apns_channel_id, storage_policy, state,
                                   create_request_id, created_at, updated_at)
-            SELECT \(UUID()), a.id, NULL, \(environment.rawValue), \(apnsChannelID), \(storagePolicy.rawValue), \
+            SELECT \(UUID.random()), a.id, NULL, \(environment.rawValue), \(apnsChannelID), \(storagePolicy.rawValue), \
             'orphaned',
-                   \(UUID()), \(at), \(at)
+                   \(UUID.random()), \(at), \(at)
             FROM apps a WHERE a.id = \(appID.uuid)
             ON CONFLICT (app_id, environment, apns_channel_id) WHERE apns_channel_id IS NOT NULL DO NOTHING
             RETURNING \(unescaped: RowMapping.channelColumns)
@@ -253,7 +253,7 @@ extension PostgresStore {
             WHERE c.app_id = \(appID.uuid) AND c.environment = ANY(\(environments.map(\.rawValue)))
               AND c.state = ANY(\(states.map(\.rawValue)))
               AND (\(after == nil) OR (c.created_at, c.id) > (\(exactTime: after?.createdAt), \
-            \(after?.id.uuid ?? UUID())::uuid))
+            \(after?.id.uuid ?? UUID.random())::uuid))
             ORDER BY c.created_at, c.id
             LIMIT \(max(1, limit))
             """

@@ -172,7 +172,7 @@ extension PostgresStore {
             WHERE app_id = \(appID.uuid) AND parent_id IS NULL
               AND (\(kindNames == nil) OR kind = ANY(\(kindNames ?? [])))
               AND (\(before == nil) OR (created_at, id) < (\(exactTime: before?.createdAt), \
-            \(before?.id.uuid ?? UUID())::uuid))
+            \(before?.id.uuid ?? UUID.random())::uuid))
             ORDER BY created_at DESC, id DESC
             LIMIT \(max(1, limit))
             """

@@ -72,7 +72,7 @@ extension PostgresStore {
             """
             SELECT \(unescaped: RowMapping.scheduleColumns) FROM schedules
             WHERE app_id = \(appID.uuid) AND event_id = \(eventID.uuid)
-              AND (\(after == nil) OR (due_at, id) > (\(exactTime: after?.dueAt), \(after?.id.uuid ?? UUID())::uuid))
+              AND (\(after == nil) OR (due_at, id) > (\(exactTime: after?.dueAt), \(after?.id.uuid ?? UUID.random())::uuid))
             ORDER BY due_at, id
             LIMIT \(max(1, limit))
             """

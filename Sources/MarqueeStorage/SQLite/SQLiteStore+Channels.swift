@@ -21,7 +21,7 @@ extension SQLiteStore {
                 RETURNING \(RowMapping.channelColumns)
                 """,
                 [
-                    .uuid(UUID()), .text(environment.rawValue), .int(storagePolicy.rawValue), .uuid(requestID),
+                    .uuid(UUID.random()), .text(environment.rawValue), .int(storagePolicy.rawValue), .uuid(requestID),
                     .date(at),
                     .date(at), .id(appID), .id(eventID),
                 ]
@@ -119,8 +119,8 @@ extension SQLiteStore {
                 RETURNING \(RowMapping.channelColumns)
                 """,
                 [
-                    .uuid(UUID()), .text(environment.rawValue), .text(apnsChannelID), .int(storagePolicy.rawValue),
-                    .uuid(UUID()), .date(at), .date(at), .id(appID),
+                    .uuid(UUID.random()), .text(environment.rawValue), .text(apnsChannelID), .int(storagePolicy.rawValue),
+                    .uuid(UUID.random()), .date(at), .date(at), .id(appID),
                 ]
             )
             if let row = inserted.first { return try RowMapping.channel(SQLiteColumns(row, entity: "channel")) }
