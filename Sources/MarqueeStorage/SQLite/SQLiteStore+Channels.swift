@@ -119,7 +119,8 @@ extension SQLiteStore {
                 RETURNING \(RowMapping.channelColumns)
                 """,
                 [
-                    .uuid(UUID.random()), .text(environment.rawValue), .text(apnsChannelID), .int(storagePolicy.rawValue),
+                    .uuid(UUID.random()), .text(environment.rawValue), .text(apnsChannelID),
+                    .int(storagePolicy.rawValue),
                     .uuid(UUID.random()), .date(at), .date(at), .id(appID),
                 ]
             )
