@@ -5,7 +5,9 @@ import PostgresNIO
 extension PostgresStore {
     @discardableResult
     public func appendBroadcastLog(_ entry: BroadcastLogEntry) async throws -> Int64 {
-        let inserted = try await rows(Self.insert(entry, onConflictDoNothing: false))
+        let inserted = try await rows(
+            PreparedQuery<BroadcastLogAppendShape>(Self.insert(entry, onConflictDoNothing: false))
+        )
         guard let row = inserted.first else {
             throw StoreError.notFound(entity: "channel", id: entry.channelID.description)
         }
@@ -35,17 +37,19 @@ extension PostgresStore {
     }
 
     /// Inserts the entry if its channel is the app's (no row returned otherwise, nor on a
-    /// scheduled entry's conflict when asked).
-    private static func insert(_ entry: BroadcastLogEntry, onConflictDoNothing: Bool) -> PostgresQuery {
+    /// scheduled entry's conflict when asked). Without the conflict clause it is prepared
+    /// (`BroadcastLogAppendShape`): every parameter is cast to the type it is bound as.
+    static func insert(_ entry: BroadcastLogEntry, onConflictDoNothing: Bool) -> PostgresQuery {
         var query: PostgresQuery = """
             INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, apns_unique_id, priority, aps_timestamp,
                                        status, reason, latency_us, sent_at, event, downgraded, content_state, alert, \
             schedule_id)
-            SELECT c.app_id, c.id, \(entry.apnsRequestID), \(entry.apnsUniqueID), \(entry.priority.rawValue),
-                   \(entry.timestamp), \(entry.status), \(entry.reason?.reasonString), \(entry.latencyMicroseconds),
-                   \(entry.sentAt), \(entry.event.rawValue), \(entry.downgraded),
-                   \(entry.contentState.map { ColumnCoding.json(.object($0)) })::json,
-                   \(entry.alert.map { ColumnCoding.json(.object($0)) })::json, \(entry.scheduleID?.uuid)
+            SELECT c.app_id, c.id, \(entry.apnsRequestID)::uuid, \(entry.apnsUniqueID)::text,
+                   \(entry.priority.rawValue)::bigint, \(entry.timestamp)::bigint, \(entry.status)::bigint,
+                   \(entry.reason?.reasonString)::text, \(entry.latencyMicroseconds)::bigint,
+                   \(entry.sentAt)::timestamptz, \(entry.event.rawValue)::text, \(entry.downgraded)::boolean,
+                   \(entry.contentState.map { ColumnCoding.json(.object($0)) })::text::json,
+                   \(entry.alert.map { ColumnCoding.json(.object($0)) })::text::json, \(entry.scheduleID?.uuid)::uuid
             FROM channels c WHERE c.app_id = \(entry.appID.uuid) AND c.id = \(entry.channelID.uuid)
             """
         if onConflictDoNothing {

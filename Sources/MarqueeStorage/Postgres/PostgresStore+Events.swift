@@ -59,33 +59,52 @@ extension PostgresStore {
         now: Int64,
         budgetSince: Date
     ) async throws -> BroadcastTarget? {
-        // One statement, one round trip before the send: the event as broadcastTarget reads it,
-        // the timestamps taken on its active channels as takeBroadcastTimestamp takes them (the
-        // row lock orders concurrent broadcasts) and each channel's budget use as broadcastCount
-        // counts it (the partial index broadcast_log_budget). An event that is neither scheduled
-        // nor live gets no timestamp: the broadcast is refused.
         let rows = try await rows(
-            """
-            WITH target AS (
-                SELECT \(unescaped: RowMapping.broadcastTargetColumns) FROM events
-                WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)
-            ), taken AS (
-                UPDATE channels c
-                SET last_broadcast_timestamp = GREATEST(\(now), COALESCE(c.last_broadcast_timestamp + 1, \(now)))
-                FROM target t
-                WHERE c.app_id = \(appID.uuid) AND c.event_id = t.id AND c.state = 'active'
-                  AND t.state IN ('scheduled', 'live') AND c.environment = ANY(\(environments.map(\.rawValue).sorted()))
-                RETURNING \(unescaped: RowMapping.takenChannelColumns(of: "c"))
+            PreparedQuery<BeginBroadcastShape>(
+                Self.beginBroadcast(
+                    appID: appID,
+                    externalKey: externalKey,
+                    environments: environments,
+                    now: now,
+                    budgetSince: budgetSince
+                )
             )
-            SELECT target.*, taken.*,
-                   (SELECT count(*) FROM broadcast_log b
-                    WHERE b.app_id = \(appID.uuid) AND b.channel_id = taken.channel_id
-                      AND b.priority = \(APNSPriority.immediate.rawValue) AND b.status = 200 AND b.sent_at >= \
-            \(budgetSince)) AS immediate_sent
-            FROM target LEFT JOIN taken ON true
-            """
         )
         return try RowMapping.beganBroadcast(rows.map { PostgresColumns($0, entity: "event") })
+    }
+
+    /// One statement, one round trip before the send: the event as broadcastTarget reads it, the
+    /// timestamps taken on its active channels as takeBroadcastTimestamp takes them (the row lock
+    /// orders concurrent broadcasts) and each channel's budget use as broadcastCount counts it (the
+    /// partial index broadcast_log_budget, whose predicate's constants are literals here). An event
+    /// that is neither scheduled nor live gets no timestamp: the broadcast is refused. Prepared
+    /// (`BeginBroadcastShape`).
+    static func beginBroadcast(
+        appID: AppID,
+        externalKey: String,
+        environments: Set<APNSEnvironment>,
+        now: Int64,
+        budgetSince: Date
+    ) -> PostgresQuery {
+        """
+        WITH target AS (
+            SELECT \(unescaped: RowMapping.broadcastTargetColumns) FROM events
+            WHERE app_id = \(appID.uuid) AND external_key = \(externalKey)::text
+        ), taken AS (
+            UPDATE channels c
+            SET last_broadcast_timestamp = GREATEST(\(now)::bigint, COALESCE(c.last_broadcast_timestamp + 1, \(now)::bigint))
+            FROM target t
+            WHERE c.app_id = \(appID.uuid) AND c.event_id = t.id AND c.state = 'active'
+              AND t.state IN ('scheduled', 'live') AND c.environment = ANY(\(environments.map(\.rawValue).sorted())::text[])
+            RETURNING \(unescaped: RowMapping.takenChannelColumns(of: "c"))
+        )
+        SELECT target.*, taken.*,
+               (SELECT count(*) FROM broadcast_log b
+                WHERE b.app_id = \(appID.uuid) AND b.channel_id = taken.channel_id
+                  AND b.priority = \(unescaped: String(APNSPriority.immediate.rawValue)) AND b.status = 200
+                  AND b.sent_at >= \(budgetSince)::timestamptz) AS immediate_sent
+        FROM target LEFT JOIN taken ON true
+        """
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
