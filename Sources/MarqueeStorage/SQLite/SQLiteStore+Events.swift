@@ -61,27 +61,49 @@ extension SQLiteStore {
         now: Int64,
         budgetSince: Date
     ) async throws -> BroadcastTarget? {
-        // One transaction: the event, then per environment the timestamp taken and the budget
-        // counted as takeBroadcastTimestamp and broadcastCount do.
-        try await write { connection in
+        // The event, then in one statement the timestamps taken on its active channels in the
+        // environments asked, each with its budget use, as takeBroadcastTimestamp and
+        // broadcastCount take and count them. No transaction: the store's one connection is held
+        // for both statements, and a timestamp taken for a broadcast then refused is one the
+        // strictly increasing sequence skips. BEGIN and COMMIT were two more trips to SQLite's
+        // thread and back on every broadcast's path, and slow ones beside a busy core.
+        try await access.withAccess {
             let read = try await connection.query(Self.broadcastTargetSQL, [.id(appID), .text(externalKey)])
             guard var target = try read.first.mapped(RowMapping.broadcastTarget) else { return nil }
-            guard target.event.state == .scheduled || target.event.state == .live else { return target }
-            for environment in environments.sorted(by: { $0.rawValue < $1.rawValue }) {
-                let taken = try await connection.query(
-                    Self.takeBroadcastTimestampSQL,
-                    [.int(now), .id(appID), .id(target.event.id), .text(environment.rawValue)]
+            guard target.event.state == .scheduled || target.event.state == .live, !environments.isEmpty else {
+                return target
+            }
+            let environments = environments.map(\.rawValue).sorted()
+            let taken = try await connection.query(
+                Self.takeBroadcastTimestampsSQL(environments: environments.count),
+                [.int(now), .id(appID), .id(target.event.id), .date(budgetSince)] + environments.map { .text($0) }
+            )
+            for row in taken {
+                let columns = SQLiteColumns(row)
+                let channel = try RowMapping.channel(columns)
+                target.taken[channel.environment] = BroadcastTake(
+                    channel: channel,
+                    immediateSent: try columns.int("immediate_sent")
                 )
-                guard let channel = try taken.first.mapped(RowMapping.channel) else { continue }
-                let counted = try await connection.query(
-                    Self.broadcastCountSQL,
-                    [.id(appID), .id(channel.id), .int(APNSPriority.immediate.rawValue), .date(budgetSince)]
-                )
-                let immediateSent = try counted.first.map { try SQLiteColumns($0).int("n") } ?? 0
-                target.taken[environment] = BroadcastTake(channel: channel, immediateSent: immediateSent)
             }
             return target
         }
+    }
+
+    /// The timestamps taken on the event's active channels in `environments` environments, each
+    /// with `immediate_sent`, its accepted priority-10 broadcasts since a time (binds: now, app,
+    /// event, since, then the environments). The budget's priority and status are literals, as the
+    /// partial index broadcast_log_budget names them.
+    private static func takeBroadcastTimestampsSQL(environments: Int) -> String {
+        let placeholders = (5..<(5 + environments)).map { "?\($0)" }.joined(separator: ", ")
+        return """
+            UPDATE channels SET last_broadcast_timestamp = MAX(?1, COALESCE(last_broadcast_timestamp + 1, ?1))
+            WHERE app_id = ?2 AND event_id = ?3 AND state = 'active' AND environment IN (\(placeholders))
+            RETURNING \(RowMapping.channelColumns),
+                      (SELECT count(*) FROM broadcast_log b
+                       WHERE b.app_id = ?2 AND b.channel_id = channels.id AND b.priority = \(APNSPriority.immediate.rawValue)
+                         AND b.status = 200 AND b.sent_at >= ?4) AS immediate_sent
+            """
     }
 
     public func setEventState(appID: AppID, id: EventID, state: EventState, at: Date) async throws -> Bool {
