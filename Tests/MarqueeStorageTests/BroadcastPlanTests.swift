@@ -15,82 +15,63 @@ import Testing
 struct BroadcastPlanTests {
     @Test("the prepared begin-broadcast statement counts the budget through its partial index and counts it right")
     func budgetThroughItsIndex() async throws {
-        try await PostgresTestCluster.withDatabase { configuration in
-            try await withRunningClient(configuration) { client in
-                let clock = ManualWallClock()
-                let store = PostgresStore(
-                    client: client,
-                    configuration: StoreConfiguration(sealer: testSealer, migrations: .sources, clock: clock)
-                )
-                let fixture = StoreFixture(store: store, clock: clock, backend: .postgres, reopen: { _ in store })
-                _ = try await client.query(
-                    "ALTER TABLE broadcast_log SET (autovacuum_enabled = false)",
-                    logger: store.logger
-                ).collect()
-                let app = try await fixture.makeApp()
-                let event = try await fixture.makeEvent(for: app)
-                _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
-                let channel = try await fixture.makeActiveChannel(for: event)
-                _ = try await client.query(
-                    """
-                    INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, priority, aps_timestamp, status,
-                                               latency_us, sent_at, event, downgraded)
-                    SELECT \(app.id.uuid), \(channel.id.uuid), gen_random_uuid(), 5, n, 200, 1, \(fixture.now), 'update',
-                           false
-                    FROM generate_series(1, 20000) AS n
-                    """,
-                    logger: store.logger
-                ).collect()
-                for offset in [-4000.0, -60, -10] {
-                    try await store.appendBroadcastLog(
-                        BroadcastLogEntry(
-                            appID: app.id,
-                            channelID: channel.id,
-                            apnsRequestID: UUID.random(),
-                            apnsUniqueID: nil,
-                            priority: .immediate,
-                            timestamp: 1,
-                            status: 200,
-                            reason: nil,
-                            latency: .microseconds(1),
-                            sentAt: fixture.now.addingTimeInterval(offset)
-                        )
-                    )
-                }
-
-                let generic = try await client.withConnection { connection in
-                    _ = try await connection.query(
-                        PostgresQuery(unsafeSQL: "PREPARE plan_probe AS " + BeginBroadcastShape.sql),
-                        logger: store.logger
-                    ).collect()
-                    let parameters = PostgresStore.beginBroadcast(
+        try await PlanProbe.withUnanalyzedStore("broadcast_log") { client, store, fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+            let channel = try await fixture.makeActiveChannel(for: event)
+            _ = try await client.query(
+                """
+                INSERT INTO broadcast_log (app_id, channel_id, apns_request_id, priority, aps_timestamp, status,
+                                           latency_us, sent_at, event, downgraded)
+                SELECT \(app.id.uuid), \(channel.id.uuid), gen_random_uuid(), 5, n, 200, 1, \(fixture.now), 'update',
+                       false
+                FROM generate_series(1, 20000) AS n
+                """,
+                logger: store.logger
+            ).collect()
+            for offset in [-4000.0, -60, -10] {
+                try await store.appendBroadcastLog(
+                    BroadcastLogEntry(
                         appID: app.id,
-                        externalKey: event.externalKey,
-                        environments: [.sandbox],
-                        now: 1,
-                        budgetSince: fixture.now
-                    ).binds.count
-                    // A generic plan does not depend on the values: NULL stands for each.
-                    let values = Array(repeating: "NULL", count: parameters).joined(separator: ", ")
-                    return try await connection.query(
-                        PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE plan_probe(\(values))"),
-                        logger: store.logger
-                    ).collect().map { try $0.decode(String.self) }
-                }
-                let onLog = generic.filter { $0.contains("on broadcast_log") }
-                #expect(onLog.contains { $0.contains("broadcast_log_budget") }, "\(generic.joined(separator: "\n"))")
-                #expect(!onLog.contains { $0.contains("Seq Scan") }, "\(generic.joined(separator: "\n"))")
-
-                // And through the pool's prepared statement: the two lines within the hour.
-                let target = try await store.beginBroadcast(
-                    appID: app.id,
-                    externalKey: event.externalKey,
-                    environments: [.sandbox],
-                    now: 1,
-                    budgetSince: fixture.now.addingTimeInterval(-3600)
+                        channelID: channel.id,
+                        apnsRequestID: UUID.random(),
+                        apnsUniqueID: nil,
+                        priority: .immediate,
+                        timestamp: 1,
+                        status: 200,
+                        reason: nil,
+                        latency: .microseconds(1),
+                        sentAt: fixture.now.addingTimeInterval(offset)
+                    )
                 )
-                #expect(target?.taken[.sandbox]?.immediateSent == 2)
             }
+
+            let parameters = PostgresStore.beginBroadcast(
+                appID: app.id,
+                externalKey: event.externalKey,
+                environments: [.sandbox],
+                now: 1,
+                budgetSince: fixture.now
+            ).binds.count
+            let generic = try await PlanProbe.genericPlan(
+                of: BeginBroadcastShape.sql,
+                parameters: parameters,
+                on: client
+            )
+            let onLog = generic.filter { $0.contains("on broadcast_log") }
+            #expect(onLog.contains { $0.contains("broadcast_log_budget") }, "\(generic.joined(separator: "\n"))")
+            #expect(!onLog.contains { $0.contains("Seq Scan") }, "\(generic.joined(separator: "\n"))")
+
+            // And through the pool's prepared statement: the two lines within the hour.
+            let target = try await store.beginBroadcast(
+                appID: app.id,
+                externalKey: event.externalKey,
+                environments: [.sandbox],
+                now: 1,
+                budgetSince: fixture.now.addingTimeInterval(-3600)
+            )
+            #expect(target?.taken[.sandbox]?.immediateSent == 2)
         }
     }
 }

@@ -1,0 +1,49 @@
+import Foundation
+import MarqueeCore
+import MarqueeTesting
+import PostgresNIO
+
+@testable import MarqueeStorage
+
+/// What the plan tests share (PostgreSQL only): a store on a fresh migrated database whose `table`
+/// is never analyzed by autovacuum, and the generic plan PostgreSQL keeps for a prepared statement.
+enum PlanProbe {
+    /// `body` with the client, the store and its fixture; `table` keeps no statistics but what the
+    /// test gives it.
+    static func withUnanalyzedStore(
+        _ table: String,
+        _ body: (PostgresClient, PostgresStore, StoreFixture) async throws -> Void
+    ) async throws {
+        try await PostgresTestCluster.withDatabase { configuration in
+            try await withRunningClient(configuration) { client in
+                let clock = ManualWallClock()
+                let store = PostgresStore(
+                    client: client,
+                    configuration: StoreConfiguration(sealer: testSealer, migrations: .sources, clock: clock)
+                )
+                let fixture = StoreFixture(store: store, clock: clock, backend: .postgres, reopen: { _ in store })
+                _ = try await client.query(
+                    PostgresQuery(unsafeSQL: "ALTER TABLE \(table) SET (autovacuum_enabled = false)"),
+                    logger: store.logger
+                ).collect()
+                try await body(client, store, fixture)
+            }
+        }
+    }
+
+    /// The plan each pooled connection keeps for `sql` prepared (`PostgresStore.sessionParameters`),
+    /// as `EXPLAIN EXECUTE` prints it. A generic plan does not depend on the values: NULL stands for
+    /// each of its `parameters`.
+    static func genericPlan(of sql: String, parameters: Int, on client: PostgresClient) async throws -> [String] {
+        let logger = Logger(label: "plan-probe")
+        return try await client.withConnection { connection in
+            _ = try await connection.query(PostgresQuery(unsafeSQL: "PREPARE plan_probe AS " + sql), logger: logger)
+                .collect()
+            let values = Array(repeating: "NULL", count: parameters).joined(separator: ", ")
+            return try await connection.query(
+                PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE plan_probe(\(values))"),
+                logger: logger
+            ).collect().map { try $0.decode(String.self) }
+        }
+    }
+}
