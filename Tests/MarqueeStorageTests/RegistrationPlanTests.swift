@@ -45,8 +45,8 @@ struct RegistrationPlanTests {
                 options: [.queueLateJoiners, .refuseRotations],
                 returningTokens: batchSize == 1
             )
-            // The plan for these values, and the generic plan each pooled connection keeps for
-            // the prepared statement (`PostgresStore.sessionParameters`).
+            // The plan for these values, and the generic plan a pooled connection may keep for the
+            // prepared statement (`PreparedQueryShape`).
             let custom = try await client.query(
                 PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds),
                 logger: store.logger

@@ -80,7 +80,6 @@ public struct PostgresTestCluster: Sendable {
             tls: .disable
         )
         configuration.options.maximumConnections = Self.testPoolSize
-        configuration.options.additionalStartupParameters = PostgresStore.sessionParameters
         return configuration
     }
 

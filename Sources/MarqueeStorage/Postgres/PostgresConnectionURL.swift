@@ -48,7 +48,6 @@ public struct PostgresConnectionURL: Sendable {
             database: database.isEmpty ? nil : database,
             tls: tls
         )
-        configuration.options.additionalStartupParameters = PostgresStore.sessionParameters
         self.configuration = configuration
     }
 }

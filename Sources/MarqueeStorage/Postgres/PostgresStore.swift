@@ -105,13 +105,6 @@ public struct PostgresStore: MarqueeStore {
         }
     }
 
-    /// Settings of every session Marquee opens. `plan_cache_mode`: a named prepared statement keeps
-    /// its generic plan instead of planning each call for its values. It applies only to named
-    /// prepared statements, which are Marquee's own (`PreparedQuery`), written so that their plans
-    /// need neither statistics nor the values (`RegistrationPlanTests`, `BroadcastPlanTests`); every
-    /// other statement is planned for its values.
-    public static let sessionParameters: [(String, String)] = [("plan_cache_mode", "force_generic_plan")]
-
     // MARK: Helpers shared by the concern files
 
     func rows(_ query: PostgresQuery) async throws -> [PostgresRow] {

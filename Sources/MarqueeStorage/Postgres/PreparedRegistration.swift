@@ -5,9 +5,8 @@ import PostgresNIO
 /// `PostgresStore.registration` as a prepared statement: planning the statement's five CTEs cost
 /// PostgreSQL more than running them (55 % of the machine's CPU went to parse, rewrite and plan in
 /// a profile of single-token registrations). Its text is the same for every call (options and
-/// values are parameters), so one name serves them all. The plan kept is the generic one
-/// (`PostgresStore.sessionParameters`): PostgreSQL's own choice re-planned it for every call, as a
-/// plan for the given values always looked cheaper.
+/// values are parameters), so one name serves them all. PostgreSQL plans it for its values or
+/// keeps its generic plan, as it judges cheaper (`PreparedQueryShape`).
 enum RegistrationShape: PreparedQueryShape {
     static let name = "marquee_register_push_to_start_tokens"
     static let sql = PostgresStore.registration(

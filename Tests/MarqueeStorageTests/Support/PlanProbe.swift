@@ -31,19 +31,25 @@ enum PlanProbe {
         }
     }
 
-    /// The plan each pooled connection keeps for `sql` prepared (`PostgresStore.sessionParameters`),
-    /// as `EXPLAIN EXECUTE` prints it. A generic plan does not depend on the values: NULL stands for
-    /// each of its `parameters`.
+    /// The generic plan PostgreSQL may keep for `sql` prepared on a pooled connection (after five
+    /// calls, if it costs no more than those planned for their values), as `EXPLAIN EXECUTE`
+    /// prints it. A generic plan does not depend on the values: NULL stands for each of its
+    /// `parameters`. The connection goes back to the pool as it came.
     static func genericPlan(of sql: String, parameters: Int, on client: PostgresClient) async throws -> [String] {
         let logger = Logger(label: "plan-probe")
         return try await client.withConnection { connection in
-            _ = try await connection.query(PostgresQuery(unsafeSQL: "PREPARE plan_probe AS " + sql), logger: logger)
-                .collect()
+            for statement in ["SET plan_cache_mode = force_generic_plan", "PREPARE plan_probe AS " + sql] {
+                _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
+            }
             let values = Array(repeating: "NULL", count: parameters).joined(separator: ", ")
-            return try await connection.query(
+            let plan = try await connection.query(
                 PostgresQuery(unsafeSQL: "EXPLAIN EXECUTE plan_probe(\(values))"),
                 logger: logger
             ).collect().map { try $0.decode(String.self) }
+            for statement in ["DEALLOCATE plan_probe", "RESET plan_cache_mode"] {
+                _ = try await connection.query(PostgresQuery(unsafeSQL: statement), logger: logger).collect()
+            }
+            return plan
         }
     }
 }
