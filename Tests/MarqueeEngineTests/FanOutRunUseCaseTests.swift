@@ -45,13 +45,18 @@ struct FanOutRunUseCaseTests {
 
     @Test("a commit the store fails for a moment is committed again: every outcome once, none sent again")
     func storeFailsForAMoment() async throws {
-        let harness = try await EngineHarness(jobs: EngineHarness.jobs(batchSize: 1))
+        // The retry's pause is a length no other sleep of the run has (the lease watch and the
+        // flusher sleep 100 ms at most), so its sleep is known by its deadline: moving the clock
+        // on before the retry sleeps would leave it waiting for ever.
+        var jobs = EngineHarness.jobs(batchSize: 1)
+        jobs.commitRetryFirstDelay = .milliseconds(1_500)
+        let harness = try await EngineHarness(jobs: jobs)
         let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
         let failing = FailingCommitStore(harness.store, failingCommit: 2)
         let run = Task { try await harness.runStartParts(store: failing) }
-        // The commit's retry waits on the engine's clock (its back-off is 2 s at most): let it pass.
+        let retryDue = harness.clock.now.addingTimeInterval(1.5)
         try await waitUntil("the failed commit's retry waits") {
-            failing.commitsFailed == 1 && !harness.clock.sleepers.isEmpty
+            failing.commitsFailed == 1 && harness.clock.sleepers.contains(retryDue)
         }
         harness.clock.advance(by: 2)
         let endings = try await run.value

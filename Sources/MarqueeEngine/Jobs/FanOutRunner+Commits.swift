@@ -29,7 +29,10 @@ extension FanOutRunner {
     }
 
     func commit(_ batch: FanOutStateMachine.Batch, _ context: Context, work: some FanOutWork) async throws {
-        let policy = CommitRetryPolicy(patience: configuration.leaseDuration)
+        let policy = CommitRetryPolicy(
+            firstDelay: configuration.commitRetryFirstDelay,
+            patience: configuration.leaseDuration
+        )
         let started = clock.now
         // One ID for every try: a try that was applied although its answer was lost makes the
         // next one change nothing (its progress would otherwise count twice).

@@ -30,6 +30,10 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     /// only the newest start of an event for an offline device.
     public var startCollapseIDs: Bool
     var fanOut: FanOutStateMachine.Configuration
+    /// The pause before a failed commit of outcomes is tried again, doubling after each failure
+    /// (`CommitRetryPolicy`). Not a setting: a test gives it a length no other sleep of a run has,
+    /// to know when the retry waits.
+    var commitRetryFirstDelay: Duration = .milliseconds(100)
 
     public init(
         leaseDuration: Duration = .seconds(30),
