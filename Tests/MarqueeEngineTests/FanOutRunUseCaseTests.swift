@@ -54,7 +54,7 @@ struct FanOutRunUseCaseTests {
         let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
         let failing = FailingCommitStore(harness.store, failingCommit: 2)
         let run = Task { try await harness.runStartParts(store: failing) }
-        let retryDue = harness.clock.now.addingTimeInterval(1.5)
+        let retryDue = harness.clock.now.addingTimeInterval(jobs.commitRetryFirstDelay.timeInterval)
         try await waitUntil("the failed commit's retry waits") {
             failing.commitsFailed == 1 && harness.clock.sleepers.contains(retryDue)
         }

@@ -13,7 +13,9 @@ import MarqueeCore
 /// equal its tokens).
 struct CommitRetryPolicy: Sendable, Hashable {
     /// The pause after the first failure; each later one doubles, up to `maximumDelay`.
-    var firstDelay: Duration = .milliseconds(100)
+    var firstDelay: Duration = Self.standardFirstDelay
+    /// The first pause a run uses unless its configuration says otherwise.
+    static let standardFirstDelay: Duration = .milliseconds(100)
     var maximumDelay: Duration = .seconds(2)
     /// How long a batch keeps being tried, from its first failure.
     var patience: Duration

@@ -33,7 +33,7 @@ public struct JobWorkerConfiguration: Sendable, Hashable {
     /// The pause before a failed commit of outcomes is tried again, doubling after each failure
     /// (`CommitRetryPolicy`). Not a setting: a test gives it a length no other sleep of a run has,
     /// to know when the retry waits.
-    var commitRetryFirstDelay: Duration = .milliseconds(100)
+    var commitRetryFirstDelay: Duration = CommitRetryPolicy.standardFirstDelay
 
     public init(
         leaseDuration: Duration = .seconds(30),
