@@ -34,6 +34,8 @@ public final class APNSEmulator: Sendable {
     let state: EmulatorState
     /// The played apps' side of their devices: reports to Marquee, on tasks of its own.
     let appModel: EmulatedAppModel
+    /// Reaches the subscribers of each broadcast after its answer.
+    let courier: BroadcastCourier
     private let runtime = Mutex<Runtime>(Runtime())
 
     private struct Runtime: Sendable {
@@ -53,6 +55,7 @@ public final class APNSEmulator: Sendable {
         self.configuration = configuration
         self.state = EmulatorState(configuration: configuration)
         self.appModel = EmulatedAppModel(state: state, events: state.appEvents)
+        self.courier = BroadcastCourier(state: state)
     }
 
     // MARK: Lifecycle
@@ -68,6 +71,7 @@ public final class APNSEmulator: Sendable {
             _ = try configuration.appShares.validated()
             try await bindEverything()
             appModel.start()
+            courier.start()
         } catch {
             await closeEverything()
             throw error
@@ -160,6 +164,7 @@ public final class APNSEmulator: Sendable {
     }
 
     private func closeEverything() async {
+        await courier.shutdown()
         await appModel.shutdown()
         let (servers, inspection, connections) = runtime.withLock { runtime in
             let result = (Array(runtime.serverChannels.values), runtime.inspectionChannel, runtime.connections)
@@ -232,7 +237,7 @@ public final class APNSEmulator: Sendable {
 
     /// Accepts provider tokens signed by this key (looked up by key ID, checked against the team).
     public func registerKey(_ key: APNSEmulatorSigningKey) {
-        state.world.withLock { $0.keys[key.keyID] = key }
+        state.withWorld { $0.keys[key.keyID] = key }
     }
 
     /// Accepts provider tokens signed by `publicKey` for `teamID` and `keyID`.
@@ -251,7 +256,7 @@ public final class APNSEmulator: Sendable {
     /// requests for it answer `FeatureNotEnabled`. Registering the same app for the same team
     /// again updates it; another team's app throws.
     public func registerApp(bundleID: String, teamID: String, broadcastEnabled: Bool = true) throws(EmulatorError) {
-        try state.world.withLock { world throws(EmulatorError) in
+        try state.withWorld { world throws(EmulatorError) in
             if let existing = world.apps[bundleID], existing.teamID != teamID {
                 throw .appAlreadyRegistered(bundleID: bundleID, teamID: existing.teamID)
             }
@@ -292,7 +297,7 @@ public final class APNSEmulator: Sendable {
             throw .pushToStartNeedsIOS17_2(iOSVersion)
         }
         let shares = configuration.appShares
-        return try state.world.withLock { world throws(EmulatorError) in
+        return try state.withWorld { world throws(EmulatorError) in
             guard world.apps[bundleID] != nil else { throw .unknownApp(bundleID: bundleID) }
             let device = world.withEnvironment(environment) { env in
                 env.registerDevice(
@@ -320,7 +325,7 @@ public final class APNSEmulator: Sendable {
             throw .pushToStartNeedsIOS17_2(iOSVersion)
         }
         let shares = configuration.appShares
-        return try state.world.withLock { world throws(EmulatorError) in
+        return try state.withWorld { world throws(EmulatorError) in
             guard world.apps[bundleID] != nil else { throw .unknownApp(bundleID: bundleID) }
             let devices = world.withEnvironment(environment) { env in
                 (0..<max(0, count)).map { _ in
@@ -343,7 +348,7 @@ public final class APNSEmulator: Sendable {
         attributesType: String
     ) throws(EmulatorError) -> String {
         let now = state.now
-        return try state.world.withLock { world throws(EmulatorError) in
+        return try state.withWorld { world throws(EmulatorError) in
             try world.withEnvironment(environment) { env throws(EmulatorError) in
                 try env.rotatePushToStartToken(deviceID: deviceID, attributesType: attributesType, now: now)
             }
@@ -353,7 +358,7 @@ public final class APNSEmulator: Sendable {
     /// Removes the app from the device: its tokens answer 410 `Unregistered` from now on.
     public func uninstallApp(environment: APNSEnvironment, deviceID: String) throws(EmulatorError) {
         let now = state.now
-        try state.world.withLock { world throws(EmulatorError) in
+        try state.withWorld { world throws(EmulatorError) in
             try world.withEnvironment(environment) { env throws(EmulatorError) in
                 try env.uninstallApp(deviceID: deviceID, now: now)
             }
@@ -367,7 +372,7 @@ public final class APNSEmulator: Sendable {
     public func setDeviceOnline(_ online: Bool, environment: APNSEnvironment, deviceID: String) throws(EmulatorError) {
         let now = state.now
         let configuration = configuration
-        let appEvent = try state.world.withLock { world throws(EmulatorError) -> AppModelEvent? in
+        let appEvent = try state.withWorld { world throws(EmulatorError) -> AppModelEvent? in
             let before = world.environments[environment]?.devices[deviceID]
             try world.withEnvironment(environment) { env throws(EmulatorError) in
                 try env.setOnline(
@@ -396,7 +401,7 @@ public final class APNSEmulator: Sendable {
         environment: APNSEnvironment,
         deviceID: String
     ) throws(EmulatorError) {
-        try state.world.withLock { world throws(EmulatorError) in
+        try state.withWorld { world throws(EmulatorError) in
             try world.withEnvironment(environment) { env throws(EmulatorError) in
                 try env.setLiveActivitiesEnabled(enabled, deviceID: deviceID)
             }
@@ -409,7 +414,7 @@ public final class APNSEmulator: Sendable {
     /// (``APNSEmulatorConfiguration/appShares``) and report to `marquee` as MarqueeKit would.
     /// Connecting it again moves it to another Marquee.
     public func connectApp(bundleID: String, to marquee: EmulatedAppMarquee) {
-        state.world.withLock { $0.appMarquees[bundleID] = marquee }
+        state.withWorld { $0.appMarquees[bundleID] = marquee }
         configuration.logger.debug(
             "app connected",
             metadata: ["emulator.bundleID": "\(bundleID)", "emulator.marquee": "\(marquee.baseURL.absoluteString)"]
@@ -418,16 +423,16 @@ public final class APNSEmulator: Sendable {
 
     /// Stops playing the app: its devices report nothing more.
     public func disconnectApp(bundleID: String) {
-        state.world.withLock { $0.appMarquees[bundleID] = nil }
+        state.withWorld { $0.appMarquees[bundleID] = nil }
     }
 
     /// The played apps and where their Marquee is (the key left out), by bundle ID.
     public var connectedApps: [String: URL] {
-        state.world.withLock { $0.appMarquees.mapValues(\.baseURL) }
+        state.withWorld { $0.appMarquees.mapValues(\.baseURL) }
     }
 
     var connectedAppsShown: [EmulatedAppMarquee.Shown] {
-        state.world.withLock { world in world.appMarquees.map { $0.value.shown(bundleID: $0.key) } }.sorted {
+        state.withWorld { world in world.appMarquees.map { $0.value.shown(bundleID: $0.key) } }.sorted {
             $0.bundleID < $1.bundleID
         }
     }
@@ -436,7 +441,7 @@ public final class APNSEmulator: Sendable {
     /// each, what its Lock Screen shows (`absent` for one with no activity). Throws when the
     /// device is unknown or its app is not played (or never reports: then it does nothing).
     public func launchApp(environment: APNSEnvironment, deviceID: String, liveEvents: [String]) throws(EmulatorError) {
-        let played = try state.world.withLock { world throws(EmulatorError) -> Bool in
+        let played = try state.withWorld { world throws(EmulatorError) -> Bool in
             guard let device = world.environments[environment]?.devices[deviceID]?.device, device.isAppInstalled else {
                 throw .unknownDevice(id: deviceID)
             }
@@ -466,7 +471,7 @@ public final class APNSEmulator: Sendable {
 
     /// Devices of one environment, in registration order is not kept: sorted by ID.
     public func devices(in environment: APNSEnvironment) -> [EmulatedDevice] {
-        state.world.withLock { world in
+        state.withWorld { world in
             (world.environments[environment]?.devices.values.map(\.device) ?? []).sorted { $0.id < $1.id }
         }
     }
@@ -474,7 +479,7 @@ public final class APNSEmulator: Sendable {
     /// Every device of one environment with the starts APNs accepted for it and the activities it
     /// has had, sorted by device ID: a fan-out counted at the devices.
     public func startCounts(in environment: APNSEnvironment) -> [DeviceStartCount] {
-        state.world.withLock { world -> [DeviceStartCount] in
+        state.withWorld { world -> [DeviceStartCount] in
             guard let env = world.environments[environment] else { return [] }
             return env.devices.values.map { state in
                 DeviceStartCount(
@@ -490,14 +495,14 @@ public final class APNSEmulator: Sendable {
     }
 
     public func device(id: String, in environment: APNSEnvironment) -> EmulatedDevice? {
-        state.world.withLock { $0.environments[environment]?.devices[id]?.device }
+        state.withWorld { $0.environments[environment]?.devices[id]?.device }
     }
 
     /// Live Activities of one environment as their devices show them now, oldest first.
     public func activities(in environment: APNSEnvironment) -> [EmulatedActivity] {
         let now = state.now
         let configuration = configuration
-        return state.world.withLock { world in
+        return state.withWorld { world in
             (world.environments[environment]?.activities.values.map(\.activity) ?? [])
         }
         .map { activity in
@@ -510,7 +515,7 @@ public final class APNSEmulator: Sendable {
 
     public func activity(id: String, in environment: APNSEnvironment) -> EmulatedActivity? {
         let now = state.now
-        guard var activity = state.world.withLock({ $0.environments[environment]?.activities[id]?.activity }) else {
+        guard var activity = state.withWorld({ $0.environments[environment]?.activities[id]?.activity }) else {
             return nil
         }
         activity.settle(now: now, configuration: configuration)
@@ -519,12 +524,12 @@ public final class APNSEmulator: Sendable {
 
     /// The update tokens the apps would report to their backends, oldest first.
     public func reportedUpdateTokens(in environment: APNSEnvironment) -> [ReportedUpdateToken] {
-        state.world.withLock { $0.environments[environment]?.reportedUpdateTokens() ?? [] }
+        state.withWorld { $0.environments[environment]?.reportedUpdateTokens() ?? [] }
     }
 
     /// Channels of one environment, deleted ones included, oldest first.
     public func channels(in environment: APNSEnvironment) -> [EmulatedChannel] {
-        state.world.withLock { world in
+        state.withWorld { world in
             (world.environments[environment]?.channels.values.map(\.channel) ?? [])
         }
         .sorted { ($0.createdAt, $0.id) < ($1.createdAt, $1.id) }
@@ -534,18 +539,18 @@ public final class APNSEmulator: Sendable {
     /// ``APNSEmulatorConfiguration/historyPerTarget``), oldest first.
     public func pushes(to target: String, in environment: APNSEnvironment) -> [ReceivedPush] {
         // Device tokens are kept in lower case (paths may carry upper-case hex); channel IDs as issued.
-        let history = state.world.withLock { $0.environments[environment]?.history }
+        let history = state.withWorld { $0.environments[environment]?.history }
         return (history?[target] ?? history?[target.lowercased()])?.elements ?? []
     }
 
     /// Every request answered with an error (the most recent ones), oldest first.
     public func rejectedRequests() -> [RejectedRequest] {
-        state.world.withLock { $0.rejections.elements }
+        state.withWorld { $0.rejections.elements }
     }
 
     /// Request counters, kept whatever the history limits.
     public var counters: EmulatorCounters {
-        state.world.withLock { $0.counters }
+        state.withWorld { $0.counters }
     }
 
     // MARK: Faults

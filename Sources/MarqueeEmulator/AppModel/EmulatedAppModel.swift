@@ -123,7 +123,7 @@ actor AppModelRunner {
         let now = state.now
         let shares = state.configuration.appShares
         let key = DeviceKey(environment: event.environment, deviceID: event.deviceID)
-        let found = state.world.withLock { world -> (EmulatedAppTraits, EmulatedAppMarquee)? in
+        let found = state.withWorld { world -> (EmulatedAppTraits, EmulatedAppMarquee)? in
             guard let device = world.environments[event.environment]?.devices[event.deviceID]?.device,
                 let traits = device.appTraits, let marquee = world.appMarquees[device.bundleID]
             else { return nil }
@@ -206,7 +206,7 @@ actor AppModelRunner {
     private func play(_ wake: Wake) async {
         let now = state.now
         let configuration = state.configuration
-        let found = state.world.withLock { world -> (EmulatedDevice, [EmulatedActivity], EmulatedAppMarquee)? in
+        let found = state.withWorld { world -> (EmulatedDevice, [EmulatedActivity], EmulatedAppMarquee)? in
             guard let env = world.environments[wake.device.environment],
                 let device = env.devices[wake.device.deviceID]?.device,
                 let marquee = world.appMarquees[device.bundleID]

@@ -44,16 +44,17 @@ struct BroadcastExchange {
         case .success(let valid): broadcast = valid
         case .failure(let reason): return reject(reason, requestID, now: now)
         }
-        let (admitted, uniqueID, appEvents) = admit(
+        let (admitted, uniqueID) = admit(
             broadcast,
             requestID: requestID,
             now: now,
             environment: environment,
             configuration: configuration
         )
-        // Handed over outside the world's lock: the app model takes its own time.
-        for event in appEvents { processor.state.appEventSink.yield(event) }
         guard admitted else { return reject(.tooManyRequests, requestID, now: now) }
+        // The subscribers are reached after the answer, by the courier or by whatever touches the
+        // world first (`EmulatorState.withWorld`).
+        processor.state.wakeCourier()
         return EmulatorResponse(status: 200, headers: [("apns-request-id", requestID), ("apns-unique-id", uniqueID)])
     }
 
@@ -98,7 +99,7 @@ struct BroadcastExchange {
             return .failure(.badPriority)
         }
 
-        let channel = processor.state.world.withLock { world in
+        let channel = processor.state.withWorld { world in
             world.environments[environment]?.channels[channelID]?.channel
         }
         guard let channel else { return .failure(configuration.neverCreatedChannelBroadcastReason) }
@@ -127,22 +128,20 @@ struct BroadcastExchange {
         )
     }
 
-    /// The broadcast through the channel's throttle and budget to its subscribers, recorded; whether
-    /// it was admitted, its `apns-unique-id` and what the played app may notice.
+    /// The broadcast through the channel's throttle and budget, recorded and queued for its
+    /// subscribers (`AnsweredBroadcast`); whether it was admitted, and its `apns-unique-id`.
     private func admit(
         _ broadcast: ValidBroadcast,
         requestID: String,
         now: Date,
         environment: APNSEnvironment,
         configuration: APNSEmulatorConfiguration
-    ) -> (admitted: Bool, uniqueID: String, appEvents: [AppModelEvent]) {
+    ) -> (admitted: Bool, uniqueID: String) {
         let uniqueID = RandomIdentifiers.uuid()
         let budget = configuration.broadcastBudgetPerHour[broadcast.storagePolicy]
         let throttle = configuration.broadcastThrottle
-        var appEvents: [AppModelEvent] = []
-        let admitted = processor.state.world.withLock { world -> Bool in
+        let admitted = processor.state.withWorld { world -> Bool in
             let capacity = world.historyPerTarget
-            var endedOn: [String] = []
             let admitted = world.withEnvironment(environment) { env -> Bool in
                 // The throttle's state is committed only once the budget also admitted the broadcast,
                 // so that a refusal by either leaves both as they were.
@@ -159,16 +158,7 @@ struct BroadcastExchange {
                     return false
                 }
                 if let pacing { env.channels[broadcast.channelID]?.pacing = pacing }
-                let outcomes = env.deliverBroadcast(
-                    channelID: broadcast.channelID,
-                    requestID: requestID,
-                    payload: broadcast.payload,
-                    priority: broadcast.priority,
-                    expiration: broadcast.expiration,
-                    now: now,
-                    configuration: configuration,
-                    endedOn: &endedOn
-                )
+                // Its outcomes are filled in when it is delivered.
                 env.record(
                     ReceivedPush(
                         receivedAt: now,
@@ -182,16 +172,27 @@ struct BroadcastExchange {
                         expiration: broadcast.expiration,
                         collapseID: nil,
                         payloadBytes: request.body,
-                        outcomes: outcomes
+                        outcomes: []
                     ),
                     capacity: capacity
                 )
                 return true
             }
-            if admitted { world.counters.broadcastsAccepted += 1 }
-            appEvents = endedOn.compactMap { world.appEventForEndedActivity(deviceID: $0, environment: environment) }
-            return admitted
+            guard admitted else { return false }
+            world.counters.broadcastsAccepted += 1
+            world.answeredBroadcasts.append(
+                AnsweredBroadcast(
+                    environment: environment,
+                    channelID: broadcast.channelID,
+                    requestID: requestID,
+                    payload: broadcast.payload,
+                    priority: broadcast.priority,
+                    expiration: broadcast.expiration,
+                    admittedAt: now
+                )
+            )
+            return true
         }
-        return (admitted, uniqueID, appEvents)
+        return (admitted, uniqueID)
     }
 }

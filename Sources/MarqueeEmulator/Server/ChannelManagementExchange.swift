@@ -69,7 +69,7 @@ struct ChannelManagementExchange {
         }
         if let budget = processor.state.configuration.channelManagementBudgetPerHour {
             let environment = processor.listener.environment
-            let admitted = processor.state.world.withLock { world in
+            let admitted = processor.state.withWorld { world in
                 world.withEnvironment(environment) { env in
                     env.channelManagementRequests[bundleID, default: SlidingWindowBudget()].admit(
                         at: now,
@@ -87,7 +87,7 @@ struct ChannelManagementExchange {
         case .delete: response = delete(bundleID: bundleID, requestID: requestID, now: now)
         case .list: response = list(bundleID: bundleID, requestID: requestID)
         }
-        if response.status < 300 { processor.state.world.withLock { $0.counters.channelRequestsAccepted += 1 } }
+        if response.status < 300 { processor.state.withWorld { $0.counters.channelRequestsAccepted += 1 } }
         return response
     }
 
@@ -111,7 +111,7 @@ struct ChannelManagementExchange {
             let policy = MessageStoragePolicy(rawValue: Int(policyValue))
         else { return reject(.badRequestParams, requestID, now: now) }
 
-        let channelID: String? = state.world.withLock { world in
+        let channelID: String? = state.withWorld { world in
             world.withEnvironment(environment) { env -> String? in
                 let live = env.liveChannelCount[bundleID, default: 0]
                 guard live < configuration.channelsPerApp else { return nil }
@@ -146,7 +146,7 @@ struct ChannelManagementExchange {
         }
         guard processor.isWellFormedChannelID(channelID) else { return .failure(.badChannelId) }
         let environment = processor.listener.environment
-        let channel = processor.state.world.withLock { $0.environments[environment]?.channels[channelID]?.channel }
+        let channel = processor.state.withWorld { $0.environments[environment]?.channels[channelID]?.channel }
         guard let channel, !channel.isDeleted, channel.bundleID == bundleID else {
             return .failure(.channelNotRegistered)
         }
@@ -180,7 +180,7 @@ struct ChannelManagementExchange {
             return reject(reason, requestID, now: now)
         case .success(let channel):
             let environment = processor.listener.environment
-            processor.state.world.withLock { world in
+            processor.state.withWorld { world in
                 world.withEnvironment(environment) { env in
                     env.channels[channel.id]?.channel.isDeleted = true
                     env.liveChannelCount[bundleID, default: 1] -= 1
@@ -192,7 +192,7 @@ struct ChannelManagementExchange {
 
     private func list(bundleID: String, requestID: String) -> EmulatorResponse {
         let environment = processor.listener.environment
-        let ids = processor.state.world.withLock { world -> [String] in
+        let ids = processor.state.withWorld { world -> [String] in
             (world.environments[environment]?.channels.values ?? [:].values)
                 .filter { !$0.channel.isDeleted && $0.channel.bundleID == bundleID }
                 .sorted { ($0.channel.createdAt, $0.channel.id) < ($1.channel.createdAt, $1.channel.id) }

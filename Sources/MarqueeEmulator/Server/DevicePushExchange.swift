@@ -106,7 +106,7 @@ struct DevicePushExchange {
         }
         let bundleID = String(decoding: topic.utf8.dropLast(suffix.count), as: UTF8.self)
         let ownsTopic = authenticator.owns(bundleID) { bundleID in
-            state.world.withLock { $0.team(identity.teamID, owns: bundleID) }
+            state.withWorld { $0.team(identity.teamID, owns: bundleID) }
         }
         guard ownsTopic else { return .failure(.deviceTokenNotForTopic) }
 
@@ -154,7 +154,7 @@ struct DevicePushExchange {
         configuration: APNSEmulatorConfiguration
     ) -> Verdict {
         let uniqueID = environment == .sandbox ? RandomIdentifiers.uuid() : nil
-        return processor.state.world.withLock { world -> Verdict in
+        return processor.state.withWorld { world -> Verdict in
             let capacity = world.historyPerTarget
             var deliveredTo: TokenTarget?
             let verdict = world.withEnvironment(environment) { env -> Verdict in

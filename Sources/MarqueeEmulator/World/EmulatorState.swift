@@ -7,10 +7,15 @@ import Synchronization
 /// no fault is installed.
 final class EmulatorState: Sendable {
     let configuration: APNSEmulatorConfiguration
-    let world: Mutex<EmulatorWorld>
+    /// Reached only through `withWorld`, which delivers answered broadcasts first.
+    private let world: Mutex<EmulatorWorld>
     /// What the played apps notice, for the app model; yielding never blocks.
     let appEvents: AsyncStream<AppModelEvent>
     let appEventSink: AsyncStream<AppModelEvent>.Continuation
+    /// A wake for the courier (`APNSEmulator`'s delivery task) each time a broadcast is answered
+    /// before its delivery; wakes coalesce.
+    let deliveryWakes: AsyncStream<Void>
+    private let deliveryWakeSink: AsyncStream<Void>.Continuation
     private let faultPlan = Mutex(FaultPlan())
     private let hasFaults = Atomic<Bool>(false)
 
@@ -18,12 +23,43 @@ final class EmulatorState: Sendable {
         self.configuration = configuration
         self.world = Mutex(EmulatorWorld(configuration: configuration))
         (appEvents, appEventSink) = AsyncStream.makeStream(of: AppModelEvent.self)
+        (deliveryWakes, deliveryWakeSink) = AsyncStream.makeStream(of: Void.self, bufferingPolicy: .bufferingNewest(1))
+    }
+
+    /// Runs `body` on the world under its lock, after delivering every broadcast answered before
+    /// it (`EmulatorWorld.deliverAnsweredBroadcasts`): whatever reads or changes the world sees the
+    /// deliveries done, in the order the broadcasts were answered. What the played apps notice
+    /// meanwhile is handed to the app model outside the lock.
+    func withWorld<Result: Sendable, Failure: Error>(
+        _ body: (inout EmulatorWorld) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        let configuration = configuration
+        let (result, noticed) = world.withLock { world -> (Swift.Result<Result, Failure>, [AppModelEvent]) in
+            let noticed = world.deliverAnsweredBroadcasts(configuration: configuration)
+            do throws(Failure) {
+                return (.success(try body(&world)), noticed)
+            } catch {
+                return (.failure(error), noticed)
+            }
+        }
+        for event in noticed { appEventSink.yield(event) }
+        return try result.get()
+    }
+
+    /// Asks the courier to deliver what has been answered.
+    func wakeCourier() {
+        deliveryWakeSink.yield()
+    }
+
+    /// Ends the courier's wakes: the emulator is shutting down.
+    func finishDeliveryWakes() {
+        deliveryWakeSink.finish()
     }
 
     var now: Date { configuration.clock.now }
 
     func key(id: String) -> APNSEmulatorSigningKey? {
-        world.withLock { $0.keys[id] }
+        withWorld { $0.keys[id] }
     }
 
     func install(_ fault: APNSEmulatorFault) {

@@ -101,6 +101,8 @@ struct EmulatorWorld: Sendable {
     var environments: [APNSEnvironment: EnvironmentWorld] = [:]
     var rejections: BoundedHistory<RejectedRequest>
     var counters = EmulatorCounters()
+    /// Broadcasts answered and not yet delivered (`deliverAnsweredBroadcasts`), oldest first.
+    var answeredBroadcasts: [AnsweredBroadcast] = []
     let historyPerTarget: Int
     /// The apps the emulator plays, by bundle ID: where each one's Marquee is.
     var appMarquees: [String: EmulatedAppMarquee]
