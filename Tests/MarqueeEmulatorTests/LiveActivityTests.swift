@@ -23,6 +23,54 @@ extension EmulatorTests {
 
         @Test(
             """
+            Broadcasts reach their subscribers after the answer, as APNs fans them out, yet whatever is read next \
+            sees every answered broadcast delivered, in the order answered
+            """
+        )
+        func answeredBroadcastsAreDeliveredInOrderBeforeAnyRead() async throws {
+            try await EmulatorFixture.with { fixture in
+                let channelID = try await fixture.createChannel(policy: 0)
+                for _ in 0..<3 {
+                    let (_, pushToStart) = try registerDevice(fixture)
+                    let started = try await fixture.pushLiveActivity(
+                        to: pushToStart,
+                        body: Payloads.start(timestamp: fixture.nowSeconds, channelID: channelID)
+                    )
+                    #expect(started.status == 200)
+                }
+                let activityIDs = fixture.emulator.activities(in: .sandbox).map(\.id)
+                #expect(activityIDs.count == 3)
+
+                // Three answers back to back, read only afterwards: the last one is what every device shows.
+                fixture.clock.advance(by: 10)
+                for (offset, score) in ["1-0", "2-0"].enumerated() {
+                    let update = try await fixture.broadcast(
+                        on: channelID,
+                        body: Payloads.update(score: score, timestamp: fixture.nowSeconds + Int64(offset))
+                    )
+                    #expect(update.status == 200)
+                }
+                let end = try await fixture.broadcast(
+                    on: channelID,
+                    body: Payloads.end(score: "3-0", timestamp: fixture.nowSeconds + 2)
+                )
+                #expect(end.status == 200)
+                for id in activityIDs {
+                    let activity = try #require(fixture.emulator.activity(id: id, in: .sandbox))
+                    #expect(activity.contentState == ["score": "3-0"])
+                    #expect(activity.endedAt != nil)
+                }
+                let recorded = fixture.emulator.pushes(to: channelID, in: .sandbox)
+                #expect(
+                    recorded.suffix(3).map(\.outcomes) == Array(repeating: [.applied, .applied, .applied], count: 3)
+                )
+                // The end unsubscribed them all.
+                #expect(fixture.emulator.channels(in: .sandbox).first?.subscriberIDs == [])
+            }
+        }
+
+        @Test(
+            """
             On iOS 18, a start with input-push-channel subscribes the new activity to the channel, and broadcasts \
             update it
             """
