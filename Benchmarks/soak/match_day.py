@@ -39,6 +39,9 @@ Exit 1 when what must hold did not:
                schedules, jobs, pending_starts, late_join_offers, idempotency_keys) ends more than
                1 MiB above twice its size a third into the run
 Exit 2 when the soak itself could not run.
+
+Reported, never failed: each path's p99 drift (`p99Drift` in the JSON, a line at the end), the 5th
+sample's p99 against each of the last five and whether the highest is within 20 % of it.
 """
 import argparse
 import json
@@ -72,6 +75,7 @@ TERMINAL_STATES = ("succeeded", "failed", "cancelled")
 BOUNDED_TABLES = ("apps", "signing_keys", "api_keys", "events", "channels", "event_timestamps", "schedules", "jobs",
                   "pending_starts", "late_join_offers", "idempotency_keys")
 RSS_TOLERANCE = 0.10
+P99_TOLERANCE = 0.20
 
 
 def connections_for(rate):
@@ -374,8 +378,29 @@ class Soak:
             "load": {"before": self.load_before, "after": os.getloadavg()[0]}, "cores": os.cpu_count(),
         }
         self.check(starts, made)
+        self.figures["p99Drift"] = self.p99_drift()
         self.figures["failures"] = self.failures
         self.figures["samples"] = self.samples
+
+    def p99_drift(self):
+        """Per path, the 5th sample's p99 against each of the last five (with fewer than 10 samples, the
+        sample a third in against the last third) and whether the highest is within P99_TOLERANCE of it:
+        issue 35's \"every path's p99 within 20 %\".  Reported, not failed: a p99 of one sample on a
+        saturated machine (the 2-minute form's debug build) moves more than that with the load alone."""
+        n = len(self.samples)
+        if n < 3:
+            return {}
+        reference = 4 if n >= 10 else n // 3
+        tail = self.samples[-5:] if n >= 10 else self.samples[-math.ceil(n / 3):]
+        drift = {}
+        for path in PATHS:
+            base = self.samples[reference]["paths"][path]["p99Ms"]
+            later = [sample["paths"][path]["p99Ms"] for sample in tail]
+            highest = max(later)
+            drift[path] = {"referenceSample": reference + 1, "referenceP99Ms": base, "lastP99Ms": later,
+                           "ratio": round(highest / base, 3) if base else None,
+                           "within": bool(base) and highest <= base * (1 + P99_TOLERANCE)}
+        return drift
 
     def check(self, starts, made):
         f = self.failures
@@ -505,6 +530,11 @@ def main():
                   f"{[(r['replica'], r['exitCode'], r['secondsToReady']) for r in soak.restarts]}; last sample "
                   + "; ".join(f"{p} {last['paths'][p]['rate']:.0f}/s of {soak.rates[p]:.0f}, p99 {last['paths'][p]['p99Ms']} ms" for p in PATHS)
                   + f"; plot {out}.svg", flush=True)
+        drift = soak.figures.get("p99Drift", {})
+        if drift:
+            print("soak: p99, sample " + str(next(iter(drift.values()))["referenceSample"]) + " against the last ones (reported, not failed): "
+                  + "; ".join(f"{p} {d['referenceP99Ms']} ms against {d['lastP99Ms']} ms: {'within' if d['within'] else 'NOT within'} "
+                              f"{P99_TOLERANCE:.0%}" for p, d in drift.items()), flush=True)
         return 1 if soak.failures else 0
     except SuiteError as error:
         keep[0] = o.keep
