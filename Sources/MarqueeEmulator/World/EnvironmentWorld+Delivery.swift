@@ -73,7 +73,7 @@ extension EnvironmentWorld {
                 now: now,
                 configuration: configuration
             )
-            let verdict = Self.apply(payload: payload, to: &state, context: context)
+            let verdict = Self.apply(ActivityUpdateFields(payload), to: &state, context: context)
             if case .applied = verdict.outcome, state.activity.endedAt != nil { unsubscribe(state.activity) }
             activities[activityID] = state
             return verdict
@@ -118,11 +118,16 @@ extension EnvironmentWorld {
             now: now,
             configuration: configuration
         )
+        let update = ActivityUpdateFields(payload)
         var outcomes: [DeviceOutcome] = []
+        outcomes.reserveCapacity(channel.channel.subscriberIDs.count)
         var stillSubscribed: [String] = []
+        stillSubscribed.reserveCapacity(channel.channel.subscriberIDs.count)
         for activityID in channel.channel.subscriberIDs {
-            guard var state = activities[activityID] else { continue }
-            if devices[state.activity.deviceID]?.device.isOnline == false {
+            // In place: copying each activity out and back was a second hash and a copy apiece.
+            guard let index = activities.index(forKey: activityID) else { continue }
+            let deviceID = activities.values[index].activity.deviceID
+            if devices[deviceID]?.device.isOnline == false {
                 stillSubscribed.append(activityID)
                 guard let stored = channel.storedMessage, stored.requestID == requestID else {
                     let why =
@@ -131,21 +136,19 @@ extension EnvironmentWorld {
                     outcomes.append(.ignored("the device is offline and \(why)"))
                     continue
                 }
-                state.missedChannelMessage = true
-                activities[activityID] = state
+                activities.values[index].missedChannelMessage = true
                 outcomes.append(
                     .stored("the device is offline; the channel keeps the message until \(Self.text(stored.expiresAt))")
                 )
                 continue
             }
-            let verdict = Self.apply(payload: payload, to: &state, context: context)
+            let verdict = Self.apply(update, to: &activities.values[index], context: context)
             outcomes.append(verdict.outcome)
-            if state.activity.endedAt == nil {
+            if activities.values[index].activity.endedAt == nil {
                 stillSubscribed.append(activityID)
             } else if case .applied = verdict.outcome {
-                endedOn.append(state.activity.deviceID)
+                endedOn.append(deviceID)
             }
-            activities[activityID] = state
         }
         channel.channel.subscriberIDs = stillSubscribed
         channels[channelID] = channel
@@ -362,7 +365,7 @@ extension EnvironmentWorld {
                 now: now,
                 configuration: configuration
             )
-            let verdict = Self.apply(payload: message.payload, to: &activity, context: context)
+            let verdict = Self.apply(ActivityUpdateFields(message.payload), to: &activity, context: context)
             if case .applied = verdict.outcome, activity.activity.endedAt != nil { unsubscribe(activity.activity) }
             activities[activityID] = activity
             recordLaterOutcome(verdict.outcome, of: message)
@@ -386,12 +389,12 @@ extension EnvironmentWorld {
     /// pushes, a `timestamp` not newer than the last applied one is ignored, priority 10 counts
     /// against the hourly budget when the context says so.
     private static func apply(
-        payload: PushPayload?,
+        _ update: ActivityUpdateFields,
         to state: inout ActivityState,
         context: UpdateContext
     ) -> DeviceVerdict {
         state.activity.settle(now: context.now, configuration: context.configuration)
-        let verdict = verdictForUpdate(payload: payload, to: &state, context: context)
+        let verdict = verdictForUpdate(update, to: &state, context: context)
         if case .ignored = verdict.outcome {
             state.activity.updatesIgnored += 1
         } else {
@@ -402,22 +405,15 @@ extension EnvironmentWorld {
     }
 
     private static func verdictForUpdate(
-        payload: PushPayload?,
+        _ update: ActivityUpdateFields,
         to state: inout ActivityState,
         context: UpdateContext
     ) -> DeviceVerdict {
         let now = context.now
         let configuration = context.configuration
         guard state.activity.endedAt == nil else { return DeviceVerdict(outcome: .ignored("the activity has ended")) }
-        guard let aps = payload?.aps else { return DeviceVerdict(outcome: .ignored("no aps dictionary")) }
-        let isEnd: Bool
-        switch aps["event"] {
-        case .string("update")?: isEnd = false
-        case .string("end")?: isEnd = true
-        case .string("start")?: return DeviceVerdict(outcome: .ignored("a running activity cannot be started again"))
-        default: return DeviceVerdict(outcome: .ignored("event must be update or end"))
-        }
-        let timestamp = seconds(aps["timestamp"])
+        if let refusal = update.refusal { return DeviceVerdict(outcome: .ignored(refusal)) }
+        let timestamp = update.timestamp
         if let timestamp, let last = state.activity.lastTimestamp, timestamp <= last {
             return DeviceVerdict(outcome: .ignored("timestamp \(timestamp) is not newer than \(last)"))
         }
@@ -427,14 +423,14 @@ extension EnvironmentWorld {
         {
             return DeviceVerdict(outcome: .ignored("priority-10 budget exhausted"), overBudget: true)
         }
-        if let contentState = aps["content-state"] { state.activity.contentState = contentState }
-        if let staleDate = date(aps["stale-date"]) { state.activity.staleDate = staleDate }
-        if let relevance = double(aps["relevance-score"]) { state.activity.relevanceScore = relevance }
-        if let alert = aps["alert"] { state.activity.lastAlert = alert }
+        if let contentState = update.contentState { state.activity.contentState = contentState }
+        if let staleDate = update.staleDate { state.activity.staleDate = staleDate }
+        if let relevance = update.relevanceScore { state.activity.relevanceScore = relevance }
+        if let alert = update.alert { state.activity.lastAlert = alert }
         if let timestamp { state.activity.lastTimestamp = timestamp }
-        if isEnd {
+        if update.isEnd {
             state.activity.endedAt = now
-            if let requested = date(aps["dismissal-date"]) {
+            if let requested = update.dismissalDate {
                 // A past dismissal date removes the activity at once; the Lock Screen keeps it 4 h at most.
                 let latest = now.addingTimeInterval(configuration.lockScreenWindow)
                 state.activity.dismissalDate = max(now, min(requested, latest))
