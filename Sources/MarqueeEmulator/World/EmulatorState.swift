@@ -12,7 +12,7 @@ final class EmulatorState: Sendable {
     /// What the played apps notice, for the app model; yielding never blocks.
     let appEvents: AsyncStream<AppModelEvent>
     let appEventSink: AsyncStream<AppModelEvent>.Continuation
-    /// A wake for the courier (`APNSEmulator`'s delivery task) each time a broadcast is answered
+    /// A wake for the `BroadcastCourier` each time a broadcast is answered
     /// before its delivery; wakes coalesce.
     let deliveryWakes: AsyncStream<Void>
     private let deliveryWakeSink: AsyncStream<Void>.Continuation
@@ -49,11 +49,6 @@ final class EmulatorState: Sendable {
     /// Asks the courier to deliver what has been answered.
     func wakeCourier() {
         deliveryWakeSink.yield()
-    }
-
-    /// Ends the courier's wakes: the emulator is shutting down.
-    func finishDeliveryWakes() {
-        deliveryWakeSink.finish()
     }
 
     var now: Date { configuration.clock.now }
