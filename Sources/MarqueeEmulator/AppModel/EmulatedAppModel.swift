@@ -2,7 +2,6 @@ import Foundation
 import Logging
 import MarqueeCore
 import MarqueeKit
-import Synchronization
 
 /// The app's side of every virtual device whose app is connected to a Marquee
 /// (``APNSEmulator/connectApp(bundleID:to:)``): it decides what to report with MarqueeKit's own
@@ -17,7 +16,7 @@ import Synchronization
 final class EmulatedAppModel: Sendable {
     private let runner: AppModelRunner
     private let events: AsyncStream<AppModelEvent>
-    private let task = Mutex<Task<Void, Never>?>(nil)
+    private let task = EmulatorBackgroundTask()
     /// How often the clock is read for due reports: the manual clock of a test moves between reads.
     private static let pollInterval: Duration = .milliseconds(20)
 
@@ -34,7 +33,7 @@ final class EmulatedAppModel: Sendable {
     func start() {
         let runner = runner
         let events = events
-        let started = Task {
+        task.start {
             await withTaskGroup(of: Void.self) { group in
                 group.addTask {
                     for await event in events { await runner.receive(event) }
@@ -49,18 +48,12 @@ final class EmulatedAppModel: Sendable {
                 group.cancelAll()
             }
         }
-        task.withLock { $0 = started }
     }
 
     /// Stops at once: reports still waiting are dropped, one being sent is cancelled.
     func shutdown() async {
         await runner.stop()
-        let running = task.withLock { task in
-            defer { task = nil }
-            return task
-        }
-        running?.cancel()
-        await running?.value
+        await task.stop()
     }
 
     /// Wakes scheduled and not yet played.
