@@ -147,7 +147,7 @@ struct APNSRequestProcessor: Sendable {
             reason: reasonString,
             requestID: id
         )
-        state.withWorld { $0.recordRejection(rejection) }
+        state.withWorldBeforeDelivery { $0.recordRejection(rejection) }
         configuration.logger.debug(
             "rejected",
             metadata: [
@@ -185,7 +185,7 @@ struct APNSRequestProcessor: Sendable {
     ) -> InjectedFault {
         let actions = state.faultActions(for: endpoint, in: environment)
         guard !actions.isEmpty else { return InjectedFault() }
-        state.withWorld { $0.counters.injectedFaults += actions.count }
+        state.withWorldBeforeDelivery { $0.counters.injectedFaults += actions.count }
         var fault = InjectedFault()
         for action in actions {
             switch action {
@@ -233,7 +233,7 @@ struct APNSRequestProcessor: Sendable {
             !pushType.topicSuffix.isEmpty && bundleID.hasSuffix(pushType.topicSuffix)
         }
         if suffixed { return .topicDisallowed }
-        return state.withWorld { world -> APNSErrorReason? in
+        return state.withWorldBeforeDelivery { world -> APNSErrorReason? in
             guard let app = world.apps[bundleID], app.teamID == identity.teamID else { return .topicMismatch }
             return app.broadcastEnabled ? nil : configuration.featureNotEnabledReason
         }

@@ -99,7 +99,7 @@ struct BroadcastExchange {
             return .failure(.badPriority)
         }
 
-        let channel = processor.state.withWorld { world in
+        let channel = processor.state.withWorldBeforeDelivery { world in
             world.environments[environment]?.channels[channelID]?.channel
         }
         guard let channel else { return .failure(configuration.neverCreatedChannelBroadcastReason) }
@@ -140,7 +140,7 @@ struct BroadcastExchange {
         let uniqueID = RandomIdentifiers.uuid()
         let budget = configuration.broadcastBudgetPerHour[broadcast.storagePolicy]
         let throttle = configuration.broadcastThrottle
-        let admitted = processor.state.withWorld { world -> Bool in
+        let admitted = processor.state.withWorldBeforeDelivery { world -> Bool in
             let capacity = world.historyPerTarget
             let admitted = world.withEnvironment(environment) { env -> Bool in
                 // The throttle's state is committed only once the budget also admitted the broadcast,

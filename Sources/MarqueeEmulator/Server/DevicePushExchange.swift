@@ -106,7 +106,7 @@ struct DevicePushExchange {
         }
         let bundleID = String(decoding: topic.utf8.dropLast(suffix.count), as: UTF8.self)
         let ownsTopic = authenticator.owns(bundleID) { bundleID in
-            state.withWorld { $0.team(identity.teamID, owns: bundleID) }
+            state.withWorldBeforeDelivery { $0.team(identity.teamID, owns: bundleID) }
         }
         guard ownsTopic else { return .failure(.deviceTokenNotForTopic) }
 

@@ -7,7 +7,8 @@ import Synchronization
 /// no fault is installed.
 final class EmulatorState: Sendable {
     let configuration: APNSEmulatorConfiguration
-    /// Reached only through `withWorld`, which delivers answered broadcasts first.
+    /// Reached only through `withWorld`, which delivers answered broadcasts first, or
+    /// `withWorldBeforeDelivery`.
     private let world: Mutex<EmulatorWorld>
     /// What the played apps notice, for the app model; yielding never blocks.
     let appEvents: AsyncStream<AppModelEvent>
@@ -35,7 +36,7 @@ final class EmulatorState: Sendable {
     ) throws(Failure) -> Result {
         let configuration = configuration
         let (result, noticed) = world.withLock { world -> (Swift.Result<Result, Failure>, [AppModelEvent]) in
-            let noticed = world.deliverAnsweredBroadcasts(configuration: configuration)
+            let noticed = world.deliverAnsweredBroadcasts(configuration: configuration).appEvents
             do throws(Failure) {
                 return (.success(try body(&world)), noticed)
             } catch {
@@ -46,6 +47,27 @@ final class EmulatorState: Sendable {
         return try result.get()
     }
 
+    /// Runs `body` on the world under its lock as it is, answered broadcasts not delivered first:
+    /// for what neither reads nor changes an activity or a channel's subscribers (a broadcast's
+    /// checks and admission, a provider token's key, the counters), so that it does not wait for a
+    /// delivery to a large channel.
+    func withWorldBeforeDelivery<Result: Sendable, Failure: Error>(
+        _ body: (inout EmulatorWorld) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
+        try world.withLock { world throws(Failure) -> Result in try body(&world) }
+    }
+
+    /// Delivers answered broadcasts to at most `activityLimit` activities under the world's lock
+    /// (the `BroadcastCourier`'s slice); whether nothing is left to deliver.
+    func deliverAnsweredBroadcasts(activityLimit: Int) -> Bool {
+        let configuration = configuration
+        let (noticed, finished) = world.withLock {
+            $0.deliverAnsweredBroadcasts(configuration: configuration, activityLimit: activityLimit)
+        }
+        for event in noticed { appEventSink.yield(event) }
+        return finished
+    }
+
     /// Asks the courier to deliver what has been answered.
     func wakeCourier() {
         deliveryWakeSink.yield()
@@ -54,7 +76,7 @@ final class EmulatorState: Sendable {
     var now: Date { configuration.clock.now }
 
     func key(id: String) -> APNSEmulatorSigningKey? {
-        withWorld { $0.keys[id] }
+        withWorldBeforeDelivery { $0.keys[id] }
     }
 
     func install(_ fault: APNSEmulatorFault) {

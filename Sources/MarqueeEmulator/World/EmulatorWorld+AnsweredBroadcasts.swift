@@ -17,37 +17,56 @@ struct AnsweredBroadcast: Sendable {
 }
 
 extension EmulatorWorld {
-    /// Delivers every answered broadcast, oldest first, to its channel's subscribers as
-    /// `EnvironmentWorld.deliverBroadcast` does, and fills in the outcomes of its history entry.
-    /// `EmulatorState.withWorld` runs this before anything else reads or changes the world, so what
-    /// anyone sees is what they would see had the delivery run with the answer. Returns what the
-    /// played apps notice (activities the broadcasts ended).
-    mutating func deliverAnsweredBroadcasts(configuration: APNSEmulatorConfiguration) -> [AppModelEvent] {
-        guard !answeredBroadcasts.isEmpty else { return [] }
-        let broadcasts = answeredBroadcasts
-        answeredBroadcasts.removeAll(keepingCapacity: true)
+    /// Delivers answered broadcasts, oldest first, to their channels' subscribers
+    /// (`EnvironmentWorld.deliverBroadcast`), reaching at most `activityLimit` activities, and fills
+    /// in each finished one's history entry. With no limit, every answered broadcast is delivered:
+    /// `EmulatorState.withWorld` runs it so before anything else reads or changes the world, so
+    /// what anyone sees is what they would see had the delivery run with the answer. Returns what
+    /// the played apps notice (activities the broadcasts ended) and whether nothing is left.
+    mutating func deliverAnsweredBroadcasts(
+        configuration: APNSEmulatorConfiguration,
+        activityLimit: Int = .max
+    ) -> (appEvents: [AppModelEvent], finished: Bool) {
         var appEvents: [AppModelEvent] = []
-        for broadcast in broadcasts {
-            var endedOn: [String] = []
-            withEnvironment(broadcast.environment) { env in
-                let outcomes = env.deliverBroadcast(
-                    channelID: broadcast.channelID,
-                    requestID: broadcast.requestID,
-                    payload: broadcast.payload,
-                    priority: broadcast.priority,
-                    expiration: broadcast.expiration,
-                    now: broadcast.admittedAt,
-                    configuration: configuration,
-                    endedOn: &endedOn
-                )
-                env.history[broadcast.channelID]?.modify(where: { $0.requestID == broadcast.requestID }) {
-                    $0.outcomes = outcomes
-                }
+        var budget = activityLimit
+        while budget > 0 {
+            guard var delivery = deliveryInProgress ?? beginNextDelivery(configuration: configuration) else {
+                return (appEvents, true)
             }
-            appEvents += endedOn.compactMap {
-                appEventForEndedActivity(deviceID: $0, environment: broadcast.environment)
+            let remaining = delivery.subscribers.count - delivery.reached
+            let slice = delivery.subscribers[delivery.reached..<delivery.reached + min(budget, remaining)]
+            let environment = delivery.broadcast.environment
+            withEnvironment(environment) { $0.deliverBroadcast(&delivery, to: slice) }
+            delivery.reached = slice.endIndex
+            budget -= slice.count
+            guard delivery.isFinished else {
+                deliveryInProgress = delivery
+                return (appEvents, false)
+            }
+            deliveryInProgress = nil
+            withEnvironment(environment) { $0.finishBroadcastDelivery(delivery) }
+            appEvents += delivery.endedOn.compactMap {
+                appEventForEndedActivity(deviceID: $0, environment: environment)
             }
         }
-        return appEvents
+        return (appEvents, deliveryInProgress == nil && answeredBroadcasts.isEmpty)
+    }
+
+    /// The oldest answered broadcast's delivery, begun; nil if none is waiting. A broadcast whose
+    /// channel is gone reaches nobody.
+    private mutating func beginNextDelivery(configuration: APNSEmulatorConfiguration) -> BroadcastDelivery? {
+        guard !answeredBroadcasts.isEmpty else { return nil }
+        let broadcast = answeredBroadcasts.removeFirst()
+        let subscribers = withEnvironment(broadcast.environment) {
+            $0.beginBroadcastDelivery(
+                channelID: broadcast.channelID,
+                requestID: broadcast.requestID,
+                payload: broadcast.payload,
+                priority: broadcast.priority,
+                expiration: broadcast.expiration,
+                now: broadcast.admittedAt
+            )
+        }
+        return BroadcastDelivery(broadcast, subscribers: subscribers ?? [], configuration: configuration)
     }
 }

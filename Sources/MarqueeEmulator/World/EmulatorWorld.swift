@@ -101,8 +101,11 @@ struct EmulatorWorld: Sendable {
     var environments: [APNSEnvironment: EnvironmentWorld] = [:]
     var rejections: BoundedHistory<RejectedRequest>
     var counters = EmulatorCounters()
-    /// Broadcasts answered and not yet delivered (`deliverAnsweredBroadcasts`), oldest first.
+    /// Broadcasts answered whose delivery has not begun (`deliverAnsweredBroadcasts`), oldest first.
     var answeredBroadcasts: [AnsweredBroadcast] = []
+    /// The answered broadcast being delivered, when a slice of its subscribers has been reached
+    /// and not all: it comes before every one in `answeredBroadcasts`.
+    var deliveryInProgress: BroadcastDelivery?
     let historyPerTarget: Int
     /// The apps the emulator plays, by bundle ID: where each one's Marquee is.
     var appMarquees: [String: EmulatedAppMarquee]

@@ -80,27 +80,26 @@ extension EnvironmentWorld {
         }
     }
 
-    /// Delivers an accepted broadcast to every activity subscribed to `channelID`. A Most-Recent-
-    /// Message-Stored channel keeps it (unless `apns-expiration` is 0) for at most 8 hours, and
-    /// subscribers on offline devices get it when they are back; on a No-Message-Stored channel
-    /// they miss it. The devices whose activity the broadcast ended are added to `endedOn`: their
-    /// apps, when played, notice it the next time they run, as ActivityKit's state updates do.
-    mutating func deliverBroadcast(
+    /// Begins delivering an accepted broadcast on `channelID`: the channel counts it, and a
+    /// Most-Recent-Message-Stored channel keeps it (unless `apns-expiration` is 0) for at most 8
+    /// hours, so that subscribers on offline devices get it when they are back; on a
+    /// No-Message-Stored channel they miss it. Returns the activities subscribed now, whom
+    /// `deliverBroadcast(_:to:)` then reaches a slice at a time (nil: no such channel). An activity
+    /// subscribed after this does not get the broadcast: APNs took it before.
+    mutating func beginBroadcastDelivery(
         channelID: String,
         requestID: String,
         payload: PushPayload?,
         priority: APNSPriority,
         expiration: Int64?,
-        now: Date,
-        configuration: APNSEmulatorConfiguration,
-        endedOn: inout [String]
-    ) -> [DeviceOutcome] {
-        guard var channel = channels[channelID] else { return [] }
-        channel.channel.broadcastsReceived += 1
-        if channel.channel.messageStoragePolicy == .mostRecentMessageStored, expiration != 0 {
+        now: Date
+    ) -> [String]? {
+        guard channels[channelID] != nil else { return nil }
+        channels[channelID]?.channel.broadcastsReceived += 1
+        if channels[channelID]?.channel.messageStoragePolicy == .mostRecentMessageStored, expiration != 0 {
             let limit = now.addingTimeInterval(TimeInterval(MessageStoragePolicy.maximumStorageSeconds))
             let expiresAt = min(expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? limit, limit)
-            channel.storedMessage =
+            channels[channelID]?.storedMessage =
                 expiresAt > now
                 ? HeldPush(
                     target: nil,
@@ -112,47 +111,57 @@ extension EnvironmentWorld {
                 )
                 : nil
         }
-        let context = UpdateContext(
-            priority: priority,
-            countsAgainstBudget: false,
-            now: now,
-            configuration: configuration
-        )
-        let update = ActivityUpdateFields(payload)
-        var outcomes: [DeviceOutcome] = []
-        outcomes.reserveCapacity(channel.channel.subscriberIDs.count)
-        var stillSubscribed: [String] = []
-        stillSubscribed.reserveCapacity(channel.channel.subscriberIDs.count)
-        for activityID in channel.channel.subscriberIDs {
+        return channels[channelID]?.channel.subscriberIDs
+    }
+
+    /// Delivers the broadcast `delivery` carries to `subscribers` (a slice of those
+    /// `beginBroadcastDelivery` returned), adding their outcomes, the activities no longer
+    /// subscribed (gone, or ended) and the devices whose activity it ended: their apps, when
+    /// played, notice it the next time they run, as ActivityKit's state updates do.
+    mutating func deliverBroadcast(_ delivery: inout BroadcastDelivery, to subscribers: ArraySlice<String>) {
+        let broadcast = delivery.broadcast
+        let stored = channels[broadcast.channelID]?.storedMessage
+        let storagePolicy = channels[broadcast.channelID]?.channel.messageStoragePolicy
+        for activityID in subscribers {
             // In place: copying each activity out and back was a second hash and a copy apiece.
-            guard let index = activities.index(forKey: activityID) else { continue }
+            guard let index = activities.index(forKey: activityID) else {
+                delivery.unsubscribed.insert(activityID)
+                continue
+            }
             let deviceID = activities.values[index].activity.deviceID
             if devices[deviceID]?.device.isOnline == false {
-                stillSubscribed.append(activityID)
-                guard let stored = channel.storedMessage, stored.requestID == requestID else {
+                guard let stored, stored.requestID == broadcast.requestID else {
                     let why =
-                        channel.channel.messageStoragePolicy == .noMessageStored
+                        storagePolicy == .noMessageStored
                         ? "the channel stores no messages" : "apns-expiration 0 asks APNs not to keep the message"
-                    outcomes.append(.ignored("the device is offline and \(why)"))
+                    delivery.outcomes.append(.ignored("the device is offline and \(why)"))
                     continue
                 }
                 activities.values[index].missedChannelMessage = true
-                outcomes.append(
+                delivery.outcomes.append(
                     .stored("the device is offline; the channel keeps the message until \(Self.text(stored.expiresAt))")
                 )
                 continue
             }
-            let verdict = Self.apply(update, to: &activities.values[index], context: context)
-            outcomes.append(verdict.outcome)
-            if activities.values[index].activity.endedAt == nil {
-                stillSubscribed.append(activityID)
-            } else if case .applied = verdict.outcome {
-                endedOn.append(deviceID)
+            let verdict = Self.apply(delivery.update, to: &activities.values[index], context: delivery.context)
+            delivery.outcomes.append(verdict.outcome)
+            if activities.values[index].activity.endedAt != nil {
+                delivery.unsubscribed.insert(activityID)
+                if case .applied = verdict.outcome { delivery.endedOn.append(deviceID) }
             }
         }
-        channel.channel.subscriberIDs = stillSubscribed
-        channels[channelID] = channel
-        return outcomes
+    }
+
+    /// Ends `delivery`: the activities it found gone or ended leave the channel's subscribers, and
+    /// the broadcast's history entry gets its outcomes.
+    mutating func finishBroadcastDelivery(_ delivery: BroadcastDelivery) {
+        let broadcast = delivery.broadcast
+        if !delivery.unsubscribed.isEmpty {
+            channels[broadcast.channelID]?.channel.subscriberIDs.removeAll { delivery.unsubscribed.contains($0) }
+        }
+        history[broadcast.channelID]?.modify(where: { $0.requestID == broadcast.requestID }) {
+            $0.outcomes = delivery.outcomes
+        }
     }
 
     private mutating func start(
