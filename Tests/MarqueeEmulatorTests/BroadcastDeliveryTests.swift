@@ -11,6 +11,21 @@ extension EmulatorTests {
     /// delivers the slices itself.
     @Suite("Broadcast delivery: a channel's subscribers a slice at a time")
     struct BroadcastDeliveryTests {
+        /// A new iOS 18 device, and a Live Activity started on it subscribed to `channelID`.
+        private func startActivity(on channelID: String, _ fixture: EmulatorFixture) async throws {
+            let device = try fixture.emulator.registerDevice(
+                environment: .sandbox,
+                bundleID: EmulatorFixture.bundleID,
+                iOSVersion: "18.0",
+                pushToStartAttributesTypes: ["MatchAttributes"]
+            )
+            let started = try await fixture.pushLiveActivity(
+                to: try #require(device.pushToStartTokens["MatchAttributes"]),
+                body: Payloads.start(timestamp: fixture.nowSeconds, channelID: channelID)
+            )
+            #expect(started.status == 200)
+        }
+
         @Test(
             """
             A broadcast is admitted and answered while another is halfway through its subscribers, \
@@ -22,19 +37,7 @@ extension EmulatorTests {
                 await fixture.emulator.courier.shutdown()
                 let state = fixture.emulator.state
                 let channelID = try await fixture.createChannel(policy: 0)
-                for _ in 0..<5 {
-                    let device = try fixture.emulator.registerDevice(
-                        environment: .sandbox,
-                        bundleID: EmulatorFixture.bundleID,
-                        iOSVersion: "18.0",
-                        pushToStartAttributesTypes: ["MatchAttributes"]
-                    )
-                    let started = try await fixture.pushLiveActivity(
-                        to: try #require(device.pushToStartTokens["MatchAttributes"]),
-                        body: Payloads.start(timestamp: fixture.nowSeconds, channelID: channelID)
-                    )
-                    #expect(started.status == 200)
-                }
+                for _ in 0..<5 { try await startActivity(on: channelID, fixture) }
                 let activityIDs = fixture.emulator.activities(in: .sandbox).map(\.id)
                 #expect(activityIDs.count == 5)
                 func scores() -> [JSONValue?] {
@@ -88,20 +91,7 @@ extension EmulatorTests {
                 await fixture.emulator.courier.shutdown()
                 let state = fixture.emulator.state
                 let channelID = try await fixture.createChannel(policy: 0)
-                func startOne() async throws {
-                    let device = try fixture.emulator.registerDevice(
-                        environment: .sandbox,
-                        bundleID: EmulatorFixture.bundleID,
-                        iOSVersion: "18.0",
-                        pushToStartAttributesTypes: ["MatchAttributes"]
-                    )
-                    let started = try await fixture.pushLiveActivity(
-                        to: try #require(device.pushToStartTokens["MatchAttributes"]),
-                        body: Payloads.start(timestamp: fixture.nowSeconds, channelID: channelID)
-                    )
-                    #expect(started.status == 200)
-                }
-                for _ in 0..<3 { try await startOne() }
+                for _ in 0..<3 { try await startActivity(on: channelID, fixture) }
                 let firstThree = Set(fixture.emulator.activities(in: .sandbox).map(\.id))
 
                 fixture.clock.advance(by: 10)
@@ -112,7 +102,7 @@ extension EmulatorTests {
                 #expect(update.status == 200)
                 #expect(state.deliverAnsweredBroadcasts(activityLimit: 1) == false)
                 // A start is a change to the world: the rest of the update is delivered before it.
-                try await startOne()
+                try await startActivity(on: channelID, fixture)
                 #expect(state.withWorldBeforeDelivery { $0.deliveryInProgress == nil })
 
                 let activities = fixture.emulator.activities(in: .sandbox)
