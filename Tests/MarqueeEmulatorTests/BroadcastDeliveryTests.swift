@@ -13,15 +13,35 @@ extension EmulatorTests {
     struct BroadcastDeliveryTests {
         /// A new iOS 18 device, and a Live Activity started on it subscribed to `channelID`.
         private func startActivity(on channelID: String, _ fixture: EmulatorFixture) async throws {
+            try await start(on: channelID, through: try newDevice(fixture), fixture)
+        }
+
+        /// A new iOS 18 device's push-to-start token.
+        private func newDevice(_ fixture: EmulatorFixture) throws -> String {
             let device = try fixture.emulator.registerDevice(
                 environment: .sandbox,
                 bundleID: EmulatorFixture.bundleID,
                 iOSVersion: "18.0",
                 pushToStartAttributesTypes: ["MatchAttributes"]
             )
+            return try #require(device.pushToStartTokens["MatchAttributes"])
+        }
+
+        /// A start through `pushToStart` subscribed to `channelID`, with an update token too when
+        /// asked.
+        private func start(
+            on channelID: String,
+            through pushToStart: String,
+            inputPushToken: Bool = false,
+            _ fixture: EmulatorFixture
+        ) async throws {
             let started = try await fixture.pushLiveActivity(
-                to: try #require(device.pushToStartTokens["MatchAttributes"]),
-                body: Payloads.start(timestamp: fixture.nowSeconds, channelID: channelID)
+                to: pushToStart,
+                body: Payloads.start(
+                    timestamp: fixture.nowSeconds,
+                    channelID: channelID,
+                    inputPushToken: inputPushToken
+                )
             )
             #expect(started.status == 200)
         }
@@ -84,15 +104,19 @@ extension EmulatorTests {
         }
 
         @Test(
-            "an activity started while a broadcast is being delivered does not get that broadcast, and stays subscribed"
+            """
+            A start arriving while a broadcast is being delivered neither waits for that delivery nor gets the \
+            broadcast; its activity stays subscribed
+            """
         )
-        func subscriberAfterTheAnswerIsNotReached() async throws {
+        func startDuringADeliveryIsNotReached() async throws {
             try await EmulatorFixture.with { fixture in
                 await fixture.emulator.courier.shutdown()
                 let state = fixture.emulator.state
                 let channelID = try await fixture.createChannel(policy: 0)
                 for _ in 0..<3 { try await startActivity(on: channelID, fixture) }
                 let firstThree = Set(fixture.emulator.activities(in: .sandbox).map(\.id))
+                let latecomer = try newDevice(fixture)
 
                 fixture.clock.advance(by: 10)
                 let update = try await fixture.broadcast(
@@ -101,9 +125,8 @@ extension EmulatorTests {
                 )
                 #expect(update.status == 200)
                 #expect(state.deliverAnsweredBroadcasts(activityLimit: 1) == false)
-                // A start is a change to the world: the rest of the update is delivered before it.
-                try await startActivity(on: channelID, fixture)
-                #expect(state.withWorldBeforeDelivery { $0.deliveryInProgress == nil })
+                try await start(on: channelID, through: latecomer, fixture)
+                #expect(state.withWorldBeforeDelivery { $0.deliveryInProgress?.reached } == 1)
 
                 let activities = fixture.emulator.activities(in: .sandbox)
                 #expect(
@@ -112,6 +135,45 @@ extension EmulatorTests {
                 #expect(activities.filter { !firstThree.contains($0.id) }.map(\.contentState) == [["score": "0-0"]])
                 #expect(fixture.emulator.pushes(to: channelID, in: .sandbox).last?.outcomes.count == 3)
                 #expect(Set(fixture.emulator.channels(in: .sandbox).first?.subscriberIDs ?? []).count == 4)
+            }
+        }
+
+        @Test(
+            """
+            A push to an update token waits for the broadcasts answered before it: its activity gets the \
+            broadcast first, then the push
+            """
+        )
+        func updateTokenPushComesAfterTheDelivery() async throws {
+            try await EmulatorFixture.with { fixture in
+                await fixture.emulator.courier.shutdown()
+                let state = fixture.emulator.state
+                let channelID = try await fixture.createChannel(policy: 0)
+                for _ in 0..<2 { try await startActivity(on: channelID, fixture) }
+                try await start(on: channelID, through: try newDevice(fixture), inputPushToken: true, fixture)
+                let last = try #require(fixture.emulator.activities(in: .sandbox).first { $0.updateToken != nil })
+                let updateToken = try #require(last.updateToken)
+
+                fixture.clock.advance(by: 10)
+                let broadcast = try await fixture.broadcast(
+                    on: channelID,
+                    body: Payloads.update(score: "1-0", timestamp: fixture.nowSeconds - 5)
+                )
+                #expect(broadcast.status == 200)
+                #expect(state.deliverAnsweredBroadcasts(activityLimit: 1) == false)
+                let pushed = try await fixture.pushLiveActivity(
+                    to: updateToken,
+                    body: Payloads.update(score: "2-0", timestamp: fixture.nowSeconds)
+                )
+                #expect(pushed.status == 200)
+
+                let activity = try #require(fixture.emulator.activity(id: last.id, in: .sandbox))
+                #expect(activity.contentState == ["score": "2-0"])
+                #expect(activity.updatesApplied == 2)
+                #expect(
+                    fixture.emulator.pushes(to: channelID, in: .sandbox).last?.outcomes
+                        == Array(repeating: .applied, count: 3)
+                )
             }
         }
     }

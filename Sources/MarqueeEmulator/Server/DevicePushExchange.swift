@@ -154,7 +154,14 @@ struct DevicePushExchange {
         configuration: APNSEmulatorConfiguration
     ) -> Verdict {
         let uniqueID = environment == .sandbox ? RandomIdentifiers.uuid() : nil
-        return processor.state.withWorld { world -> Verdict in
+        // A start or a plain device push reaches no activity a broadcast's delivery is walking
+        // (a new one is not among its subscribers): it need not wait for that walk. An update
+        // token's push changes its activity, after every broadcast answered before it.
+        let needsDeliveries = { (world: borrowing EmulatorWorld) -> Bool in
+            guard case .update? = world.environments[environment]?.tokens[push.token] else { return false }
+            return true
+        }
+        return processor.state.withWorld(deliveringFirstIf: needsDeliveries) { world -> Verdict in
             let capacity = world.historyPerTarget
             var deliveredTo: TokenTarget?
             let verdict = world.withEnvironment(environment) { env -> Verdict in

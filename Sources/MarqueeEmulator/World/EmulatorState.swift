@@ -34,9 +34,20 @@ final class EmulatorState: Sendable {
     func withWorld<Result: Sendable, Failure: Error>(
         _ body: (inout EmulatorWorld) throws(Failure) -> Result
     ) throws(Failure) -> Result {
+        try withWorld(deliveringFirstIf: { _ in true }, body)
+    }
+
+    /// `withWorld` for what needs the deliveries done only sometimes, as the world says under the
+    /// lock: a device push needs them before it changes an activity (an update token's), not
+    /// before it starts a new one or reaches a device.
+    func withWorld<Result: Sendable, Failure: Error>(
+        deliveringFirstIf needsDeliveries: (borrowing EmulatorWorld) -> Bool,
+        _ body: (inout EmulatorWorld) throws(Failure) -> Result
+    ) throws(Failure) -> Result {
         let configuration = configuration
         let (result, noticed) = world.withLock { world -> (Swift.Result<Result, Failure>, [AppModelEvent]) in
-            let noticed = world.deliverAnsweredBroadcasts(configuration: configuration).appEvents
+            let noticed =
+                needsDeliveries(world) ? world.deliverAnsweredBroadcasts(configuration: configuration).appEvents : []
             do throws(Failure) {
                 return (.success(try body(&world)), noticed)
             } catch {
