@@ -57,16 +57,7 @@ extension EmulatorWorld {
     private mutating func beginNextDelivery(configuration: APNSEmulatorConfiguration) -> BroadcastDelivery? {
         guard !answeredBroadcasts.isEmpty else { return nil }
         let broadcast = answeredBroadcasts.removeFirst()
-        let subscribers = withEnvironment(broadcast.environment) {
-            $0.beginBroadcastDelivery(
-                channelID: broadcast.channelID,
-                requestID: broadcast.requestID,
-                payload: broadcast.payload,
-                priority: broadcast.priority,
-                expiration: broadcast.expiration,
-                now: broadcast.admittedAt
-            )
-        }
+        let subscribers = withEnvironment(broadcast.environment) { $0.beginBroadcastDelivery(broadcast) }
         return BroadcastDelivery(broadcast, subscribers: subscribers ?? [], configuration: configuration)
     }
 }

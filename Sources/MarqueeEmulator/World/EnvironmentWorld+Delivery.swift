@@ -80,38 +80,36 @@ extension EnvironmentWorld {
         }
     }
 
-    /// Begins delivering an accepted broadcast on `channelID`: the channel counts it, and a
+    /// Begins delivering an accepted broadcast on its channel: the channel counts it, and a
     /// Most-Recent-Message-Stored channel keeps it (unless `apns-expiration` is 0) for at most 8
     /// hours, so that subscribers on offline devices get it when they are back; on a
     /// No-Message-Stored channel they miss it. Returns the activities subscribed now, whom
     /// `deliverBroadcast(_:to:)` then reaches a slice at a time (nil: no such channel). An activity
     /// subscribed after this does not get the broadcast: APNs took it before.
-    mutating func beginBroadcastDelivery(
-        channelID: String,
-        requestID: String,
-        payload: PushPayload?,
-        priority: APNSPriority,
-        expiration: Int64?,
-        now: Date
-    ) -> [String]? {
-        guard channels[channelID] != nil else { return nil }
-        channels[channelID]?.channel.broadcastsReceived += 1
-        if channels[channelID]?.channel.messageStoragePolicy == .mostRecentMessageStored, expiration != 0 {
+    mutating func beginBroadcastDelivery(_ broadcast: AnsweredBroadcast) -> [String]? {
+        guard var channel = channels[broadcast.channelID] else { return nil }
+        channel.channel.broadcastsReceived += 1
+        if channel.channel.messageStoragePolicy == .mostRecentMessageStored, broadcast.expiration != 0 {
+            let now = broadcast.admittedAt
             let limit = now.addingTimeInterval(TimeInterval(MessageStoragePolicy.maximumStorageSeconds))
-            let expiresAt = min(expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? limit, limit)
-            channels[channelID]?.storedMessage =
+            let expiresAt = min(
+                broadcast.expiration.map { Date(timeIntervalSince1970: TimeInterval($0)) } ?? limit,
+                limit
+            )
+            channel.storedMessage =
                 expiresAt > now
                 ? HeldPush(
                     target: nil,
-                    payload: payload,
-                    priority: priority,
+                    payload: broadcast.payload,
+                    priority: broadcast.priority,
                     expiresAt: expiresAt,
-                    historyKey: channelID,
-                    requestID: requestID
+                    historyKey: broadcast.channelID,
+                    requestID: broadcast.requestID
                 )
                 : nil
         }
-        return channels[channelID]?.channel.subscriberIDs
+        channels[broadcast.channelID] = channel
+        return channel.channel.subscriberIDs
     }
 
     /// Delivers the broadcast `delivery` carries to `subscribers` (a slice of those
