@@ -195,6 +195,28 @@ extension EmulatorTests {
             }
         }
 
+        @Test("A report Marquee leaves unanswered holds up its own device's app, no other device's")
+        func unansweredReportHoldsUpNoOtherDevice() async throws {
+            try await withPlayedApp { fixture, marquee in
+                let waiting = try register(fixture)
+                let other = try register(fixture)
+                marquee.holdAnswers(toPathsContaining: "/v1/events/held/")
+                try fixture.emulator.launchApp(environment: .sandbox, deviceID: waiting.id, liveEvents: ["held"])
+                try await eventually("the first device's report taken, its answer held") { marquee.requests.count == 1 }
+
+                try fixture.emulator.launchApp(environment: .sandbox, deviceID: other.id, liveEvents: ["m9"])
+                try await eventually("the other device's wake played while the first's report waits") {
+                    await fixture.emulator.appWakesPlayed == 1
+                }
+                #expect(marquee.requests.map(\.path).last?.hasPrefix("/v1/events/m9/presence/") == true)
+
+                marquee.releaseHeld()
+                try await eventually("the first device's wake played once answered") {
+                    await fixture.emulator.appWakesPlayed == 2
+                }
+            }
+        }
+
         @Test(
             """
             Shares are drawn per device from the seed: exact counts for seed 7, the same devices again with the \

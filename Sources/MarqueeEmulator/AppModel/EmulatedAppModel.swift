@@ -38,12 +38,7 @@ final class EmulatedAppModel: Sendable {
                 group.addTask {
                     for await event in events { await runner.receive(event) }
                 }
-                group.addTask {
-                    while !Task.isCancelled {
-                        await runner.runDue()
-                        try? await Task.sleep(for: Self.pollInterval)
-                    }
-                }
+                group.addTask { await runner.run(pollInterval: Self.pollInterval) }
                 await group.next()
                 group.cancelAll()
             }
@@ -94,6 +89,8 @@ actor AppModelRunner {
     private let logger: Logger
     private var censuses: [DeviceKey: ActivityCensus] = [:]
     private var wakes: [Wake] = []
+    /// Devices whose app is running a wake now.
+    private var running: Set<DeviceKey> = []
     private var sequence = 0
     private var stopped = false
     private(set) var wakesPlayed = 0
@@ -157,37 +154,49 @@ actor AppModelRunner {
     /// Marquee's background push behind them, past the confirmation window.
     static let devicesAtOnce = 64
 
-    /// Plays every wake whose time has come: each device's in time order, up to `devicesAtOnce`
-    /// devices side by side (the actor interleaves them only while a report is on its way).
-    func runDue() async {
-        let now = state.now
-        let due = wakes.filter { $0.due <= now }.sorted { ($0.due, $0.sequence) < ($1.due, $1.sequence) }
-        guard !due.isEmpty else { return }
-        let played = Set(due.map(\.sequence))
-        wakes.removeAll { played.contains($0.sequence) }
-        var byDevice: [DeviceKey: [Wake]] = [:]
-        var order: [DeviceKey] = []
-        for wake in due {
-            if byDevice[wake.device] == nil { order.append(wake.device) }
-            byDevice[wake.device, default: []].append(wake)
-        }
-        await withTaskGroup(of: Void.self) { group in
-            var running = 0
-            for device in order {
-                guard !stopped, !Task.isCancelled else { break }
-                if running == Self.devicesAtOnce {
-                    await group.next()
-                    running -= 1
+    /// Plays wakes as their time comes until cancelled: each device's in time order, one device's
+    /// wakes after another's only when `devicesAtOnce` devices are already running. A device whose
+    /// report hangs (FoundationNetworking's timeout is 15 s) holds up its own later wakes, never
+    /// another device's: played in rounds that each waited for their slowest device, one hung report
+    /// kept every wake that came due meanwhile (a background push's answer among them) waiting.
+    func run(pollInterval: Duration) async {
+        await withDiscardingTaskGroup { group in
+            while !stopped, !Task.isCancelled {
+                for wakes in takeDue() {
+                    group.addTask { await self.play(wakes) }
                 }
-                let wakes = byDevice[device] ?? []
-                group.addTask { await self.play(wakes) }
-                running += 1
+                try? await Task.sleep(for: pollInterval)
             }
         }
     }
 
-    /// One device's due wakes, in order.
+    /// The due wakes of devices not running now, grouped by device in time order, for as many
+    /// devices as may start; those devices are running from here until their wakes have played.
+    private func takeDue() -> [[Wake]] {
+        let room = Self.devicesAtOnce - running.count
+        guard room > 0 else { return [] }
+        let now = state.now
+        let due = wakes.filter { $0.due <= now && !running.contains($0.device) }
+            .sorted { ($0.due, $0.sequence) < ($1.due, $1.sequence) }
+        guard !due.isEmpty else { return [] }
+        var byDevice: [DeviceKey: [Wake]] = [:]
+        var order: [DeviceKey] = []
+        for wake in due {
+            if byDevice[wake.device] == nil {
+                guard order.count < room else { continue }
+                order.append(wake.device)
+            }
+            byDevice[wake.device, default: []].append(wake)
+        }
+        let taken = Set(byDevice.values.joined().map(\.sequence))
+        wakes.removeAll { taken.contains($0.sequence) }
+        running.formUnion(order)
+        return order.compactMap { byDevice[$0] }
+    }
+
+    /// One device's due wakes, in order; then the device may run again.
     private func play(_ wakes: [Wake]) async {
+        defer { if let device = wakes.first?.device { running.remove(device) } }
         for wake in wakes {
             guard !stopped, !Task.isCancelled else { return }
             await play(wake)

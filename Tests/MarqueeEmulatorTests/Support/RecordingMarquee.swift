@@ -23,6 +23,8 @@ final class RecordingMarquee: Sendable {
     private let channel: any Channel
     private let recorded: Mutex<[Request]>
     private let status: Mutex<HTTPResponseStatus>
+    /// Requests whose path contains this are answered only at `releaseHeld()`; the answers owed.
+    private let held: Mutex<(pathPart: String?, answers: [@Sendable () -> Void])>
 
     var baseURL: URL { URL(string: "http://127.0.0.1:\(channel.localAddress?.port ?? 0)")! }
     var requests: [Request] { recorded.withLock { $0 } }
@@ -33,6 +35,7 @@ final class RecordingMarquee: Sendable {
         self.channel = channel
         self.recorded = Mutex([])
         self.status = Mutex(.noContent)
+        self.held = Mutex((nil, []))
     }
 
     static func start() async throws -> RecordingMarquee {
@@ -56,9 +59,29 @@ final class RecordingMarquee: Sendable {
         try? await channel.close()
     }
 
-    fileprivate func record(_ request: Request) -> HTTPResponseStatus {
+    /// Leaves requests whose path contains `pathPart` unanswered until `releaseHeld()`: a Marquee
+    /// that takes a request and does not answer.
+    func holdAnswers(toPathsContaining pathPart: String) { held.withLock { $0.pathPart = pathPart } }
+
+    /// Answers the held requests and holds no more.
+    func releaseHeld() {
+        let answers = held.withLock { held in
+            defer { held = (nil, []) }
+            return held.answers
+        }
+        for answer in answers { answer() }
+    }
+
+    /// Records `request` and answers it at once with `answer`, or later if it is to be held.
+    fileprivate func record(_ request: Request, answer: @escaping @Sendable (HTTPResponseStatus) -> Void) {
         recorded.withLock { $0.append(request) }
-        return status.withLock { $0 }
+        let status = status.withLock { $0 }
+        let answerNow = held.withLock { held -> Bool in
+            guard let part = held.pathPart, request.path.contains(part) else { return true }
+            held.answers.append { answer(status) }
+            return false
+        }
+        if answerNow { answer(status) }
     }
 
     /// The server, set once it is bound (the handlers are made before).
@@ -90,14 +113,20 @@ final class RecordingMarquee: Sendable {
                     authorization: head.headers.first(name: "authorization"),
                     body: body.readString(length: body.readableBytes) ?? ""
                 )
-                let status = box.server.withLock { $0 }?.record(request) ?? .internalServerError
-                var headers = HTTPHeaders()
-                headers.add(name: "content-length", value: "0")
-                context.write(
-                    wrapOutboundOut(.head(HTTPResponseHead(version: head.version, status: status, headers: headers))),
-                    promise: nil
-                )
-                context.writeAndFlush(wrapOutboundOut(.end(nil)), promise: nil)
+                let version = head.version
+                let bound = NIOLoopBound((handler: self, context: context), eventLoop: context.eventLoop)
+                let answer: @Sendable (HTTPResponseStatus) -> Void = { status in
+                    bound.eventLoop.execute {
+                        var headers = HTTPHeaders()
+                        headers.add(name: "content-length", value: "0")
+                        let (handler, context) = bound.value
+                        let head = HTTPResponseHead(version: version, status: status, headers: headers)
+                        context.write(handler.wrapOutboundOut(.head(head)), promise: nil)
+                        context.writeAndFlush(handler.wrapOutboundOut(.end(nil)), promise: nil)
+                    }
+                }
+                guard let server = box.server.withLock({ $0 }) else { return answer(.internalServerError) }
+                server.record(request, answer: answer)
             }
         }
     }
