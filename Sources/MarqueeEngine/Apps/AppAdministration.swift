@@ -213,6 +213,14 @@ public struct AppAdministration: Sendable {
         return try await createAPIKey(appID: nil, role: .admin, label: "created on first start").presented
     }
 
+    /// What `authenticate` answers without a read, when this replica remembers the key
+    /// (`CredentialCache`, which forgets a revoked key on every replica): nil when it does not, or
+    /// the text is not shaped like a key, and then `authenticate` decides.
+    public func rememberedCaller(_ presented: String) -> AuthenticatedCaller? {
+        guard let credential = APIKeyCredential(presented: presented) else { return nil }
+        return credentials.caller(forKeyHash: credential.hash)
+    }
+
     /// The stored key a presented key stands for, with its app; `nil` for an unknown, malformed or
     /// revoked key. A key that authenticated within `auth.cacheSeconds` is answered from memory.
     public func authenticate(_ presented: String) async throws -> AuthenticatedCaller? {

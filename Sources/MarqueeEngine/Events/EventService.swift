@@ -153,11 +153,18 @@ public struct EventService: Sendable {
         return .deleted
     }
 
+    /// What `activeChannel` answers without a read, when this replica remembers it (`ChannelAnswerCache`,
+    /// kept current across replicas): for the read every follower's app makes, answered where the
+    /// request is read (`ChannelReadAnswerHandler`). Nil: not remembered, and `activeChannel` reads.
+    public func rememberedActiveChannel(app: App, key: String, environment: APNSEnvironment) -> EventChannelView? {
+        channelAnswers.answer(for: ChannelAnswerCache.Key(appID: app.id, eventKey: key, environment: environment))
+    }
+
     /// The event's active channel in `environment`, for the apps that subscribe to it: from
     /// memory when this replica has read it since it last changed (`ChannelAnswerCache`).
     public func activeChannel(app: App, key: String, environment: APNSEnvironment) async throws -> EventChannelView {
+        if let kept = rememberedActiveChannel(app: app, key: key, environment: environment) { return kept }
         let cacheKey = ChannelAnswerCache.Key(appID: app.id, eventKey: key, environment: environment)
-        if let kept = channelAnswers.answer(for: cacheKey) { return kept }
         let generation = channelAnswers.generation
         let event = try await event(app: app, key: key)
         guard let channel = try await store.liveChannel(appID: app.id, eventID: event.id, environment: environment),

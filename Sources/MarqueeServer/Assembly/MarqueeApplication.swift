@@ -13,10 +13,49 @@ import Prometheus
 /// registration are answered there (`ChannelReadMiddleware`, `TokenRegistrationMiddleware`). And
 /// the web console's files.
 enum MarqueeApplication {
+    /// What the router's middleware and the answers written on the event loop
+    /// (`ChannelReadAnswer`) share: one count of requests, one record of failed authentications,
+    /// one set of rendered channel answers.
+    struct SharedParts: Sendable {
+        let metrics: HTTPMetrics
+        let failures: AuthenticationFailures
+        let channelAnswers: RenderedChannelAnswers
+
+        init(configuration: ServerConfiguration, metrics: PrometheusCollectorRegistry) {
+            self.metrics = HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))
+            self.failures = AuthenticationFailures(settings: configuration.authenticationThrottle)
+            self.channelAnswers = RenderedChannelAnswers(capacity: configuration.engine.channelAnswerCacheSize)
+        }
+    }
+
+    /// The server's name in every answer's `Server` header.
+    static let serverName = "marquee"
+
+    /// The channel-ID read as answered on the event loop, with the router's shared parts.
+    static func channelReadAnswer(
+        engine: MarqueeEngine,
+        configuration: ServerConfiguration,
+        shared: SharedParts,
+        logger: Logger
+    ) -> ChannelReadAnswer {
+        ChannelReadAnswer(
+            apps: engine.apps,
+            events: engine.events,
+            failures: shared.failures,
+            rendered: shared.channelAnswers,
+            metrics: shared.metrics,
+            cacheControl: configuration.channelCacheControl,
+            serverName: serverName,
+            date: HTTPDateHeader(),
+            logger: logger
+        )
+    }
+
     static func router(
         engine: MarqueeEngine,
         configuration: ServerConfiguration,
         metrics: PrometheusCollectorRegistry,
+        shared: SharedParts,
         emulator: (any EmulatorInspection)? = nil,
         logger: Logger
     ) throws -> Router<MarqueeRequestContext> {
@@ -24,9 +63,7 @@ enum MarqueeApplication {
         let router = Router(context: MarqueeRequestContext.self, options: .autoGenerateHeadEndpoints)
         // Outermost, so that it sees the final status of every request, problem documents included.
         router.add(
-            middleware: HTTPMetricsMiddleware(
-                metrics: HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))
-            )
+            middleware: HTTPMetricsMiddleware(metrics: shared.metrics)
         )
         router.add(middleware: RequestIDMiddleware(logger: logger))
         router.add(
@@ -38,7 +75,7 @@ enum MarqueeApplication {
         router.add(
             middleware: AuthenticationMiddleware(
                 apps: engine.apps,
-                failures: AuthenticationFailures(settings: configuration.authenticationThrottle)
+                failures: shared.failures
             )
         )
         router.add(
@@ -58,7 +95,7 @@ enum MarqueeApplication {
             middleware: ChannelReadMiddleware(
                 events: engine.events,
                 cacheControl: configuration.channelCacheControl,
-                answers: RenderedChannelAnswers(capacity: configuration.engine.channelAnswerCacheSize)
+                answers: shared.channelAnswers
             )
         )
         // A device's own token registration, checked as above, without the generated route.

@@ -198,20 +198,32 @@ public enum MarqueeServer {
         let firstKey = try await engine.apps.bootstrapDeploymentKey()
         let inspection: (any EmulatorInspection)? =
             emulator ?? configuration.emulatorInspectionURL.map { RemoteEmulatorInspection(baseURL: $0) }
+        let shared = MarqueeApplication.SharedParts(configuration: configuration, metrics: run.metrics)
         let router = try MarqueeApplication.router(
             engine: engine,
             configuration: configuration,
             metrics: run.metrics,
+            shared: shared,
             emulator: inspection,
+            logger: logger
+        )
+        let channelReads = MarqueeApplication.channelReadAnswer(
+            engine: engine,
+            configuration: configuration,
+            shared: shared,
             logger: logger
         )
         let storeDescription = opened.description
         return Application(
             router: router,
-            server: .guardedHTTP1(limits: configuration.connectionLimits, logger: logger.withLevel(atMost: .info)),
+            server: .guardedHTTP1(
+                limits: configuration.connectionLimits,
+                channelReads: channelReads,
+                logger: logger.withLevel(atMost: .info)
+            ),
             configuration: .init(
                 address: .hostname(configuration.host, port: configuration.port),
-                serverName: "marquee"
+                serverName: MarqueeApplication.serverName
             ),
             onServerRunning: { channel in
                 let port = channel.localAddress?.port ?? configuration.port

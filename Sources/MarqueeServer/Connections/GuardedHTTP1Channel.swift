@@ -7,13 +7,15 @@ import Synchronization
 
 /// Hummingbird's HTTP/1 channel with a guard in front: each connection's idle, header and body
 /// deadlines (`ConnectionGuardHandler`), answers that close their connection
-/// (`HTTPExchangeObserver`), and a cap on the connections this replica keeps open.
+/// (`HTTPExchangeObserver`), and a cap on the connections this replica keeps open. Channel-ID
+/// reads whose answers are in memory are answered before Hummingbird (`ChannelReadAnswerHandler`).
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
     let responder: HTTPChannelHandler.Responder
     let limits: ConnectionLimits
     let connections: OpenConnections
+    let channelReads: ChannelReadAnswer?
     let logger: Logger
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -21,7 +23,13 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         let connections = self.connections
         channel.closeFuture.whenComplete { _ in connections.close() }
         let guardHandler = ConnectionGuardHandler(limits: limits, admitted: admitted, logger: self.logger)
-        let base = HTTP1Channel(responder: responder)
+        let channelReads = channelReads
+        let base = HTTP1Channel(
+            responder: responder,
+            configuration: .init(
+                additionalChannelHandlers: channelReads.map { [ChannelReadAnswerHandler(answers: $0)] } ?? []
+            )
+        )
         // Called on the channel's event loop: the pipeline is changed synchronously.
         do {
             try channel.pipeline.syncOperations.addHandler(guardHandler, position: .first)
@@ -65,10 +73,20 @@ final class OpenConnections: Sendable {
 
 extension HTTPServerBuilder {
     /// HTTP/1 behind `GuardedHTTP1Channel`.
-    static func guardedHTTP1(limits: ConnectionLimits, logger: Logger) -> HTTPServerBuilder {
+    static func guardedHTTP1(
+        limits: ConnectionLimits,
+        channelReads: ChannelReadAnswer?,
+        logger: Logger
+    ) -> HTTPServerBuilder {
         let connections = OpenConnections(maximum: limits.maximumConnections)
         return HTTPServerBuilder { responder in
-            GuardedHTTP1Channel(responder: responder, limits: limits, connections: connections, logger: logger)
+            GuardedHTTP1Channel(
+                responder: responder,
+                limits: limits,
+                connections: connections,
+                channelReads: channelReads,
+                logger: logger
+            )
         }
     }
 }

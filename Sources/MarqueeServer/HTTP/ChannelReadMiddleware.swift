@@ -25,29 +25,31 @@ struct ChannelReadMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard request.method == .get, context.endpointPath == Self.template, Self.isPlain(request),
+        guard request.method == .get, context.endpointPath == Self.template, Self.isPlain(request.headers),
             let (key, environment) = Self.parameters(request.uri.path),
             let app = RequestScope.current?.app(allowing: .app)
         else {
             return try await next(request, context)
         }
         let view = try await events.activeChannel(app: app, key: key, environment: environment)
-        var headers = HTTPFields()
-        headers[.eTag] = view.entityTag
-        headers[.cacheControl] = cacheControl
-        if let ifNoneMatch = request.headers[.ifNoneMatch], view.isMatched(byIfNoneMatch: ifNoneMatch) {
-            return Response(status: .notModified, headers: headers)
-        }
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: try answers.body(of: view)))
+        let (status, headers, body) = try answers.answer(
+            view,
+            ifNoneMatch: request.headers[.ifNoneMatch],
+            cacheControl: cacheControl
+        )
+        return Response(
+            status: status,
+            headers: headers,
+            body: body.map { ResponseBody(byteBuffer: $0) } ?? ResponseBody()
+        )
     }
 
     /// Whether the generated route would read the request's headers as they are: no `Accept` or
     /// one that takes JSON plainly (it refuses others, or parses lists), and an `If-None-Match`
     /// without `%` (it percent-decodes the value).
-    static func isPlain(_ request: Request) -> Bool {
-        guard request.acceptsJSONPlainly else { return false }
-        if let tags = request.headers[.ifNoneMatch], tags.utf8.contains(UInt8(ascii: "%")) { return false }
+    static func isPlain(_ headers: HTTPFields) -> Bool {
+        guard headers.acceptsJSONPlainly else { return false }
+        if let tags = headers[.ifNoneMatch], tags.utf8.contains(UInt8(ascii: "%")) { return false }
         return true
     }
 

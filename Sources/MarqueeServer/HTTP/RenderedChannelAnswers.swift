@@ -1,4 +1,5 @@
 import Foundation
+import HTTPTypes
 import MarqueeAPI
 import MarqueeCore
 import MarqueeEngine
@@ -27,5 +28,23 @@ final class RenderedChannelAnswers: Sendable {
             bodies[view.entityTag] = body
         }
         return body
+    }
+
+    /// The answer to a read of `view`: 304 with its tag when `If-None-Match` names it, otherwise
+    /// 200 with its JSON. The same wherever the read is answered (`ChannelReadMiddleware`,
+    /// `ChannelReadAnswer`).
+    func answer(
+        _ view: EventChannelView,
+        ifNoneMatch: String?,
+        cacheControl: String
+    ) throws -> (status: HTTPResponse.Status, headers: HTTPFields, body: ByteBuffer?) {
+        var headers = HTTPFields()
+        headers[.eTag] = view.entityTag
+        headers[.cacheControl] = cacheControl
+        if let ifNoneMatch, view.isMatched(byIfNoneMatch: ifNoneMatch) {
+            return (.notModified, headers, nil)
+        }
+        headers[.contentType] = "application/json; charset=utf-8"
+        return (.ok, headers, try body(of: view))
     }
 }

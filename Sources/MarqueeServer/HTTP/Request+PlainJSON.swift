@@ -1,20 +1,32 @@
 import HTTPTypes
 import Hummingbird
 
-extension Request {
+extension HTTPFields {
     /// Whether the generated routes would read this request's `Accept` as it is: none, or one that
     /// takes JSON plainly (they refuse others, or parse lists). The answers served without them
-    /// (`ChannelReadMiddleware`, `TokenRegistrationMiddleware`) take only such requests.
+    /// (`ChannelReadAnswer`, `ChannelReadMiddleware`, `TokenRegistrationMiddleware`) take only such
+    /// requests.
     var acceptsJSONPlainly: Bool {
-        guard let accept = headers[.accept] else { return true }
+        guard let accept = self[.accept] else { return true }
         return accept == "*/*" || accept == "application/json"
     }
 
     /// Whether the body is declared as JSON in the one form every client sends, which the
     /// generated routes decode as JSON: `application/json`, with or without `charset=utf-8`.
     var hasPlainJSONBody: Bool {
-        guard let contentType = headers[.contentType] else { return false }
+        guard let contentType = self[.contentType] else { return false }
         return contentType.utf8.count <= 31
             && ["application/json", "application/json; charset=utf-8"].contains(contentType.lowercased())
     }
+
+    /// Whether the request said it has a body.
+    var announcesBody: Bool {
+        if let length = self[.contentLength].flatMap(Int.init) { return length > 0 }
+        return self[.transferEncoding] != nil
+    }
+}
+
+extension Request {
+    var acceptsJSONPlainly: Bool { headers.acceptsJSONPlainly }
+    var hasPlainJSONBody: Bool { headers.hasPlainJSONBody }
 }

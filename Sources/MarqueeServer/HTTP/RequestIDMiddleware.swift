@@ -42,7 +42,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             }
             response = problem.response(requestID: requestID)
         }
-        if Self.unmatched(context), Self.announcesBody(request) {
+        if Self.unmatched(context), request.headers.announcesBody {
             // No route read the body: the connection closes rather than read it to its end.
             response.headers[.connection] = "close"
         }
@@ -68,12 +68,6 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
     /// Whether no route matched the request (the router answers 404 or 405 itself).
     static func unmatched(_ context: Context) -> Bool {
         context.endpointPath == nil || context.endpointPath == "NotFound"
-    }
-
-    /// Whether the request said it has a body.
-    static func announcesBody(_ request: Request) -> Bool {
-        if let length = request.headers[.contentLength].flatMap(Int.init) { return length > 0 }
-        return request.headers[.transferEncoding] != nil
     }
 
     /// IDs a client sends are echoed only if they are short and printable (they go into logs).

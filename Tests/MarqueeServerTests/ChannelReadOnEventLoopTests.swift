@@ -1,0 +1,191 @@
+import Foundation
+import HTTPTypes
+import Logging
+import MarqueeTesting
+import Testing
+
+@testable import MarqueeServer
+
+/// The channel-ID read whose answer is in memory is answered on the connection's event loop,
+/// before Hummingbird (`ChannelReadAnswerHandler`): its answer is Hummingbird's, and answers
+/// leave in the order their requests came.
+@Suite("Channel-ID reads answered on the event loop")
+struct ChannelReadOnEventLoopTests {
+    static let read = "/v1/events/derby/channels/sandbox"
+    /// The same read with its key percent-encoded: the contract decodes it to the same event, and
+    /// only Hummingbird answers it.
+    static let throughHummingbird = "/v1/events/%64erby/channels/sandbox"
+
+    @Test(
+        "a remembered read is answered as Hummingbird answers it: status, headers and body; 304 alike",
+        arguments: TestBackend.allCases
+    )
+    func sameAnswer(backend: TestBackend) async throws {
+        let recorder = FlightRecorder(capacity: 10_000)
+        try await TestServer.run(backend, logger: recorder.logger(level: .debug)) { server in
+            let app = try await server.makeApp()
+            #expect(try await server.putEvent(app, key: "derby").status == 201)
+            let hummingbird = try await server.client.send("GET", Self.throughHummingbird, key: app.appKey)
+            let eventLoop = try await server.client.send(
+                "GET",
+                Self.read,
+                key: app.appKey,
+                headers: ["X-Request-ID": "read-1"]
+            )
+            #expect(hummingbird.status == 200, "\(hummingbird.text)")
+            #expect(eventLoop.status == 200, "\(eventLoop.text)")
+            #expect(eventLoop.text == hummingbird.text)
+            Self.expectSameHeaders(eventLoop, hummingbird)
+            #expect(eventLoop.header("X-Request-ID") == "read-1")
+
+            let tag = try #require(eventLoop.header("ETag"))
+            let unchanged = ["If-None-Match": tag]
+            let hummingbird304 = try await server.client.send(
+                "GET",
+                Self.throughHummingbird,
+                key: app.appKey,
+                headers: unchanged
+            )
+            let eventLoop304 = try await server.client.send("GET", Self.read, key: app.appKey, headers: unchanged)
+            #expect(hummingbird304.status == 304)
+            #expect(eventLoop304.status == 304)
+            #expect(eventLoop304.body.isEmpty)
+            Self.expectSameHeaders(eventLoop304, hummingbird304)
+
+            // Counted as every answer is.
+            let scrape = try await server.scrapeMetrics()
+            let route = ChannelReadAnswer.route
+            #expect(
+                scrape.value("marquee_http_requests_total", ["method": "GET", "route": route, "status": "200"]) == 2
+            )
+            #expect(
+                scrape.value("marquee_http_requests_total", ["method": "GET", "route": route, "status": "304"]) == 2
+            )
+        }
+        let answeredHere = recorder.lines.filter { $0.contains("on the event loop") }
+        #expect(answeredHere.count == 2, "the plain reads, and only those: \(answeredHere)")
+    }
+
+    @Test(
+        "pipelined behind a registration, remembered reads are answered after it, in order",
+        arguments: TestBackend.allCases
+    )
+    func pipelinedInOrder(backend: TestBackend) async throws {
+        try await TestServer.run(backend) { server in
+            let app = try await server.makeApp()
+            #expect(try await server.putEvent(app, key: "derby").status == 201)
+            #expect(try await server.client.send("GET", Self.read, key: app.appKey).status == 200)
+            let body = #"{"environment":"sandbox","attributesType":"MatchAttributes"}"#
+            let registration =
+                "PUT /v1/push-to-start-tokens/\(String(repeating: "ab", count: 32)) HTTP/1.1\r\nHost: marquee\r\n"
+                + "Authorization: Bearer \(app.appKey)\r\nContent-Type: application/json\r\n"
+                + "Content-Length: \(body.utf8.count)\r\n\r\n\(body)"
+            let read = "GET \(Self.read) HTTP/1.1\r\nHost: marquee\r\nAuthorization: Bearer \(app.appKey)\r\n\r\n"
+            let reading = try await RawHTTPConnection.with(server.client.baseURL) { inbound, outbound in
+                try await outbound.send(read + registration + read + read)
+                return try await RawHTTPConnection.read(inbound) { bytes in
+                    Self.answers(in: String(decoding: bytes, as: UTF8.self)).count == 4
+                }
+            }
+            let answers = Self.answers(in: reading.text)
+            #expect(answers.count == 4, "\(reading.text)")
+            #expect(answers.allSatisfy { $0.hasPrefix("HTTP/1.1 200") }, "\(reading.text)")
+            #expect(answers.map { $0.contains("\"channelID\"") } == [true, false, true, true], "\(reading.text)")
+            #expect(answers[1].contains("\"attributesType\""), "\(answers[1])")
+        }
+    }
+
+    /// The whole answers in `text`: each a head and a body of its `Content-Length`.
+    static func answers(in text: String) -> [String] {
+        var answers: [String] = []
+        var rest = Substring(text)
+        while let headEnd = rest.range(of: "\r\n\r\n") {
+            let head = rest[..<headEnd.lowerBound]
+            let length =
+                head.split(separator: "\r\n").first { $0.lowercased().hasPrefix("content-length:") }
+                .flatMap { Int($0.split(separator: ":")[1].trimmingCharacters(in: .whitespaces)) } ?? 0
+            let bodyStart = headEnd.upperBound
+            guard rest.utf8.distance(from: bodyStart, to: rest.endIndex) >= length else { break }
+            let bodyEnd = rest.utf8.index(bodyStart, offsetBy: length)
+            answers.append(String(rest[..<bodyEnd]))
+            rest = rest[bodyEnd...]
+        }
+        return answers
+    }
+
+    static func expectSameHeaders(
+        _ eventLoop: TestHTTPClient.Response,
+        _ hummingbird: TestHTTPClient.Response,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        let names = { (response: TestHTTPClient.Response) in Set(response.headers.keys.map { $0.lowercased() }) }
+        #expect(names(eventLoop) == names(hummingbird), sourceLocation: sourceLocation)
+        for name in ["ETag", "Cache-Control", "Content-Type", "Content-Length", "Server"] {
+            #expect(eventLoop.header(name) == hummingbird.header(name), "\(name)", sourceLocation: sourceLocation)
+        }
+        #expect(eventLoop.header("Date") != nil, sourceLocation: sourceLocation)
+    }
+}
+
+/// `ChannelReadAnswerHandler.StateMachine`: which requests the handler answers itself, so that
+/// answers leave in the order their requests came.
+@Suite("Channel-ID reads on the event loop: the order of answers")
+struct ChannelReadAnswerOrderTests {
+    typealias Machine = ChannelReadAnswerHandler.StateMachine
+    let read = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/events/a/channels/sandbox")
+    let other = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/push-to-start-tokens/ab")
+
+    @Test("a read with nothing owed is held until its end and answered; the next is held again")
+    func answeredInTurn() {
+        var machine = Machine()
+        #expect(machine.head(read, mayAnswer: true) == .hold)
+        #expect(machine.end() == .answer(read))
+        machine.answered()
+        #expect(machine.head(read, mayAnswer: true) == .hold)
+        #expect(machine.answersOwed == 0)
+    }
+
+    @Test("behind a request passed on, a read is passed on too, until that answer's end is written")
+    func behindAnAnswerOwed() {
+        var machine = Machine()
+        #expect(machine.head(other, mayAnswer: false) == .pass)
+        #expect(machine.body() == .pass)
+        #expect(machine.end() == .pass)
+        #expect(machine.head(read, mayAnswer: true) == .pass)
+        #expect(machine.end() == .pass)
+        #expect(machine.answersOwed == 2)
+        machine.answerWritten()
+        #expect(machine.head(read, mayAnswer: true) == .pass, "one answer still owed")
+        #expect(machine.end() == .pass)
+        machine.answerWritten()
+        machine.answerWritten()
+        #expect(machine.head(read, mayAnswer: true) == .hold)
+    }
+
+    @Test("a held read with a body, or without an answer in memory, goes on whole, head first")
+    func heldThenPassedOn() {
+        var machine = Machine()
+        #expect(machine.head(read, mayAnswer: true) == .hold)
+        #expect(machine.body() == .passHeldHead(read))
+        #expect(machine.body() == .pass)
+        #expect(machine.end() == .pass)
+        #expect(machine.answersOwed == 1)
+        machine.answerWritten()
+
+        #expect(machine.head(read, mayAnswer: true) == .hold)
+        #expect(machine.end() == .answer(read))
+        machine.passedOn()
+        #expect(machine.answersOwed == 1)
+        #expect(machine.head(read, mayAnswer: true) == .pass)
+    }
+
+    @Test("once the server quiesces, a held read goes on, and so does every request after it")
+    func quiescing() {
+        var machine = Machine()
+        #expect(machine.head(read, mayAnswer: true) == .hold)
+        #expect(machine.quiesce() == read)
+        #expect(machine.end() == .pass)
+        machine.answerWritten()
+        #expect(machine.head(read, mayAnswer: true) == .pass)
+    }
+}
