@@ -2,12 +2,14 @@ import Foundation
 import HTTPTypes
 import Logging
 import MarqueeTesting
+import NIOCore
+import NIOHTTPTypes
 import Testing
 
 @testable import MarqueeServer
 
 /// The channel-ID read whose answer is in memory is answered on the connection's event loop,
-/// before Hummingbird (`ChannelReadAnswerHandler`): its answer is Hummingbird's, and answers
+/// before Hummingbird (`EventLoopAnswerHandler`): its answer is Hummingbird's, and answers
 /// leave in the order their requests came.
 @Suite("Channel-ID reads answered on the event loop")
 struct ChannelReadOnEventLoopTests {
@@ -127,65 +129,116 @@ struct ChannelReadOnEventLoopTests {
     }
 }
 
-/// `ChannelReadAnswerHandler.StateMachine`: which requests the handler answers itself, so that
+/// `EventLoopAnswerHandler.StateMachine`: which requests the handler answers itself, so that
 /// answers leave in the order their requests came.
-@Suite("Channel-ID reads on the event loop: the order of answers")
-struct ChannelReadAnswerOrderTests {
-    typealias Machine = ChannelReadAnswerHandler.StateMachine
+@Suite("Answers on the event loop: the order of answers")
+struct EventLoopAnswerOrderTests {
+    typealias Machine = EventLoopAnswerHandler.StateMachine
     let read = HTTPRequest(method: .get, scheme: nil, authority: nil, path: "/v1/events/a/channels/sandbox")
-    let other = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/push-to-start-tokens/ab")
+    let registration = HTTPRequest(method: .put, scheme: nil, authority: nil, path: "/v1/push-to-start-tokens/ab")
+    let other = HTTPRequest(method: .post, scheme: nil, authority: nil, path: "/v1/events/a/broadcasts")
+    let withBody = Machine.Kind.withBody(bodyLimit: 8)
 
     @Test("a read with nothing owed is held until its end and answered; the next is held again")
     func answeredInTurn() {
         var machine = Machine()
-        #expect(machine.head(read, mayAnswer: true) == .hold)
-        #expect(machine.end() == .answer(read))
+        #expect(machine.head(read, kind: .withoutBody) == .hold)
+        #expect(machine.end(nil) == .answer(read, .withoutBody))
         machine.answered()
-        #expect(machine.head(read, mayAnswer: true) == .hold)
+        #expect(machine.head(read, kind: .withoutBody) == .hold)
         #expect(machine.answersOwed == 0)
     }
 
     @Test("behind a request passed on, a read is passed on too, until that answer's end is written")
     func behindAnAnswerOwed() {
         var machine = Machine()
-        #expect(machine.head(other, mayAnswer: false) == .pass)
-        #expect(machine.body() == .pass)
-        #expect(machine.end() == .pass)
-        #expect(machine.head(read, mayAnswer: true) == .pass)
-        #expect(machine.end() == .pass)
+        #expect(machine.head(other, kind: nil) == .pass)
+        #expect(machine.body(ByteBuffer(string: "{}")) == .pass)
+        #expect(machine.end(nil) == .pass)
+        #expect(machine.head(read, kind: .withoutBody) == .pass)
+        #expect(machine.end(nil) == .pass)
         #expect(machine.answersOwed == 2)
-        machine.answerWritten()
-        #expect(machine.head(read, mayAnswer: true) == .pass, "one answer still owed")
-        #expect(machine.end() == .pass)
-        machine.answerWritten()
-        machine.answerWritten()
-        #expect(machine.head(read, mayAnswer: true) == .hold)
+        machine.passedOnAnswerWritten()
+        #expect(machine.head(read, kind: .withoutBody) == .pass, "one answer still owed")
+        #expect(machine.end(nil) == .pass)
+        machine.passedOnAnswerWritten()
+        machine.passedOnAnswerWritten()
+        #expect(machine.head(read, kind: .withoutBody) == .hold)
     }
 
     @Test("a held read with a body, or without an answer in memory, goes on whole, head first")
     func heldThenPassedOn() {
         var machine = Machine()
-        #expect(machine.head(read, mayAnswer: true) == .hold)
-        #expect(machine.body() == .passHeldHead(read))
-        #expect(machine.body() == .pass)
-        #expect(machine.end() == .pass)
+        #expect(machine.head(read, kind: .withoutBody) == .hold)
+        #expect(machine.body(ByteBuffer(string: "x")) == .passHeld(read))
+        #expect(machine.body(ByteBuffer(string: "y")) == .pass)
+        #expect(machine.end(nil) == .pass)
         #expect(machine.answersOwed == 1)
-        machine.answerWritten()
+        machine.passedOnAnswerWritten()
 
-        #expect(machine.head(read, mayAnswer: true) == .hold)
-        #expect(machine.end() == .answer(read))
+        #expect(machine.head(read, kind: .withoutBody) == .hold)
+        #expect(machine.end(nil) == .answer(read, .withoutBody))
         machine.passedOn()
         #expect(machine.answersOwed == 1)
-        #expect(machine.head(read, mayAnswer: true) == .pass)
+        #expect(machine.head(read, kind: .withoutBody) == .pass)
+    }
+
+    @Test("a registration's body is kept up to its limit; past it the registration goes on whole")
+    func registrationBody() {
+        var machine = Machine()
+        #expect(machine.head(registration, kind: withBody) == .hold)
+        #expect(machine.body(ByteBuffer(string: "{\"a\":")) == .keep)
+        #expect(machine.body(ByteBuffer(string: "1}")) == .keep)
+        #expect(machine.end(nil) == .answer(registration, withBody))
+        machine.answered()
+
+        #expect(machine.head(registration, kind: withBody) == .hold)
+        #expect(machine.body(ByteBuffer(string: "{\"a\":")) == .keep)
+        #expect(machine.body(ByteBuffer(string: "\"long\"}")) == .passHeld(registration))
+        #expect(machine.end(nil) == .pass)
+        #expect(machine.answersOwed == 1)
+    }
+
+    @Test(
+        """
+        while a registration's answer is on its way, what arrives after it waits, in order, and so do reads \
+        of the socket and a quiesce; then it is handled again
+        """
+    )
+    func waitingForAnAnswerOnItsWay() {
+        var machine = Machine()
+        #expect(machine.head(registration, kind: withBody) == .hold)
+        #expect(machine.end(nil) == .answer(registration, withBody))
+        machine.answering()
+        let body = ByteBuffer(string: "{}")
+        #expect(machine.head(other, kind: nil) == .wait)
+        #expect(machine.body(body) == .wait)
+        #expect(machine.end(nil) == .wait)
+        #expect(machine.head(read, kind: .withoutBody) == .wait)
+        let readNow = machine.read()
+        #expect(!readNow)
+        #expect(machine.quiesce() == .hold)
+        #expect(machine.answersOwed == 0)
+
+        let resumption = machine.answerWritten()
+        #expect(resumption.waiting == [.head(other), .body(body), .end(nil), .head(read)])
+        #expect(resumption.passQuiesce)
+        #expect(resumption.read)
+        let readAfter = machine.read()
+        #expect(readAfter)
+        // Handled again: after the quiesce, everything goes on to Hummingbird.
+        #expect(machine.head(other, kind: nil) == .pass)
+        #expect(machine.end(nil) == .pass)
+        #expect(machine.head(read, kind: .withoutBody) == .pass)
     }
 
     @Test("once the server quiesces, a held read goes on, and so does every request after it")
     func quiescing() {
         var machine = Machine()
-        #expect(machine.head(read, mayAnswer: true) == .hold)
-        #expect(machine.quiesce() == read)
-        #expect(machine.end() == .pass)
-        machine.answerWritten()
-        #expect(machine.head(read, mayAnswer: true) == .pass)
+        #expect(machine.head(read, kind: .withoutBody) == .hold)
+        #expect(machine.quiesce() == .pass(heldHead: read))
+        #expect(machine.end(nil) == .pass)
+        machine.passedOnAnswerWritten()
+        #expect(machine.head(read, kind: .withoutBody) == .pass)
     }
 }

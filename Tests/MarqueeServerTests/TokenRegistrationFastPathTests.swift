@@ -37,7 +37,14 @@ struct TokenRegistrationFastPathTests {
     func sameAnswer(backend: TestBackend) async throws {
         // A clock that stands still: both registrations of a token write the same instants.
         let recorder = FlightRecorder(capacity: 10_000)
-        try await TestServer.run(backend, clock: ManualWallClock(), logger: recorder.logger(level: .trace)) { server in
+        // No key remembered: every plain registration goes through Hummingbird to the middleware
+        // (with keys remembered they are answered on the event loop: `answeredOnTheEventLoop`).
+        try await TestServer.run(
+            backend,
+            settings: ["auth.cacheSeconds": "0"],
+            clock: ManualWallClock(),
+            logger: recorder.logger(level: .trace)
+        ) { server in
             let app = try await server.makeApp()
             for (index, body) in Self.bodies.enumerated() {
                 let path = "/v1/push-to-start-tokens/\(String(repeating: "0", count: 63))\(index + 1)"
@@ -50,6 +57,44 @@ struct TokenRegistrationFastPathTests {
         }
         let fastAnswers = recorder.lines.filter { $0.contains("token registered without the generated route") }
         #expect(fastAnswers.count == Self.bodies.count, "the plain requests, and only those, took the fast path")
+    }
+
+    @Test(
+        """
+        with the key remembered, a plain registration is answered on the event loop as the generated route \
+        answers it, a refusal by the engine included
+        """,
+        arguments: TestBackend.allCases
+    )
+    func answeredOnTheEventLoop(backend: TestBackend) async throws {
+        let recorder = FlightRecorder(capacity: 10_000)
+        try await TestServer.run(backend, clock: ManualWallClock(), logger: recorder.logger(level: .debug)) { server in
+            let app = try await server.makeApp(environments: ["sandbox"])
+            for (index, body) in Self.bodies.enumerated() where body["environment"] as? String == "sandbox" {
+                let path = "/v1/push-to-start-tokens/\(String(repeating: "0", count: 63))\(index + 1)"
+                let (generated, fast) = try await Self.putBothWays(path, body, key: app.appKey, on: server)
+                #expect(generated.status == 200, "\(generated.text)")
+                #expect(fast.status == 200, "\(fast.text)")
+                #expect(fast.text == generated.text)
+                ChannelReadOnEventLoopTests.expectSameHeaders(fast, generated)
+            }
+            // The app registers only in sandbox: the engine refuses production, after the contract.
+            var refused = Self.bodies[0]
+            refused["environment"] = "production"
+            let path = "/v1/push-to-start-tokens/\(Self.token)"
+            let (generated, fast) = try await Self.putBothWays(path, refused, key: app.appKey, on: server)
+            #expect(generated.status == 422, "\(generated.text)")
+            #expect(fast.status == 422, "\(fast.text)")
+            #expect(fast.json["type"] as? String == generated.json["type"] as? String)
+            #expect(fast.json["detail"] as? String == generated.json["detail"] as? String)
+            #expect(fast.json["errors"] as? [[String: String]] == generated.json["errors"] as? [[String: String]])
+            #expect(fast.json["instance"] as? String == fast.header("X-Request-ID"))
+            ChannelReadOnEventLoopTests.expectSameHeaders(fast, generated)
+        }
+        let answeredHere = recorder.lines.filter {
+            $0.contains("on the event loop") && $0.contains("/v1/push-to-start-tokens/")
+        }
+        #expect(answeredHere.count == 3, "the plain requests, and only those: \(answeredHere)")
     }
 
     @Test(

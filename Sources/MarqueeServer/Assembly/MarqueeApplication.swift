@@ -14,14 +14,17 @@ import Prometheus
 /// the web console's files.
 enum MarqueeApplication {
     /// What the router's middleware and the answers written on the event loop
-    /// (`ChannelReadAnswer`) share: one count of requests, one record of failed authentications,
-    /// one set of rendered channel answers.
+    /// (`EventLoopAnswerHandler`) share: one count of requests, one record of failed
+    /// authentications, one set of rendered channel answers, the contract.
     struct SharedParts: Sendable {
         let metrics: HTTPMetrics
         let failures: AuthenticationFailures
         let channelAnswers: RenderedChannelAnswers
+        let contract: APIContract
+        let date = HTTPDateHeader()
 
-        init(configuration: ServerConfiguration, metrics: PrometheusCollectorRegistry) {
+        init(configuration: ServerConfiguration, metrics: PrometheusCollectorRegistry) throws {
+            self.contract = try APIContract.builtIn()
             self.metrics = HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))
             self.failures = AuthenticationFailures(settings: configuration.authenticationThrottle)
             self.channelAnswers = RenderedChannelAnswers(capacity: configuration.engine.channelAnswerCacheSize)
@@ -31,23 +34,37 @@ enum MarqueeApplication {
     /// The server's name in every answer's `Server` header.
     static let serverName = "marquee"
 
-    /// The channel-ID read as answered on the event loop, with the router's shared parts.
-    static func channelReadAnswer(
+    /// The answers written on the event loop, with the router's shared parts.
+    static func eventLoopAnswers(
         engine: MarqueeEngine,
         configuration: ServerConfiguration,
         shared: SharedParts,
         logger: Logger
-    ) -> ChannelReadAnswer {
-        ChannelReadAnswer(
-            apps: engine.apps,
-            events: engine.events,
-            failures: shared.failures,
-            rendered: shared.channelAnswers,
-            metrics: shared.metrics,
-            cacheControl: configuration.channelCacheControl,
-            serverName: serverName,
-            date: HTTPDateHeader(),
-            logger: logger
+    ) -> EventLoopAnswers {
+        EventLoopAnswers(
+            channelReads: ChannelReadAnswer(
+                apps: engine.apps,
+                events: engine.events,
+                failures: shared.failures,
+                rendered: shared.channelAnswers,
+                metrics: shared.metrics,
+                cacheControl: configuration.channelCacheControl,
+                serverName: serverName,
+                date: shared.date,
+                logger: logger
+            ),
+            registrations: TokenRegistrationAnswer(
+                apps: engine.apps,
+                tokens: engine.tokens,
+                failures: shared.failures,
+                contract: shared.contract,
+                maximumBodyBytes: configuration.maxBodyBytes,
+                maximumDepth: configuration.maxJSONDepth,
+                metrics: shared.metrics,
+                serverName: serverName,
+                date: shared.date,
+                logger: logger
+            )
         )
     }
 
@@ -86,7 +103,7 @@ enum MarqueeApplication {
         )
         router.add(
             middleware: ContractMiddleware(
-                contract: try APIContract.builtIn(),
+                contract: shared.contract,
                 maximumBodyBytes: configuration.maxBodyBytes
             )
         )

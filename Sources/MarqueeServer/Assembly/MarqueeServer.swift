@@ -198,7 +198,7 @@ public enum MarqueeServer {
         let firstKey = try await engine.apps.bootstrapDeploymentKey()
         let inspection: (any EmulatorInspection)? =
             emulator ?? configuration.emulatorInspectionURL.map { RemoteEmulatorInspection(baseURL: $0) }
-        let shared = MarqueeApplication.SharedParts(configuration: configuration, metrics: run.metrics)
+        let shared = try MarqueeApplication.SharedParts(configuration: configuration, metrics: run.metrics)
         let router = try MarqueeApplication.router(
             engine: engine,
             configuration: configuration,
@@ -207,7 +207,7 @@ public enum MarqueeServer {
             emulator: inspection,
             logger: logger
         )
-        let channelReads = MarqueeApplication.channelReadAnswer(
+        let eventLoopAnswers = MarqueeApplication.eventLoopAnswers(
             engine: engine,
             configuration: configuration,
             shared: shared,
@@ -218,7 +218,7 @@ public enum MarqueeServer {
             router: router,
             server: .guardedHTTP1(
                 limits: configuration.connectionLimits,
-                channelReads: channelReads,
+                eventLoopAnswers: eventLoopAnswers,
                 logger: logger.withLevel(atMost: .info)
             ),
             configuration: .init(

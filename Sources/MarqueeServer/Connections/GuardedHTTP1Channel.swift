@@ -8,14 +8,15 @@ import Synchronization
 /// Hummingbird's HTTP/1 channel with a guard in front: each connection's idle, header and body
 /// deadlines (`ConnectionGuardHandler`), answers that close their connection
 /// (`HTTPExchangeObserver`), and a cap on the connections this replica keeps open. Channel-ID
-/// reads whose answers are in memory are answered before Hummingbird (`ChannelReadAnswerHandler`).
+/// reads whose answers are in memory and devices' token registrations are answered before
+/// Hummingbird (`EventLoopAnswerHandler`).
 struct GuardedHTTP1Channel: ServerChildChannel {
     typealias Value = HTTP1Channel.Value
 
     let responder: HTTPChannelHandler.Responder
     let limits: ConnectionLimits
     let connections: OpenConnections
-    let channelReads: ChannelReadAnswer?
+    let eventLoopAnswers: EventLoopAnswers?
     let logger: Logger
 
     func setup(channel: any Channel, logger: Logger) -> EventLoopFuture<Value> {
@@ -23,12 +24,10 @@ struct GuardedHTTP1Channel: ServerChildChannel {
         let connections = self.connections
         channel.closeFuture.whenComplete { _ in connections.close() }
         let guardHandler = ConnectionGuardHandler(limits: limits, admitted: admitted, logger: self.logger)
-        let channelReads = channelReads
+        let answers = eventLoopAnswers
         let base = HTTP1Channel(
             responder: responder,
-            configuration: .init(
-                additionalChannelHandlers: channelReads.map { [ChannelReadAnswerHandler(answers: $0)] } ?? []
-            )
+            configuration: .init(additionalChannelHandlers: answers.map { [EventLoopAnswerHandler($0)] } ?? [])
         )
         // Called on the channel's event loop: the pipeline is changed synchronously.
         do {
@@ -75,7 +74,7 @@ extension HTTPServerBuilder {
     /// HTTP/1 behind `GuardedHTTP1Channel`.
     static func guardedHTTP1(
         limits: ConnectionLimits,
-        channelReads: ChannelReadAnswer?,
+        eventLoopAnswers: EventLoopAnswers?,
         logger: Logger
     ) -> HTTPServerBuilder {
         let connections = OpenConnections(maximum: limits.maximumConnections)
@@ -84,7 +83,7 @@ extension HTTPServerBuilder {
                 responder: responder,
                 limits: limits,
                 connections: connections,
-                channelReads: channelReads,
+                eventLoopAnswers: eventLoopAnswers,
                 logger: logger
             )
         }

@@ -59,6 +59,31 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
         return try await next(request, context)
     }
 
+    /// Whether the contract admits, as the middleware above would, a request without a query by a
+    /// key with `key`'s role and a JSON body already parsed: its route and method, its role, its
+    /// path parameters and its body's schema. For answers written on the event loop
+    /// (`TokenRegistrationAnswer`), which leave whatever it does not admit to the middleware.
+    static func admits(
+        contract: APIContract,
+        method: HTTPRequest.Method,
+        path: String,
+        key: APIKey,
+        body: JSONValue
+    ) -> Bool {
+        guard let (route, pathValues) = contract.route(for: path), let operation = route.operations[method] else {
+            return false
+        }
+        if let roles = operation.roles {
+            guard roles.contains(key.isDeploymentKey ? "deployment" : key.role.rawValue) else { return false }
+        }
+        guard parameterProblems(operation: operation, pathValues: pathValues, query: Parameters()).isEmpty,
+            let schema = operation.body
+        else { return false }
+        var found: [(pointer: String, detail: String)] = []
+        schema.problems(with: body, at: "", into: &found)
+        return found.isEmpty
+    }
+
     static func parameterProblems(
         operation: APIContract.Operation,
         pathValues: [String: String?],

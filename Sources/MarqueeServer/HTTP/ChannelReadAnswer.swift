@@ -5,7 +5,7 @@ import MarqueeEngine
 import NIOCore
 
 /// The channel-ID read (`GET /v1/events/{eventKey}/channels/{environment}`) answered where its
-/// request is read, on the connection's event loop (`ChannelReadAnswerHandler`), when all it
+/// request is read, on the connection's event loop (`EventLoopAnswerHandler`), when all it
 /// needs is in memory: the key as this replica last authenticated it (`CredentialCache`) and the
 /// event's answer (`ChannelAnswerCache`), both forgotten on every replica when they change.
 ///
@@ -46,7 +46,7 @@ struct ChannelReadAnswer: Sendable {
         let started = ContinuousClock.now
         let fields = request.headerFields
         guard Self.mayAnswer(request), let path = request.path, let (key, environment) = Self.plainParameters(path),
-            ChannelReadMiddleware<MarqueeRequestContext>.isPlain(fields), !Self.closesConnection(fields),
+            ChannelReadMiddleware<MarqueeRequestContext>.isPlain(fields), !fields.asksToClose,
             failures.retryAfter(address) == nil,
             let credential = HTTPFieldText.bearerCredential(fields[.authorization]),
             let app = apps.rememberedCaller(String(credential))?.ownApp(allowing: .app),
@@ -60,13 +60,9 @@ struct ChannelReadAnswer: Sendable {
             return nil
         }
         let requestID =
-            fields[.requestID].flatMap(RequestIDMiddleware<MarqueeRequestContext>.acceptable)
-            ?? RequestIDMiddleware<MarqueeRequestContext>.makeID()
+            RequestIDMiddleware<MarqueeRequestContext>.requestID(of: fields)
         var head = HTTPResponse(status: status, headerFields: headers)
-        if let body { head.headerFields[.contentLength] = String(body.readableBytes) }
-        head.headerFields[.requestID] = requestID
-        head.headerFields[.date] = date.value
-        head.headerFields[.server] = serverName
+        head.headerFields.addChainHeaders(body: body, requestID: requestID, date: date, serverName: serverName)
         metrics.record(method: .get, route: Self.route, status: status.code, since: started)
         if logger.logLevel <= .debug {
             logger.debug(
@@ -110,8 +106,4 @@ struct ChannelReadAnswer: Sendable {
         }
     }
 
-    /// Whether the client asks for the connection to close after the answer: Hummingbird's part.
-    private static func closesConnection(_ fields: HTTPFields) -> Bool {
-        fields[values: .connection].contains { $0.lowercased().contains("close") }
-    }
 }

@@ -15,7 +15,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        let requestID = request.headers[.requestID].flatMap(Self.acceptable) ?? Self.makeID()
+        let requestID = Self.requestID(of: request.headers)
         var logger = logger
         logger[metadataKey: "request.id"] = .string(requestID)
         let scope = RequestScope(requestID: requestID, logger: logger, apiKey: nil)
@@ -27,20 +27,7 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         do {
             response = try await RequestScope.$current.withValue(scope) { try await next(request, context) }
         } catch {
-            let problem = Problem(error)
-            if problem.type == ProblemKind.requestAbandoned.type {
-                // The client's doing, and nobody reads the answer: not the server's failure.
-                logger.debug(
-                    "request abandoned by the client",
-                    metadata: ["detail": "\(problem.detail ?? "")", "http.path": "\(path())"]
-                )
-            } else if problem.status >= 500 {
-                logger.error(
-                    "request failed",
-                    metadata: ["error": "\(String(reflecting: error))", "http.path": "\(path())"]
-                )
-            }
-            response = problem.response(requestID: requestID)
+            response = Self.problem(answering: error, logger: logger, path: path()).response(requestID: requestID)
         }
         if Self.unmatched(context), request.headers.announcesBody {
             // No route read the body: the connection closes rather than read it to its end.
@@ -65,6 +52,25 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
         return response
     }
 
+    /// The problem document that answers `error`, logging what the answer leaves out: a server
+    /// failure as an error, a request its client abandoned at debug. `path` has its tokens shortened.
+    static func problem(answering error: any Error, logger: Logger, path: @autoclosure () -> String) -> Problem {
+        let problem = Problem(error)
+        if problem.type == ProblemKind.requestAbandoned.type {
+            // The client's doing, and nobody reads the answer: not the server's failure.
+            logger.debug(
+                "request abandoned by the client",
+                metadata: ["detail": "\(problem.detail ?? "")", "http.path": "\(path())"]
+            )
+        } else if problem.status >= 500 {
+            logger.error(
+                "request failed",
+                metadata: ["error": "\(String(reflecting: error))", "http.path": "\(path())"]
+            )
+        }
+        return problem
+    }
+
     /// Whether no route matched the request (the router answers 404 or 405 itself).
     static func unmatched(_ context: Context) -> Bool {
         context.endpointPath == nil || context.endpointPath == "NotFound"
@@ -76,6 +82,11 @@ struct RequestIDMiddleware<Context: RequestContext>: RouterMiddleware {
             value.utf8.allSatisfy({ $0 > 0x20 && $0 < 0x7F && $0 != UInt8(ascii: "\"") })
         else { return nil }
         return value
+    }
+
+    /// The request's ID: the one it sent when that is acceptable, otherwise a new one.
+    static func requestID(of headers: HTTPFields) -> String {
+        headers[.requestID].flatMap(acceptable) ?? makeID()
     }
 
     static func makeID() -> String {

@@ -95,6 +95,13 @@ struct Problem: Error, Sendable, Encodable {
 
     /// The answer: the document with its status and headers.
     func response(requestID: String?) -> Response {
+        let (head, body) = answer(requestID: requestID)
+        return Response(status: head.status, headers: head.headerFields, body: ResponseBody(byteBuffer: body))
+    }
+
+    /// The problem document as it is written: status, headers and JSON body, the request's ID as
+    /// its `instance`.
+    func answer(requestID: String?) -> (head: HTTPResponse, body: ByteBuffer) {
         var problem = self
         problem.instance = requestID
         let encoder = JSONEncoder()
@@ -108,10 +115,6 @@ struct Problem: Error, Sendable, Encodable {
         if status == 401 { headers[.wwwAuthenticate] = "Bearer" }
         if closesConnection { headers[.connection] = "close" }
         for (name, value) in self.headers { headers[name] = value }
-        return Response(
-            status: HTTPResponse.Status(code: status),
-            headers: headers,
-            body: ResponseBody(byteBuffer: ByteBuffer(bytes: body))
-        )
+        return (HTTPResponse(status: HTTPResponse.Status(code: status), headerFields: headers), ByteBuffer(bytes: body))
     }
 }

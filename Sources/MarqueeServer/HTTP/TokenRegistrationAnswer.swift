@@ -1,0 +1,146 @@
+import HTTPTypes
+import Logging
+import MarqueeCore
+import MarqueeEngine
+import NIOCore
+
+/// A device's token registration (`PUT /v1/push-to-start-tokens/{token}`) answered where its
+/// request is read, on the connection's event loop (`EventLoopAnswerHandler`), when everything the
+/// middleware chain checks can be checked there: the key as this replica last authenticated it
+/// (`CredentialCache`), the address not throttled, the body within the size and depth limits, and
+/// the contract's route, role, path and body schema (`ContractMiddleware.admits`). The body is read
+/// as `TokenRegistrationMiddleware` reads it, and registered through the engine
+/// (`TokenRegistry.register`, where registrations arriving together share a statement).
+///
+/// At kick-off every follower's app registers its token, one request each; through Hummingbird a
+/// registration's hops and middleware cost more than its statement. The answer is the one
+/// `TokenRegistrationMiddleware` gives (a problem document for a failure, as `RequestIDMiddleware`
+/// writes it), with the headers the chain adds, counted in the same metrics and logged in the same
+/// line. Anything else goes on to Hummingbird.
+struct TokenRegistrationAnswer: Sendable {
+    let apps: AppAdministration
+    let tokens: TokenRegistry
+    let failures: AuthenticationFailures
+    let contract: APIContract
+    let maximumBodyBytes: Int
+    let maximumDepth: Int
+    let metrics: HTTPMetrics
+    let serverName: String
+    let date: HTTPDateHeader
+    let logger: Logger
+
+    /// The most body bytes held for an answer here; a longer body goes to Hummingbird (a
+    /// registration's is a few hundred bytes).
+    var bodyLimit: Int { min(4096, maximumBodyBytes) }
+
+    static var route: String { TokenRegistrationMiddleware<MarqueeRequestContext>.template }
+
+    /// A registration admitted here, to be written (`answer`).
+    struct Admitted: Sendable {
+        var app: App
+        var registration: PushToStartRegistration
+        var requestID: String
+        var path: String
+        var logger: Logger
+        var started: ContinuousClock.Instant
+    }
+
+    struct Answer: Sendable {
+        var head: HTTPResponse
+        var body: ByteBuffer
+    }
+
+    /// Whether `request`'s head may be answered here once its body has arrived: a PUT of a
+    /// registration's path (a token with nothing to percent-decode) with a plain JSON body.
+    static func mayAnswer(_ request: HTTPRequest) -> Bool {
+        guard request.method == .put, let path = request.path, !path.utf8.contains(UInt8(ascii: "?")),
+            TokenRegistrationMiddleware<MarqueeRequestContext>.token(inPath: path) != nil
+        else { return false }
+        let fields = request.headerFields
+        return fields.hasPlainJSONBody && fields.acceptsJSONPlainly && !fields.asksToClose
+            && fields[.expect] == nil
+    }
+
+    /// The registration, when the middleware chain would let it through to
+    /// `TokenRegistrationMiddleware` and that would take it; nil for Hummingbird to answer.
+    func admit(_ request: HTTPRequest, body: ByteBuffer, from address: SocketAddress?) -> Admitted? {
+        let started = ContinuousClock.now
+        let fields = request.headerFields
+        guard Self.mayAnswer(request), let path = request.path,
+            let token = TokenRegistrationMiddleware<MarqueeRequestContext>.token(inPath: path),
+            failures.retryAfter(address) == nil,
+            let credential = HTTPFieldText.bearerCredential(fields[.authorization]),
+            let caller = apps.rememberedCaller(String(credential)),
+            let app = caller.ownApp(allowing: .app),
+            (1...maximumBodyBytes).contains(body.readableBytes),
+            JSONDepth.exceeds(maximumDepth, in: body.readableBytesView) == nil,
+            let value = try? body.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }),
+            case .object(let object) = value,
+            ContractMiddleware<MarqueeRequestContext>.admits(
+                contract: contract,
+                method: .put,
+                path: path,
+                key: caller.key,
+                body: value
+            ),
+            let registration = PushToStartRegistration(requestBody: object, token: token)
+        else {
+            return nil
+        }
+        let requestID = RequestIDMiddleware<MarqueeRequestContext>.requestID(of: fields)
+        var logger = logger
+        logger[metadataKey: "request.id"] = .string(requestID)
+        logger[metadataKey: "api_key.prefix"] = .string(caller.key.prefix)
+        logger[metadataKey: "app.id"] = .stringConvertible(app.id)
+        return Admitted(
+            app: app,
+            registration: registration,
+            requestID: requestID,
+            path: path,
+            logger: logger,
+            started: started
+        )
+    }
+
+    /// Registers `admitted` and makes its answer: the row written, or the problem document.
+    func answer(_ admitted: Admitted) async -> Answer {
+        var answer: Answer
+        do {
+            let registered = try await tokens.register(app: admitted.app, admitted.registration)
+            var fields = HTTPFields()
+            fields[.contentType] = "application/json; charset=utf-8"
+            answer = Answer(
+                head: HTTPResponse(status: .ok, headerFields: fields),
+                body: ByteBuffer(bytes: try PushToStartTokenAnswer.json(registered))
+            )
+        } catch {
+            let problem = RequestIDMiddleware<MarqueeRequestContext>.problem(
+                answering: error,
+                logger: admitted.logger,
+                path: PushTokenRedaction.redactingTokens(inPath: admitted.path)
+            )
+            let (head, body) = problem.answer(requestID: admitted.requestID)
+            answer = Answer(head: head, body: body)
+        }
+        answer.head.headerFields.addChainHeaders(
+            body: answer.body,
+            requestID: admitted.requestID,
+            date: date,
+            serverName: serverName
+        )
+        let status = answer.head.status.code
+        metrics.record(method: .put, route: Self.route, status: status, since: admitted.started)
+        if admitted.logger.logLevel <= .debug {
+            admitted.logger.debug(
+                "request",
+                metadata: [
+                    "http.method": "PUT", "http.path": "\(PushTokenRedaction.redactingTokens(inPath: admitted.path))",
+                    "http.status": "\(status)",
+                    "duration_ms": "\((ContinuousClock.now - admitted.started).wholeMilliseconds)",
+                    "http.answered": "on the event loop",
+                ]
+            )
+        }
+        return answer
+    }
+}
