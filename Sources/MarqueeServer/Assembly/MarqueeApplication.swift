@@ -40,8 +40,12 @@ enum MarqueeApplication {
         configuration: ServerConfiguration,
         shared: SharedParts,
         logger: Logger
-    ) -> EventLoopAnswers {
-        EventLoopAnswers(
+    ) throws -> EventLoopAnswers {
+        let template = TokenRegistrationAnswer.route
+        guard let registration = shared.contract.operation(template: template, method: .put) else {
+            throw ConfigurationError(key: "openapi", "the OpenAPI document has no PUT \(template)")
+        }
+        return EventLoopAnswers(
             channelReads: ChannelReadAnswer(
                 apps: engine.apps,
                 events: engine.events,
@@ -57,7 +61,7 @@ enum MarqueeApplication {
                 apps: engine.apps,
                 tokens: engine.tokens,
                 failures: shared.failures,
-                contract: shared.contract,
+                operation: registration,
                 maximumBodyBytes: configuration.maxBodyBytes,
                 maximumDepth: configuration.maxJSONDepth,
                 metrics: shared.metrics,

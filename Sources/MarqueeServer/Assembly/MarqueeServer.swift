@@ -207,7 +207,7 @@ public enum MarqueeServer {
             emulator: inspection,
             logger: logger
         )
-        let eventLoopAnswers = MarqueeApplication.eventLoopAnswers(
+        let eventLoopAnswers = try MarqueeApplication.eventLoopAnswers(
             engine: engine,
             configuration: configuration,
             shared: shared,

@@ -51,6 +51,11 @@ struct APIContract: Sendable {
     /// every request's path is matched against those of its own length only.
     let routesBySegmentCount: [Int: [Route]]
 
+    /// The operation of `method` on the route with this template, if the document has one.
+    func operation(template: String, method: HTTPRequest.Method) -> Operation? {
+        routesBySegmentCount.values.joined().first { $0.template == template }?.operations[method]
+    }
+
     /// The route a path names, with its path parameters' values (percent-decoded); nil when no
     /// path of the document has this shape. A literal segment wins over a parameter
     /// (`/v1/channels/quota` over `/v1/channels/{channelID}`), as in the router.

@@ -59,20 +59,17 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
         return try await next(request, context)
     }
 
-    /// Whether the contract admits, as the middleware above would, a request without a query by a
-    /// key with `key`'s role and a JSON body already parsed: its route and method, its role, its
-    /// path parameters and its body's schema. For answers written on the event loop
-    /// (`TokenRegistrationAnswer`), which leave whatever it does not admit to the middleware.
+    /// Whether the contract admits, as the middleware above would, a request to `operation` without
+    /// a query, by a key with `key`'s role, with these path parameters (as the route matched them)
+    /// and a JSON body already parsed: its role, its path parameters and its body's schema. For
+    /// answers written on the event loop (`TokenRegistrationAnswer`), which know their route and
+    /// leave whatever it does not admit to the middleware.
     static func admits(
-        contract: APIContract,
-        method: HTTPRequest.Method,
-        path: String,
+        _ operation: APIContract.Operation,
+        pathValues: [String: String?],
         key: APIKey,
         body: JSONValue
     ) -> Bool {
-        guard let (route, pathValues) = contract.route(for: path), let operation = route.operations[method] else {
-            return false
-        }
         if let roles = operation.roles {
             guard roles.contains(key.isDeploymentKey ? "deployment" : key.role.rawValue) else { return false }
         }

@@ -21,7 +21,8 @@ struct TokenRegistrationAnswer: Sendable {
     let apps: AppAdministration
     let tokens: TokenRegistry
     let failures: AuthenticationFailures
-    let contract: APIContract
+    /// The contract's `PUT /v1/push-to-start-tokens/{token}`.
+    let operation: APIContract.Operation
     let maximumBodyBytes: Int
     let maximumDepth: Int
     let metrics: HTTPMetrics
@@ -40,9 +41,19 @@ struct TokenRegistrationAnswer: Sendable {
         var app: App
         var registration: PushToStartRegistration
         var requestID: String
+        var keyPrefix: String
         var path: String
-        var logger: Logger
         var started: ContinuousClock.Instant
+    }
+
+    /// The logger of `admitted`'s lines, with what the middleware chain puts on them; made only for
+    /// a line that is written.
+    private func logger(of admitted: Admitted) -> Logger {
+        var logger = logger
+        logger[metadataKey: "request.id"] = .string(admitted.requestID)
+        logger[metadataKey: "api_key.prefix"] = .string(admitted.keyPrefix)
+        logger[metadataKey: "app.id"] = .stringConvertible(admitted.app.id)
+        return logger
     }
 
     struct Answer: Sendable {
@@ -77,9 +88,8 @@ struct TokenRegistrationAnswer: Sendable {
             let value = try? body.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }),
             case .object(let object) = value,
             ContractMiddleware<MarqueeRequestContext>.admits(
-                contract: contract,
-                method: .put,
-                path: path,
+                operation,
+                pathValues: ["token": token],
                 key: caller.key,
                 body: value
             ),
@@ -87,17 +97,12 @@ struct TokenRegistrationAnswer: Sendable {
         else {
             return nil
         }
-        let requestID = RequestIDMiddleware<MarqueeRequestContext>.requestID(of: fields)
-        var logger = logger
-        logger[metadataKey: "request.id"] = .string(requestID)
-        logger[metadataKey: "api_key.prefix"] = .string(caller.key.prefix)
-        logger[metadataKey: "app.id"] = .stringConvertible(app.id)
         return Admitted(
             app: app,
             registration: registration,
-            requestID: requestID,
+            requestID: RequestIDMiddleware<MarqueeRequestContext>.requestID(of: fields),
+            keyPrefix: caller.key.prefix,
             path: path,
-            logger: logger,
             started: started
         )
     }
@@ -116,7 +121,7 @@ struct TokenRegistrationAnswer: Sendable {
         } catch {
             let problem = RequestIDMiddleware<MarqueeRequestContext>.problem(
                 answering: error,
-                logger: admitted.logger,
+                logger: logger(of: admitted),
                 path: PushTokenRedaction.redactingTokens(inPath: admitted.path)
             )
             let (head, body) = problem.answer(requestID: admitted.requestID)
@@ -130,8 +135,8 @@ struct TokenRegistrationAnswer: Sendable {
         )
         let status = answer.head.status.code
         metrics.record(method: .put, route: Self.route, status: status, since: admitted.started)
-        if admitted.logger.logLevel <= .debug {
-            admitted.logger.debug(
+        if logger.logLevel <= .debug {
+            logger(of: admitted).debug(
                 "request",
                 metadata: [
                     "http.method": "PUT", "http.path": "\(PushTokenRedaction.redactingTokens(inPath: admitted.path))",
