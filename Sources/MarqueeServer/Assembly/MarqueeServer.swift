@@ -218,7 +218,7 @@ public enum MarqueeServer {
             router: router,
             server: .guardedHTTP1(
                 limits: configuration.connectionLimits,
-                eventLoopAnswers: eventLoopAnswers,
+                eventLoopAnswers: configuration.eventLoopAnswers ? eventLoopAnswers : nil,
                 logger: logger.withLevel(atMost: .info)
             ),
             configuration: .init(

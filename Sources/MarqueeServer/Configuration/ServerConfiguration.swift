@@ -16,6 +16,9 @@ import SystemPackage
 ///   first byte; `http.bodyTimeoutSeconds` (60): its body within this of its headers
 /// - `http.maxConnections` (1000): connections this replica keeps open; past them a new one is
 ///   answered 503 (`Retry-After: 1`) and closed
+/// - `http.eventLoopAnswers` (true): remembered channel-ID reads and devices' token registrations
+///   are answered on the connection's event loop (`EventLoopAnswerHandler`); false sends every
+///   request through Hummingbird
 /// - `auth.throttle.failures` (20), `auth.throttle.windowSeconds` (60): a client address whose
 ///   authentications failed this many times within the window of its first failure is answered
 ///   429 (`Retry-After`) until the window ends; 0 failures: no throttle (behind a proxy, where
@@ -108,6 +111,8 @@ public struct ServerConfiguration: Sendable {
     public var port: Int
     public var maxBodyBytes: Int
     public var maxJSONDepth: Int
+    /// Whether `EventLoopAnswerHandler` answers the kick-off's reads and registrations.
+    public var eventLoopAnswers: Bool
     /// Connection deadlines and the cap on open connections.
     public var connectionLimits: ConnectionLimits
     /// Failed authentications per client address.
@@ -160,6 +165,7 @@ public struct ServerConfiguration: Sendable {
         port = try reader.integer("http.port", default: 8080, range: 0...65535)
         maxBodyBytes = try reader.integer("http.maxBodyBytes", default: 4 << 20, range: 1024...(256 << 20))
         maxJSONDepth = try reader.integer("http.maxJSONDepth", default: 32, range: 2...512)
+        eventLoopAnswers = try reader.flag("http.eventLoopAnswers", default: true)
         connectionLimits = ConnectionLimits(
             idleTimeout: .seconds(try reader.integer("http.idleTimeoutSeconds", default: 60, range: 1...86_400)),
             headerTimeout: .seconds(try reader.integer("http.headerTimeoutSeconds", default: 10, range: 1...3_600)),
