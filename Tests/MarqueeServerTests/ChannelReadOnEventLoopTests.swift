@@ -201,8 +201,8 @@ struct EventLoopAnswerOrderTests {
 
     @Test(
         """
-        while a registration's answer is on its way, what arrives after it waits, in order, and so do reads \
-        of the socket and a quiesce; then it is handled again
+        while a registration's answer is on its way, what arrives after it waits, in order, and so do a quiesce \
+        and, once something waits, reads of the socket; then it is handled again
         """
     )
     func waitingForAnAnswerOnItsWay() {
@@ -210,6 +210,8 @@ struct EventLoopAnswerOrderTests {
         #expect(machine.head(registration, kind: withBody) == .hold)
         #expect(machine.end(nil) == .answer(registration, withBody))
         machine.answering()
+        let readWithNothingWaiting = machine.read()
+        #expect(readWithNothingWaiting, "a client that waits for its answer is read as usual")
         let body = ByteBuffer(string: "{}")
         #expect(machine.head(other, kind: nil) == .wait)
         #expect(machine.body(body) == .wait)

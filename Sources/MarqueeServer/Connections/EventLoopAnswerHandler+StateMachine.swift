@@ -36,7 +36,8 @@ extension EventLoopAnswerHandler {
         private var quiescing = false
         /// A quiesce that arrived while an answer was on its way, passed on once it is written.
         private var quiesceHeld = false
-        /// A read asked for while an answer was on its way: no more bytes are read until it is written.
+        /// A read asked for while parts waited for an answer on its way: no more bytes are read until
+        /// it is written.
         private var readHeld = false
 
         enum HeadAction: Equatable {
@@ -156,9 +157,12 @@ extension EventLoopAnswerHandler {
             answersOwed = max(0, answersOwed - 1)
         }
 
-        /// Whether a read asked for now goes ahead (or waits for the answer on its way).
+        /// Whether a read asked for now goes ahead, or waits for the answer on its way: only once
+        /// parts are already waiting (the client sends requests before their answers), so that
+        /// what waits is at most one read's worth; a client that waits for its answer costs no
+        /// change of the socket's interest.
         mutating func read() -> Bool {
-            guard case .answering = inbound else { return true }
+            guard case .answering(let waiting) = inbound, !waiting.isEmpty else { return true }
             readHeld = true
             return false
         }
