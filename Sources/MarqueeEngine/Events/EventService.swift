@@ -155,7 +155,7 @@ public struct EventService: Sendable {
 
     /// What `activeChannel` answers without a read, when this replica remembers it (`ChannelAnswerCache`,
     /// kept current across replicas): for the read every follower's app makes, answered where the
-    /// request is read (`ChannelReadAnswerHandler`). Nil: not remembered, and `activeChannel` reads.
+    /// request is read (`EventLoopAnswerHandler`). Nil: not remembered, and `activeChannel` reads.
     public func rememberedActiveChannel(app: App, key: String, environment: APNSEnvironment) -> EventChannelView? {
         channelAnswers.answer(for: ChannelAnswerCache.Key(appID: app.id, eventKey: key, environment: environment))
     }
