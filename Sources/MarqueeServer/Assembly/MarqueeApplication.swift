@@ -45,17 +45,20 @@ enum MarqueeApplication {
         guard let registration = shared.contract.operation(template: template, method: .put) else {
             throw ConfigurationError(key: "openapi", "the OpenAPI document has no PUT \(template)")
         }
+        let chain = EventLoopAnswerChain(
+            metrics: shared.metrics,
+            serverName: serverName,
+            date: shared.date,
+            logger: logger
+        )
         return EventLoopAnswers(
             channelReads: ChannelReadAnswer(
                 apps: engine.apps,
                 events: engine.events,
                 failures: shared.failures,
                 rendered: shared.channelAnswers,
-                metrics: shared.metrics,
                 cacheControl: configuration.channelCacheControl,
-                serverName: serverName,
-                date: shared.date,
-                logger: logger
+                chain: chain
             ),
             registrations: TokenRegistrationAnswer(
                 apps: engine.apps,
@@ -64,10 +67,7 @@ enum MarqueeApplication {
                 operation: registration,
                 maximumBodyBytes: configuration.maxBodyBytes,
                 maximumDepth: configuration.maxJSONDepth,
-                metrics: shared.metrics,
-                serverName: serverName,
-                date: shared.date,
-                logger: logger
+                chain: chain
             )
         )
     }

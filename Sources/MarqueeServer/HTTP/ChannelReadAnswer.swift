@@ -21,11 +21,8 @@ struct ChannelReadAnswer: Sendable {
     let events: EventService
     let failures: AuthenticationFailures
     let rendered: RenderedChannelAnswers
-    let metrics: HTTPMetrics
     let cacheControl: String
-    let serverName: String
-    let date: HTTPDateHeader
-    let logger: Logger
+    let chain: EventLoopAnswerChain
 
     struct Answer: Sendable {
         var head: HTTPResponse
@@ -45,7 +42,8 @@ struct ChannelReadAnswer: Sendable {
     func answer(_ request: HTTPRequest, from address: SocketAddress?) -> Answer? {
         let started = ContinuousClock.now
         let fields = request.headerFields
-        guard Self.mayAnswer(request), let path = request.path, let (key, environment) = Self.plainParameters(path),
+        guard request.method == .get, !fields.announcesBody, let path = request.path,
+            let (key, environment) = Self.plainParameters(path),
             ChannelReadMiddleware<MarqueeRequestContext>.isPlain(fields), !fields.asksToClose,
             failures.retryAfter(address) == nil,
             let credential = HTTPFieldText.bearerCredential(fields[.authorization]),
@@ -59,22 +57,18 @@ struct ChannelReadAnswer: Sendable {
         else {
             return nil
         }
-        let requestID =
-            RequestIDMiddleware<MarqueeRequestContext>.requestID(of: fields)
+        let requestID = RequestIDMiddleware<MarqueeRequestContext>.requestID(of: fields)
         var head = HTTPResponse(status: status, headerFields: headers)
-        head.headerFields.addChainHeaders(body: body, requestID: requestID, date: date, serverName: serverName)
-        metrics.record(method: .get, route: Self.route, status: status.code, since: started)
-        if logger.logLevel <= .debug {
-            logger.debug(
-                "request",
-                metadata: [
-                    "request.id": "\(requestID)", "http.method": "GET", "http.path": "\(path)",
-                    "http.status": "\(status.code)",
-                    "duration_ms": "\((ContinuousClock.now - started).wholeMilliseconds)",
-                    "http.answered": "on the event loop",
-                ]
-            )
-        }
+        chain.finish(
+            &head,
+            body: body,
+            requestID: requestID,
+            method: .get,
+            route: Self.route,
+            path: path,
+            started: started,
+            metadata: ["request.id": .string(requestID)]
+        )
         return Answer(head: head, body: body)
     }
 

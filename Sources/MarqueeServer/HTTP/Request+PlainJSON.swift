@@ -1,6 +1,5 @@
 import HTTPTypes
 import Hummingbird
-import NIOCore
 
 extension HTTPFields {
     /// Whether the generated routes would read this request's `Accept` as it is: none, or one that
@@ -24,15 +23,6 @@ extension HTTPFields {
     /// so the answers written on the event loop leave such a request to it.
     var asksToClose: Bool {
         self[values: .connection].contains { $0.lowercased().contains("close") }
-    }
-
-    /// Adds what the middleware chain and Hummingbird add to every answer, for one written on the
-    /// event loop (`EventLoopAnswerHandler`): its length, the request's ID, `Date` and `Server`.
-    mutating func addChainHeaders(body: ByteBuffer?, requestID: String, date: HTTPDateHeader, serverName: String) {
-        if let body { self[.contentLength] = String(body.readableBytes) }
-        self[.requestID] = requestID
-        self[.date] = date.value
-        self[.server] = serverName
     }
 
     /// Whether the request said it has a body.

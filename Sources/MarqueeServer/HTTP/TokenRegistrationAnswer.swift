@@ -25,10 +25,7 @@ struct TokenRegistrationAnswer: Sendable {
     let operation: APIContract.Operation
     let maximumBodyBytes: Int
     let maximumDepth: Int
-    let metrics: HTTPMetrics
-    let serverName: String
-    let date: HTTPDateHeader
-    let logger: Logger
+    let chain: EventLoopAnswerChain
 
     /// The most body bytes held for an answer here; a longer body goes to Hummingbird (a
     /// registration's is a few hundred bytes).
@@ -46,14 +43,12 @@ struct TokenRegistrationAnswer: Sendable {
         var started: ContinuousClock.Instant
     }
 
-    /// The logger of `admitted`'s lines, with what the middleware chain puts on them; made only for
-    /// a line that is written.
-    private func logger(of admitted: Admitted) -> Logger {
-        var logger = logger
-        logger[metadataKey: "request.id"] = .string(admitted.requestID)
-        logger[metadataKey: "api_key.prefix"] = .string(admitted.keyPrefix)
-        logger[metadataKey: "app.id"] = .stringConvertible(admitted.app.id)
-        return logger
+    /// What the middleware chain puts on `admitted`'s log lines.
+    private static func metadata(of admitted: Admitted) -> Logger.Metadata {
+        [
+            "request.id": .string(admitted.requestID), "api_key.prefix": .string(admitted.keyPrefix),
+            "app.id": .stringConvertible(admitted.app.id),
+        ]
     }
 
     struct Answer: Sendable {
@@ -64,12 +59,19 @@ struct TokenRegistrationAnswer: Sendable {
     /// Whether `request`'s head may be answered here once its body has arrived: a PUT of a
     /// registration's path (a token with nothing to percent-decode) with a plain JSON body.
     static func mayAnswer(_ request: HTTPRequest) -> Bool {
-        guard request.method == .put, let path = request.path, !path.utf8.contains(UInt8(ascii: "?")),
-            TokenRegistrationMiddleware<MarqueeRequestContext>.token(inPath: path) != nil
-        else { return false }
+        token(of: request) != nil
+    }
+
+    /// The token of a request `mayAnswer` takes; nil for any other.
+    private static func token(of request: HTTPRequest) -> String? {
+        guard request.method == .put, let path = request.path, !path.utf8.contains(UInt8(ascii: "?")) else {
+            return nil
+        }
         let fields = request.headerFields
-        return fields.hasPlainJSONBody && fields.acceptsJSONPlainly && !fields.asksToClose
-            && fields[.expect] == nil
+        guard fields.hasPlainJSONBody, fields.acceptsJSONPlainly, !fields.asksToClose, fields[.expect] == nil else {
+            return nil
+        }
+        return TokenRegistrationMiddleware<MarqueeRequestContext>.token(inPath: path)
     }
 
     /// The registration, when the middleware chain would let it through to
@@ -77,8 +79,7 @@ struct TokenRegistrationAnswer: Sendable {
     func admit(_ request: HTTPRequest, body: ByteBuffer, from address: SocketAddress?) -> Admitted? {
         let started = ContinuousClock.now
         let fields = request.headerFields
-        guard Self.mayAnswer(request), let path = request.path,
-            let token = TokenRegistrationMiddleware<MarqueeRequestContext>.token(inPath: path),
+        guard let token = Self.token(of: request), let path = request.path,
             failures.retryAfter(address) == nil,
             let credential = HTTPFieldText.bearerCredential(fields[.authorization]),
             let caller = apps.rememberedCaller(String(credential)),
@@ -121,31 +122,22 @@ struct TokenRegistrationAnswer: Sendable {
         } catch {
             let problem = RequestIDMiddleware<MarqueeRequestContext>.problem(
                 answering: error,
-                logger: logger(of: admitted),
+                logger: chain.logger(Self.metadata(of: admitted)),
                 path: PushTokenRedaction.redactingTokens(inPath: admitted.path)
             )
             let (head, body) = problem.answer(requestID: admitted.requestID)
             answer = Answer(head: head, body: body)
         }
-        answer.head.headerFields.addChainHeaders(
+        chain.finish(
+            &answer.head,
             body: answer.body,
             requestID: admitted.requestID,
-            date: date,
-            serverName: serverName
+            method: .put,
+            route: Self.route,
+            path: admitted.path,
+            started: admitted.started,
+            metadata: Self.metadata(of: admitted)
         )
-        let status = answer.head.status.code
-        metrics.record(method: .put, route: Self.route, status: status, since: admitted.started)
-        if logger.logLevel <= .debug {
-            logger(of: admitted).debug(
-                "request",
-                metadata: [
-                    "http.method": "PUT", "http.path": "\(PushTokenRedaction.redactingTokens(inPath: admitted.path))",
-                    "http.status": "\(status)",
-                    "duration_ms": "\((ContinuousClock.now - admitted.started).wholeMilliseconds)",
-                    "http.answered": "on the event loop",
-                ]
-            )
-        }
         return answer
     }
 }
