@@ -72,6 +72,8 @@ struct APIContractTests {
         #expect(RFC3339.format(Date(timeIntervalSince1970: -1)) == "1969-12-31T23:59:59Z")
         #expect(RFC3339.format(Date(timeIntervalSince1970: 0.0625), milliseconds: true) == "1970-01-01T00:00:00.062Z")
         #expect(RFC3339.format(Date(timeIntervalSince1970: 253_402_300_799)) == "9999-12-31T23:59:59Z")
+        #expect(RFC3339.format(Date(timeIntervalSince1970: 253_402_300_800)) == "10000-01-01T00:00:00Z")
+        #expect(RFC3339.format(Date(timeIntervalSince1970: -62_167_219_201)) == "-0001-12-31T23:59:59Z")
     }
 
     @Test("header values lose the optional whitespace around them, and only that")
@@ -85,6 +87,9 @@ struct APIContractTests {
         #expect(HTTPFieldText.bearerCredential("bEaReR mq_abc") == "mq_abc")
         #expect(HTTPFieldText.bearerCredential("Basic bXE=") == nil)
         #expect(HTTPFieldText.bearerCredential("Bearer ") == nil)
+        #expect(HTTPFieldText.bearerCredential("BEARER mq_abc") == "mq_abc")
+        #expect(HTTPFieldText.bearerCredential("Bearer\tmq_abc") == nil)
+        #expect(HTTPFieldText.bearerCredential("Bearer é") == "é")
         #expect(HTTPFieldText.bearerCredential(nil) == nil)
     }
 

@@ -61,22 +61,56 @@ public enum RFC3339 {
         let (year, month, day) = civil(fromDays: days)
         let second = rest / 1000
         let millis = rest % 1000
-        // Digits by hand: `String(format:)` goes through NSString, and every time of every answer
-        // the API writes is formatted here.
+        // Digits by hand into the string's own bytes: `String(format:)` goes through NSString, and
+        // every time of every answer the API writes is formatted here. Years outside 0...9999
+        // (never a time Marquee keeps) are written with as many digits as they take.
+        guard (0...9999).contains(year) else {
+            return wide(year: year, month: month, day: day, second: second, millis: withMilliseconds ? millis : 0)
+        }
+        let length = withMilliseconds && millis != 0 ? 24 : 20
+        return String(unsafeUninitializedCapacity: length) { bytes in
+            func put(_ value: Int64, width: Int, at offset: Int) {
+                var value = value
+                for index in stride(from: offset + width - 1, through: offset, by: -1) {
+                    bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
+                    value /= 10
+                }
+            }
+            put(year, width: 4, at: 0)
+            bytes[4] = UInt8(ascii: "-")
+            put(month, width: 2, at: 5)
+            bytes[7] = UInt8(ascii: "-")
+            put(day, width: 2, at: 8)
+            bytes[10] = UInt8(ascii: "T")
+            put(second / 3600, width: 2, at: 11)
+            bytes[13] = UInt8(ascii: ":")
+            put(second / 60 % 60, width: 2, at: 14)
+            bytes[16] = UInt8(ascii: ":")
+            put(second % 60, width: 2, at: 17)
+            if length == 24 {
+                bytes[19] = UInt8(ascii: ".")
+                put(millis, width: 3, at: 20)
+            }
+            bytes[length - 1] = UInt8(ascii: "Z")
+            return length
+        }
+    }
+
+    /// `format` of a year outside 0...9999: a minus sign before a negative one, at least 4 digits.
+    private static func wide(year: Int64, month: Int64, day: Int64, second: Int64, millis: Int64) -> String {
         var text = ""
-        text.reserveCapacity(24)
-        appendDigits(Int64(year), width: 4, to: &text)
+        appendDigits(year, width: 4, to: &text)
         text.append("-")
-        appendDigits(Int64(month), width: 2, to: &text)
+        appendDigits(month, width: 2, to: &text)
         text.append("-")
-        appendDigits(Int64(day), width: 2, to: &text)
+        appendDigits(day, width: 2, to: &text)
         text.append("T")
         appendDigits(second / 3600, width: 2, to: &text)
         text.append(":")
         appendDigits(second / 60 % 60, width: 2, to: &text)
         text.append(":")
         appendDigits(second % 60, width: 2, to: &text)
-        if withMilliseconds, millis != 0 {
+        if millis != 0 {
             text.append(".")
             appendDigits(millis, width: 3, to: &text)
         }

@@ -14,7 +14,15 @@ enum HTTPFieldText {
     /// The credential of an `Authorization: Bearer …` value (the scheme in any case), without the
     /// optional whitespace around it; nil for a missing value or another scheme.
     static func bearerCredential(_ value: String?) -> Substring? {
-        guard let value, value.count > 7, value.prefix(7).lowercased() == "bearer " else { return nil }
-        return trimmed(value.dropFirst(7))
+        // By UTF-8 bytes: counting characters and lower-casing the scheme cost more than the rest
+        // of a remembered key's authentication.
+        guard let value else { return nil }
+        let utf8 = value.utf8
+        guard utf8.count > 7,
+            zip(utf8.prefix(7), "bearer ".utf8).allSatisfy({ byte, expected in
+                (UInt8(ascii: "A")...UInt8(ascii: "Z")).contains(byte) ? byte | 0x20 == expected : byte == expected
+            })
+        else { return nil }
+        return trimmed(Substring(utf8.dropFirst(7)))
     }
 }
