@@ -213,12 +213,11 @@ public struct AppAdministration: Sendable {
         return try await createAPIKey(appID: nil, role: .admin, label: "created on first start").presented
     }
 
-    /// What `authenticate` answers without a read, when this replica remembers the key
-    /// (`CredentialCache`, which forgets a revoked key on every replica): nil when it does not, or
-    /// the text is not shaped like a key, and then `authenticate` decides.
-    public func rememberedCaller(_ presented: String) -> AuthenticatedCaller? {
-        guard let credential = APIKeyCredential(presented: presented) else { return nil }
-        return credentials.caller(forKeyHash: credential.hash)
+    /// What `authenticate` answers without a read for the key whose hash is `keyHash`
+    /// (`APIKeyCredential.hash`), when this replica remembers it (`CredentialCache`, which forgets
+    /// a revoked key on every replica): nil when it does not, and then `authenticate` decides.
+    public func rememberedCaller(keyHash: [UInt8]) -> AuthenticatedCaller? {
+        credentials.caller(forKeyHash: keyHash)
     }
 
     /// The stored key a presented key stands for, with its app; `nil` for an unknown, malformed or

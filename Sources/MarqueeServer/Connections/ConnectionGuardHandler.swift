@@ -20,6 +20,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var timer: Scheduled<Void>?
     private var timerFiresAt: ContinuousClock.Instant?
     private var refused = false
+    /// Within `channelRead`, which re-arms once the read has gone through.
+    private var reading = false
 
     init(limits: ConnectionLimits, admitted: Bool, logger: Logger) {
         self.deadlines = ConnectionDeadlines(limits: limits, now: .now)
@@ -52,25 +54,31 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
         guard !refused else { return }
         deadlines.bytesRead(now: .now)
-        rearm()
+        // The timer is set for where the read leaves the connection, not for each phase it passed
+        // through: a request read whole in one read moves from idle through its headers and body
+        // to its answer (or, answered at once, back to idle) before this returns, and re-arming at
+        // each step cost a timer scheduled and cancelled per request.
+        reading = true
         context.fireChannelRead(data)
+        reading = false
+        rearm()
     }
 
     // MARK: What the HTTP side reports (`HTTPExchangeObserver`)
 
     func headRead() {
         deadlines.headRead(now: .now)
-        rearm()
+        if !reading { rearm() }
     }
 
     func endRead() {
         deadlines.endRead(now: .now)
-        rearm()
+        if !reading { rearm() }
     }
 
     func answerEnded() {
         deadlines.answerEnded(now: .now)
-        rearm()
+        if !reading { rearm() }
     }
 
     // MARK: Deadline
@@ -88,12 +96,10 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// re-arms for the deadline it then finds).
     private func rearm() {
         guard let context else { return }
-        guard let deadline = deadlines.deadline else {
-            timer?.cancel()
-            timer = nil
-            timerFiresAt = nil
-            return
-        }
+        // No deadline while answering: a timer already set is left to fire and find none (it then
+        // re-arms for the deadline it finds), cheaper than cancelling it now and scheduling
+        // another when the answer ends.
+        guard let deadline = deadlines.deadline else { return }
         if let firesAt = timerFiresAt, firesAt <= deadline, timer != nil { return }
         timer?.cancel()
         timerFiresAt = deadline

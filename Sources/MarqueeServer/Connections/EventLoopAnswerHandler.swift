@@ -20,6 +20,8 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
     private var state = StateMachine()
     /// The body of the request held for an answer here.
     private var heldBody: ByteBuffer?
+    /// The key this connection's client last presented, hashed once for the requests that present it.
+    private var keys = LastPresentedKey()
 
     init(_ answers: EventLoopAnswers) {
         self.channelReads = answers.channelReads
@@ -59,7 +61,7 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
             case .wait:
                 return
             case .answer(let request, .withoutBody):
-                guard let answer = channelReads.answer(request, from: context.channel.remoteAddress) else {
+                guard let answer = channelReads.answer(request, from: context.channel.remoteAddress, keys: &keys) else {
                     passOnWhole(request, trailers: trailers, context: context)
                     return
                 }
@@ -67,7 +69,13 @@ final class EventLoopAnswerHandler: ChannelDuplexHandler, RemovableChannelHandle
                 write(answer.head, answer.body, context: context)
             case .answer(let request, .withBody):
                 let body = heldBody.take() ?? ByteBuffer()
-                guard let admitted = registrations.admit(request, body: body, from: context.channel.remoteAddress)
+                guard
+                    let admitted = registrations.admit(
+                        request,
+                        body: body,
+                        from: context.channel.remoteAddress,
+                        keys: &keys
+                    )
                 else {
                     heldBody = body
                     passOnWhole(request, trailers: trailers, context: context)

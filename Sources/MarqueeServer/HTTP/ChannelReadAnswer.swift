@@ -39,7 +39,7 @@ struct ChannelReadAnswer: Sendable {
     }
 
     /// The answer to `request` from memory, or nil for Hummingbird to answer.
-    func answer(_ request: HTTPRequest, from address: SocketAddress?) -> Answer? {
+    func answer(_ request: HTTPRequest, from address: SocketAddress?, keys: inout LastPresentedKey) -> Answer? {
         let started = ContinuousClock.now
         let fields = request.headerFields
         guard request.method == .get, !fields.announcesBody, let path = request.path,
@@ -47,7 +47,8 @@ struct ChannelReadAnswer: Sendable {
             ChannelReadMiddleware<MarqueeRequestContext>.isPlain(fields), !fields.asksToClose,
             failures.retryAfter(address) == nil,
             let credential = HTTPFieldText.bearerCredential(fields[.authorization]),
-            let app = apps.rememberedCaller(String(credential))?.ownApp(allowing: .app),
+            let keyHash = keys.hash(of: credential),
+            let app = apps.rememberedCaller(keyHash: keyHash)?.ownApp(allowing: .app),
             let view = events.rememberedActiveChannel(app: app, key: key, environment: environment),
             let (status, headers, body) = try? rendered.answer(
                 view,

@@ -76,13 +76,19 @@ struct TokenRegistrationAnswer: Sendable {
 
     /// The registration, when the middleware chain would let it through to
     /// `TokenRegistrationMiddleware` and that would take it; nil for Hummingbird to answer.
-    func admit(_ request: HTTPRequest, body: ByteBuffer, from address: SocketAddress?) -> Admitted? {
+    func admit(
+        _ request: HTTPRequest,
+        body: ByteBuffer,
+        from address: SocketAddress?,
+        keys: inout LastPresentedKey
+    ) -> Admitted? {
         let started = ContinuousClock.now
         let fields = request.headerFields
         guard let token = Self.token(of: request), let path = request.path,
             failures.retryAfter(address) == nil,
             let credential = HTTPFieldText.bearerCredential(fields[.authorization]),
-            let caller = apps.rememberedCaller(String(credential)),
+            let keyHash = keys.hash(of: credential),
+            let caller = apps.rememberedCaller(keyHash: keyHash),
             let app = caller.ownApp(allowing: .app),
             (1...maximumBodyBytes).contains(body.readableBytes),
             JSONDepth.exceeds(maximumDepth, in: body.readableBytesView) == nil,
