@@ -122,6 +122,9 @@ enum MarqueeApplication {
         // A device's own token registration, checked as above, without the generated route.
         router.add(middleware: TokenRegistrationMiddleware(tokens: engine.tokens))
         router.add(middleware: IdempotencyMiddleware(keys: engine.idempotency))
+        // A batch of tokens, checked as above and kept for its Idempotency-Key, without the
+        // generated route.
+        router.add(middleware: TokenBatchMiddleware(tokens: engine.tokens))
         try OpenAPIDocumentRoute().register(on: router)
         ConsoleRoute.register(on: router)
         try APIHandler(engine: engine, configuration: configuration, metrics: metrics, emulator: emulator)

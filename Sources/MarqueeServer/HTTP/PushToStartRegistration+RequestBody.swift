@@ -5,7 +5,19 @@ extension PushToStartRegistration {
     /// type (`Components.Schemas.PushToStartTokenRegistration`) decodes it; nil for a body it would
     /// decode otherwise or refuse, which the generated route then answers (`TokenRegistrationMiddleware`).
     init?(requestBody body: JSONObject, token: String) {
-        guard body.keys.allSatisfy(Self.knownKeys.contains),
+        self.init(fields: body, token: token, knownKeys: Self.knownKeys)
+    }
+
+    /// The registration an item of a `POST /v1/push-to-start-tokens/batch` body names (the same
+    /// fields and its `token`), read as the generated type (`Components.Schemas.PushToStartTokenBatchItem`)
+    /// decodes it; nil for an item it would decode otherwise or refuse (`TokenBatchMiddleware`).
+    init?(batchItem item: JSONObject) {
+        guard case .string(let token) = item["token"] else { return nil }
+        self.init(fields: item, token: token, knownKeys: Self.batchItemKeys)
+    }
+
+    private init?(fields body: JSONObject, token: String, knownKeys: Set<String>) {
+        guard body.keys.allSatisfy(knownKeys.contains),
             case .string(let environmentName) = body["environment"],
             let environment = APNSEnvironment(rawValue: environmentName),
             case .string(let attributesType) = body["attributesType"]
@@ -17,7 +29,7 @@ extension PushToStartRegistration {
         )
         for key in body.keys {
             switch (key, body[key]) {
-            case ("environment", _), ("attributesType", _): continue
+            case ("environment", _), ("attributesType", _), ("token", _): continue
             case ("deviceID", .string(let text)?): registration.deviceID = text
             case ("userID", .string(let text)?): registration.userID = text
             case ("iosVersion", .string(let text)?): registration.iosVersion = text
@@ -41,4 +53,7 @@ extension PushToStartRegistration {
         "environment", "attributesType", "deviceID", "userID", "tags", "iosVersion", "frequentPushesEnabled",
         "deviceToken",
     ]
+
+    /// The properties of `PushToStartTokenBatchItem`: those and the token.
+    private static let batchItemKeys = knownKeys.union(["token"])
 }
