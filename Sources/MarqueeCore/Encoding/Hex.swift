@@ -15,6 +15,7 @@ public enum Hex {
     }
 
     /// Whether `text` is non-empty, of even length and only hex digits (either case).
+    @inlinable
     public static func isHex(_ text: some StringProtocol) -> Bool {
         var count = 0
         for byte in text.utf8 {

@@ -4,8 +4,14 @@ import Foundation
 struct InputValidation {
     private(set) var errors: [FieldError] = []
 
-    mutating func require(_ condition: Bool, _ pointer: String, _ detail: @autoclosure () -> String) {
-        if !condition { errors.append(FieldError(pointer, detail())) }
+    /// The pointer and detail are made only for a condition that fails: a batch's thousand items
+    /// are checked field by field.
+    mutating func require(
+        _ condition: Bool,
+        _ pointer: @autoclosure () -> String,
+        _ detail: @autoclosure () -> String
+    ) {
+        if !condition { errors.append(FieldError(pointer(), detail())) }
     }
 
     mutating func add(_ error: FieldError) {

@@ -56,10 +56,10 @@ enum TokenRules {
     }
 
     /// A field error unless `token` is hex of a plausible length.
-    static func checkHex(_ token: String, pointer: String) -> FieldError? {
+    static func checkHex(_ token: String, pointer: @autoclosure () -> String) -> FieldError? {
         guard Hex.isHex(token), token.utf8.count <= maximumTokenLength else {
             return FieldError(
-                pointer,
+                pointer(),
                 "must be the token as hex (an even number of 0-9 and a-f, at most \(maximumTokenLength))"
             )
         }
