@@ -47,7 +47,7 @@ struct ContractMiddleware<Context: RequestContext>: RouterMiddleware {
         if fields.isEmpty, let schema = operation.body, Self.isJSON(request.headers[.contentType]) {
             let buffer = try await request.collectBody(upTo: maximumBodyBytes)
             if buffer.readableBytes > 0 {
-                guard let value = try? buffer.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }) else {
+                guard let value = JSONParser.value(of: buffer) else {
                     throw Problem(.malformedRequest, detail: "the body is not valid JSON")
                 }
                 var found: [(pointer: String, detail: String)] = []

@@ -1,5 +1,7 @@
 import HTTPTypes
 import Hummingbird
+import MarqueeCore
+import NIOCore
 
 extension HTTPFields {
     /// Whether the generated routes would read this request's `Accept` as it is: none, or one that
@@ -35,4 +37,30 @@ extension HTTPFields {
 extension Request {
     var acceptsJSONPlainly: Bool { headers.acceptsJSONPlainly }
     var hasPlainJSONBody: Bool { headers.hasPlainJSONBody }
+
+    /// The caller's own app when this is a plain JSON `method` request to `template` (the route
+    /// `endpointPath` names) with an app's key that has the role: what the middlewares answering
+    /// without the generated route take; nil for them to leave the request to it.
+    func plainAppRequest(_ method: HTTPRequest.Method, to template: String, endpointPath: String?) -> App? {
+        guard self.method == method, endpointPath == template, hasPlainJSONBody, acceptsJSONPlainly else {
+            return nil
+        }
+        return RequestScope.current?.app(allowing: .app)
+    }
+}
+
+extension Response {
+    /// A 200 with `json` as the generated routes write their JSON answers' heads.
+    static func generatedRouteJSON(_ json: some Sequence<UInt8>) -> Response {
+        var headers = HTTPFields()
+        headers[.contentType] = "application/json; charset=utf-8"
+        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: json)))
+    }
+}
+
+extension JSONParser {
+    /// The JSON value of a request's collected body; nil when it is not JSON.
+    static func value(of body: ByteBuffer) -> JSONValue? {
+        try? body.withUnsafeReadableBytes { bytes in try JSONParser.parse(bytes) }
+    }
 }

@@ -30,10 +30,7 @@ struct TokenBatchMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard request.method == .post, context.endpointPath == Self.template,
-            request.hasPlainJSONBody, request.acceptsJSONPlainly,
-            let app = RequestScope.current?.app(allowing: .app)
-        else {
+        guard let app = request.plainAppRequest(.post, to: Self.template, endpointPath: context.endpointPath) else {
             return try await next(request, context)
         }
         // Already collected, bounded and checked against the schema (BodyLimitMiddleware,
@@ -43,18 +40,17 @@ struct TokenBatchMiddleware<Context: RequestContext>: RouterMiddleware {
         guard let registrations = Self.registrations(in: body) else { return try await next(request, context) }
         let registered = try await tokens.register(app: app, registrations, pointerPrefix: "/tokens")
         RequestScope.current?.logger.trace("tokens registered without the generated route")
-        let answer = try JSONAnswerStyle.generatedRouteEncoder().encode(
-            Components.Schemas.PushToStartTokenBatchResult(registered: registered)
+        return .generatedRouteJSON(
+            try JSONAnswerStyle.generatedRouteEncoder().encode(
+                Components.Schemas.PushToStartTokenBatchResult(registered: registered)
+            )
         )
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
     }
 
     /// The registrations of a batch's body, in its order; nil for a body the generated route
     /// would read otherwise or refuse.
     static func registrations(in body: ByteBuffer) -> [PushToStartRegistration]? {
-        guard let value = try? body.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }),
+        guard let value = JSONParser.value(of: body),
             case .object(let batch) = value, batch.keys == ["tokens"],
             case .array(let items) = batch["tokens"]
         else { return nil }

@@ -92,7 +92,7 @@ struct TokenRegistrationAnswer: Sendable {
             let app = caller.ownApp(allowing: .app),
             (1...maximumBodyBytes).contains(body.readableBytes),
             JSONDepth.exceeds(maximumDepth, in: body.readableBytesView) == nil,
-            let value = try? body.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }),
+            let value = JSONParser.value(of: body),
             case .object(let object) = value,
             ContractMiddleware<MarqueeRequestContext>.admits(
                 operation,

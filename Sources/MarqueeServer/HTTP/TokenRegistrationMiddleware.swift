@@ -29,9 +29,7 @@ struct TokenRegistrationMiddleware<Context: RequestContext>: RouterMiddleware {
         context: Context,
         next: (Request, Context) async throws -> Response
     ) async throws -> Response {
-        guard request.method == .put, context.endpointPath == Self.template,
-            request.hasPlainJSONBody, request.acceptsJSONPlainly,
-            let app = RequestScope.current?.app(allowing: .app),
+        guard let app = request.plainAppRequest(.put, to: Self.template, endpointPath: context.endpointPath),
             let token = Self.token(inPath: request.uri.path)
         else {
             return try await next(request, context)
@@ -41,7 +39,7 @@ struct TokenRegistrationMiddleware<Context: RequestContext>: RouterMiddleware {
         var request = request
         let body = try await request.collectBody(upTo: .max)
         guard
-            let value = try? body.withUnsafeReadableBytes({ bytes in try JSONParser.parse(bytes) }),
+            let value = JSONParser.value(of: body),
             case .object(let object) = value,
             let registration = PushToStartRegistration(requestBody: object, token: token)
         else {
@@ -49,10 +47,7 @@ struct TokenRegistrationMiddleware<Context: RequestContext>: RouterMiddleware {
         }
         let registered = try await tokens.register(app: app, registration)
         RequestScope.current?.logger.trace("token registered without the generated route")
-        let answer = try PushToStartTokenAnswer.json(registered)
-        var headers = HTTPFields()
-        headers[.contentType] = "application/json; charset=utf-8"
-        return Response(status: .ok, headers: headers, body: ResponseBody(byteBuffer: ByteBuffer(bytes: answer)))
+        return .generatedRouteJSON(try PushToStartTokenAnswer.json(registered))
     }
 
     /// The path's token, when it needs no percent-decoding (a token is hex).
