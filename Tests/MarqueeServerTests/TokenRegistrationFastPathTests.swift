@@ -111,10 +111,7 @@ struct TokenRegistrationFastPathTests {
             for body in refused {
                 let path = "/v1/push-to-start-tokens/\(Self.token)"
                 let (generated, plain) = try await Self.putBothWays(path, body, key: app.appKey, on: server)
-                #expect((400..<500).contains(plain.status), "\(plain.text)")
-                #expect(plain.status == generated.status)
-                #expect(plain.json["type"] as? String == generated.json["type"] as? String)
-                #expect(plain.json["errors"] as? [[String: String]] == generated.json["errors"] as? [[String: String]])
+                Self.expectSameRefusal(plain, generated)
             }
             let row = try await server.client.send(
                 "GET",
@@ -167,6 +164,22 @@ struct TokenRegistrationFastPathTests {
         #expect(Middleware.token(inPath: "/v1/push-to-start-tokens/AB%43D") == nil)
         #expect(Middleware.token(inPath: "/v1/push-to-start-tokens/") == nil)
         #expect(Middleware.token(inPath: "/v1/push-to-start-tokens/ab/cd") == nil)
+    }
+
+    /// A plain request refused as the generated route refuses it: a client error of the same status,
+    /// problem type and field errors.
+    static func expectSameRefusal(
+        _ plain: TestHTTPClient.Response,
+        _ generated: TestHTTPClient.Response,
+        sourceLocation: SourceLocation = #_sourceLocation
+    ) {
+        #expect((400..<500).contains(plain.status), "\(plain.text)", sourceLocation: sourceLocation)
+        #expect(plain.status == generated.status, sourceLocation: sourceLocation)
+        #expect(plain.json["type"] as? String == generated.json["type"] as? String, sourceLocation: sourceLocation)
+        #expect(
+            plain.json["errors"] as? [[String: String]] == generated.json["errors"] as? [[String: String]],
+            sourceLocation: sourceLocation
+        )
     }
 
     /// The same PUT through the generated route, then as a plain request.

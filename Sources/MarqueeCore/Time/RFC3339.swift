@@ -62,68 +62,46 @@ public enum RFC3339 {
         let second = rest / 1000
         let millis = rest % 1000
         // Digits by hand into the string's own bytes: `String(format:)` goes through NSString, and
-        // every time of every answer the API writes is formatted here. Years outside 0...9999
-        // (never a time Marquee keeps) are written with as many digits as they take.
-        guard (0...9999).contains(year) else {
-            return wide(year: year, month: month, day: day, second: second, millis: withMilliseconds ? millis : 0)
+        // every time of every answer the API writes is formatted here. A year outside 0...9999
+        // (never a time Marquee keeps) takes as many digits as it needs, after a minus sign if
+        // negative.
+        var yearDigits = 4
+        var beyond = year.magnitude / 10_000
+        while beyond > 0 {
+            yearDigits += 1
+            beyond /= 10
         }
-        let length = withMilliseconds && millis != 0 ? 24 : 20
+        let yearLength = (year < 0 ? 1 : 0) + yearDigits
+        let withFraction = withMilliseconds && millis != 0
+        let length = yearLength + (withFraction ? 20 : 16)
         return String(unsafeUninitializedCapacity: length) { bytes in
-            func put(_ value: Int64, width: Int, at offset: Int) {
+            func put(_ value: UInt64, width: Int, at offset: Int) {
                 var value = value
                 for index in stride(from: offset + width - 1, through: offset, by: -1) {
                     bytes[index] = UInt8(ascii: "0") + UInt8(value % 10)
                     value /= 10
                 }
             }
-            put(year, width: 4, at: 0)
-            bytes[4] = UInt8(ascii: "-")
-            put(month, width: 2, at: 5)
-            bytes[7] = UInt8(ascii: "-")
-            put(day, width: 2, at: 8)
-            bytes[10] = UInt8(ascii: "T")
-            put(second / 3600, width: 2, at: 11)
-            bytes[13] = UInt8(ascii: ":")
-            put(second / 60 % 60, width: 2, at: 14)
-            bytes[16] = UInt8(ascii: ":")
-            put(second % 60, width: 2, at: 17)
-            if length == 24 {
-                bytes[19] = UInt8(ascii: ".")
-                put(millis, width: 3, at: 20)
+            if year < 0 { bytes[0] = UInt8(ascii: "-") }
+            put(year.magnitude, width: yearDigits, at: yearLength - yearDigits)
+            let rest = yearLength
+            bytes[rest] = UInt8(ascii: "-")
+            put(UInt64(month), width: 2, at: rest + 1)
+            bytes[rest + 3] = UInt8(ascii: "-")
+            put(UInt64(day), width: 2, at: rest + 4)
+            bytes[rest + 6] = UInt8(ascii: "T")
+            put(UInt64(second / 3600), width: 2, at: rest + 7)
+            bytes[rest + 9] = UInt8(ascii: ":")
+            put(UInt64(second / 60 % 60), width: 2, at: rest + 10)
+            bytes[rest + 12] = UInt8(ascii: ":")
+            put(UInt64(second % 60), width: 2, at: rest + 13)
+            if withFraction {
+                bytes[rest + 15] = UInt8(ascii: ".")
+                put(UInt64(millis), width: 3, at: rest + 16)
             }
             bytes[length - 1] = UInt8(ascii: "Z")
             return length
         }
-    }
-
-    /// `format` of a year outside 0...9999: a minus sign before a negative one, at least 4 digits.
-    private static func wide(year: Int64, month: Int64, day: Int64, second: Int64, millis: Int64) -> String {
-        var text = ""
-        appendDigits(year, width: 4, to: &text)
-        text.append("-")
-        appendDigits(month, width: 2, to: &text)
-        text.append("-")
-        appendDigits(day, width: 2, to: &text)
-        text.append("T")
-        appendDigits(second / 3600, width: 2, to: &text)
-        text.append(":")
-        appendDigits(second / 60 % 60, width: 2, to: &text)
-        text.append(":")
-        appendDigits(second % 60, width: 2, to: &text)
-        if millis != 0 {
-            text.append(".")
-            appendDigits(millis, width: 3, to: &text)
-        }
-        text.append("Z")
-        return text
-    }
-
-    /// `value` in decimal, zero-padded to `width` digits (a minus sign before them if negative).
-    private static func appendDigits(_ value: Int64, width: Int, to text: inout String) {
-        if value < 0 { text.append("-") }
-        let digits = String(value.magnitude)
-        if digits.utf8.count < width { text.append(String(repeating: "0", count: width - digits.utf8.count)) }
-        text.append(digits)
     }
 
     private static func daysIn(month: Int, year: Int) -> Int {

@@ -68,17 +68,17 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
 
     func headRead() {
         deadlines.headRead(now: .now)
-        if !reading { rearm() }
+        rearm()
     }
 
     func endRead() {
         deadlines.endRead(now: .now)
-        if !reading { rearm() }
+        rearm()
     }
 
     func answerEnded() {
         deadlines.answerEnded(now: .now)
-        if !reading { rearm() }
+        rearm()
     }
 
     // MARK: Deadline
@@ -95,7 +95,8 @@ final class ConnectionGuardHandler: ChannelDuplexHandler, RemovableChannelHandle
     /// Schedules the check for the current deadline, unless one is due before it (that one
     /// re-arms for the deadline it then finds).
     private func rearm() {
-        guard let context else { return }
+        // Within a read, `channelRead` re-arms once the read has gone through.
+        guard let context, !reading else { return }
         // No deadline while answering: a timer already set is left to fire and find none (it then
         // re-arms for the deadline it finds), cheaper than cancelling it now and scheduling
         // another when the answer ends.
