@@ -12,6 +12,8 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
     private struct State {
         var commits = 0
         var failures = 0
+        var renewalsFail = false
+        var renewalsFailed = 0
     }
 
     let base: any AppStore & DeliveryStore & TokenStore & JobStore
@@ -39,6 +41,13 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
     var commitsTried: Int { state.withLock { $0.commits } }
     /// Commits that failed.
     var commitsFailed: Int { state.withLock { $0.failures } }
+    /// Lease renewals that failed (`failRenewals`).
+    var renewalsFailed: Int { state.withLock { $0.renewalsFailed } }
+
+    /// From now on every lease renewal fails, as one does while the database restarts.
+    func failRenewals() {
+        state.withLock { $0.renewalsFail = true }
+    }
 
     func commitDeliveryBatch(_ batch: DeliveryBatch, at: Date) async throws {
         let fails = state.withLock { state in
@@ -161,7 +170,12 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
         try await base.leaseJobs(owner: owner, kinds: kinds, now: now, leaseDuration: leaseDuration, limit: limit)
     }
     func renewJobLease(id: JobID, owner: String, now: Date, leaseDuration: Duration) async throws -> Bool {
-        try await base.renewJobLease(id: id, owner: owner, now: now, leaseDuration: leaseDuration)
+        let fails = state.withLock { state in
+            if state.renewalsFail { state.renewalsFailed += 1 }
+            return state.renewalsFail
+        }
+        if fails { throw ConnectionDropped() }
+        return try await base.renewJobLease(id: id, owner: owner, now: now, leaseDuration: leaseDuration)
     }
     func reserveJobTokens(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) async throws {
         try await base.reserveJobTokens(id: id, owner: owner, through: tokenRowID, at: at)

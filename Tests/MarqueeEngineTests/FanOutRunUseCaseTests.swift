@@ -101,6 +101,37 @@ struct FanOutRunUseCaseTests {
         await harness.close()
     }
 
+    @Test("a run that may no longer hand out sends before its watch says so hands its part back, never completes it")
+    func stopsSendingBeforeTheWatchNotices() async throws {
+        // The page source asks the lease before each slice; the watch looks every 100 ms of the
+        // clock. Between the two (here: a renewal that failed, the watch asleep on a clock that
+        // stands still) the round ends with the audience unread, and the run must not take that
+        // for the end of its audience.
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 8)
+        let fake = harness.apns(.sandbox)
+        fake.holdPushes()
+        let failing = FailingCommitStore(harness.store, failingCommit: .max)
+        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
+        let handler = harness.startHandler(store: failing)
+        let run = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        try await waitUntil("worker A's first push is written") { fake.heldPushes == 1 }
+
+        failing.failRenewals()
+        harness.clock.advance(by: harness.runner.configuration.leaseKeeping.renewInterval.timeInterval)
+        try await waitUntil("the renewal the watch asked for failed") { failing.renewalsFailed == 1 }
+        fake.releasePushes()
+        #expect(try await run.value == .rescheduled)
+        let handedBack = try await harness.job(part.id)
+        #expect(handedBack.state == .pending)
+
+        #expect(try await harness.runStartParts() == [.completed])
+        #expect(fake.pushCounts == Dictionary(uniqueKeysWithValues: tokens.map { ($0, 1) }))
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        #expect(tokens.allSatisfy { outcomes[$0] == .accepted }, "\(tokens.map { outcomes[$0] })")
+        await harness.close()
+    }
+
     @Test("a cancelled start stops at its next commit, keeps what it committed and sends nothing more")
     func cancelStopsPromptly() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))

@@ -99,8 +99,17 @@ struct FanOutRunner: Sendable {
         var reservation: ReservationBox
 
         /// Whether new sends may be handed to the client now: not stopped, the lease sure to hold.
+        /// A no raises the run's stop, so it stays a no: the page source asks before every slice and
+        /// the watch only every `watchInterval`, and a round its page source ended early must end
+        /// in a hand-back, never be taken for the end of the audience (the part would complete
+        /// with the rest of it never sent).
         func mayHandOutSends(now: Date) -> Bool {
-            !stop.isRaised && keeper.withLock { $0.mayHandOutSends(now: now) }
+            guard !stop.isRaised else { return false }
+            guard keeper.withLock({ $0.mayHandOutSends(now: now) }) else {
+                stop.raise()
+                return false
+            }
+            return true
         }
     }
 
@@ -117,7 +126,9 @@ struct FanOutRunner: Sendable {
         try await sendRound(context, client: client, work: work, pages: pages)
         while true {
             if context.stop.isRaised {
-                let why = context.keeper.withLock { $0.fence }.map { "\($0)" } ?? "the worker stopped"
+                let now = clock.now
+                let why =
+                    context.keeper.withLock { $0.sendingStopped(now: now) }.map { "\($0)" } ?? "the worker stopped"
                 return try await handBack(context, at: clock.now, why: why)
             }
             switch context.machine.withLock({ $0.nextStep(now: clock.now) }) {

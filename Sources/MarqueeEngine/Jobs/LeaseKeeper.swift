@@ -143,7 +143,14 @@ struct LeaseKeeper: Sendable {
 
     /// Whether the run may hand a new send to the APNs client now.
     func mayHandOutSends(now: Date) -> Bool {
-        fence == nil && now < validUntil
+        sendingStopped(now: now) == nil
+    }
+
+    /// Why the run may hand out no new send now (`nil`: it may): the fence, or a lease that could
+    /// lapse before a renewal kept it.
+    func sendingStopped(now: Date) -> Fence? {
+        if let fence { return fence }
+        return now >= validUntil ? .lapsing(lapseCause(now: now)) : nil
     }
 
     private func lapseCause(now: Date) -> LapseCause {
