@@ -14,6 +14,7 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
         var failures = 0
         var renewalsFail = false
         var renewalsFailed = 0
+        var reservations = 0
     }
 
     let base: any AppStore & DeliveryStore & TokenStore & JobStore
@@ -23,18 +24,22 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
     let failures: Int
     /// What they throw.
     let error: any Error
+    /// Which reservation of tokens (counted from 1) fails, once; `nil`: none.
+    let failingReservation: Int?
     private let state = Mutex(State())
 
     init(
         _ base: any AppStore & DeliveryStore & TokenStore & JobStore,
         failingCommit: Int,
         failures: Int = 1,
-        error: any Error = ConnectionDropped()
+        error: any Error = ConnectionDropped(),
+        failingReservation: Int? = nil
     ) {
         self.base = base
         self.failingCommit = failingCommit
         self.failures = failures
         self.error = error
+        self.failingReservation = failingReservation
     }
 
     /// Commits tried so far, failed ones included.
@@ -178,6 +183,11 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
         return try await base.renewJobLease(id: id, owner: owner, now: now, leaseDuration: leaseDuration)
     }
     func reserveJobTokens(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) async throws {
+        let fails = state.withLock { state in
+            state.reservations += 1
+            return state.reservations == failingReservation
+        }
+        if fails { throw ConnectionDropped() }
         try await base.reserveJobTokens(id: id, owner: owner, through: tokenRowID, at: at)
     }
     func completeJob(id: JobID, owner: String, at: Date) async throws {

@@ -132,6 +132,29 @@ struct FanOutRunUseCaseTests {
         await harness.close()
     }
 
+    @Test(
+        "a reservation the store fails ends the run; what it read and never handed out is sent by the next, not left uncertain"
+    )
+    func reservationFails() async throws {
+        // A window of 1: slices of one push, reserved four at a time. The second reservation (for
+        // tokens 5 to 8) fails, as one does while PostgreSQL restarts.
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 8)
+        let failing = FailingCommitStore(harness.store, failingCommit: .max, failingReservation: 2)
+        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
+        await #expect(throws: FailingCommitStore.ConnectionDropped.self) {
+            try await harness.startHandler(store: failing).run(part, owner: "worker-a", stop: RunStop())
+        }
+
+        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
+        #expect(try await harness.runStartParts() == [.completed])
+        let fake = harness.apns(.sandbox)
+        #expect(fake.pushCounts == Dictionary(uniqueKeysWithValues: tokens.map { ($0, 1) }))
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        #expect(tokens.allSatisfy { outcomes[$0] == .accepted }, "\(tokens.map { outcomes[$0] })")
+        await harness.close()
+    }
+
     @Test("a cancelled start stops at its next commit, keeps what it committed and sends nothing more")
     func cancelStopsPromptly() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))

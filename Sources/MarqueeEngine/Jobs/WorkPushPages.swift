@@ -36,12 +36,7 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
         mutating func next() async throws -> [APNSDevicePush]? {
             while true {
                 if !pages.mayHandOut() {
-                    // What was read but not handed out was never sent: it leaves the round.
-                    if let first = sends.first {
-                        pages.machine.withLock { $0.withdrawUnsent(sends.count, resumeAfter: first.tokenRowID - 1) }
-                        sends = []
-                        slices = []
-                    }
+                    withdrawUnsent()
                     return nil
                 }
                 if !slices.isEmpty {
@@ -49,7 +44,16 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                     if reservedThrough.map({ $0 < sends[sends.startIndex + count - 1].tokenRowID }) ?? true {
                         let through = sends[Swift.min(sends.startIndex + pages.reservationStride, sends.endIndex) - 1]
                             .tokenRowID
-                        try await pages.handingOut(through)
+                        do {
+                            try await pages.handingOut(through)
+                        } catch {
+                            // The round ends on this error, and every send of it without an
+                            // outcome then counts as unanswered (uncertain): those never handed
+                            // out must leave it first, or a store that failed for a moment would
+                            // leave the rest of the page uncertain without a push written.
+                            withdrawUnsent()
+                            throw error
+                        }
                         reservedThrough = through
                     }
                     sends = sends.dropFirst(count)
@@ -65,12 +69,22 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                 }
                 cursor = page.lastRow
                 finished = page.isLast
-                let pushes = try page.sends.map(pages.work.push)
-                if !pushes.isEmpty {
-                    slices = pushes[...]
-                    sends = page.sends[...]
+                sends = page.sends[...]
+                do {
+                    slices = try page.sends.map(pages.work.push)[...]
+                } catch {
+                    withdrawUnsent()
+                    throw error
                 }
             }
+        }
+
+        /// What was read but not handed out was never sent: it leaves the round.
+        private mutating func withdrawUnsent() {
+            guard let first = sends.first else { return }
+            pages.machine.withLock { $0.withdrawUnsent(sends.count, resumeAfter: first.tokenRowID - 1) }
+            sends = []
+            slices = []
         }
     }
 
