@@ -155,6 +155,37 @@ struct FanOutRunUseCaseTests {
         await harness.close()
     }
 
+    @Test("a batch whose commit failed is never passed by a later one: every token ends with an outcome")
+    func failedCommitIsNotPassed() async throws {
+        // The flusher commits the first outcome (it waited the commit interval) and the store
+        // refuses it; the outcome loop then has a batch of two due. Committed, that batch's
+        // checkpoint would pass the first token, which has no outcome.
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 2))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 8)
+        let fake = harness.apns(.sandbox)
+        fake.holdPushes(after: 1)
+        let refusal = StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses the first commit")
+        let failing = FailingCommitStore(harness.store, failingCommit: 1, error: refusal)
+        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
+        let handler = harness.startHandler(store: failing)
+        let run = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        try await waitUntil("the flusher's commit of the first outcome failed") {
+            harness.clock.advance(by: 0.05)
+            return failing.commitsFailed == 1
+        }
+        fake.releasePushes()
+        await #expect(throws: StoreError.self) { try await run.value }
+        #expect(failing.commitsTried == 1, "no batch is committed after one failed")
+
+        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
+        #expect(try await harness.runStartParts() == [.completed])
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        #expect(tokens.allSatisfy { outcomes[$0] != nil }, "\(tokens.map { outcomes[$0] })")
+        #expect(fake.pushCounts.values.allSatisfy { $0 == 1 }, "\(fake.pushCounts)")
+        #expect(try await harness.job(part.id).progress.attempted == 8)
+        await harness.close()
+    }
+
     @Test("a cancelled start stops at its next commit, keeps what it committed and sends nothing more")
     func cancelStopsPromptly() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))

@@ -8,14 +8,14 @@ extension FanOutRunner {
         // Most chunks of outcomes find no commit due: asking first spares them the lane's two actor
         // hops (the lane asks again, for the commit it may let through).
         guard context.machine.withLock({ $0.commitIsDue(now: clock.now) }) else { return }
-        await lane.enter()
+        try await lane.enter()
         do {
             let batch = context.machine.withLock { machine in
                 machine.commitIsDue(now: clock.now) ? machine.takeBatch() : nil
             }
             if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
         } catch {
-            await lane.leave()
+            await lane.leave(failing: error)
             throw error
         }
         await lane.leave()
