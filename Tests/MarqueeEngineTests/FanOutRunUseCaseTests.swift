@@ -186,6 +186,35 @@ struct FanOutRunUseCaseTests {
         await harness.close()
     }
 
+    @Test("a run that fails leaves what it reserved and never handed out to the next run, which sends it")
+    func failedRunReleasesItsReservationAhead() async throws {
+        // A window of 1 reserves four tokens at a time. The second commit fails for good while the
+        // third push waits at APNs: the fourth token was reserved and never handed out.
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
+        let fake = harness.apns(.sandbox)
+        fake.holdPushes(after: 2)
+        let refusal = StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses the second commit")
+        let failing = FailingCommitStore(harness.store, failingCommit: 2, error: refusal)
+        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
+        let handler = harness.startHandler(store: failing)
+        let run = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        try await waitUntil("the second commit failed") { failing.commitsFailed == 1 }
+        fake.releasePushes()
+        await #expect(throws: StoreError.self) { try await run.value }
+        #expect(try await harness.job(part.id).reservedThrough.map { $0 < tokens.count } == true)
+
+        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
+        #expect(try await harness.runStartParts() == [.completed])
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        #expect(outcomes[tokens[0]] == .accepted)
+        // Sent, answered, its outcome never committed: it may have arrived, so it is not sent again.
+        #expect(outcomes[tokens[1]] == .uncertain)
+        #expect(outcomes[tokens[3]] == .accepted && fake.pushCounts[tokens[3]] == 1)
+        #expect(fake.pushCounts.values.allSatisfy { $0 == 1 }, "\(fake.pushCounts)")
+        await harness.close()
+    }
+
     @Test("a cancelled start stops at its next commit, keeps what it committed and sends nothing more")
     func cancelStopsPromptly() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))

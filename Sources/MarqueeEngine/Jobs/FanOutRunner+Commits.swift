@@ -15,6 +15,8 @@ extension FanOutRunner {
             }
             if let batch, !batch.isEmpty { try await commit(batch, context, work: work) }
         } catch {
+            // No batch may be committed after this one (`CommitLane`): nothing more is handed out.
+            context.stop.raise()
             await lane.leave(failing: error)
             throw error
         }

@@ -85,6 +85,12 @@ struct FanOutRunner: Sendable {
                 if abandoned.fence == .refused { throw StoreError.leaseLost(job.id) }
                 await giveUp(context, abandoned)
                 throw abandoned
+            } catch StoreError.leaseLost(let id) {
+                throw StoreError.leaseLost(id)
+            } catch {
+                group.cancelAll()
+                await lowerReservation(afterFailureOf: context)
+                throw error
             }
             throw StoreError.leaseLost(job.id)
         }
@@ -121,7 +127,8 @@ struct FanOutRunner: Sendable {
             pageSize: configuration.pageSize,
             machine: context.machine,
             mayHandOut: { context.mayHandOutSends(now: clock.now) },
-            handingOut: { row in try await handingOut(through: row, context, work: work) }
+            handingOut: { row in try await handingOut(through: row, context, work: work) },
+            handedOut: { row in context.reservation.handedOut(through: row) }
         )
         try await sendRound(context, client: client, work: work, pages: pages)
         while true {
@@ -253,6 +260,28 @@ struct FanOutRunner: Sendable {
         guard work.reservesTokens, row > (context.reservation.current ?? Int64.min) else { return }
         try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: row, at: clock.now)
         context.reservation.current = row
+    }
+
+    /// A run that failed (a commit or a store call, not its lease) lowers its reservation to the
+    /// highest row it handed out, never below the one it inherited (whose tokens it may not have
+    /// settled): what it reserved ahead and never handed out is then sent by the next run, not
+    /// counted uncertain in its crash window. Without this, a run that failed at a PostgreSQL
+    /// restart left up to four slices it never sent uncertain, and under `confirm` the devices
+    /// whose app never wakes went without the activity. Best effort: a store that fails again
+    /// leaves the reservation as it was, which is safe.
+    func lowerReservation(afterFailureOf context: Context) async {
+        guard let reserved = context.reservation.current else { return }
+        let floor = [context.reservation.handedOutThrough, context.job.reservedThrough].compactMap { $0 }.max()
+        guard floor.map({ $0 < reserved }) ?? true else { return }
+        do {
+            try await store.reserveJobTokens(id: context.job.id, owner: context.owner, through: floor, at: clock.now)
+            context.reservation.current = floor
+        } catch {
+            logger.debug(
+                "lowering the reservation of a failed run failed; it stays",
+                metadata: ["job.id": "\(context.job.id.publicID)", "error": "\(String(reflecting: error))"]
+            )
+        }
     }
 
     /// Sets the remaining-tokens gauge of the job the API shows from the store: the whole job's,

@@ -22,6 +22,8 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
     let mayHandOut: @Sendable () -> Bool
     /// Reserves the tokens through a row before sends up to it are handed out.
     let handingOut: @Sendable (Int64) async throws -> Void
+    /// Sends through a row are handed out now.
+    let handedOut: @Sendable (Int64) -> Void
 
     struct AsyncIterator: AsyncIteratorProtocol {
         let pages: WorkPushPages
@@ -56,6 +58,7 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                         }
                         reservedThrough = through
                     }
+                    pages.handedOut(sends[sends.startIndex + count - 1].tokenRowID)
                     sends = sends.dropFirst(count)
                     let slice = slices.prefix(count)
                     slices = slices.dropFirst(count)
