@@ -2,6 +2,7 @@ import Foundation
 import MarqueeCore
 import MarqueeStorage
 import MarqueeTesting
+import Testing
 
 @testable import MarqueeEngine
 
@@ -161,6 +162,24 @@ extension EngineHarness {
     }
 
     /// One due start part, leased by `owner`.
+    /// Leases the start's part for `owner` and runs it on `store` (the harness's by default) in a
+    /// task of its own, as a worker would.
+    func runningStartPart(
+        owner: String = "worker-a",
+        store: (any AppStore & DeliveryStore & TokenStore & JobStore)? = nil
+    ) async throws -> (part: Job, run: Task<FanOutRunner.Ending, any Error>) {
+        let part = try #require(try await leaseStartPart(owner: owner))
+        let handler = startHandler(store: store)
+        return (part, Task { try await handler.run(part, owner: owner, stop: RunStop()) })
+    }
+
+    /// The lease of a run that ended without giving it up lapses; the parts then run from their
+    /// checkpoints until none is due (`runStartParts`).
+    func runStartPartsOnceTheLeaseLapses() async throws -> [FanOutRunner.Ending] {
+        clock.advance(by: runner.configuration.leaseDuration.timeInterval + 1)
+        return try await runStartParts()
+    }
+
     func leaseStartPart(owner: String) async throws -> Job? {
         try await store.leaseJobs(
             owner: owner,

@@ -42,6 +42,19 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
         self.failingReservation = failingReservation
     }
 
+    /// A store that refuses the `commit`th commit for good (an error no retry gets through), as
+    /// one that finds the batch's row corrupt would.
+    static func refusing(
+        commit: Int,
+        of base: any AppStore & DeliveryStore & TokenStore & JobStore
+    ) -> FailingCommitStore {
+        FailingCommitStore(
+            base,
+            failingCommit: commit,
+            error: StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses commit \(commit)")
+        )
+    }
+
     /// Commits tried so far, failed ones included.
     var commitsTried: Int { state.withLock { $0.commits } }
     /// Commits that failed.

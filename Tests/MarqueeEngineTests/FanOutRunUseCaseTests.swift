@@ -77,15 +77,13 @@ struct FanOutRunUseCaseTests {
     func storeRefusesACommit() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))
         let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
-        let refusal = StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses the second commit")
-        let failing = FailingCommitStore(harness.store, failingCommit: 2, error: refusal)
+        let failing = FailingCommitStore.refusing(commit: 2, of: harness.store)
         let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
         await #expect(throws: StoreError.self) {
             try await harness.startHandler(store: failing).run(part, owner: "worker-a", stop: RunStop())
         }
 
-        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
-        #expect(try await harness.runStartParts() == [.completed])
+        #expect(try await harness.runStartPartsOnceTheLeaseLapses() == [.completed])
 
         let fake = harness.apns(.sandbox)
         #expect(fake.pushCounts.values.allSatisfy { $0 == 1 }, "\(fake.pushCounts)")
@@ -112,9 +110,7 @@ struct FanOutRunUseCaseTests {
         let fake = harness.apns(.sandbox)
         fake.holdPushes()
         let failing = FailingCommitStore(harness.store, failingCommit: .max)
-        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
-        let handler = harness.startHandler(store: failing)
-        let run = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        let (part, run) = try await harness.runningStartPart(store: failing)
         try await waitUntil("worker A's first push is written") { fake.heldPushes == 1 }
 
         failing.failRenewals()
@@ -146,8 +142,7 @@ struct FanOutRunUseCaseTests {
             try await harness.startHandler(store: failing).run(part, owner: "worker-a", stop: RunStop())
         }
 
-        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
-        #expect(try await harness.runStartParts() == [.completed])
+        #expect(try await harness.runStartPartsOnceTheLeaseLapses() == [.completed])
         let fake = harness.apns(.sandbox)
         #expect(fake.pushCounts == Dictionary(uniqueKeysWithValues: tokens.map { ($0, 1) }))
         let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
@@ -164,11 +159,8 @@ struct FanOutRunUseCaseTests {
         let (jobID, tokens) = try await harness.enqueuedStart(devices: 8)
         let fake = harness.apns(.sandbox)
         fake.holdPushes(after: 1)
-        let refusal = StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses the first commit")
-        let failing = FailingCommitStore(harness.store, failingCommit: 1, error: refusal)
-        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
-        let handler = harness.startHandler(store: failing)
-        let run = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        let failing = FailingCommitStore.refusing(commit: 1, of: harness.store)
+        let (part, run) = try await harness.runningStartPart(store: failing)
         try await waitUntil("the flusher's commit of the first outcome failed") {
             harness.clock.advance(by: 0.05)
             return failing.commitsFailed == 1
@@ -177,8 +169,7 @@ struct FanOutRunUseCaseTests {
         await #expect(throws: StoreError.self) { try await run.value }
         #expect(failing.commitsTried == 1, "no batch is committed after one failed")
 
-        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
-        #expect(try await harness.runStartParts() == [.completed])
+        #expect(try await harness.runStartPartsOnceTheLeaseLapses() == [.completed])
         let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
         #expect(tokens.allSatisfy { outcomes[$0] != nil }, "\(tokens.map { outcomes[$0] })")
         #expect(fake.pushCounts.values.allSatisfy { $0 == 1 }, "\(fake.pushCounts)")
@@ -194,18 +185,14 @@ struct FanOutRunUseCaseTests {
         let (jobID, tokens) = try await harness.enqueuedStart(devices: 4)
         let fake = harness.apns(.sandbox)
         fake.holdPushes(after: 2)
-        let refusal = StoreError.corruptRow(entity: "delivery", detail: "the test's store refuses the second commit")
-        let failing = FailingCommitStore(harness.store, failingCommit: 2, error: refusal)
-        let part = try #require(try await harness.leaseStartPart(owner: "worker-a"))
-        let handler = harness.startHandler(store: failing)
-        let run = Task { try await handler.run(part, owner: "worker-a", stop: RunStop()) }
+        let failing = FailingCommitStore.refusing(commit: 2, of: harness.store)
+        let (part, run) = try await harness.runningStartPart(store: failing)
         try await waitUntil("the second commit failed") { failing.commitsFailed == 1 }
         fake.releasePushes()
         await #expect(throws: StoreError.self) { try await run.value }
         #expect(try await harness.job(part.id).reservedThrough.map { $0 < tokens.count } == true)
 
-        harness.clock.advance(by: harness.runner.configuration.leaseDuration.timeInterval + 1)
-        #expect(try await harness.runStartParts() == [.completed])
+        #expect(try await harness.runStartPartsOnceTheLeaseLapses() == [.completed])
         let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
         #expect(outcomes[tokens[0]] == .accepted)
         // Sent, answered, its outcome never committed: it may have arrived, so it is not sent again.
