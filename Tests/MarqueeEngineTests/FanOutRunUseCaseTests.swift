@@ -202,6 +202,35 @@ struct FanOutRunUseCaseTests {
         await harness.close()
     }
 
+    @Test("a run that gives its lease up (stalled) leaves what it reserved and never handed out to the next run")
+    func abandonedRunReleasesItsReservationAhead() async throws {
+        // A window of 1 reserves four tokens at a time; the first push is never answered, so the
+        // run makes no progress until it gives its lease up (stalled, or its lease could lapse if
+        // a renewal is slow to answer on a busy machine: either way it abandons).
+        let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1))
+        let (jobID, tokens) = try await harness.enqueuedStart(devices: 8)
+        let fake = harness.apns(.sandbox)
+        fake.holdPushes()
+        let (part, run) = try await harness.runningStartPart()
+        try await waitUntil("the first push is written") { fake.heldPushes == 1 }
+        try await waitUntil("the run gives its lease up") {
+            harness.clock.advance(by: 1)
+            return try await harness.job(part.id).state == .pending
+        }
+        fake.releasePushes()
+        await #expect(throws: FanOutRunAbandoned.self) { try await run.value }
+
+        #expect(try await harness.runStartParts() == [.completed])
+        let outcomes = try await harness.outcomes(of: jobID, tokens: tokens)
+        // Written, never answered: it may have arrived, so it is not sent again.
+        #expect(outcomes[tokens[0]] == .uncertain)
+        #expect(
+            tokens[1...].allSatisfy { outcomes[$0] == .accepted && fake.pushCounts[$0] == 1 },
+            "\(tokens.map { outcomes[$0] })"
+        )
+        await harness.close()
+    }
+
     @Test("a cancelled start stops at its next commit, keeps what it committed and sends nothing more")
     func cancelStopsPromptly() async throws {
         let harness = try await EngineHarness(jobs: EngineHarness.jobs(window: 1, batchSize: 1))

@@ -83,6 +83,7 @@ struct FanOutRunner: Sendable {
                 // not yet written; what was written has no outcome here and stays reserved.
                 group.cancelAll()
                 if abandoned.fence == .refused { throw StoreError.leaseLost(job.id) }
+                await lowerReservation(afterFailureOf: context)
                 await giveUp(context, abandoned)
                 throw abandoned
             } catch StoreError.leaseLost(let id) {
@@ -262,13 +263,14 @@ struct FanOutRunner: Sendable {
         context.reservation.current = row
     }
 
-    /// A run that failed (a commit or a store call, not its lease) lowers its reservation to the
-    /// highest row it handed out, never below the one it inherited (whose tokens it may not have
-    /// settled): what it reserved ahead and never handed out is then sent by the next run, not
-    /// counted uncertain in its crash window. Without this, a run that failed at a PostgreSQL
-    /// restart left up to four slices it never sent uncertain, and under `confirm` the devices
-    /// whose app never wakes went without the activity. Best effort: a store that fails again
-    /// leaves the reservation as it was, which is safe.
+    /// A run that failed (a commit or a store call) or gave its lease up (stalled, or a lease that
+    /// could lapse), while the lease is still its own, lowers its reservation to the highest row
+    /// it handed out, never below the one it inherited (whose tokens it may not have settled):
+    /// what it reserved ahead and never handed out is then sent by the next run, not counted
+    /// uncertain in its crash window. Without this, a run that failed at a PostgreSQL restart left
+    /// up to four slices it never sent uncertain, and under `confirm` the devices whose app never
+    /// wakes went without the activity. Best effort: a store that fails again (or a lease already
+    /// gone) leaves the reservation as it was, which is safe.
     func lowerReservation(afterFailureOf context: Context) async {
         guard let reserved = context.reservation.current else { return }
         let floor = [context.reservation.handedOutThrough, context.job.reservedThrough].compactMap { $0 }.max()
