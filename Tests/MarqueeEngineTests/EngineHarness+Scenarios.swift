@@ -161,7 +161,6 @@ extension EngineHarness {
         return try await runDueJobs(scheduleRunner).count
     }
 
-    /// One due start part, leased by `owner`.
     /// Leases the start's part for `owner` and runs it on `store` (the harness's by default) in a
     /// task of its own, as a worker would.
     func runningStartPart(
@@ -180,6 +179,7 @@ extension EngineHarness {
         return try await runStartParts()
     }
 
+    /// One due start part, leased by `owner`.
     func leaseStartPart(owner: String) async throws -> Job? {
         try await store.leaseJobs(
             owner: owner,

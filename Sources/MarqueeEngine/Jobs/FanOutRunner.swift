@@ -137,7 +137,7 @@ struct FanOutRunner: Sendable {
                 let now = clock.now
                 let why =
                     context.keeper.withLock { $0.sendingStopped(now: now) }.map { "\($0)" } ?? "the worker stopped"
-                return try await handBack(context, at: clock.now, why: why)
+                return try await handBack(context, at: now, why: why)
             }
             switch context.machine.withLock({ $0.nextStep(now: clock.now) }) {
             case .complete:

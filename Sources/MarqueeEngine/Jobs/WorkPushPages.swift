@@ -36,6 +36,19 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
         var reservedThrough: Int64?
 
         mutating func next() async throws -> [APNSDevicePush]? {
+            do {
+                return try await nextSlice()
+            } catch {
+                // The round ends on this error, and every send of it without an outcome then
+                // counts as unanswered (uncertain): those never handed out must leave it first, or
+                // a store that failed for a moment (a reservation) would leave the rest of the page
+                // uncertain without a push written.
+                withdrawUnsent()
+                throw error
+            }
+        }
+
+        private mutating func nextSlice() async throws -> [APNSDevicePush]? {
             while true {
                 if !pages.mayHandOut() {
                     withdrawUnsent()
@@ -46,16 +59,7 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                     if reservedThrough.map({ $0 < sends[sends.startIndex + count - 1].tokenRowID }) ?? true {
                         let through = sends[Swift.min(sends.startIndex + pages.reservationStride, sends.endIndex) - 1]
                             .tokenRowID
-                        do {
-                            try await pages.handingOut(through)
-                        } catch {
-                            // The round ends on this error, and every send of it without an
-                            // outcome then counts as unanswered (uncertain): those never handed
-                            // out must leave it first, or a store that failed for a moment would
-                            // leave the rest of the page uncertain without a push written.
-                            withdrawUnsent()
-                            throw error
-                        }
+                        try await pages.handingOut(through)
                         reservedThrough = through
                     }
                     pages.handedOut(sends[sends.startIndex + count - 1].tokenRowID)
@@ -73,12 +77,7 @@ struct WorkPushPages<Work: FanOutWork>: AsyncSequence, Sendable {
                 cursor = page.lastRow
                 finished = page.isLast
                 sends = page.sends[...]
-                do {
-                    slices = try page.sends.map(pages.work.push)[...]
-                } catch {
-                    withdrawUnsent()
-                    throw error
-                }
+                slices = try page.sends.map(pages.work.push)[...]
             }
         }
 
