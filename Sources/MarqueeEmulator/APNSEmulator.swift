@@ -467,6 +467,18 @@ public final class APNSEmulator: Sendable {
         get async { await appModel.wakesPlayed }
     }
 
+    /// Presence reports played apps gave up (MarqueeKit's retry policy said no more), in order:
+    /// the devices whose state Marquee's funnel may lack until their app runs again.
+    public var appReportsGivenUp: [EmulatedAppReportGivenUp] {
+        get async { await appModel.reportsGivenUp }
+    }
+
+    /// The state (`showing`, `absent`, …) the device's played app last reported for the event and
+    /// Marquee took; `nil` when none was.
+    public func appLastReportedState(environment: APNSEnvironment, deviceID: String, eventKey: String) async -> String? {
+        await appModel.lastReportedState(environment: environment, deviceID: deviceID, eventKey: eventKey)
+    }
+
     // MARK: Inspection
 
     /// Devices of one environment, in registration order is not kept: sorted by ID.

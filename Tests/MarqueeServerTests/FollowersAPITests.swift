@@ -322,7 +322,7 @@ struct FollowersAPITests {
                 funnel = try await DevicePresenceAPITests.funnel(server, app)
                 return Self.counts(funnel) == expected
             }
-            Self.expectFunnel(funnel, equals: expected)
+            Self.expectFunnel(funnel, equals: expected, apps: await Self.appsReporting(emulator, everyone))
             let rejectedByReason = (funnel["rejected"] as? [String: Any])?["byReason"] as? [String: Any]
             #expect(rejectedByReason?.isEmpty ?? true, "\(funnel)")
 
@@ -353,7 +353,12 @@ struct FollowersAPITests {
                 afterEnd["confirmedShowing"] == 0 && afterEnd["ended"] == expected["confirmedShowing"],
                 "\(afterEnd)"
             )
-            Self.expectFunnel(funnel, equals: afterEnd, "after the end")
+            Self.expectFunnel(
+                funnel,
+                equals: afterEnd,
+                "after the end",
+                apps: await Self.appsReporting(emulator, everyone)
+            )
         }
     }
 
@@ -419,11 +424,40 @@ struct FollowersAPITests {
         ]
     }
 
-    /// Each of the funnel's counts is the devices' (`funnelFromDevices`), stage by stage.
+    /// What the apps said, for a funnel off by a device: the reports they gave up, and the
+    /// reporting devices whose last report Marquee took is not what they show (the app went
+    /// silent, or Marquee counted what it took wrongly).
+    static func appsReporting(_ emulator: APNSEmulator, _ audience: [EmulatedDevice]) async -> String {
+        let activities = Dictionary(grouping: emulator.activities(in: .sandbox), by: \.deviceID)
+        var differing: [String] = []
+        for device in audience {
+            guard let traits = device.appTraits, !traits.neverReports, !traits.offlineAtRegistration else { continue }
+            let phases = activities[device.id]?.map(\.phase) ?? []
+            let shows =
+                phases.contains { $0 == .active || $0 == .stale }
+                ? "showing" : phases.contains { $0 == .ended } ? "ended" : phases.isEmpty ? "absent" : "dismissed"
+            let reported = await emulator.appLastReportedState(
+                environment: .sandbox,
+                deviceID: device.id,
+                eventKey: "match"
+            )
+            if reported != shows { differing.append("\(device.id) shows \(shows), its app last reported \(reported ?? "nothing")") }
+        }
+        let givenUp = await emulator.appReportsGivenUp
+        return """
+            reports the apps gave up: \(givenUp.isEmpty ? "none" : givenUp.map(\.description).joined(separator: "; "))
+            devices whose app's last report differs from what they show: \
+            \(differing.isEmpty ? "none" : differing.joined(separator: "; "))
+            """
+    }
+
+    /// Each of the funnel's counts is the devices' (`funnelFromDevices`), stage by stage; `apps`
+    /// (`appsReporting`) is shown with a count that is off.
     static func expectFunnel(
         _ funnel: [String: Any],
         equals devices: [String: Int],
         _ moment: String = "",
+        apps: String,
         sourceLocation: SourceLocation = #_sourceLocation
     ) {
         let counts = counts(funnel)
@@ -433,7 +467,7 @@ struct FollowersAPITests {
                 counts[stage] == devices[stage],
                 """
                 \(prefix)\(stage): the funnel says \(counts[stage] ?? -1), the devices \
-                \(devices[stage] ?? -1)\nfunnel: \(funnel)
+                \(devices[stage] ?? -1)\nfunnel: \(funnel)\n\(apps)
                 """,
                 sourceLocation: sourceLocation
             )

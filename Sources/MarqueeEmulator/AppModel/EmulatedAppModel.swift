@@ -60,6 +60,16 @@ final class EmulatedAppModel: Sendable {
     var wakesPlayed: Int {
         get async { await runner.wakesPlayed }
     }
+
+    /// Reports given up, in the order they were.
+    var reportsGivenUp: [EmulatedAppReportGivenUp] {
+        get async { await runner.reportsGivenUp }
+    }
+
+    /// The state the device's app last reported for the event and Marquee took.
+    func lastReportedState(environment: APNSEnvironment, deviceID: String, eventKey: String) async -> String? {
+        await runner.lastReportedState(environment: environment, deviceID: deviceID, eventKey: eventKey)
+    }
 }
 
 /// The app model's state: each device's census and the wakes waiting for their time.
@@ -94,6 +104,7 @@ actor AppModelRunner {
     private var sequence = 0
     private var stopped = false
     private(set) var wakesPlayed = 0
+    private(set) var reportsGivenUp: [EmulatedAppReportGivenUp] = []
 
     init(state: EmulatorState, transport: any MarqueeTransport, logger: Logger) {
         self.state = state
@@ -102,6 +113,10 @@ actor AppModelRunner {
     }
 
     var pendingWakes: Int { wakes.count }
+
+    func lastReportedState(environment: APNSEnvironment, deviceID: String, eventKey: String) -> String? {
+        censuses[DeviceKey(environment: environment, deviceID: deviceID)]?.lastReport(for: eventKey)?.state.rawValue
+    }
 
     func stop() {
         stopped = true
@@ -237,7 +252,8 @@ actor AppModelRunner {
             environment: MarqueeKitEnvironment(wake.device.environment)
         )
         var failure: MarqueeKitError?
-        defer { if let failure { retry(wake, after: failure) } }
+        var unsent: [MarqueeKit.PresenceReport] = []
+        defer { if let failure { retry(wake, after: failure, unsent: unsent) } }
         for report in decision.reports {
             guard !stopped, !Task.isCancelled else { return }
             let request: MarqueeHTTPRequest
@@ -254,6 +270,7 @@ actor AppModelRunner {
                     censuses[wake.device]?.recordSent(report, at: state.now)
                 } else {
                     failure = .rejected(MarqueeRejection(response))
+                    unsent.append(report)
                     logger.debug(
                         "app model: Marquee refused a presence report",
                         metadata: ["emulator.status": "\(response.status)", "emulator.eventKey": "\(report.eventKey)"]
@@ -262,6 +279,7 @@ actor AppModelRunner {
             } catch {
                 // Unsent: the census decides it again when the app next runs.
                 failure = .unreachable(String(describing: error))
+                unsent.append(report)
                 logger.debug("app model: a presence report found no Marquee", metadata: ["emulator.error": "\(error)"])
             }
         }
@@ -269,8 +287,8 @@ actor AppModelRunner {
 
     /// A report of `wake` was not taken: the app runs again when MarqueeKit's retry policy says
     /// (a busy Marquee's timeout or 429 is not the end of what the device has to say), or gives up
-    /// until something else runs it.
-    private func retry(_ wake: Wake, after failure: MarqueeKitError) {
+    /// until something else runs it (`reportsGivenUp` keeps what it gave up).
+    private func retry(_ wake: Wake, after failure: MarqueeKitError, unsent: [MarqueeKit.PresenceReport]) {
         guard !stopped else { return }
         let now = state.now
         guard
@@ -281,6 +299,18 @@ actor AppModelRunner {
                 randomFraction: .random(in: 0..<1)
             )
         else {
+            for report in unsent {
+                let givenUp = EmulatedAppReportGivenUp(
+                    environment: wake.device.environment,
+                    deviceID: wake.device.deviceID,
+                    eventKey: report.eventKey,
+                    state: report.state.rawValue,
+                    attempts: wake.attempt,
+                    failure: failure.description
+                )
+                reportsGivenUp.append(givenUp)
+                logger.notice("app model: a presence report given up", metadata: ["emulator.report": "\(givenUp)"])
+            }
             return
         }
         schedule(
