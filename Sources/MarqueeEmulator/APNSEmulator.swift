@@ -475,7 +475,11 @@ public final class APNSEmulator: Sendable {
 
     /// The state (`showing`, `absent`, …) the device's played app last reported for the event and
     /// Marquee took; `nil` when none was.
-    public func appLastReportedState(environment: APNSEnvironment, deviceID: String, eventKey: String) async -> String? {
+    public func appLastReportedState(
+        environment: APNSEnvironment,
+        deviceID: String,
+        eventKey: String
+    ) async -> String? {
         await appModel.lastReportedState(environment: environment, deviceID: deviceID, eventKey: eventKey)
     }
 

@@ -441,7 +441,9 @@ struct FollowersAPITests {
                 deviceID: device.id,
                 eventKey: "match"
             )
-            if reported != shows { differing.append("\(device.id) shows \(shows), its app last reported \(reported ?? "nothing")") }
+            if reported != shows {
+                differing.append("\(device.id) shows \(shows), its app last reported \(reported ?? "nothing")")
+            }
         }
         let givenUp = await emulator.appReportsGivenUp
         return """

@@ -3,10 +3,14 @@ import Logging
 import MarqueeCore
 import MarqueeKit
 
+#if canImport(FoundationNetworking)
+import FoundationNetworking
+#endif
+
 /// The app's side of every virtual device whose app is connected to a Marquee
 /// (``APNSEmulator/connectApp(bundleID:to:)``): it decides what to report with MarqueeKit's own
 /// `ActivityCensus`, reads Marquee's asks with `MarqueeBackgroundPush`, and sends MarqueeKit's
-/// requests through a `MarqueeTransport` (`URLSessionTransport` by default).
+/// requests through a `MarqueeTransport` (by default `URLSessionTransport` over `devicesSession`).
 ///
 /// The world hands it events (``AppModelEvent``) through a stream; it works on tasks of its own,
 /// never on the emulator's event loops or under the world's lock. Reports wait on the emulator's
@@ -20,11 +24,26 @@ final class EmulatedAppModel: Sendable {
     /// How often the clock is read for due reports: the manual clock of a test moves between reads.
     private static let pollInterval: Duration = .milliseconds(20)
 
+    /// The played devices' HTTP client, one for the process (as `URLSessionTransport.sharedSession`,
+    /// and for the same reason: FoundationNetworking's session teardown is not safe to race), with
+    /// a connection per running device, as phones each have their own. URLSession's default is 6
+    /// connections per host, and a request waiting for one inside the session has its timeout
+    /// running (24 requests of a second each took 4.2 s through a default session, 2.1 s with 64
+    /// connections): the up to `AppModelRunner.devicesAtOnce` devices reporting after a start
+    /// queued behind 6, and on a loaded machine each wait could pass MarqueeKit's 15-second timeout
+    /// often enough for its retry policy to give a report up, leaving a device that showed the
+    /// activity without Marquee ever hearing so.
+    static let devicesSession: URLSession = {
+        let configuration = URLSessionConfiguration.ephemeral
+        configuration.httpMaximumConnectionsPerHost = AppModelRunner.devicesAtOnce
+        return URLSession(configuration: configuration)
+    }()
+
     init(state: EmulatorState, events: AsyncStream<AppModelEvent>) {
         let configuration = state.configuration
         self.runner = AppModelRunner(
             state: state,
-            transport: configuration.appTransport ?? URLSessionTransport(),
+            transport: configuration.appTransport ?? URLSessionTransport(session: Self.devicesSession),
             logger: configuration.logger
         )
         self.events = events
