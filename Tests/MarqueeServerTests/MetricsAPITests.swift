@@ -143,6 +143,19 @@ struct MetricsAPITests {
             let broadcasts = ["method": "POST", "route": "/v1/events/{eventKey}/broadcasts"]
             #expect(metrics.value("marquee_http_requests_total", broadcasts.merging(["status": "200"]) { $1 }) == 1)
             #expect(metrics.value("marquee_http_request_duration_seconds_count", broadcasts) == 1)
+            // Durations in buckets fine enough for the request path's targets (a broadcast's p99
+            // under 5 ms), from a quarter of a millisecond: swift-prometheus' default begins at 5 ms.
+            let bounds = { (histogram: String, labels: [String: String]) in
+                Set(
+                    metrics.series(histogram + "_bucket", matching: labels).compactMap {
+                        $0.labels["le"].flatMap(Double.init)
+                    }
+                )
+            }
+            let targets: Set<Double> = [0.00025, 0.001, 0.002, 0.005, 0.01, 0.025]
+            #expect(bounds("marquee_broadcast_latency_seconds", [:]).isSuperset(of: targets))
+            #expect(bounds("marquee_http_request_duration_seconds", broadcasts).isSuperset(of: targets))
+            #expect(bounds("marquee_apns_request_duration_seconds", ["kind": "broadcast"]).isSuperset(of: targets))
             #expect(
                 metrics.value(
                     "marquee_http_requests_total",

@@ -25,7 +25,7 @@ enum MarqueeApplication {
 
         init(configuration: ServerConfiguration, metrics: PrometheusCollectorRegistry) throws {
             self.contract = try APIContract.builtIn()
-            self.metrics = HTTPMetrics(factory: PrometheusMetricsFactory(registry: metrics))
+            self.metrics = HTTPMetrics(factory: PrometheusMetricsFactory.marquee(registry: metrics))
             self.failures = AuthenticationFailures(settings: configuration.authenticationThrottle)
             self.channelAnswers = RenderedChannelAnswers(capacity: configuration.engine.channelAnswerCacheSize)
         }

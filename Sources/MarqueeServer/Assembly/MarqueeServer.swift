@@ -159,7 +159,7 @@ public enum MarqueeServer {
         target.transport = configuration.apnsTransport
 
         var engineConfiguration = configuration.engine
-        engineConfiguration.metricsFactory = PrometheusMetricsFactory(registry: run.metrics)
+        engineConfiguration.metricsFactory = PrometheusMetricsFactory.marquee(registry: run.metrics)
         let engine = MarqueeEngine(
             store: opened.store,
             target: target,
