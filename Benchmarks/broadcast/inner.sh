@@ -19,18 +19,23 @@ commits() {
     "SELECT xact_commit FROM pg_stat_database WHERE datname = current_database()"
 }
 
-# Means of the server's own timers over the measured calls: the engine's part of a broadcast
-# (store reads and writes plus the APNs request) and the APNs request alone.
+# The server's own timers over the measured calls: the engine's part of a broadcast (store reads
+# and writes plus the APNs request) and the APNs request alone, as means; and how many of the
+# engine's parts took over 2 and over 5 ms (its histogram's buckets), which says whether a tail of
+# the calls' latencies is in the engine or around it (the HTTP stack, the hops to and from it).
 timers() {
   curl -sf "$BASE/metrics" | awk '
     /^marquee_broadcast_latency_seconds_(sum|count)/ { split($1, n, "_seconds_"); v["engine_" n[2]] = $2 }
     /^marquee_apns_request_duration_seconds_(sum|count)\{kind="broadcast"\}/ { split($1, n, "_seconds_"); sub(/\{.*/, "", n[2]); v["apns_" n[2]] = $2 }
-    END { printf "%s %s %s %s\n", v["engine_sum"], v["engine_count"], v["apns_sum"], v["apns_count"] }'
+    /^marquee_broadcast_latency_seconds_bucket\{le="0.002"\}/ { v["within2"] = $2 }
+    /^marquee_broadcast_latency_seconds_bucket\{le="0.005"\}/ { v["within5"] = $2 }
+    END { printf "%s %s %s %s %s %s\n", v["engine_sum"], v["engine_count"], v["apns_sum"], v["apns_count"], v["within2"], v["within5"] }'
 }
 timer_means() {
   awk -v a="$1" -v b="$2" 'BEGIN {
-    split(a, x, " "); split(b, y, " ")
-    printf "engine mean %.2f ms, of which the APNs request %.2f ms", (y[1] - x[1]) / (y[2] - x[2]) * 1000, (y[3] - x[3]) / (y[4] - x[4]) * 1000 }'
+    split(a, x, " "); split(b, y, " "); n = y[2] - x[2]
+    printf "engine mean %.2f ms, of which the APNs request %.2f ms; engine over 2 ms %d, over 5 ms %d of %d", (y[1] - x[1]) / n * 1000,
+      (y[3] - x[3]) / (y[4] - x[4]) * 1000, n - (y[5] - x[5]), n - (y[6] - x[6]), n }'
 }
 
 echo "load before: $(cut -d' ' -f1-3 /proc/loadavg) (1/5/15 min), $(nproc) cores; $BROADCASTS broadcasts per run, one connection, one at a time"
