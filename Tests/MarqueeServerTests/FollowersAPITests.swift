@@ -385,13 +385,7 @@ struct FollowersAPITests {
                 .filter { ![429, 500, 503].contains($0.status) }
                 .compactMap { deviceOfToken[String($0.path.split(separator: "/").last ?? "")] }
         )
-        // A device's app reports what it shows when it runs: online, installed, not a
-        // never-reporting app. Offline devices are accepted at APNs (the push is held) and show
-        // and report nothing; never-reporting ones show it and say nothing.
-        let reporting = audience.filter { device in
-            guard let traits = device.appTraits else { return false }
-            return !traits.neverReports && !traits.offlineAtRegistration
-        }
+        let reporting = audience.filter(Self.reports)
         let showing = reporting.filter { device in
             activities[device.id]?.contains { $0.phase == .active || $0.phase == .stale } == true
         }
@@ -424,6 +418,14 @@ struct FollowersAPITests {
         ]
     }
 
+    /// Whether the device's app reports what it shows when it runs: online, installed, not a
+    /// never-reporting app. Offline devices are accepted at APNs (the push is held) and show and
+    /// report nothing; never-reporting ones show it and say nothing.
+    static func reports(_ device: EmulatedDevice) -> Bool {
+        guard let traits = device.appTraits else { return false }
+        return !traits.neverReports && !traits.offlineAtRegistration
+    }
+
     /// What the apps said, for a funnel off by a device: the reports they gave up, and the
     /// reporting devices whose last report Marquee took is not what they show (the app went
     /// silent, or Marquee counted what it took wrongly).
@@ -431,7 +433,7 @@ struct FollowersAPITests {
         let activities = Dictionary(grouping: emulator.activities(in: .sandbox), by: \.deviceID)
         var differing: [String] = []
         for device in audience {
-            guard let traits = device.appTraits, !traits.neverReports, !traits.offlineAtRegistration else { continue }
+            guard Self.reports(device) else { continue }
             let phases = activities[device.id]?.map(\.phase) ?? []
             let shows =
                 phases.contains { $0 == .active || $0 == .stale }
