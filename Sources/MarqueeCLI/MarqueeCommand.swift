@@ -30,8 +30,15 @@ struct MarqueeCommand: AsyncParsableCommand {
         ]
     )
 
-    /// The process's entry point: the same path as `execute`, then the exit code.
+    /// The process's entry point: Swift's tasks put where the environment says (before the first of
+    /// them), the same path as `execute`, then the exit code.
     static func main() async {
+        do {
+            try ConcurrencyExecutor.chosen(in: ProcessInfo.processInfo.environment).install()
+        } catch {
+            FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
+            Foundation.exit(CLIExitCode.usage.rawValue)
+        }
         let code = await execute(Array(CommandLine.arguments.dropFirst()))
         Foundation.exit(code)
     }
