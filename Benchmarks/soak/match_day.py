@@ -280,6 +280,8 @@ class Soak:
         restarted = False
         starts_due = [t for t in range(0, int(duration), int(o.start_every))]
         self.began = time.monotonic()
+        self.cpu = CPUMeter(os.path.join(self.postgres.data, "postmaster.pid"))
+        self.cpu.read(self.cpu_parts())  # the baseline: the setup before the day is not counted
         log(f"match day: {o.minutes} min, samples every {interval} s, rates {self.rates}, {o.events} events, "
             f"starts of {count(o.start_devices)} devices at {starts_due} s, restarts at {restart_at:.0f} s")
         while True:
@@ -306,6 +308,11 @@ class Soak:
             self.sample(results, time.monotonic() - slice_start)
 
     # -- samples
+
+    def cpu_parts(self):
+        parts = {r.name: r.process.pid for r in self.replicas if r.alive()}
+        parts.update({"emulator": self.emulator.process.pid, "postgres": None})
+        return parts
 
     def sample(self, results, seconds):
         paths = {}
@@ -339,9 +346,10 @@ class Soak:
         for name, size, rows in self.postgres.query("marquee_soak", "SELECT relname, pg_total_relation_size(relid), n_live_tup FROM pg_stat_user_tables ORDER BY relname"):
             tables[name] = {"bytes": int(size), "rows": int(rows)}
         self.read_jobs()
+        cpu = self.cpu.read(self.cpu_parts())
         sample = {
             "minute": round((time.monotonic() - self.began) / 60, 3), "seconds": round(seconds, 2), "load": os.getloadavg()[0],
-            "rss": rss, "paths": paths, "tables": tables,
+            "rss": rss, "paths": paths, "tables": tables, "cpuCores": cpu,
             "jobs": [{"event": j["event"], "state": j["view"].get("state"), "progress": j["view"].get("progress")} for j in self.jobs],
         }
         self.samples.append(sample)
@@ -351,7 +359,8 @@ class Soak:
         memory = ", ".join(f"{n} {v['rssMiB']:.0f} MiB" for n, v in rss.items())
         log(f"minute {sample['minute']:.1f}: RSS {memory}; "
             + "; ".join(f"{path} {p[path]['rate']:.0f}/s p99 {p[path]['p99Ms']} ms {p[path]['statuses']}" for path in PATHS)
-            + f"; tokens {tables.get('push_to_start_tokens', {}).get('rows')} rows; load {sample['load']:.1f}")
+            + f"; tokens {tables.get('push_to_start_tokens', {}).get('rows')} rows; load {sample['load']:.1f}; cores "
+            + ", ".join(f"{n} {v}" for n, v in cpu.items()))
 
     # -- the end
 
@@ -449,6 +458,74 @@ class Soak:
 def merge_into(results, more):
     for path, figures in more.items():
         results[path].extend(figures)
+
+
+class CPUMeter:
+    """Cores each part of the match day used since the previous reading: each replica, the emulator,
+    PostgreSQL (the postmaster, its live backends and those it has reaped) and the machine (/proc/stat);
+    `other` is the machine less the parts (wrk, this script, anything else running).  Said per sample so
+    that a p99 moving over the day can be set beside what was using the cores."""
+    TICKS = os.sysconf("SC_CLK_TCK")
+
+    def __init__(self, postmaster_pid_file):
+        self.postmaster_pid_file = postmaster_pid_file
+        self.last = {}
+        self.last_machine = None
+        self.last_time = time.monotonic()
+
+    @staticmethod
+    def times(pid):
+        """utime+stime, cutime+cstime and the parent of `pid`, in ticks; None when it is gone."""
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                rest = f.read().rsplit(")", 1)[1].split()
+        except (OSError, IndexError):
+            return None
+        return int(rest[11]) + int(rest[12]), int(rest[13]) + int(rest[14]), int(rest[1])
+
+    def postgres_ticks(self):
+        try:
+            with open(self.postmaster_pid_file) as f:
+                postmaster = int(f.readline())
+        except (OSError, ValueError):
+            return 0
+        own = self.times(postmaster)
+        if own is None:
+            return 0
+        total = own[0] + own[1]
+        for entry in os.listdir("/proc"):
+            if entry.isdigit():
+                child = self.times(entry)
+                if child is not None and child[2] == postmaster:
+                    total += child[0]
+        return total
+
+    @staticmethod
+    def machine_ticks():
+        with open("/proc/stat") as f:
+            values = [int(v) for v in f.readline().split()[1:]]
+        return sum(values) - values[3] - values[4]  # less idle and iowait
+
+    def read(self, parts):
+        """`parts`: name → pid (None for PostgreSQL, found from its pid file).  Cores per part since
+        the previous reading; a pid not seen before counts from its start."""
+        now = time.monotonic()
+        seconds = max(1e-6, now - self.last_time)
+        cores = {}
+        for name, pid in parts.items():
+            if pid is None:
+                ticks = self.postgres_ticks()
+            else:
+                times = self.times(pid)
+                ticks = times[0] if times else self.last.get((name, pid), 0)
+            cores[name] = round(max(0, ticks - self.last.get((name, pid), 0)) / self.TICKS / seconds, 2)
+            self.last[(name, pid)] = ticks
+        machine = self.machine_ticks()
+        if self.last_machine is not None:
+            cores["machine"] = round((machine - self.last_machine) / self.TICKS / seconds, 2)
+            cores["other"] = round(max(0.0, cores["machine"] - sum(v for k, v in cores.items() if k != "machine")), 2)
+        self.last_machine, self.last_time = machine, now
+        return cores
 
 
 def read_rss_mib(pid):

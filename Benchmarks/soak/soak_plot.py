@@ -1,6 +1,6 @@
-"""The soak's figures as one self-contained SVG: four panels over the run's minutes (each replica's
+"""The soak's figures as one self-contained SVG: five panels over the run's minutes (each replica's
 RSS, each path's p99, each path's achieved rate as a share of its target, PostgreSQL's largest
-tables), a line per series, axes with units, a legend, and the starts and restarts marked."""
+tables, the cores each part used), a line per series, axes with units, a legend, and the starts and restarts marked."""
 from html import escape
 
 WIDTH = 980
@@ -79,7 +79,16 @@ def plot(figures, marks):
     largest = sorted(last, key=lambda name: -last[name]["bytes"])[:8]
     tables = [(name, [(s["minute"], s["tables"].get(name, {}).get("bytes", 0) / 1048576) for s in samples]) for name in largest]
 
-    height = TOP + 4 * (PANEL_HEIGHT + 50) + 10
+    parts = []
+    for s in samples:
+        for name in s.get("cpuCores", {}):
+            if name not in parts:
+                parts.append(name)
+    cores = [(name if name in ("machine", "other", "emulator", "postgres") else f"replica {name}",
+              [(s["minute"], s["cpuCores"][name]) for s in samples if name in s.get("cpuCores", {})]) for name in parts]
+    panels = 5 if cores else 4
+
+    height = TOP + panels * (PANEL_HEIGHT + 50) + 10
     load = figures.get("load", {})
     title = (f"Marquee match-day soak: {figures['minutes']:g} min, {figures.get('build') or figures['binary']}, started {figures['startedAt']}")
     subtitles = [
@@ -98,5 +107,7 @@ def plot(figures, marks):
     panel(out, 1, "p99 latency per path (the highest of the path's wrk processes in each sample)", "milliseconds", p99, minutes, marks)
     panel(out, 2, "achieved rate per path, as a share of its target", "% of target", rates, minutes, marks)
     panel(out, 3, "PostgreSQL tables, pg_total_relation_size (the largest 8 at the end)", "MiB", tables, minutes, marks)
+    if cores:
+        panel(out, 4, "cores used per part (other: the machine less the parts: wrk, the soak's script)", "cores", cores, minutes, marks)
     out.append("</svg>")
     return "\n".join(out) + "\n"
