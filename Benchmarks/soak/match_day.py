@@ -578,6 +578,9 @@ def main():
     signal.signal(signal.SIGTERM, interrupted)
     signal.signal(signal.SIGHUP, interrupted)
 
+    if o.out:
+        # Made now: a folder missing at the end would lose the whole run's figures.
+        os.makedirs(os.path.dirname(os.path.abspath(o.out)), exist_ok=True)
     cleanup = Cleanup()
     work = tempfile.mkdtemp(prefix="marquee-soak-")
     os.chmod(work, 0o755)  # the postgres user reaches its cluster's folder inside
