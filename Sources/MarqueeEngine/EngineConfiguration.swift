@@ -6,6 +6,8 @@ public struct EngineConfiguration: Sendable {
     public var channels: ChannelPolicy
     /// How often `ChannelJanitor` sweeps.
     public var janitorInterval: Duration
+    /// How often `FunnelReporter` counts the live events' funnels into the metrics; zero: never.
+    public var funnelMetricsInterval: Duration
     /// The most push-to-start registrations one batch may carry.
     public var maximumTokenBatch: Int
     /// How many statements of single devices' registrations may be in flight at once; those that
@@ -34,6 +36,7 @@ public struct EngineConfiguration: Sendable {
     public init(
         channels: ChannelPolicy = ChannelPolicy(),
         janitorInterval: Duration = .seconds(30),
+        funnelMetricsInterval: Duration = .seconds(60),
         maximumTokenBatch: Int = 10_000,
         registrationWriters: Int = 2,
         broadcasts: BroadcastPolicy = BroadcastPolicy(),
@@ -48,6 +51,7 @@ public struct EngineConfiguration: Sendable {
         self.channels = channels
         self.broadcasts = broadcasts
         self.janitorInterval = janitorInterval
+        self.funnelMetricsInterval = funnelMetricsInterval
         self.maximumTokenBatch = maximumTokenBatch
         self.registrationWriters = registrationWriters
         self.jobs = jobs

@@ -3,7 +3,7 @@ import MarqueeCore
 import NIOCore
 
 /// Marquee's use cases over one store and APNs, assembled once: the server calls them, knowing no
-/// SQL; they know no HTTP. Its long-lived parts (`clients`, `janitor`) are services to run.
+/// SQL; they know no HTTP. Its long-lived parts (`clients`, `janitor`, `funnelReporter`) are services to run.
 public struct MarqueeEngine: Sendable {
     public let store: any MarqueeStore
     public let clients: APNSClientRegistry
@@ -16,6 +16,8 @@ public struct MarqueeEngine: Sendable {
     /// What devices say they show, and the events' funnels.
     public let presence: PresenceService
     public let janitor: ChannelJanitor
+    /// Counts the live events' funnels into the metrics: a service to run.
+    public let funnelReporter: FunnelReporter
     public let idempotency: IdempotencyKeys
     public let starts: StartService
     /// Starts, broadcasts and ends scheduled for later.
@@ -66,6 +68,13 @@ public struct MarqueeEngine: Sendable {
             configuration: configuration,
             clock: clock,
             logger: logger
+        )
+        funnelReporter = FunnelReporter(
+            store: store,
+            interval: configuration.funnelMetricsInterval,
+            clock: clock,
+            logger: logger,
+            metricsFactory: configuration.metricsFactory
         )
         let timeline = TimelinePlanner(
             store: store,

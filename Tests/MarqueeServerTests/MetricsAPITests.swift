@@ -123,8 +123,10 @@ struct MetricsAPITests {
                 metrics.value("marquee_channel_quota_ratio", ["app": app.bundleID, "environment": "sandbox"]) == 0.0001
             )
 
-            // Events by state, counted each janitor sweep: the started event is live.
+            // Events by state, counted each janitor sweep: the started event is live; its funnel,
+            // counted by the funnel reporter at its own pace.
             try await server.engine.janitor.sweep()
+            try await server.engine.funnelReporter.report()
             let counted = try await server.scrapeMetrics()
             #expect(counted.declares("marquee_events", as: "gauge"))
             #expect(counted.value("marquee_events", ["app": app.bundleID, "state": "live"]) == 1)

@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// events (those whose timeline has not reached its channels' lead time excepted). Every step is a
 /// conditional store transition, so replicas running it together agree.
 public struct ChannelJanitor: Service {
-    let store: any AppStore & ChannelStore & EventStore & PresenceStore
+    let store: any AppStore & ChannelStore & EventStore
     let lifecycle: ChannelLifecycle
     let policy: ChannelPolicy
     let timeline: TimelinePolicy
@@ -18,10 +18,9 @@ public struct ChannelJanitor: Service {
     let clock: any WallClock
     let logger: Logger
     let eventMetrics: EventMetrics
-    let funnelMetrics: FunnelMetrics
 
     public init(
-        store: any AppStore & ChannelStore & EventStore & PresenceStore,
+        store: any AppStore & ChannelStore & EventStore,
         lifecycle: ChannelLifecycle,
         policy: ChannelPolicy,
         timeline: TimelinePolicy = TimelinePolicy(),
@@ -38,7 +37,6 @@ public struct ChannelJanitor: Service {
         self.clock = clock
         self.logger = logger
         self.eventMetrics = EventMetrics(factory: metricsFactory)
-        self.funnelMetrics = FunnelMetrics(factory: metricsFactory)
     }
 
     public func run() async throws {
@@ -71,7 +69,6 @@ public struct ChannelJanitor: Service {
 
     func sweep(_ app: App) async throws {
         eventMetrics.report(app: app, counts: try await store.eventCounts(appID: app.id))
-        try await reportFunnels(app)
         for environment in APNSEnvironment.allCases {
             let channels = try await store.channels(
                 appID: app.id,
@@ -98,19 +95,6 @@ public struct ChannelJanitor: Service {
         for environment in app.environments.sorted(by: { $0.rawValue < $1.rawValue }) {
             await lifecycle.reportQuota(app: app, environment: environment)
         }
-    }
-
-    /// The funnels of the app's live events, one statement each, page by page.
-    func reportFunnels(_ app: App) async throws {
-        var funnels: [DeliveryFunnel] = []
-        var after: String?
-        while true {
-            let live = try await store.events(appID: app.id, states: [.live], afterKey: after, limit: 200)
-            for event in live { funnels += try await store.deliveryFunnels(appID: app.id, eventID: event.id) }
-            guard live.count == 200, let last = live.last else { break }
-            after = last.externalKey
-        }
-        funnelMetrics.report(app: app, funnels: funnels)
     }
 
     /// Events deleted while APNs was unreachable are `cancelled`; once their channels are gone the

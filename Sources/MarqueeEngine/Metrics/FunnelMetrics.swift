@@ -3,7 +3,7 @@ import MarqueeCore
 import Synchronization
 
 /// The delivery funnels of each app's live events, summed per environment, whenever a replica
-/// counts them (each janitor sweep, beside `marquee_events`): `marquee_event_funnel{app,environment,stage}`.
+/// counts them (`FunnelReporter`, every `metrics.funnelIntervalSeconds`): `marquee_event_funnel{app,environment,stage}`.
 /// Live events only: what is on Lock Screens now and how it got there; an ended event's funnel
 /// stays in the API (`GET /v1/events/{eventKey}/funnel`). No event label, so the series stay few
 /// whatever the schedule.

@@ -172,7 +172,8 @@ public enum MarqueeServer {
         let api = try await apiService(engine: engine, opened: opened, emulator: apns.emulator?.emulator, run)
         // Listed in start order; a graceful shutdown stops them in reverse: the API first, then the
         // worker (which finishes its in-flight sends), then the APNs clients.
-        services += [engine.clients, engine.janitor, engine.worker, engine.lateJoiners] as [any Service]
+        services +=
+            [engine.clients, engine.janitor, engine.funnelReporter, engine.worker, engine.lateJoiners] as [any Service]
         services += extraServices.map { $0.service(for: engine) }
         services.append(api)
         let group = ServiceGroup(

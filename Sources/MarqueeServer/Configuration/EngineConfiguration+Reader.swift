@@ -25,6 +25,9 @@ extension EngineConfiguration {
             janitorInterval: .milliseconds(
                 Int64(try reader.seconds("channels.janitorIntervalSeconds", default: 30) * 1000)
             ),
+            funnelMetricsInterval: .milliseconds(
+                Int64(try reader.seconds("metrics.funnelIntervalSeconds", default: 60) * 1000)
+            ),
             maximumTokenBatch: try reader.integer("tokens.maxBatch", default: 10_000, range: 1...100_000),
             registrationWriters: try reader.integer("tokens.registrationWriters", default: 2, range: 1...64),
             broadcasts: BroadcastPolicy(

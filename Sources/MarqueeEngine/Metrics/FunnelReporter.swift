@@ -1,0 +1,81 @@
+import CoreMetrics
+import Logging
+import MarqueeCore
+import ServiceLifecycle
+
+/// Counts the delivery funnels of every app's live events into `marquee_event_funnel`
+/// (`FunnelMetrics`), every `interval`, on every replica; a zero interval reports none.
+///
+/// Apart from `ChannelJanitor` and at its own pace: a funnel is one statement over its event's
+/// whole audience (its start ledger, outcomes and reports), so its cost grows with the audience where
+/// the janitor's checks do not. A 100,000-device event's took PostgreSQL 0.2–0.6 s; counted at
+/// the janitor's 30 s on two replicas, six such live events held a fifth of a core, more with every
+/// start (the match-day soak's drift, RELIABILITY.md).
+public struct FunnelReporter: Service {
+    let store: any AppStore & EventStore & PresenceStore
+    let interval: Duration
+    let clock: any WallClock
+    let logger: Logger
+    let metrics: FunnelMetrics
+
+    public init(
+        store: any AppStore & EventStore & PresenceStore,
+        interval: Duration,
+        clock: any WallClock,
+        logger: Logger,
+        metricsFactory: any MetricsFactory = MetricsSystem.factory
+    ) {
+        self.store = store
+        self.interval = interval
+        self.clock = clock
+        self.logger = logger
+        self.metrics = FunnelMetrics(factory: metricsFactory)
+    }
+
+    public func run() async throws {
+        guard interval > .zero else {
+            try? await gracefulShutdown()
+            return
+        }
+        while !Task.isCancelled && !Task.isShuttingDownGracefully {
+            do {
+                try await report()
+            } catch is CancellationError {
+                return
+            } catch {
+                logger.warning("funnel metrics not counted", metadata: ["error": "\(String(reflecting: error))"])
+            }
+            do {
+                try await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
+            } catch {
+                return
+            }
+        }
+    }
+
+    /// One count of every app's live events' funnels.
+    public func report() async throws {
+        for app in try await store.apps() {
+            do {
+                try await report(app)
+            } catch let error as CancellationError {
+                throw error
+            } catch {
+                logger.debug("funnel metrics skipped an app", metadata: ["app.id": "\(app.id)", "error": "\(error)"])
+            }
+        }
+    }
+
+    /// The funnels of the app's live events, one statement each, page by page.
+    func report(_ app: App) async throws {
+        var funnels: [DeliveryFunnel] = []
+        var after: String?
+        while true {
+            let live = try await store.events(appID: app.id, states: [.live], afterKey: after, limit: 200)
+            for event in live { funnels += try await store.deliveryFunnels(appID: app.id, eventID: event.id) }
+            guard live.count == 200, let last = live.last else { break }
+            after = last.externalKey
+        }
+        metrics.report(app: app, funnels: funnels)
+    }
+}
