@@ -167,8 +167,13 @@ class Soak:
                                  attributes_type=ATTRIBUTES_TYPE)
         log("starting PostgreSQL (fsync, synchronous_commit on)")
         self.postgres = Postgres(self.work, self.cleanup)
+        if o.pg_statements:
+            self.postgres.extra_options = " -c shared_preload_libraries=pg_stat_statements -c pg_stat_statements.track=all -c pg_stat_statements.track_planning=on"
         self.postgres.start()
         self.postgres.create_database("marquee_soak")
+        if o.pg_statements:
+            self.postgres.query("marquee_soak", "CREATE EXTENSION pg_stat_statements")
+        self.statement_totals = {}
         environment = serve_environment(self.emulator, "skip", self.postgres.url("marquee_soak"), o.log_level)
         self.replicas = [Replica(name, o.binary, self.work, environment, self.cleanup) for name in "AB"]
         for replica in self.replicas:
@@ -309,6 +314,21 @@ class Soak:
 
     # -- samples
 
+    def read_statements(self):
+        """The statements PostgreSQL spent the most time on since the previous sample (pg_stat_statements):
+        calls, total and mean ms, and the first 160 characters of each."""
+        rows = self.postgres.query("marquee_soak", "SELECT queryid, calls, total_exec_time, total_plan_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements")
+        now, deltas = {}, []
+        for queryid, calls, total, plan, text in rows:
+            calls, total = int(calls), float(total) + float(plan or 0)
+            now[queryid] = (calls, total)
+            before = self.statement_totals.get(queryid, (0, 0.0))
+            if calls > before[0]:
+                deltas.append({"calls": calls - before[0], "totalMs": round(total - before[1], 1),
+                               "meanMs": round((total - before[1]) / (calls - before[0]), 3), "query": text})
+        self.statement_totals = now
+        return sorted(deltas, key=lambda d: -d["totalMs"])[:12]
+
     def cpu_parts(self):
         parts = {r.name: r.process.pid for r in self.replicas if r.alive()}
         parts.update({"emulator": self.emulator.process.pid, "postgres": None})
@@ -347,9 +367,10 @@ class Soak:
             tables[name] = {"bytes": int(size), "rows": int(rows)}
         self.read_jobs()
         cpu = self.cpu.read(self.cpu_parts())
+        statements = self.read_statements() if self.options.pg_statements else None
         sample = {
             "minute": round((time.monotonic() - self.began) / 60, 3), "seconds": round(seconds, 2), "load": os.getloadavg()[0],
-            "rss": rss, "paths": paths, "tables": tables, "cpuCores": cpu,
+            "rss": rss, "paths": paths, "tables": tables, "cpuCores": cpu, **({"statements": statements} if statements else {}),
             "jobs": [{"event": j["event"], "state": j["view"].get("state"), "progress": j["view"].get("progress")} for j in self.jobs],
         }
         self.samples.append(sample)
@@ -544,6 +565,7 @@ def main():
     parser.add_argument("--ci", action="store_true", help="the test command's form: 2 minutes, 5 events, 10,000-device starts each minute, "
                         "rates scaled by 0.1, 1,000 registering devices, samples every 10 s")
     parser.add_argument("--minutes", type=float)
+    parser.add_argument("--pg-statements", action="store_true", help="load pg_stat_statements and keep each sample's top statements (statements)")
     parser.add_argument("--binary", default=os.path.join(ROOT, ".build", "release", "marquee"))
     parser.add_argument("--build", default="", help="what the binary is (shown on the plot), e.g. 'release at abc1234'")
     parser.add_argument("--scale", type=float, help="multiplies the read, registration and broadcast rates (default 1; --ci 0.1)")

@@ -153,6 +153,7 @@ class Postgres:
         self._run(["initdb", "-D", self.data, "-U", "marquee", "--auth-local=trust", "--auth-host=trust", "--locale=C", "-E", "UTF8"])
         self.port = None
         self.running = False
+        self.extra_options = ""
         cleanup.add("PostgreSQL", self.stop)
 
     @staticmethod
@@ -171,7 +172,7 @@ class Postgres:
             options = (
                 f"-c listen_addresses=127.0.0.1 -c port={port} -c unix_socket_directories={self.dir} "
                 "-c fsync=on -c synchronous_commit=on -c full_page_writes=on -c max_connections=200"
-            )
+            ) + self.extra_options
             result = self._run(["pg_ctl", "-D", self.data, "-l", self.log, "-w", "-t", "120", "-o", options, "start"], check=False)
             if result.returncode == 0:
                 self.port = port
