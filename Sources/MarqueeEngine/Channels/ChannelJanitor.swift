@@ -40,19 +40,8 @@ public struct ChannelJanitor: Service {
     }
 
     public func run() async throws {
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await sweep()
-            } catch is CancellationError {
-                return
-            } catch {
-                logger.warning("channel janitor sweep failed", metadata: ["error": "\(String(reflecting: error))"])
-            }
-            do {
-                try await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
-            } catch {
-                return
-            }
+        await clock.repeating(every: interval, logger: logger, failure: "channel janitor sweep failed") {
+            try await sweep()
         }
     }
 

@@ -37,19 +37,8 @@ public struct FunnelReporter: Service {
             try? await gracefulShutdown()
             return
         }
-        while !Task.isCancelled && !Task.isShuttingDownGracefully {
-            do {
-                try await report()
-            } catch is CancellationError {
-                return
-            } catch {
-                logger.warning("funnel metrics not counted", metadata: ["error": "\(String(reflecting: error))"])
-            }
-            do {
-                try await cancelWhenGracefulShutdown { try await clock.sleep(for: interval) }
-            } catch {
-                return
-            }
+        await clock.repeating(every: interval, logger: logger, failure: "funnel metrics not counted") {
+            try await report()
         }
     }
 
