@@ -89,7 +89,7 @@ public struct ChannelJanitor: Service {
     /// Events deleted while APNs was unreachable are `cancelled`; once their channels are gone the
     /// rows go too.
     private func finishDeletedEvents(_ app: App) async throws {
-        try await forEachEvent(of: app, states: [.cancelled]) { event in
+        try await store.forEachEvent(of: app, states: [.cancelled]) { event in
             let live = try await store.channels(appID: app.id, eventID: event.id).filter { $0.state.isLive }
             var allDeleted = true
             for channel in live {
@@ -104,7 +104,7 @@ public struct ChannelJanitor: Service {
     /// later is left for it.
     private func restoreChannelsOfOpenEvents(_ app: App) async throws {
         guard app.signingKeyID != nil else { return }
-        try await forEachEvent(of: app, states: [.scheduled, .live]) { event in
+        try await store.forEachEvent(of: app, states: [.scheduled, .live]) { event in
             if EventTimeline.defersChannels(
                 event: event,
                 durations: timeline.durations(for: event.timeline),
@@ -117,20 +117,6 @@ public struct ChannelJanitor: Service {
                     _ = try await lifecycle.ensureChannel(app: app, event: event, environment: environment)
                 }
             }
-        }
-    }
-
-    private func forEachEvent(
-        of app: App,
-        states: Set<EventState>,
-        _ body: (Event) async throws -> Void
-    ) async throws {
-        var after: String?
-        while true {
-            let page = try await store.events(appID: app.id, states: states, afterKey: after, limit: 200)
-            for event in page { try await body(event) }
-            guard page.count == 200, let last = page.last else { return }
-            after = last.externalKey
         }
     }
 }

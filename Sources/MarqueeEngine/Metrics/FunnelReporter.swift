@@ -58,12 +58,8 @@ public struct FunnelReporter: Service {
     /// The funnels of the app's live events, one statement each, page by page.
     func report(_ app: App) async throws {
         var funnels: [DeliveryFunnel] = []
-        var after: String?
-        while true {
-            let live = try await store.events(appID: app.id, states: [.live], afterKey: after, limit: 200)
-            for event in live { funnels += try await store.deliveryFunnels(appID: app.id, eventID: event.id) }
-            guard live.count == 200, let last = live.last else { break }
-            after = last.externalKey
+        try await store.forEachEvent(of: app, states: [.live]) { event in
+            funnels += try await store.deliveryFunnels(appID: app.id, eventID: event.id)
         }
         metrics.report(app: app, funnels: funnels)
     }
