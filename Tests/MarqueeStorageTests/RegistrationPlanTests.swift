@@ -74,4 +74,61 @@ struct RegistrationPlanTests {
             #expect(outcome == TokenRegistrationOutcome(written: batchSize, lateJoinersQueued: batchSize))
         }
     }
+
+    /// PostgreSQL plans a prepared statement for its values five times, then keeps its generic plan
+    /// if that costs no more than those did. Planning the registration cost four to six times what
+    /// running it did, so the statement must settle on its generic plan whatever a connection ran
+    /// first: imports (as after a bulk load), or single registrations and the small batches that
+    /// `RegistrationCoalescer` makes of them under load (as after a restart at kick-off).
+    @Test(
+        "a registration keeps the generic plan after five calls, whatever the connection ran first",
+        arguments: [false, true]
+    )
+    func registrationKeepsTheGenericPlan(importsFirst: Bool) async throws {
+        try await PlanProbe.withUnanalyzedStore("push_to_start_tokens") { client, store, fixture in
+            let app = try await fixture.makeApp()
+            let event = try await fixture.makeEvent(for: app)
+            _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+            try await store.recordLateJoinOffer(PendingStartContractTests.offer(event, at: fixture.now))
+            let calls = 20
+            let counts = try await client.withConnection { connection in
+                var next = 0
+                func register(_ count: Int, options: PostgresStore.RegistrationOptions) async throws {
+                    let chunk = (next..<next + count).map { TokenContractTests.registration($0) }
+                    next += count
+                    let statement = PostgresStore.registration(
+                        appID: app.id,
+                        chunk[...],
+                        at: fixture.now,
+                        options: options,
+                        returningTokens: count < 10
+                    )
+                    for try await _ in try await connection.execute(
+                        PreparedRegistration(statement),
+                        logger: store.logger
+                    ) {}
+                }
+                if importsFirst {
+                    for _ in 0..<5 { try await register(1_000, options: [.queueLateJoiners]) }
+                }
+                for call in 0..<calls {
+                    // As the API's path (one registration, or a few coalesced) and a rotation's
+                    // transaction call it.
+                    let options: PostgresStore.RegistrationOptions =
+                        call.isMultiple(of: 4) ? [.queueLateJoiners] : [.queueLateJoiners, .refuseRotations]
+                    try await register(call.isMultiple(of: 3) ? 1 + call % 4 : 1, options: options)
+                }
+                return try await connection.query(
+                    """
+                    SELECT generic_plans, custom_plans FROM pg_prepared_statements
+                    WHERE name = \(RegistrationShape.name)
+                    """,
+                    logger: store.logger
+                ).collect().first?.decode((Int64, Int64).self)
+            }
+            let (generic, custom) = try #require(counts)
+            #expect(custom <= 5)
+            #expect(generic + custom == Int64(calls + (importsFirst ? 5 : 0)))
+        }
+    }
 }
