@@ -316,16 +316,19 @@ class Soak:
 
     def read_statements(self):
         """The statements PostgreSQL spent the most time on since the previous sample (pg_stat_statements):
-        calls, total and mean ms, and the first 160 characters of each."""
-        rows = self.postgres.query("marquee_soak", "SELECT queryid, calls, total_exec_time, total_plan_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements")
+        calls, how many of them were planned (a prepared statement on its generic plan is planned once
+        per connection, on custom plans at every call), total and mean ms with the planning's share,
+        and the first 160 characters of each."""
+        rows = self.postgres.query("marquee_soak", "SELECT queryid, calls, plans, total_exec_time, total_plan_time, left(regexp_replace(query, '\\s+', ' ', 'g'), 160) FROM pg_stat_statements")
         now, deltas = {}, []
-        for queryid, calls, total, plan, text in rows:
-            calls, total = int(calls), float(total) + float(plan or 0)
-            now[queryid] = (calls, total)
-            before = self.statement_totals.get(queryid, (0, 0.0))
-            if calls > before[0]:
-                deltas.append({"calls": calls - before[0], "totalMs": round(total - before[1], 1),
-                               "meanMs": round((total - before[1]) / (calls - before[0]), 3), "query": text})
+        for queryid, calls, plans, execute, plan, text in rows:
+            figures = (int(calls), int(plans or 0), float(execute), float(plan or 0))
+            now[queryid] = figures
+            before = self.statement_totals.get(queryid, (0, 0, 0.0, 0.0))
+            calls, plans, execute, plan = (a - b for a, b in zip(figures, before))
+            if calls > 0:
+                deltas.append({"calls": calls, "plans": plans, "totalMs": round(execute + plan, 1),
+                               "planMs": round(plan, 1), "meanMs": round((execute + plan) / calls, 3), "query": text})
         self.statement_totals = now
         return sorted(deltas, key=lambda d: -d["totalMs"])[:12]
 
