@@ -34,7 +34,15 @@ struct MarqueeCommand: AsyncParsableCommand {
     /// them), the same path as `execute`, then the exit code.
     static func main() async {
         do {
-            try ConcurrencyExecutor.chosen(in: ProcessInfo.processInfo.environment).install()
+            let executor = try ConcurrencyExecutor.chosen(in: ProcessInfo.processInfo.environment)
+            if !executor.install() {
+                // Not an error: the service runs the same, with a hop to an event loop and back
+                // at each await on I/O.
+                let warning =
+                    "marquee: warning: Swift's tasks stay on Swift's own pool, SwiftNIO declined"
+                    + " to run them on its event loops (\(ConcurrencyExecutor.key))\n"
+                FileHandle.standardError.write(Data(warning.utf8))
+            }
         } catch {
             FileHandle.standardError.write(Data("marquee: \(error)\n".utf8))
             Foundation.exit(CLIExitCode.usage.rawValue)

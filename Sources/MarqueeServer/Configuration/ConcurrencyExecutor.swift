@@ -32,12 +32,14 @@ public enum ConcurrencyExecutor: String, Sendable, CaseIterable {
     }
 
     /// Makes this Swift concurrency's global executor. Call once, from `main`, before any task.
-    public func install() {
+    /// Whether it is: SwiftNIO declines the event loops when it cannot take over (another global
+    /// executor installed first, or a platform without the hook), and the tasks stay on Swift's pool.
+    public func install() -> Bool {
         switch self {
         case .eventLoops:
             NIOSingletons.unsafeTryInstallSingletonPosixEventLoopGroupAsConcurrencyGlobalExecutor()
         case .swiftPool:
-            break
+            true
         }
     }
 }
