@@ -11,8 +11,12 @@ the tag "fans".  Then, for --minutes:
   registrations      PUT /v1/push-to-start-tokens/{token}, app key: a population of devices
                      re-registering, a tenth of them with a new token each time (rotation) (1,000/s)
   broadcasts         POST /v1/events/{key}/broadcasts, publisher key, across the events      (1/s)
-  starts             every --start-every seconds one event's start to the D devices ("fans")
-  restarts           at half time each replica in turn gets SIGTERM, is started again and must be
+  starts             every --start-every seconds one event's start to the D devices ("fans"), the
+                     first at --first-start seconds (by default in the 5th sample: 4 minutes in, so
+                     that the 5th minute and the last five each hold one start and the p99 drift
+                     compares like with like)
+  restarts           with the start nearest half time (14 minutes into 30), so that a start job runs
+                     through them, each replica in turn gets SIGTERM, is started again and must be
                      ready before the next one; its load goes to the other replica meanwhile
 
 Load: wrk with Lua (Benchmarks/soak/*.lua), one process per path and replica, the path's rate split
@@ -281,9 +285,11 @@ class Soak:
         o = self.options
         interval = o.sample_seconds
         duration = o.minutes * 60
-        restart_at = duration / 2
+        starts_due = [t for t in range(int(o.first_start), int(duration), int(o.start_every))]
+        # The restarts with the start nearest half time (the earlier of two as near), so that its job
+        # is resumed on the other replica: "0 uncertain from the SIGTERM restarts".
+        restart_at = min(starts_due, key=lambda t: (abs(t - duration / 2), t)) if starts_due else duration / 2
         restarted = False
-        starts_due = [t for t in range(0, int(duration), int(o.start_every))]
         self.began = time.monotonic()
         self.cpu = CPUMeter(os.path.join(self.postgres.data, "postmaster.pid"))
         self.cpu.read(self.cpu_parts())  # the baseline: the setup before the day is not counted
@@ -402,7 +408,7 @@ class Soak:
         tokens = self.postgres.query("marquee_soak", "SELECT count(*), count(DISTINCT device_id) FROM push_to_start_tokens WHERE tags ? 'churn'")
         self.figures = {
             "startedAt": self.started_at, "minutes": o.minutes, "sampleSeconds": o.sample_seconds, "binary": o.binary,
-            "build": o.build, "targets": self.rates, "events": o.events, "startDevices": o.start_devices, "startEverySeconds": o.start_every,
+            "build": o.build, "targets": self.rates, "events": o.events, "startDevices": o.start_devices, "startEverySeconds": o.start_every, "firstStartSeconds": o.first_start,
             "registrationPopulation": self.population, "restarts": self.restarts,
             "jobs": [{"event": j["event"], "minute": j["minute"], "state": j["view"].get("state"), "progress": j["view"].get("progress")} for j in self.jobs],
             "devices": {"starts": made, "withMoreStarts": sum(1 for v in starts.values() if v > made),
@@ -575,6 +581,7 @@ def main():
     parser.add_argument("--events", type=int)
     parser.add_argument("--start-devices", type=int)
     parser.add_argument("--start-every", type=float, help="seconds between starts (300; --ci 60)")
+    parser.add_argument("--first-start", type=float, help="seconds into the day of the first start (4 samples: 240; --ci 40)")
     parser.add_argument("--sample-seconds", type=float, help="seconds per sample (60; --ci 10)")
     parser.add_argument("--population", type=int, help="devices that register in turn (default: 30 s of the registration rate)")
     parser.add_argument("--grace", type=float, default=300.0, help="seconds the start jobs may take after the end")
@@ -589,6 +596,7 @@ def main():
     o.start_devices = o.start_devices or (10_000 if ci else 100_000)
     o.start_every = o.start_every or (60 if ci else 300)
     o.sample_seconds = o.sample_seconds or (10 if ci else 60)
+    o.first_start = o.first_start if o.first_start is not None else 4 * o.sample_seconds
     o.population = o.population or (1_000 if ci else None)  # small enough for some rotation in 2 minutes
     o.read_rate = 5_000 * o.scale
     o.registration_rate = 1_000 * o.scale

@@ -94,7 +94,7 @@ def plot(figures, marks):
     subtitles = [
         f"targets: channel-ID reads {targets['reads']:g}/s, token registrations {targets['registrations']:g}/s (a tenth of the devices rotating), "
         f"broadcasts {targets['broadcasts']:g}/s over {figures['events']} events;",
-        f"a {figures['startDevices']:,}-device start every {figures['startEverySeconds']:g} s; 2 replicas on durable PostgreSQL with the APNs emulator, "
+        f"a {figures['startDevices']:,}-device start every {figures['startEverySeconds']:g} s from {figures.get('firstStartSeconds', 0):g} s; 2 replicas on durable PostgreSQL with the APNs emulator, "
         f"each SIGTERMed at half time; one sample every {figures['sampleSeconds']:g} s;",
         f"load average (1 min) {load.get('before', 0):.1f} before, {load.get('after', 0):.1f} after, on {figures.get('cores', '?')} cores",
     ]
