@@ -16,7 +16,10 @@ import PostgresNIO
 /// - every parameter's type fixed by its column or a cast to the type Marquee binds (`bigint` for
 ///   an `Int`): a parameter inferred as `integer` would be read from the 8 bytes of an `Int`;
 /// - constants that a partial index's predicate names written as literals, not bound: a generic
-///   plan cannot prove the predicate from a parameter.
+///   plan cannot prove the predicate from a parameter;
+/// - a generic plan no dearer than one planned for a call's values, or PostgreSQL plans every call
+///   again: `UNNEST` of a parameter reads as 10 rows, so a statement usually called with fewer
+///   limits them to their count (`PostgresStore.registration`).
 protocol PreparedQueryShape {
     /// The statement's name on each connection.
     static var name: String { get }
