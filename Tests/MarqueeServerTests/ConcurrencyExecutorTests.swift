@@ -26,4 +26,9 @@ struct ConcurrencyExecutorTests {
         #expect(error?.key == "runtime.concurrencyExecutor")
         #expect(error?.description.contains("event-loops or swift-pool") == true)
     }
+
+    @Test("Swift's own pool is always in place: installing it changes nothing and says so")
+    func swiftPoolIsAlwaysInstalled() {
+        #expect(ConcurrencyExecutor.swiftPool.install())
+    }
 }

@@ -19,10 +19,7 @@ struct RegistrationPlanTests {
     )
     func noScanWithoutStatistics(batchSize: Int) async throws {
         try await PlanProbe.withUnanalyzedStore("push_to_start_tokens") { client, store, fixture in
-            let app = try await fixture.makeApp()
-            let event = try await fixture.makeEvent(for: app)
-            _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
-            try await store.recordLateJoinOffer(PendingStartContractTests.offer(event, at: fixture.now))
+            let app = try await Self.appTakingLateJoiners(store, fixture)
             for part in 0..<3 {
                 let imported = (part * 10_000..<(part + 1) * 10_000).map { TokenContractTests.registration($0) }
                 _ = try await store.upsertPushToStartTokens(appID: app.id, imported, at: fixture.now)
@@ -86,10 +83,7 @@ struct RegistrationPlanTests {
     )
     func registrationKeepsTheGenericPlan(importsFirst: Bool) async throws {
         try await PlanProbe.withUnanalyzedStore("push_to_start_tokens") { client, store, fixture in
-            let app = try await fixture.makeApp()
-            let event = try await fixture.makeEvent(for: app)
-            _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
-            try await store.recordLateJoinOffer(PendingStartContractTests.offer(event, at: fixture.now))
+            let app = try await Self.appTakingLateJoiners(store, fixture)
             let calls = 20
             let counts = try await client.withConnection { connection in
                 var next = 0
@@ -130,5 +124,15 @@ struct RegistrationPlanTests {
             #expect(custom <= 5)
             #expect(generic + custom == Int64(calls + (importsFirst ? 5 : 0)))
         }
+    }
+
+    /// An app with a live event that offers itself to late joiners: the registration statement's
+    /// whole path, its queue of pending starts included.
+    private static func appTakingLateJoiners(_ store: PostgresStore, _ fixture: StoreFixture) async throws -> App {
+        let app = try await fixture.makeApp()
+        let event = try await fixture.makeEvent(for: app)
+        _ = try await store.setEventState(appID: app.id, id: event.id, state: .live, at: fixture.now)
+        try await store.recordLateJoinOffer(PendingStartContractTests.offer(event, at: fixture.now))
+        return app
     }
 }
