@@ -180,6 +180,7 @@ class Soak:
         if o.pg_statements:
             self.postgres.query("marquee_soak", "CREATE EXTENSION pg_stat_statements")
         self.statement_totals = {}
+        self.timer_totals = {}  # replica name: (pid, its histograms at the previous sample)
         environment = serve_environment(self.emulator, "skip", self.postgres.url("marquee_soak"), o.log_level)
         self.replicas = [Replica(name, o.binary, self.work, environment, self.cleanup) for name in "AB"]
         for replica in self.replicas:
@@ -345,6 +346,24 @@ class Soak:
         parts.update({"emulator": self.emulator.process.pid, "postgres": None})
         return parts
 
+    def server_timers(self):
+        """Each path's time in the servers since the previous sample (SERVER_TIMERS), the replicas'
+        histograms added up: a replica started since counts from zero."""
+        since = {}
+        for replica in self.replicas:
+            if not replica.alive():
+                continue
+            now = read_server_timers(replica.base)
+            before = self.timer_totals.get(replica.name)
+            if before is None or before[0] != replica.process.pid:
+                before = (replica.process.pid, {})
+            for name, counts in now.items():
+                delta = since.setdefault(name, {})
+                for le, count in counts.items():
+                    delta[le] = delta.get(le, 0) + count - before[1].get(name, {}).get(le, 0)
+            self.timer_totals[replica.name] = (replica.process.pid, now)
+        return {name: timer_figures(since.get(name, {})) for name in SERVER_TIMERS}
+
     def sample(self, results, seconds):
         paths, histograms = {}, {}
         for path in PATHS:
@@ -374,6 +393,7 @@ class Soak:
                 log(death)
             if replica.alive():
                 rss[replica.name] = {"pid": replica.process.pid, "rssMiB": read_rss_mib(replica.process.pid)}
+        server = self.server_timers()
         tables = {}
         for name, size, rows in self.postgres.query("marquee_soak", "SELECT relname, pg_total_relation_size(relid), n_live_tup FROM pg_stat_user_tables ORDER BY relname"):
             tables[name] = {"bytes": int(size), "rows": int(rows)}
@@ -382,7 +402,7 @@ class Soak:
         statements = self.read_statements() if self.options.pg_statements else None
         sample = {
             "minute": round((time.monotonic() - self.began) / 60, 3), "seconds": round(seconds, 2), "load": os.getloadavg()[0],
-            "rss": rss, "paths": paths, "tables": tables, "cpuCores": cpu, **({"statements": statements} if statements else {}),
+            "rss": rss, "paths": paths, "server": server, "tables": tables, "cpuCores": cpu, **({"statements": statements} if statements else {}),
             "jobs": [{"event": j["event"], "state": j["view"].get("state"), "progress": j["view"].get("progress")} for j in self.jobs],
         }
         self.samples.append(sample)
@@ -524,6 +544,50 @@ def percentile_us(counts, p):
         if seen >= rank:
             return upper
     return max(counts)
+
+
+# The server's own histograms of each path, from /metrics: where a tail the load sees is spent. A
+# request's time in the server (HTTP duration, by route) against wrk's: what is beyond it is the
+# hops, the accept queue and wrk itself on a saturated machine; a broadcast's engine part (store
+# and APNs) and its APNs request within that.
+SERVER_TIMERS = {
+    "reads": 'marquee_http_request_duration_seconds_bucket{method="GET",route="/v1/events/{eventKey}/channels/{environment}"',
+    "registrations": 'marquee_http_request_duration_seconds_bucket{method="PUT",route="/v1/push-to-start-tokens/{token}"',
+    "broadcasts": 'marquee_http_request_duration_seconds_bucket{method="POST",route="/v1/events/{eventKey}/broadcasts"',
+    "broadcastEngine": "marquee_broadcast_latency_seconds_bucket{",
+    "broadcastAPNs": 'marquee_apns_request_duration_seconds_bucket{kind="broadcast"',
+}
+
+
+def read_server_timers(base):
+    """{timer: {le seconds: cumulative count}} from a replica's /metrics ({} when it does not answer)."""
+    try:
+        status, text = request(base, "GET", "/metrics", timeout=10)
+    except OSError:
+        return {}
+    if status != 200 or not isinstance(text, str):
+        return {}
+    timers = {}
+    for line in text.splitlines():
+        for name, prefix in SERVER_TIMERS.items():
+            if line.startswith(prefix):
+                labels, value = line.rsplit(" ", 1)
+                le = labels[labels.index('le="') + 4:labels.index('"', labels.index('le="') + 4)]
+                timers.setdefault(name, {})[math.inf if le == "+Inf" else float(le)] = float(value)
+    return timers
+
+
+def timer_figures(cumulative):
+    """From a histogram's cumulative counts over a sample: the requests, the upper end of the bucket
+    holding the 99th percentile, and how many took over 100 ms."""
+    total = cumulative.get(math.inf, 0)
+    if total <= 0:
+        return {"requests": 0, "p99AtMostMs": 0, "over100Ms": 0}
+    rank = math.ceil(total * 0.99)
+    bound = next(le for le in sorted(cumulative) if cumulative[le] >= rank)
+    within = max((count for le, count in cumulative.items() if le <= 0.1), default=0)
+    return {"requests": int(total), "p99AtMostMs": None if bound == math.inf else round(bound * 1000, 2),
+            "over100Ms": int(total - within)}
 
 
 def merge_into(results, more):

@@ -104,7 +104,7 @@ def plot(figures, marks):
         f'<text x="{LEFT}" y="22" font-size="15" font-weight="bold">{escape(title)}</text>',
     ] + [f'<text x="{LEFT}" y="{40 + 14 * i}" font-size="11">{escape(line)}</text>' for i, line in enumerate(subtitles)]
     panel(out, 0, "RSS of each replica (VmRSS; a restart starts a new process)", "MiB", [(f"replica {n}", points) for n, points in sorted(rss.items())], minutes, marks)
-    panel(out, 1, "p99 latency per path (the highest of the path's wrk processes in each sample)", "milliseconds", p99, minutes, marks)
+    panel(out, 1, "p99 latency per path (each sample's requests pooled)", "milliseconds", p99, minutes, marks)
     panel(out, 2, "achieved rate per path, as a share of its target", "% of target", rates, minutes, marks)
     panel(out, 3, "PostgreSQL tables, pg_total_relation_size (the largest 8 at the end)", "MiB", tables, minutes, marks)
     if cores:
