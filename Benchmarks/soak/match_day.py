@@ -534,7 +534,8 @@ def pooled_counts(counts):
 
 
 def percentile_us(counts, p):
-    """The upper end of the bucket holding the p-th percentile of the pooled requests (0 for none)."""
+    """The upper end of the bucket holding the p-th percentile of the pooled requests (0 for none), in
+    the unit of the buckets' keys."""
     everything = sum(counts.values())
     if everything == 0:
         return 0
@@ -578,16 +579,18 @@ def read_server_timers(base):
 
 
 def timer_figures(cumulative):
-    """From a histogram's cumulative counts over a sample: the requests, the upper end of the bucket
-    holding the 99th percentile, and how many took over 100 ms."""
+    """From a histogram's cumulative counts over a sample (Prometheus' `le` buckets): the requests, the
+    upper end of the bucket holding the 99th percentile (`percentile_us` over the buckets' own counts),
+    and how many took over 100 ms."""
     total = cumulative.get(math.inf, 0)
     if total <= 0:
         return {"requests": 0, "p99AtMostMs": 0, "over100Ms": 0}
-    rank = math.ceil(total * 0.99)
-    bound = next(le for le in sorted(cumulative) if cumulative[le] >= rank)
-    within = max((count for le, count in cumulative.items() if le <= 0.1), default=0)
+    bounds = sorted(cumulative)
+    counts = {le: cumulative[le] - (cumulative[bounds[i - 1]] if i else 0) for i, le in enumerate(bounds)}
+    bound = percentile_us(counts, 99)
+    over = sum(count for le, count in counts.items() if le > 0.1)
     return {"requests": int(total), "p99AtMostMs": None if bound == math.inf else round(bound * 1000, 2),
-            "over100Ms": int(total - within)}
+            "over100Ms": int(over)}
 
 
 def merge_into(results, more):
