@@ -213,6 +213,17 @@ struct StartConfirmationContractTests {
             #expect(try await store.recordConfirmationSteps(again, at: fixture.now) == 0)
             #expect(try await store.pendingStartCount(appID: app.id, eventID: event.id, environment: .sandbox) == 0)
             #expect(try await store.confirmationCounts(appID: app.id, jobID: later)[.uncertain] == 1)
+
+            // The funnel counts every device in the ledger in its environment: 4 (sent by the start),
+            // 1 (confirmed for it), and 0, confirmed for a job that is none of the event's starts.
+            var elsewhere = ConfirmationSteps(appID: app.id, eventID: event.id, environment: .sandbox, jobID: later)
+            elsewhere.decided = [
+                ConfirmationSteps.Decision(tokenRowID: tokens[0], outcome: .confirmed, sentAt: fixture.now)
+            ]
+            _ = try await store.recordConfirmationSteps(elsewhere, at: fixture.now)
+            let funnels = try await store.deliveryFunnels(appID: app.id, eventID: event.id)
+            #expect(funnels.map(\.environment) == [.sandbox])
+            #expect(funnels.first?.counts[.accepted] == 3)
         }
     }
 }
