@@ -126,6 +126,69 @@ struct RegistrationPlanTests {
         }
     }
 
+    /// A rotation's transaction (the app held, the rotations found, the rows locked and moved) runs
+    /// on prepared statements that settle on their generic plans: a tenth of a match day's
+    /// registrations rotate, and planning each of their statements at every call cost more than
+    /// running them.
+    @Test("a rotation's statements keep their generic plans after five calls")
+    func rotationKeepsTheGenericPlans() async throws {
+        try await PlanProbe.withUnanalyzedStore("push_to_start_tokens") { client, store, fixture in
+            let app = try await fixture.makeApp()
+            let calls = 20
+            _ = try await store.upsertPushToStartTokens(
+                appID: app.id,
+                (0..<calls).map { TokenContractTests.registration($0) },
+                at: fixture.now
+            )
+            let plans = try await client.withConnection { connection in
+                for call in 0..<calls {
+                    // Device `call` comes back with a token of its own that no row has yet.
+                    var rotated = TokenContractTests.registration(call)
+                    rotated.token = String(format: "%064x", 10_000 + call)
+                    _ = try await connection.query("BEGIN", logger: store.logger).collect()
+                    _ = try await connection.rows(
+                        PreparedQuery<AppHoldShape>(PostgresStore.holdApp(app.id)),
+                        logger: store.logger
+                    )
+                    try await PostgresStore.rotateDevices(
+                        appID: app.id,
+                        [rotated],
+                        at: fixture.now,
+                        on: connection,
+                        logger: store.logger
+                    )
+                    _ = try await connection.query("COMMIT", logger: store.logger).collect()
+                }
+                let names = [AppHoldShape.name, RotationsShape.name, TokenRowLockShape.name, DeviceRowMoveShape.name]
+                var plans: [String: (generic: Int64, custom: Int64)] = [:]
+                for row in try await connection.query(
+                    """
+                    SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+                    WHERE name = ANY(\(names)::text[])
+                    """,
+                    logger: store.logger
+                ).collect() {
+                    let (name, generic, custom) = try row.decode((String, Int64, Int64).self)
+                    plans[name] = (generic, custom)
+                }
+                return plans
+            }
+            #expect(plans.count == 4)
+            for (name, counts) in plans {
+                #expect(counts.custom <= 5, "\(name) planned \(counts.custom) calls for their values")
+                #expect(counts.generic + counts.custom >= Int64(calls), "\(name)")
+            }
+            // Each device's row now carries its new token.
+            let moved = try await store.pushToStartToken(
+                appID: app.id,
+                environment: .sandbox,
+                attributesType: "MatchAttributes",
+                token: String(format: "%064x", 10_000 + calls - 1)
+            )
+            #expect(moved?.deviceID == "device-\(calls - 1)")
+        }
+    }
+
     /// An app with a live event that offers itself to late joiners: the registration statement's
     /// whole path, its queue of pending starts included.
     private static func appTakingLateJoiners(_ store: PostgresStore, _ fixture: StoreFixture) async throws -> App {

@@ -22,26 +22,10 @@ extension PostgresStore {
         // The device's row is its latest registered one (rows written before rotations were
         // recognised may share a device ID); a token row that already names the device is the
         // device's row, and nothing rotates.
-        let found = try await connection.query(
-            """
-            SELECT d.id, n.id, u.token
-            FROM UNNEST(\(named.map(\.environment.rawValue))::text[], \(named.map(\.attributesType))::text[],
-                        \(named.map(\.token))::text[], \(named.map { $0.deviceID ?? "" })::text[])
-                 WITH ORDINALITY AS u(environment, attributes_type, token, device_id, position)
-            CROSS JOIN LATERAL (
-                SELECT d.id FROM push_to_start_tokens d
-                WHERE d.app_id = \(appID.uuid) AND d.environment = u.environment AND d.attributes_type = \
-            u.attributes_type
-                  AND d.device_id = u.device_id AND d.token <> u.token
-                ORDER BY d.last_registered_at DESC, d.id DESC LIMIT 1) d
-            LEFT JOIN push_to_start_tokens n
-                ON n.app_id = \(appID.uuid) AND n.environment = u.environment AND n.attributes_type = u.attributes_type
-               AND n.token = u.token
-            WHERE n.id IS NULL OR n.device_id IS DISTINCT FROM u.device_id
-            ORDER BY u.position
-            """,
+        let found = try await connection.rows(
+            PreparedQuery<RotationsShape>(rotations(appID: appID, named)),
             logger: logger
-        ).collect()
+        )
         let rotations = try found.map { try $0.decode((Int64, Int64?, String).self) }
         if rotations.contains(where: { $0.1 != nil }) {
             // Before any token row is locked: a batch holds the shared lock while it holds token
@@ -60,6 +44,53 @@ extension PostgresStore {
                 logger: logger
             )
         }
+    }
+
+    /// The rotations among `named` (registrations with a device ID): per registration in order, the
+    /// device's row, the token's own row if it has one to merge, and the token. A shape's statement
+    /// (`RotationsShape`): `u` is limited to its own count so that the generic plan expects one
+    /// registration (`PreparedQueryShape`), and a rotation's transaction does not plan it again.
+    static func rotations(appID: AppID, _ named: [PushToStartRegistration]) -> PostgresQuery {
+        """
+        SELECT d.id, n.id, u.token
+        FROM (SELECT * FROM UNNEST(\(named.map(\.environment.rawValue))::text[], \(named.map(\.attributesType))::text[],
+                                   \(named.map(\.token))::text[], \(named.map { $0.deviceID ?? "" })::text[])
+                            WITH ORDINALITY AS u(environment, attributes_type, token, device_id, position)
+              LIMIT \(named.count)) u
+        CROSS JOIN LATERAL (
+            SELECT d.id FROM push_to_start_tokens d
+            WHERE d.app_id = \(appID.uuid) AND d.environment = u.environment AND d.attributes_type = \
+        u.attributes_type
+              AND d.device_id = u.device_id AND d.token <> u.token
+            ORDER BY d.last_registered_at DESC, d.id DESC LIMIT 1) d
+        LEFT JOIN push_to_start_tokens n
+            ON n.app_id = \(appID.uuid) AND n.environment = u.environment AND n.attributes_type = u.attributes_type
+           AND n.token = u.token
+        WHERE n.id IS NULL OR n.device_id IS DISTINCT FROM u.device_id
+        ORDER BY u.position
+        """
+    }
+
+    /// Locks the token rows a rotation moves, the device's and the token's own (if it has one), in
+    /// ID order (`TokenRowLockShape`). Two parameters, not an array: a generic plan reads an array
+    /// parameter as ten values, and PostgreSQL planned every call for its one or two.
+    static func lockTokenRows(device deviceRow: Int64, token tokenRow: Int64?) -> PostgresQuery {
+        """
+        SELECT id FROM push_to_start_tokens WHERE id IN (\(deviceRow), \(tokenRow ?? deviceRow)) ORDER BY id \
+        FOR UPDATE
+        """
+    }
+
+    /// Moves the device's row to `token` (`DeviceRowMoveShape`). The registration's time becomes
+    /// the row's: a 410 APNs dated before it (for either token) does not retire the row, and one for
+    /// the old token never does (it names that token).
+    static func moveDeviceRow(_ deviceRow: Int64, to token: String, at: Date) -> PostgresQuery {
+        """
+        UPDATE push_to_start_tokens
+        SET token = \(token), last_registered_at = GREATEST(last_registered_at, \(at)),
+            invalidated_at = NULL, invalidation_reason = NULL
+        WHERE id = \(deviceRow)
+        """
     }
 
     /// The advisory lock that orders a merge against the app's fan-out batches. A batch writes
@@ -143,11 +174,10 @@ extension PostgresStore {
         on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        let rows = [deviceRow] + (tokenRow.map { [$0] } ?? [])
-        _ = try await connection.query(
-            "SELECT id FROM push_to_start_tokens WHERE id = ANY(\(rows)::bigint[]) ORDER BY id FOR UPDATE",
+        _ = try await connection.rows(
+            PreparedQuery<TokenRowLockShape>(lockTokenRows(device: deviceRow, token: tokenRow)),
             logger: logger
-        ).collect()
+        )
         if let tokenRow {
             // Where both rows have an entry for the same event (or job), the device's is kept: it
             // is what the device was sent; the token's goes with its row.
@@ -196,16 +226,9 @@ extension PostgresStore {
                 _ = try await connection.query(move, logger: logger).collect()
             }
         }
-        // The registration's time becomes the row's: a 410 APNs dated before it (for either token)
-        // does not retire the row, and one for the old token never does (it names that token).
-        _ = try await connection.query(
-            """
-            UPDATE push_to_start_tokens
-            SET token = \(token), last_registered_at = GREATEST(last_registered_at, \(at)),
-                invalidated_at = NULL, invalidation_reason = NULL
-            WHERE id = \(deviceRow)
-            """,
+        _ = try await connection.rows(
+            PreparedQuery<DeviceRowMoveShape>(moveDeviceRow(deviceRow, to: token, at: at)),
             logger: logger
-        ).collect()
+        )
     }
 }

@@ -51,8 +51,7 @@ extension PostgresStore {
     ) async throws -> TokenRegistrationOutcome {
         try await transaction { connection in
             guard
-                try await connection.query("SELECT 1 FROM apps WHERE id = \(appID.uuid) FOR SHARE", logger: logger)
-                    .collect().count == 1
+                try await connection.rows(PreparedQuery<AppHoldShape>(Self.holdApp(appID)), logger: logger).count == 1
             else { throw StoreError.notFound(entity: "app", id: appID.description) }
             try await Self.rotateDevices(appID: appID, unique, at: at, on: connection, logger: logger)
             return try await Self.register(
@@ -65,6 +64,12 @@ extension PostgresStore {
                 logger: logger
             )
         }
+    }
+
+    /// Holds the app's row shared for the transaction, so that the app cannot go while its tokens
+    /// are written; one row when the app exists (`AppHoldShape`).
+    static func holdApp(_ appID: AppID) -> PostgresQuery {
+        "SELECT 1 FROM apps WHERE id = \(appID.uuid) FOR SHARE"
     }
 
     /// What a registration statement does besides the upsert.
@@ -99,10 +104,7 @@ extension PostgresStore {
                 options: options,
                 returningTokens: returningTokens
             )
-            var rows: [PostgresRow] = []
-            for try await row in try await connection.execute(PreparedRegistration(statement), logger: logger) {
-                rows.append(row)
-            }
+            let rows = try await connection.rows(PreparedRegistration(statement), logger: logger)
             guard let outcome = try registrationOutcome(rows, returningTokens: returningTokens) else {
                 throw StoreError.corruptRow(entity: "registration", detail: "refused a rotation it was not asked to")
             }

@@ -1,3 +1,4 @@
+import Logging
 import PostgresNIO
 
 /// A statement whose text is the same on every call, its values all parameters: each pooled
@@ -46,4 +47,21 @@ struct PreparedQuery<Shape: PreparedQueryShape>: PostgresPreparedStatement {
     func makeBindings() throws -> PostgresBindings { bindings }
 
     func decodeRow(_ row: PostgresRow) throws -> PostgresRow { row }
+}
+
+extension PostgresConnection {
+    /// The rows of a shape's statement on this connection (within a transaction), which prepares
+    /// it on its first call.
+    func rows<Shape: PreparedQueryShape>(
+        _ statement: PreparedQuery<Shape>,
+        logger: Logger
+    ) async throws
+        -> [PostgresRow]
+    {
+        var rows: [PostgresRow] = []
+        for try await row in try await execute(statement, logger: logger) {
+            rows.append(row)
+        }
+        return rows
+    }
 }
