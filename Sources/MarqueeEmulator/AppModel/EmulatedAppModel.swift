@@ -147,7 +147,8 @@ actor AppModelRunner {
         let now = state.now
         let shares = state.configuration.appShares
         let key = DeviceKey(environment: event.environment, deviceID: event.deviceID)
-        let found = state.withWorld { world -> (EmulatedAppTraits, EmulatedAppMarquee)? in
+        // The device's traits and its app's Marquee: no broadcast's delivery changes them.
+        let found = state.withWorldBeforeDelivery { world -> (EmulatedAppTraits, EmulatedAppMarquee)? in
             guard let device = world.environments[event.environment]?.devices[event.deviceID]?.device,
                 let traits = device.appTraits, let marquee = world.appMarquees[device.bundleID]
             else { return nil }

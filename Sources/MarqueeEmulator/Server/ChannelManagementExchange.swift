@@ -69,7 +69,7 @@ struct ChannelManagementExchange {
         }
         if let budget = processor.state.configuration.channelManagementBudgetPerHour {
             let environment = processor.listener.environment
-            let admitted = processor.state.withWorld { world in
+            let admitted = processor.state.withWorldBeforeDelivery { world in
                 world.withEnvironment(environment) { env in
                     env.channelManagementRequests[bundleID, default: SlidingWindowBudget()].admit(
                         at: now,
@@ -87,7 +87,9 @@ struct ChannelManagementExchange {
         case .delete: response = delete(bundleID: bundleID, requestID: requestID, now: now)
         case .list: response = list(bundleID: bundleID, requestID: requestID)
         }
-        if response.status < 300 { processor.state.withWorld { $0.counters.channelRequestsAccepted += 1 } }
+        if response.status < 300 {
+            processor.state.withWorldBeforeDelivery { $0.counters.channelRequestsAccepted += 1 }
+        }
         return response
     }
 

@@ -106,6 +106,10 @@ struct EmulatorWorld: Sendable {
     /// The answered broadcast being delivered, when a slice of its subscribers has been reached
     /// and not all: it comes before every one in `answeredBroadcasts`.
     var deliveryInProgress: BroadcastDelivery?
+
+    /// Whether an answered broadcast has subscribers it has not reached yet.
+    var hasUndeliveredBroadcasts: Bool { deliveryInProgress != nil || !answeredBroadcasts.isEmpty }
+
     let historyPerTarget: Int
     /// The apps the emulator plays, by bundle ID: where each one's Marquee is.
     var appMarquees: [String: EmulatedAppMarquee]
