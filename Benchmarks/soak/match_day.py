@@ -299,7 +299,7 @@ class Soak:
         log(f"match day: {o.minutes} min, samples every {interval} s, rates {self.rates}, {o.events} events, "
             f"starts of {count(o.start_devices)} devices at {starts_due} s, restarts at {restart_at:.0f} s")
         while True:
-            slice_start = time.monotonic()
+            slice_start, slice_start_wall = time.monotonic(), time.time()
             elapsed = slice_start - self.began
             if elapsed >= duration - interval / 2:
                 break  # no stub of a sample at the end (a restart's longer sample shifts the rest)
@@ -319,7 +319,7 @@ class Soak:
                     load = LoadSet(self, [r for r in self.replicas if r.alive()], max(1, slice_end - time.monotonic()))
                 time.sleep(0.1)
             merge_into(results, load.stop())
-            self.sample(results, time.monotonic() - slice_start)
+            self.sample(results, time.monotonic() - slice_start, time.time() - slice_start_wall)
 
     # -- samples
 
@@ -364,7 +364,12 @@ class Soak:
             self.timer_totals[replica.name] = (replica.process.pid, now)
         return {name: timer_figures(since.get(name, {})) for name in SERVER_TIMERS}
 
-    def sample(self, results, seconds):
+    def sample(self, results, seconds, wall_seconds):
+        """One sample of `seconds` on the monotonic clock, `wall_seconds` on the wall clock.  Where the wall
+        clock ran ahead, the machine itself was suspended (the monotonic clock does not count a virtual
+        machine's pause; `vmstat 1` prints nothing meanwhile): `pausedSeconds`, logged, so that a
+        minute whose tails and timeouts are the machine's is told from one whose are Marquee's."""
+        paused = max(0.0, wall_seconds - seconds)
         paths, histograms = {}, {}
         for path in PATHS:
             figures = results[path]
@@ -401,7 +406,8 @@ class Soak:
         cpu = self.cpu.read(self.cpu_parts())
         statements = self.read_statements() if self.options.pg_statements else None
         sample = {
-            "minute": round((time.monotonic() - self.began) / 60, 3), "seconds": round(seconds, 2), "load": os.getloadavg()[0],
+            "minute": round((time.monotonic() - self.began) / 60, 3), "seconds": round(seconds, 2),
+            "pausedSeconds": round(paused, 1), "load": os.getloadavg()[0],
             "rss": rss, "paths": paths, "server": server, "tables": tables, "cpuCores": cpu, **({"statements": statements} if statements else {}),
             "jobs": [{"event": j["event"], "state": j["view"].get("state"), "progress": j["view"].get("progress")} for j in self.jobs],
         }
@@ -414,7 +420,8 @@ class Soak:
         log(f"minute {sample['minute']:.1f}: RSS {memory}; "
             + "; ".join(f"{path} {p[path]['rate']:.0f}/s p99 {p[path]['p99Ms']} ms {p[path]['statuses']}" for path in PATHS)
             + f"; tokens {tables.get('push_to_start_tokens', {}).get('rows')} rows; load {sample['load']:.1f}; cores "
-            + ", ".join(f"{n} {v}" for n, v in cpu.items()))
+            + ", ".join(f"{n} {v}" for n, v in cpu.items())
+            + (f"; the machine was paused {paused:.0f} s (its wall clock ran ahead of the monotonic one)" if paused >= 1 else ""))
 
     # -- the end
 
