@@ -43,9 +43,9 @@ final class EmulatorState: Sendable {
     ///
     /// What is left to deliver is caught up on first a slice at a time (the courier's), letting go
     /// of the lock between slices, so that only the caller waits for the walk: delivered whole under
-    /// one hold, a 100,000-subscriber channel's broadcast held the lock 0.2–0.3 s, and every
-    /// broadcast's admission and start behind it waited that long (the match-day soak's broadcasts
-    /// over 100 ms, more with every live event). What was answered after the last slice is still
+    /// one hold, a 66,000-subscriber channel's broadcast held the lock 0.2–0.3 s
+    /// (`AnsweredBroadcast`), and every broadcast's admission and start behind it waited that long.
+    /// What was answered after the last slice is still
     /// delivered under the hold that runs `body`, so `body` sees every delivery done.
     func withWorld<Result: Sendable, Failure: Error>(
         deliveringFirstIf needsDeliveries: (borrowing EmulatorWorld) -> Bool,
