@@ -45,8 +45,8 @@ final class EmulatorState: Sendable {
     /// of the lock between slices, so that only the caller waits for the walk: delivered whole under
     /// one hold, a 66,000-subscriber channel's broadcast held the lock 0.2–0.3 s
     /// (`AnsweredBroadcast`), and every broadcast's admission and start behind it waited that long.
-    /// What was answered after the last slice is still
-    /// delivered under the hold that runs `body`, so `body` sees every delivery done.
+    /// What was answered after the last slice is still delivered under the hold that runs `body`,
+    /// so `body` sees every delivery done.
     func withWorld<Result: Sendable, Failure: Error>(
         deliveringFirstIf needsDeliveries: (borrowing EmulatorWorld) -> Bool,
         _ body: (inout EmulatorWorld) throws(Failure) -> Result
