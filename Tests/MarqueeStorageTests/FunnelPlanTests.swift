@@ -1,0 +1,75 @@
+import Foundation
+import MarqueeCore
+import MarqueeTesting
+import PostgresNIO
+import Testing
+
+@testable import MarqueeStorage
+
+/// PostgreSQL only: a funnel's statements are planned without parallel workers, whatever the
+/// database would choose for them. With the start ledger at 600,000 entries PostgreSQL counted a
+/// 100,000-device event's funnel with a parallel scan of the whole ledger, three processes' CPU
+/// growing with every start of the day, each minute on every replica (the match-day soak); alone it
+/// reads the event's own entries. Here the database's settings make every read a parallel scan, and
+/// the plan is read, not timed.
+@Suite("Funnel plans")
+struct FunnelPlanTests {
+    @Test("a funnel's statement plans no parallel workers where the database would plan them")
+    func noParallelWorkers() async throws {
+        try await PostgresTestCluster.withDatabase { configuration in
+            // Set before the store's client connects, so that every connection it opens has them.
+            try await withRunningClient(configuration) { admin in
+                // On tables this small PostgreSQL reads by index; without index scans, every read is
+                // a scan of its table, which these costs make parallel.
+                let settings = [
+                    "parallel_setup_cost = 0", "parallel_tuple_cost = 0", "min_parallel_table_scan_size = 0",
+                    "enable_indexscan = off", "enable_indexonlyscan = off", "enable_bitmapscan = off",
+                ]
+                for setting in settings {
+                    _ = try await admin.query(
+                        PostgresQuery(
+                            unsafeSQL: """
+                                DO $$ BEGIN EXECUTE format('ALTER DATABASE %I SET \(setting)', current_database()); END $$
+                                """
+                        ),
+                        logger: Logger(label: "funnel-plan")
+                    ).collect()
+                }
+            }
+            try await withRunningClient(configuration) { client in
+                let store = PostgresStore(
+                    client: client,
+                    configuration: StoreConfiguration(
+                        sealer: testSealer,
+                        migrations: .sources,
+                        clock: ManualWallClock()
+                    )
+                )
+                let app = AppID(), event = EventID()
+                var binds = PostgresBindings()
+                binds.append(app.uuid)
+                binds.append(event.uuid)
+                binds.append(event.description)
+                binds.append(JobKind.startFanOut.rawValue)
+                binds.append(JobKind.startFanOutPartition.rawValue)
+                let explain = PostgresQuery(
+                    unsafeSQL: "EXPLAIN " + PresenceQueries.funnel { "$\($0)" },
+                    binds: binds
+                )
+
+                let asTheDatabaseWould = try await client.query(explain, logger: store.logger).collect()
+                    .map { try $0.decode(String.self) }
+                #expect(
+                    asTheDatabaseWould.contains { $0.contains("Workers Planned") },
+                    "the database's own plan is parallel: \(asTheDatabaseWould.joined(separator: "\n"))"
+                )
+
+                let asTheStorePlansIt = try await store.reportRows(explain).map { try $0.decode(String.self) }
+                #expect(
+                    !asTheStorePlansIt.contains { $0.contains("Workers") },
+                    "\(asTheStorePlansIt.joined(separator: "\n"))"
+                )
+            }
+        }
+    }
+}
