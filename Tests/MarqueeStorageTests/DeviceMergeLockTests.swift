@@ -18,14 +18,7 @@ struct DeviceMergeLockTests {
     func mergeWaitsForBatch() async throws {
         try await PostgresTestCluster.withDatabase { configuration in
             try await withRunningClient(configuration) { client in
-                let store = PostgresStore(
-                    client: client,
-                    configuration: StoreConfiguration(
-                        sealer: testSealer,
-                        migrations: .sources,
-                        clock: ManualWallClock()
-                    )
-                )
+                let store = PlanProbe.store(on: client)
                 let now = Date()
                 let app = App(
                     name: "Scores",

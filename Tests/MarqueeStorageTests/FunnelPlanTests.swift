@@ -37,24 +37,10 @@ struct FunnelPlanTests {
                 }
             }
             try await withRunningClient(configuration) { client in
-                let store = PostgresStore(
-                    client: client,
-                    configuration: StoreConfiguration(
-                        sealer: testSealer,
-                        migrations: .sources,
-                        clock: ManualWallClock()
-                    )
-                )
-                let app = AppID(), event = EventID()
-                var binds = PostgresBindings()
-                binds.append(app.uuid)
-                binds.append(event.uuid)
-                binds.append(event.description)
-                binds.append(JobKind.startFanOut.rawValue)
-                binds.append(JobKind.startFanOutPartition.rawValue)
+                let store = PlanProbe.store(on: client)
                 let explain = PostgresQuery(
                     unsafeSQL: "EXPLAIN " + PresenceQueries.funnel { "$\($0)" },
-                    binds: binds
+                    binds: PostgresStore.eventBinds(appID: AppID(), eventID: EventID())
                 )
 
                 let asTheDatabaseWould = try await client.query(explain, logger: store.logger).collect()

@@ -51,7 +51,7 @@ extension PostgresStore {
     }
 
     public func startStanding(appID: AppID, eventID: EventID, tokenRowID: Int64) async throws -> DeviceStartStanding {
-        var binds = eventBinds(appID: appID, eventID: eventID)
+        var binds = Self.eventBinds(appID: appID, eventID: eventID)
         binds.append(tokenRowID)
         guard
             let row = try await firstRow(
@@ -68,7 +68,7 @@ extension PostgresStore {
         let result = try await reportRows(
             PostgresQuery(
                 unsafeSQL: PresenceQueries.funnel(Self.placeholder),
-                binds: eventBinds(appID: appID, eventID: eventID)
+                binds: Self.eventBinds(appID: appID, eventID: eventID)
             )
         )
         return try PresenceQueries.funnels(
@@ -84,7 +84,7 @@ extension PostgresStore {
         eventID: EventID,
         until: Date
     ) async throws -> DeliveryFunnelTimeline {
-        var binds = eventBinds(appID: appID, eventID: eventID)
+        var binds = Self.eventBinds(appID: appID, eventID: eventID)
         binds.append(Self.microseconds(until))
         binds.append(DeliveryFunnelTimeline.stepDivisorMicroseconds)
         let statement = PresenceQueries.timeline(Self.placeholder) {
@@ -117,7 +117,7 @@ extension PostgresStore {
 
     /// Parameters 1 to 5 of the funnel's statements: the app, the event, the event as the jobs'
     /// arguments carry it, and the two kinds of start job.
-    private func eventBinds(appID: AppID, eventID: EventID) -> PostgresBindings {
+    static func eventBinds(appID: AppID, eventID: EventID) -> PostgresBindings {
         var binds = PostgresBindings(capacity: 7)
         binds.append(appID.uuid)
         binds.append(eventID.uuid)

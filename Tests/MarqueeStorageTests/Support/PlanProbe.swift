@@ -5,8 +5,9 @@ import PostgresNIO
 
 @testable import MarqueeStorage
 
-/// What the plan tests share (PostgreSQL only): a store on a fresh migrated database whose `table`
-/// is never analyzed by autovacuum, and the generic plan PostgreSQL keeps for a prepared statement.
+/// What the PostgreSQL-only tests share: a store on a client's database, one on a fresh migrated
+/// database whose `table` is never analyzed by autovacuum, and the generic plan PostgreSQL keeps
+/// for a prepared statement.
 enum PlanProbe {
     /// `body` with the client, the store and its fixture; `table` keeps no statistics but what the
     /// test gives it.
@@ -17,10 +18,7 @@ enum PlanProbe {
         try await PostgresTestCluster.withDatabase { configuration in
             try await withRunningClient(configuration) { client in
                 let clock = ManualWallClock()
-                let store = PostgresStore(
-                    client: client,
-                    configuration: StoreConfiguration(sealer: testSealer, migrations: .sources, clock: clock)
-                )
+                let store = Self.store(on: client, clock: clock)
                 let fixture = StoreFixture(store: store, clock: clock, backend: .postgres, reopen: { _ in store })
                 _ = try await client.query(
                     PostgresQuery(unsafeSQL: "ALTER TABLE \(table) SET (autovacuum_enabled = false)"),
@@ -29,6 +27,14 @@ enum PlanProbe {
                 try await body(client, store, fixture)
             }
         }
+    }
+
+    /// A store on `client`'s database, migrated from the sources, its time `clock`'s.
+    static func store(on client: PostgresClient, clock: ManualWallClock = ManualWallClock()) -> PostgresStore {
+        PostgresStore(
+            client: client,
+            configuration: StoreConfiguration(sealer: testSealer, migrations: .sources, clock: clock)
+        )
     }
 
     /// The generic plan PostgreSQL may keep for `sql` prepared on a pooled connection (after five
