@@ -19,6 +19,12 @@ statements_report() {
     ORDER BY total_exec_time DESC LIMIT 12" >&2
 }
 
+# What PostgreSQL wrote to its WAL during a fan-out: bytes, full-page images (each page's first change
+# after a checkpoint writes the whole 8 KiB page) and checkpoints begun (timed or requested).
+wal_counters() {
+  psql_bench -At -F' ' -c "SELECT w.wal_bytes, w.wal_fpi, b.checkpoints_timed + b.checkpoints_req FROM pg_stat_wal w, pg_stat_bgwriter b"
+}
+
 start_serve
 setup_app
 [ -n "${MARQUEE_BENCH_VARIANTS:-}" ] || python3 "$PY" load $BASE "$DEV" SmallMatch "$SMALL" 5a5a5a5a
@@ -57,18 +63,25 @@ for run in $(seq "$RUNS"); do
       settle
       load1=$(cut -d' ' -f1 /proc/loadavg)
       statements_reset
+      wal_before=$(wal_counters)
       result=$(python3 "$PY" start $BASE "$PUB" "$key" "$SERVER")
+      wal_after=$(wal_counters)
       statements_report
       stop_serve
       echo "$result" | jq -c --arg variant "$variant" --arg variables "$variables" --arg run "$run" --arg ceiling "$ceiling" --arg load "$load1" --arg n "$n" \
+        --arg wal_before "$wal_before" --arg wal_after "$wal_after" \
         '{variant: $variant, variables: $variables, run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
           ratio: ((.rate / ($ceiling|tonumber)) * 1000 | round / 1000), total, accepted, failed,
           hwm_mib: ((.hwm_kib / 1024) * 10 | round / 10), rss_max_sampled_mib: ((.rss_max_sampled_kib / 1024) * 10 | round / 10),
-          rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, load_before: ($load|tonumber), load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
+          rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, load_before: ($load|tonumber),
+          wal: ([($wal_before | split(" ") | map(tonumber)), ($wal_after | split(" ") | map(tonumber))]
+                | {mib: (((.[1][0] - .[0][0]) / 1048576) | round), full_page_images: (.[1][1] - .[0][1]), checkpoints: (.[1][2] - .[0][2])}),
+          load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
     )
   done
 done
 echo "load after: $(cut -d' ' -f1-3 /proc/loadavg)"
 # What the buffer pool has to hold: the tables a fan-out reads and writes, with their indexes.
 echo "postgres sizes: $(psql_bench -At -c "SELECT string_agg(relname || ' ' || pg_size_pretty(pg_total_relation_size(oid)) || ' (' || reltuples::bigint || ' rows)', ', ' ORDER BY relname) FROM pg_class WHERE relname IN ('start_ledger', 'push_to_start_tokens')")"
+echo "start ledger's indexes: $(psql_bench -At -c "SELECT string_agg(relname || ' ' || pg_size_pretty(pg_relation_size(oid)), ', ' ORDER BY relname) FROM pg_class WHERE relname IN ('start_ledger_pkey', 'start_ledger_token')")"
 grep -iE "error|warning" "$WORK/serve.log" | sort | uniq -c | sort -rn | head -5 >&2 || true
