@@ -20,9 +20,13 @@ statements_report() {
 }
 
 # What PostgreSQL wrote to its WAL during a fan-out: bytes, full-page images (each page's first change
-# after a checkpoint writes the whole 8 KiB page) and checkpoints begun (timed or requested).
+# after a checkpoint writes the whole 8 KiB page) and checkpoints begun (timed or requested; counted in
+# pg_stat_checkpointer from PostgreSQL 17, in pg_stat_bgwriter before it).
 wal_counters() {
-  psql_bench -At -F' ' -c "SELECT w.wal_bytes, w.wal_fpi, b.checkpoints_timed + b.checkpoints_req FROM pg_stat_wal w, pg_stat_bgwriter b"
+  local checkpoints="(SELECT checkpoints_timed + checkpoints_req FROM pg_stat_bgwriter)"
+  [ "$(psql_bench -At -c "SHOW server_version_num")" -ge 170000 ] &&
+    checkpoints="(SELECT num_timed + num_requested FROM pg_stat_checkpointer)"
+  psql_bench -At -F' ' -c "SELECT wal_bytes, wal_fpi, $checkpoints FROM pg_stat_wal"
 }
 
 start_serve

@@ -12,7 +12,7 @@ import Synchronization
 /// queued on it until none is left before it reads its sockets again: a task that yields between
 /// slices is queued again at once, so a walk over a 100,000-subscriber channel held one of the
 /// emulator's loops, and every connection on it, for its whole length (the answers to Marquee's
-/// broadcasts on that loop 60–130 ms late in the match-day soak, RELIABILITY.md).
+/// broadcasts on that loop 60–130 ms late in the match-day soak, docs/history/reliability.md).
 final class BroadcastCourier: Sendable {
     /// Activities reached under one hold of the world's lock.
     static let activitiesPerSlice = 1_000
