@@ -131,13 +131,15 @@ struct APNSHTTP2FramerTests {
             (":method", "POST"), (":path", "/3/device/abcdef"), ("apns-push-type", "liveactivity"),
         ])
         channel.write(
-            HTTP2Frame(streamID: 1, payload: .headers(.init(headers: headers, endStream: false))),
+            APNSHTTP2Write.frame(HTTP2Frame(streamID: 1, payload: .headers(.init(headers: headers, endStream: false)))),
             promise: nil
         )
         channel.write(
-            HTTP2Frame(
-                streamID: 1,
-                payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))
+            APNSHTTP2Write.frame(
+                HTTP2Frame(
+                    streamID: 1,
+                    payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))
+                )
             ),
             promise: nil
         )
@@ -194,11 +196,15 @@ struct APNSHTTP2FramerTests {
         let body = ByteBuffer(string: String(repeating: "x", count: 25))
         let sentPromise = channel.eventLoop.makePromise(of: Void.self)
         channel.write(
-            HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false))),
+            APNSHTTP2Write.frame(
+                HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false)))
+            ),
             promise: nil
         )
         channel.write(
-            HTTP2Frame(streamID: 1, payload: .data(.init(data: .byteBuffer(body), endStream: true))),
+            APNSHTTP2Write.frame(
+                HTTP2Frame(streamID: 1, payload: .data(.init(data: .byteBuffer(body), endStream: true)))
+            ),
             promise: sentPromise
         )
         channel.flush()
@@ -221,13 +227,17 @@ struct APNSHTTP2FramerTests {
         _ = try inbound(channel)
         let promise = channel.eventLoop.makePromise(of: Void.self)
         channel.write(
-            HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false))),
+            APNSHTTP2Write.frame(
+                HTTP2Frame(streamID: 1, payload: .headers(.init(headers: [":method": "POST"], endStream: false)))
+            ),
             promise: nil
         )
         channel.write(
-            HTTP2Frame(
-                streamID: 1,
-                payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))
+            APNSHTTP2Write.frame(
+                HTTP2Frame(
+                    streamID: 1,
+                    payload: .data(.init(data: .byteBuffer(ByteBuffer(string: "{}")), endStream: true))
+                )
             ),
             promise: promise
         )
@@ -288,6 +298,110 @@ struct APNSHTTP2FramerTests {
         )
         #expect(!channel.isActive)
         _ = try? channel.finish()
+    }
+
+    private static func deviceFields(
+        token: String,
+        apnsID: String? = "0b5c8d2e-6f1a-4c3b-9d7e-2a4f6b8c0d1e",
+        authorization: String = "bearer ey.first"
+    ) -> APNSDeviceHeaderFields {
+        APNSDeviceHeaderFields(
+            path: "/3/device/" + token,
+            repeating: .init(
+                scheme: "https",
+                authority: "api.push.apple.com",
+                authorization: authorization,
+                pushType: "liveactivity",
+                topic: "com.example.match.push-type.liveactivity",
+                priority: "10",
+                expiration: "1800000000",
+                collapseID: "start-5f0c"
+            ),
+            apnsID: apnsID
+        )
+    }
+
+    /// Writes a device push's HEADERS and returns its header block.
+    private func deviceBlock(
+        _ fields: APNSDeviceHeaderFields,
+        stream: HTTP2StreamID,
+        on channel: EmbeddedChannel
+    ) throws
+        -> ByteBuffer
+    {
+        channel.write(APNSHTTP2Write.deviceHeaders(fields, streamID: stream, endStream: true), promise: nil)
+        channel.flush()
+        let sent = try frames(in: written(channel))
+        try #require(sent.count == 1)
+        #expect(sent[0].type == 0x1 && sent[0].flags == 0x1 | 0x4 && sent[0].streamID == stream)
+        return sent[0].payload
+    }
+
+    @Test(
+        "a device push's header block decodes to its fields, :path first; from the third push on, the repeating ones are one-byte references"
+    )
+    func deviceHeaderBlocks() throws {
+        let channel = try activeChannel()
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        var repeatingLengths: [Int] = []
+        for index in 0..<4 {
+            let fields = Self.deviceFields(token: String(repeating: "a\(index)", count: 40))
+            var block = try deviceBlock(fields, stream: HTTP2StreamID(1 + 2 * index), on: channel)
+            let length = block.readableBytes
+            #expect(try decoder.decodeHeaders(from: &block) == fields.headers)
+            // :path: one byte of name index, one of length; apns-id: one, 1 + 7, 1 + 36.
+            repeatingLengths.append(length - (2 + fields.path.utf8.count) - (1 + 8 + 37))
+        }
+        // The first push adds its fields to the table, the second refers to them, and the third and
+        // fourth are the second's bytes: ten fields, ten one-byte references.
+        #expect(repeatingLengths[0] > 100)
+        #expect(Array(repeatingLengths.dropFirst()) == [10, 10, 10])
+        _ = try channel.finish()
+    }
+
+    @Test(
+        "device pushes decode to their fields across another request's block, a new token and table sizes the server changes"
+    )
+    func deviceHeaderBlocksAcrossTableChanges() throws {
+        let channel = try activeChannel()
+        var decoder = HPACKDecoder(allocator: ByteBufferAllocator())
+        var stream: HTTP2StreamID = 1
+        func push(_ fields: APNSDeviceHeaderFields) throws {
+            var block = try deviceBlock(fields, stream: stream, on: channel)
+            #expect(try decoder.decodeHeaders(from: &block) == fields.headers)
+            stream = HTTP2StreamID(Int32(stream) + 2)
+        }
+        for token in ["01", "02", "03"] { try push(Self.deviceFields(token: token)) }
+
+        // A broadcast's block adds its own fields: the cached bytes' indices are no longer right.
+        let broadcast = HPACKHeaders([
+            (":method", "POST"), (":scheme", "https"), (":authority", "api.push.apple.com"),
+            (":path", "/4/broadcasts/apps/com.example.match"), ("apns-channel-id", "dHN0LTEyMzQ="),
+        ])
+        channel.write(
+            APNSHTTP2Write.frame(
+                HTTP2Frame(streamID: stream, payload: .headers(.init(headers: broadcast, endStream: true)))
+            ),
+            promise: nil
+        )
+        channel.flush()
+        var broadcastBlock = try #require(try frames(in: written(channel)).first).payload
+        #expect(try decoder.decodeHeaders(from: &broadcastBlock) == broadcast)
+        stream = HTTP2StreamID(Int32(stream) + 2)
+        for token in ["04", "05", "06"] { try push(Self.deviceFields(token: token)) }
+
+        // A refreshed provider token, and a push without an apns-id.
+        for token in ["07", "08", "09"] { try push(Self.deviceFields(token: token, authorization: "bearer ey.second")) }
+        try push(Self.deviceFields(token: "0a", apnsID: nil, authorization: "bearer ey.second"))
+
+        // The server shrinks the table to nothing, then allows it again.
+        for size: UInt8 in [0, 0x10] {
+            try channel.writeInbound(frame(0x4, [0, 1, 0, 0, size, 0]))
+            _ = try written(channel)
+            _ = try inbound(channel)
+            for token in ["0b", "0c", "0d"] { try push(Self.deviceFields(token: token)) }
+        }
+        _ = try channel.finish()
     }
 
     @Test("frames of a type HTTP/2 does not define are ignored")

@@ -40,35 +40,42 @@ enum APNSOperation: Sendable {
         }
     }
 
+    /// A device push's header fields, as the framer encodes them (`APNSDeviceHeaderFields`).
+    static func deviceHeaderFields(
+        _ push: APNSDevicePush,
+        scheme: String,
+        authority: String,
+        authorization: String
+    ) -> APNSDeviceHeaderFields {
+        APNSDeviceHeaderFields(
+            path: push.path,
+            repeating: .init(
+                scheme: scheme,
+                authority: authority,
+                authorization: authorization,
+                pushType: push.pushType.rawValue,
+                topic: push.topic,
+                priority: push.priority.headerValue,
+                expiration: push.expiration?.headerValue,
+                collapseID: push.collapseID
+            ),
+            apnsID: push.apnsID?.lowercasedText
+        )
+    }
+
     /// The header block. Stable values (`authorization`, push type, topic, priority, collapse ID)
     /// are indexable so that HPACK sends them as one-byte references after the first request;
     /// per-request values (`:path`, `apns-id`) are not, so they do not churn APNs' small dynamic
-    /// table.
+    /// table. A device push's block is the framer's to put together from its fields (the handler
+    /// writes those); this one is the same block, for everything else that wants it.
     func headers(scheme: String, authority: String, authorization: String, now: Date) -> HPACKHeaders {
         var headers = HPACKHeaders()
         headers.reserveCapacity(11)
         switch self {
         case .device(let push):
-            headers.add(name: ":method", value: "POST")
-            headers.add(name: ":scheme", value: scheme)
-            headers.add(name: ":authority", value: authority)
-            headers.add(name: ":path", value: push.path, indexing: .nonIndexable)
-            headers.add(name: "authorization", value: authorization)
-            headers.add(name: "apns-push-type", value: push.pushType.rawValue)
-            headers.add(name: "apns-topic", value: push.topic)
-            headers.add(name: "apns-priority", value: push.priority.headerValue)
-            if let expiration = push.expiration {
-                headers.add(name: "apns-expiration", value: expiration.headerValue)
-            }
-            if let collapseID = push.collapseID {
-                // Indexable: a fan-out's starts share their event's collapse ID, so after the first
-                // request on a connection it costs a byte or two rather than its 46.
-                headers.add(name: "apns-collapse-id", value: collapseID)
-            }
-            if let apnsID = push.apnsID {
-                headers.add(name: "apns-id", value: apnsID.lowercasedText, indexing: .nonIndexable)
-            }
-            headers.add(name: "content-type", value: "application/json")
+            headers =
+                Self.deviceHeaderFields(push, scheme: scheme, authority: authority, authorization: authorization)
+                .headers
         case .broadcast(let broadcast):
             headers.add(name: ":method", value: "POST")
             headers.add(name: ":scheme", value: scheme)

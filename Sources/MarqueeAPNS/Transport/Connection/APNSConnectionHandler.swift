@@ -14,7 +14,7 @@ import NIOHTTP2
 final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
     typealias InboundIn = HTTP2Frame
     typealias OutboundIn = HTTP2Frame
-    typealias OutboundOut = HTTP2Frame
+    typealias OutboundOut = APNSHTTP2Write
     typealias State = APNSConnectionStateMachine<APNSQueuedRequest>.State
 
     let connectionID: Int
@@ -112,22 +112,43 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
             return
         }
         let body = request.operation.body
-        let headers = request.operation.headers(
-            scheme: scheme,
-            authority: authority,
-            authorization: authorization,
-            now: now
-        )
-        context.write(
-            wrapOutboundOut(
-                HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: body == nil)))
-            ),
-            promise: nil
-        )
+        switch request.operation {
+        case .device(let push):
+            let fields = APNSOperation.deviceHeaderFields(
+                push,
+                scheme: scheme,
+                authority: authority,
+                authorization: authorization
+            )
+            context.write(
+                wrapOutboundOut(.deviceHeaders(fields, streamID: streamID, endStream: body == nil)),
+                promise: nil
+            )
+        case .broadcast, .manageChannels:
+            let headers = request.operation.headers(
+                scheme: scheme,
+                authority: authority,
+                authorization: authorization,
+                now: now
+            )
+            context.write(
+                wrapOutboundOut(
+                    .frame(
+                        HTTP2Frame(
+                            streamID: streamID,
+                            payload: .headers(.init(headers: headers, endStream: body == nil))
+                        )
+                    )
+                ),
+                promise: nil
+            )
+        }
         if let body {
             context.write(
                 wrapOutboundOut(
-                    HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))
+                    .frame(
+                        HTTP2Frame(streamID: streamID, payload: .data(.init(data: .byteBuffer(body), endStream: true)))
+                    )
                 ),
                 promise: nil
             )
@@ -181,9 +202,11 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
         case .sendPing:
             context.writeAndFlush(
                 wrapOutboundOut(
-                    HTTP2Frame(
-                        streamID: .rootStream,
-                        payload: .ping(HTTP2PingData(withInteger: 0x4D61_7271), ack: false)
+                    .frame(
+                        HTTP2Frame(
+                            streamID: .rootStream,
+                            payload: .ping(HTTP2PingData(withInteger: 0x4D61_7271), ack: false)
+                        )
                     )
                 ),
                 promise: nil
@@ -297,9 +320,11 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
         if unacknowledgedInboundBytes >= 16_384 {
             context.write(
                 wrapOutboundOut(
-                    HTTP2Frame(
-                        streamID: .rootStream,
-                        payload: .windowUpdate(windowSizeIncrement: unacknowledgedInboundBytes)
+                    .frame(
+                        HTTP2Frame(
+                            streamID: .rootStream,
+                            payload: .windowUpdate(windowSizeIncrement: unacknowledgedInboundBytes)
+                        )
                     )
                 ),
                 promise: nil

@@ -28,7 +28,7 @@ import NIOHTTP2
 final class APNSHTTP2Framer: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
     typealias InboundOut = HTTP2Frame
-    typealias OutboundIn = HTTP2Frame
+    typealias OutboundIn = APNSHTTP2Write
     typealias OutboundOut = IOData
 
     private enum FrameType {
@@ -64,6 +64,8 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
     private var reader = APNSHTTP2FrameReader()
     private var windows = APNSHTTP2SendWindows()
     private var encoder: HPACKEncoder
+    /// When a device push's repeating fields may go as the bytes written for them last time.
+    private var repeatCache = APNSHPACKRepeatCache()
     private var decoder: HPACKDecoder
     /// A header block still waiting for its CONTINUATION frames.
     private var partialHeaders: (streamID: HTTP2StreamID, endStream: Bool, block: ByteBuffer)?
@@ -358,6 +360,7 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
             case .headerTableSize:
                 // The encoder may use less than the server allows, never more (RFC 7541 §4.2).
                 do {
+                    repeatCache.tableSizeChanged()
                     try encoder.setDynamicTableSize(min(value, HPACKEncoder.defaultDynamicTableSize))
                 } catch {
                     throw APNSHTTP2ProtocolError(.internalError, "the HPACK encoder refused a table size (\(error))")
@@ -408,7 +411,15 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
     // MARK: Writing
 
     func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
-        let frame = unwrapOutboundIn(data)
+        let frame: HTTP2Frame
+        switch unwrapOutboundIn(data) {
+        case .frame(let written):
+            frame = written
+        case .deviceHeaders(let fields, let streamID, let endStream):
+            windows.streamOpened(streamID)
+            writeDeviceHeaders(fields, on: streamID, endStream: endStream, context: context, promise: promise)
+            return
+        }
         output.clear()
         switch frame.payload {
         case .headers(let headers):
@@ -473,14 +484,82 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
     ) {
         let headerStart = output.writerIndex
         output.writeRepeatingByte(0, count: APNSHTTP2FrameReader.headerLength)
+        // Whatever the block, the table may have changed under a device push's cached fields.
+        defer { repeatCache.tableChanged() }
         do {
             try encoder.encode(headers: headers.headers, to: &output)
         } catch {
             promise?.fail(error)
             return
         }
+        writeHeaderFrames(
+            from: headerStart,
+            on: streamID,
+            endStream: headers.endStream,
+            context: context,
+            promise: promise
+        )
+    }
+
+    /// A device push's HEADERS: `:path` as a literal, the repeating fields as their bytes of last
+    /// time if the table still makes them so (`APNSHPACKRepeatCache`) or else through the encoder,
+    /// then `apns-id` as a literal.
+    private func writeDeviceHeaders(
+        _ fields: APNSDeviceHeaderFields,
+        on streamID: HTTP2StreamID,
+        endStream: Bool,
+        context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>?
+    ) {
+        output.clear()
+        let headerStart = output.writerIndex
+        output.writeRepeatingByte(0, count: APNSHTTP2FrameReader.headerLength)
+        if repeatCache.sizeUpdatePending {
+            // An empty header list: the encoder writes the size update alone, where it belongs.
+            do {
+                try encoder.encode(headers: HPACKHeaders(), to: &output)
+            } catch {
+                promise?.fail(error)
+                return
+            }
+            repeatCache.tableChanged()
+        }
+        output.writeHPACKLiteralWithoutIndexing(nameIndex: Self.pathNameIndex, value: fields.path)
+        if let bytes = repeatCache.bytes(for: fields.repeating) {
+            output.writeImmutableBuffer(bytes)
+        } else {
+            let start = output.writerIndex
+            do {
+                try encoder.encode(headers: fields.repeating.headers, to: &output)
+            } catch {
+                repeatCache.tableChanged()
+                promise?.fail(error)
+                return
+            }
+            // A copy of its own: a slice would share `output`'s storage, which is written again at once.
+            var bytes = context.channel.allocator.buffer(capacity: output.writerIndex - start)
+            bytes.writeBytes(output.readableBytesView[start..<output.writerIndex])
+            repeatCache.encoded(fields.repeating, as: bytes)
+        }
+        if let apnsID = fields.apnsID {
+            output.writeHPACKLiteralWithoutIndexing(name: "apns-id", value: apnsID)
+        }
+        writeHeaderFrames(from: headerStart, on: streamID, endStream: endStream, context: context, promise: promise)
+    }
+
+    /// `:path` in HPACK's static table (RFC 7541 Appendix A).
+    private static let pathNameIndex = 4
+
+    /// Frames the header block written into `output` after a frame header's room at `headerStart`.
+    private func writeHeaderFrames(
+        from headerStart: Int,
+        on streamID: HTTP2StreamID,
+        endStream endsStream: Bool,
+        context: ChannelHandlerContext,
+        promise: EventLoopPromise<Void>?
+    ) {
         let blockLength = output.writerIndex - headerStart - APNSHTTP2FrameReader.headerLength
-        let endStream: UInt8 = headers.endStream ? Flag.endStream : 0
+        let endStream: UInt8 = endsStream ? Flag.endStream : 0
         if blockLength <= windows.maximumFrameLength {
             setFrameHeader(
                 at: headerStart,
