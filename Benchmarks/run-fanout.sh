@@ -17,8 +17,8 @@
 # prints, after each fan-out, the statements PostgreSQL spent the most time on (pg_stat_statements).
 # The server keeps the ceiling's concurrency: 100 streams in flight, as 2 connections of 50
 # (MARQUEE_APNS_STREAMS_PER_CONNECTION, default here 50; the service's own default is 1000, what a
-# link to Apple with its round trips needs). On loopback more streams only cost: NIOHTTP2's
-# bookkeeping per open stream grows with their number.
+# link to Apple with its round trips needs). On loopback more streams bring nothing: 100 per
+# connection ran no faster than 50, side by side (docs/history/benchmarks.md, 2026-12-01).
 set -euo pipefail
 HERE=$(cd "$(dirname "$0")" && pwd)
 ROOT=$(cd "$HERE/.." && pwd)
