@@ -2,7 +2,6 @@ import Crypto
 import Foundation
 import MarqueeCore
 import NIOCore
-import NIOHPACK
 import NIOHTTP2
 import Testing
 
@@ -31,17 +30,13 @@ struct APNSConnectionStateMachineTests {
         let warmUpStream = machine.open("warm-up", sentAt: .now())
         let warmUp = try #require(warmUpStream)
         #expect(warmUp.streamID == 1)
-        let answer = machine.receivedHeaders(Self.status(200), endStream: true, on: 1)
+        let answer = machine.receivedResponse(APNSResponse.status(200), endStream: true, on: 1)
         #expect(answer?.request == "warm-up")
         for request in requests {
             let opened = machine.open(request, sentAt: .now())
             _ = try #require(opened)
         }
         return machine
-    }
-
-    static func status(_ code: Int) -> HPACKHeaders {
-        HPACKHeaders([(":status", "\(code)")])
     }
 
     static func isUncertain(_ fate: Machine.Fate?) -> Bool {
@@ -68,11 +63,11 @@ struct APNSConnectionStateMachineTests {
         _ = try #require(first)
         #expect(machine.availableStreams == 0)
         // A 403 is no acceptance of the token.
-        _ = machine.receivedHeaders(Self.status(403), endStream: true, on: 1)
+        _ = machine.receivedResponse(APNSResponse.status(403), endStream: true, on: 1)
         #expect(!machine.tokenAccepted)
         let second = machine.open("second", sentAt: .now())
         _ = try #require(second)
-        _ = machine.receivedHeaders(Self.status(400), endStream: true, on: 3)
+        _ = machine.receivedResponse(APNSResponse.status(400), endStream: true, on: 3)
         #expect(machine.tokenAccepted)
         #expect(machine.availableStreams == 500)
     }
@@ -80,7 +75,7 @@ struct APNSConnectionStateMachineTests {
     @Test("an answer completes its request with the response, headers and body")
     func answered() throws {
         var machine = try readyMachine(inFlight: ["a"])
-        let interim = machine.receivedHeaders(Self.status(400), endStream: false, on: 3)
+        let interim = machine.receivedResponse(APNSResponse.status(400), endStream: false, on: 3)
         #expect(interim == nil)
         let end = machine.receivedData(ByteBuffer(string: #"{"reason":"BadDeviceToken"}"#), endStream: true, on: 3)
         guard case .answered(let response, let generation, _, _) = end?.fate else {
@@ -123,7 +118,7 @@ struct APNSConnectionStateMachineTests {
         #expect(!effects.closeConnection)
         #expect(effects.scheduleDrainDeadline)
         // Stream 3 is still owed its answer; with it the drained connection closes.
-        let end = machine.receivedHeaders(Self.status(200), endStream: true, on: 3)
+        let end = machine.receivedResponse(APNSResponse.status(200), endStream: true, on: 3)
         #expect(end?.request == "a")
         #expect(end?.closeConnection == true)
     }

@@ -1,6 +1,5 @@
 import Foundation
 import NIOCore
-import NIOHPACK
 
 @testable import MarqueeAPNS
 
@@ -85,7 +84,7 @@ extension Result where Failure == APNSError {
 
 extension APNSResponse {
     static func status(_ code: Int) -> APNSResponse {
-        APNSResponse(headers: HPACKHeaders([(":status", "\(code)")]))
+        APNSResponse(status: code)
     }
 
     /// A rejection with APNs' JSON body.

@@ -136,19 +136,20 @@ struct APNSResponse: Sendable {
     var channelID: String?
     var body: ByteBuffer?
 
-    /// One pass over the block; HTTP/2 header names arrive in lower case.
-    init(headers: HPACKHeaders) {
-        status = 0
-        for (name, value, _) in headers {
-            switch name {
-            case ":status": status = Int(value) ?? 0
-            case "apns-id": apnsID = value
-            case "apns-request-id": requestID = value
-            case "apns-unique-id": uniqueID = value
-            case "apns-channel-id": channelID = value
-            default: break
-            }
-        }
+    init(
+        status: Int,
+        apnsID: String? = nil,
+        requestID: String? = nil,
+        uniqueID: String? = nil,
+        channelID: String? = nil,
+        body: ByteBuffer? = nil
+    ) {
+        self.status = status
+        self.apnsID = apnsID
+        self.requestID = requestID
+        self.uniqueID = uniqueID
+        self.channelID = channelID
+        self.body = body
     }
 
     var isSuccess: Bool { (200..<300).contains(status) }

@@ -12,7 +12,7 @@ import NIOHTTP2
 /// given what it needs at init and reports to its `APNSConnectionDelegate`; the pool decides what to
 /// write and what to do with each outcome. Event-loop confined, like every handler.
 final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
-    typealias InboundIn = HTTP2Frame
+    typealias InboundIn = APNSHTTP2Read
     typealias OutboundIn = HTTP2Frame
     typealias OutboundOut = APNSHTTP2Write
     typealias State = APNSConnectionStateMachine<APNSQueuedRequest>.State
@@ -218,13 +218,16 @@ final class APNSConnectionHandler: ChannelDuplexHandler, APNSPoolConnection {
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {
-        let frame = unwrapInboundIn(data)
         lastReadAt = .now()
+        let frame: HTTP2Frame
+        switch unwrapInboundIn(data) {
+        case .response(let response, let streamID, let endStream):
+            if let end = machine.receivedResponse(response, endStream: endStream, on: streamID) { report(end) }
+            return
+        case .frame(let read):
+            frame = read
+        }
         switch frame.payload {
-        case .headers(let headers):
-            if let end = machine.receivedHeaders(headers.headers, endStream: headers.endStream, on: frame.streamID) {
-                report(end)
-            }
         case .data(let data):
             unacknowledgedInboundBytes += data.data.readableBytes
             guard case .byteBuffer(let chunk) = data.data else { return }

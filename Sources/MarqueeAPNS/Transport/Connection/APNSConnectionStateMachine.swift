@@ -191,11 +191,11 @@ struct APNSConnectionStateMachine<Request> {
 
     // MARK: Stream events
 
-    /// A HEADERS frame on `streamID`.
-    mutating func receivedHeaders(_ headers: HPACKHeaders, endStream: Bool, on streamID: HTTP2StreamID) -> StreamEnd? {
+    /// A HEADERS block on `streamID`, decoded into the answer's fields.
+    mutating func receivedResponse(_ response: APNSResponse, endStream: Bool, on streamID: HTTP2StreamID) -> StreamEnd?
+    {
         guard var entry = inFlight[streamID] else { return nil }
         if entry.response == nil {
-            let response = APNSResponse(headers: headers)
             // An interim answer (1xx) is not the response.
             if (100..<200).contains(response.status) && !endStream { return nil }
             entry.response = response

@@ -2,8 +2,8 @@ import NIOCore
 import NIOHPACK
 import NIOHTTP2
 
-/// HTTP/2 for an APNs client connection, in place of `NIOHTTP2Handler`: bytes in, `HTTP2Frame`s up
-/// to `APNSConnectionHandler`; `HTTP2Frame`s down, bytes out.
+/// HTTP/2 for an APNs client connection, in place of `NIOHTTP2Handler`: bytes in, `HTTP2Frame`s and
+/// answers up to `APNSConnectionHandler`; `HTTP2Frame`s down, bytes out.
 ///
 /// An APNs connection is a narrow use of HTTP/2: the client opens every stream, with a POST (or a
 /// GET or DELETE for channel management) of a small body, and the server answers each with HEADERS
@@ -14,7 +14,8 @@ import NIOHTTP2
 /// is what the protocol itself asks of the client:
 /// - the preface and SETTINGS, acknowledging the server's and applying them (header table size,
 ///   initial window, frame size; MAX_CONCURRENT_STREAMS goes up to the connection handler);
-/// - HPACK both ways through NIOHPACK, one encoder and one decoder per connection;
+/// - HPACK both ways, one encoder (NIOHPACK's) and one decoder (`APNSHPACKDecoder`, straight to the
+///   fields of an answer) per connection;
 /// - send-side flow control (`APNSHTTP2SendWindows`); the receive side's connection credit is the
 ///   connection handler's, padding excepted;
 /// - PING answered; HEADERS with CONTINUATION, padding and priority read; frames of unknown type
@@ -27,7 +28,7 @@ import NIOHTTP2
 /// `APNSWriteCoalescingHandler` gathers them into records.
 final class APNSHTTP2Framer: ChannelDuplexHandler {
     typealias InboundIn = ByteBuffer
-    typealias InboundOut = HTTP2Frame
+    typealias InboundOut = APNSHTTP2Read
     typealias OutboundIn = APNSHTTP2Write
     typealias OutboundOut = IOData
 
@@ -66,7 +67,7 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
     private var encoder: HPACKEncoder
     /// When a device push's repeating fields may go as the bytes written for them last time.
     private var repeatCache = APNSHPACKRepeatCache()
-    private var decoder: HPACKDecoder
+    private var decoder: APNSHPACKDecoder
     /// A header block still waiting for its CONTINUATION frames.
     private var partialHeaders: (streamID: HTTP2StreamID, endStream: Bool, block: ByteBuffer)?
     /// Reused for every frame written: the handler below copies each write's bytes at once.
@@ -81,10 +82,13 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         for setting in localSettings where setting.parameter == .maxHeaderListSize {
             maximumHeaderListSize = setting.value
         }
-        self.decoder = HPACKDecoder(
-            allocator: allocator,
-            maxDynamicTableSize: HPACKDecoder.maxDynamicTableSize,
-            maxHeaderListSize: maximumHeaderListSize
+        var allowedTableSize = HPACKDecoder.maxDynamicTableSize
+        for setting in localSettings where setting.parameter == .headerTableSize {
+            allowedTableSize = setting.value
+        }
+        self.decoder = APNSHPACKDecoder(
+            allowedTableSize: allowedTableSize,
+            maximumHeaderListSize: maximumHeaderListSize
         )
         self.output = allocator.buffer(capacity: 1024)
     }
@@ -193,7 +197,9 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         failWaiting(windows.streamEnded(frame.streamID))
         context.fireChannelRead(
             wrapInboundOut(
-                HTTP2Frame(streamID: frame.streamID, payload: .rstStream(HTTP2ErrorCode(networkCode: Int(code))))
+                .frame(
+                    HTTP2Frame(streamID: frame.streamID, payload: .rstStream(HTTP2ErrorCode(networkCode: Int(code))))
+                )
             )
         )
     }
@@ -210,7 +216,9 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         if frame.has(Flag.ack) {
             context.fireChannelRead(
                 wrapInboundOut(
-                    HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: opaque), ack: true))
+                    .frame(
+                        HTTP2Frame(streamID: .rootStream, payload: .ping(HTTP2PingData(withInteger: opaque), ack: true))
+                    )
                 )
             )
         } else {
@@ -239,7 +247,7 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
             errorCode: HTTP2ErrorCode(networkCode: Int(code)),
             opaqueData: payload.readableBytes > 0 ? payload : nil
         )
-        context.fireChannelRead(wrapInboundOut(HTTP2Frame(streamID: .rootStream, payload: goAway)))
+        context.fireChannelRead(wrapInboundOut(.frame(HTTP2Frame(streamID: .rootStream, payload: goAway))))
     }
 
     private func readWindowUpdate(
@@ -279,9 +287,11 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         if endStream { failWaiting(windows.streamEnded(frame.streamID)) }
         context.fireChannelRead(
             wrapInboundOut(
-                HTTP2Frame(
-                    streamID: frame.streamID,
-                    payload: .data(.init(data: .byteBuffer(body), endStream: endStream))
+                .frame(
+                    HTTP2Frame(
+                        streamID: frame.streamID,
+                        payload: .data(.init(data: .byteBuffer(body), endStream: endStream))
+                    )
                 )
             )
         )
@@ -318,19 +328,14 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         on streamID: HTTP2StreamID,
         context: ChannelHandlerContext
     ) throws(APNSHTTP2ProtocolError) {
-        var block = block
-        let headers: HPACKHeaders
+        let response: APNSResponse
         do {
-            headers = try decoder.decodeHeaders(from: &block)
+            response = try decoder.decodeResponse(block)
         } catch {
             throw APNSHTTP2ProtocolError(.compressionError, "a header block HPACK could not decode (\(error))")
         }
         if endStream { failWaiting(windows.streamEnded(streamID)) }
-        context.fireChannelRead(
-            wrapInboundOut(
-                HTTP2Frame(streamID: streamID, payload: .headers(.init(headers: headers, endStream: endStream)))
-            )
-        )
+        context.fireChannelRead(wrapInboundOut(.response(response, streamID: streamID, endStream: endStream)))
     }
 
     private func readSettings(
@@ -382,7 +387,7 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         passOutput(context: context, promise: nil)
         context.flush()
         context.fireChannelRead(
-            wrapInboundOut(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings))))
+            wrapInboundOut(.frame(HTTP2Frame(streamID: .rootStream, payload: .settings(.settings(settings)))))
         )
     }
 
