@@ -143,6 +143,30 @@ struct DeliveryContractTests {
     }
 
     @Test(
+        "a batch with entries the ledger holds already writes the others and keeps those entries' first start",
+        arguments: Backend.allCases
+    )
+    func ledgerEntriesThereAlready(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture, count: 5)
+            let first = Self.batch(scene, scene.tokens[0..<3], at: fixture.now)
+            try await fixture.store.commitDeliveryBatch(first, at: fixture.now)
+            // Another window that overlaps the first by one token, accepted again a second later.
+            let later = fixture.now.addingTimeInterval(1)
+            let second = Self.batch(scene, scene.tokens[2..<5], at: later)
+            try await fixture.store.commitDeliveryBatch(second, at: later)
+
+            let records = try await fixture.store.startRecords(
+                appID: scene.app.id,
+                eventID: scene.event.id,
+                among: scene.tokens.map(\.rowID)
+            )
+            let accepted = (first.deliveries + second.deliveries.dropFirst()).filter { $0.outcome == .accepted }
+            #expect(records == accepted.map(Self.startRecord))
+        }
+    }
+
+    @Test(
         "an uncertain start is a delivery of its own, counted apart, and a resumed run leaves it out",
         arguments: Backend.allCases
     )

@@ -85,9 +85,7 @@ extension PostgresStore {
         at: Date,
         on connection: PostgresConnection
     ) async throws {
-        let insert = StartLedgerInsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
-        var written: Int64 = 0
-        for try await count in try await connection.execute(insert, logger: logger) { written = count }
+        let written = try await writeLedgerEntries(started, of: eventID, in: batch, on: connection)
         if written != started.count {
             throw StoreError.notFound(entity: "event", id: "\(eventID)")
         }
@@ -107,6 +105,37 @@ extension PostgresStore {
             """,
             logger: logger
         )
+    }
+
+    /// The entries as a plain insert, and through the conflict clause only if one of them is there
+    /// already (StartLedgerWrite): the savepoint undoes the failed insert alone, not the batch.
+    private func writeLedgerEntries(
+        _ started: [Delivery],
+        of eventID: EventID,
+        in batch: DeliveryBatch,
+        on connection: PostgresConnection
+    ) async throws -> Int64 {
+        try await connection.query("SAVEPOINT start_ledger", logger: logger)
+        do {
+            let insert = StartLedgerInsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
+            let written = try await Self.count(insert, on: connection, logger: logger)
+            try await connection.query("RELEASE SAVEPOINT start_ledger", logger: logger)
+            return written
+        } catch let error as PSQLError where error.isUniqueViolation {
+            try await connection.query("ROLLBACK TO SAVEPOINT start_ledger", logger: logger)
+            let upsert = StartLedgerUpsert(appID: batch.appID, eventID: eventID, jobID: batch.jobID, entries: started)
+            return try await Self.count(upsert, on: connection, logger: logger)
+        }
+    }
+
+    private static func count(
+        _ write: some StartLedgerWrite,
+        on connection: PostgresConnection,
+        logger: Logger
+    ) async throws -> Int64 {
+        var written: Int64 = 0
+        for try await count in try await connection.execute(write, logger: logger) { written = count }
+        return written
     }
 
     /// The activities the batch's accepted starts began, `starting` until their update tokens arrive.
