@@ -35,6 +35,11 @@ public struct APNSClientConfiguration: Sendable {
         public var adaptiveConcurrency: Bool
         /// The least an adaptive connection keeps in flight, whatever the latency says.
         public var concurrencyFloor: Int
+        /// A connection with at least this many requests in flight takes more only once this many
+        /// streams are free (at most half its concurrency limit): its answers free them within
+        /// moments, and one write of a batch costs the client, TLS and the server less than several
+        /// writes of a few (`APNSDispatchRound.writableStreams`). 1: every free stream at once.
+        public var minimumWriteBatch: Int
         /// Requests admitted and unanswered per endpoint; batches wait beyond it.
         public var maximumOutstandingRequests: Int
         /// Requests a single batch keeps outstanding.
@@ -52,6 +57,7 @@ public struct APNSClientConfiguration: Sendable {
             maximumStreamsPerConnection: Int = 1000,
             adaptiveConcurrency: Bool = true,
             concurrencyFloor: Int = 20,
+            minimumWriteBatch: Int = 8,
             maximumOutstandingRequests: Int = 10_000,
             batchWindow: Int = 4_000,
             batchBufferedChunks: Int = 64,
@@ -63,6 +69,7 @@ public struct APNSClientConfiguration: Sendable {
             self.maximumStreamsPerConnection = max(1, maximumStreamsPerConnection)
             self.adaptiveConcurrency = adaptiveConcurrency
             self.concurrencyFloor = max(1, concurrencyFloor)
+            self.minimumWriteBatch = max(1, minimumWriteBatch)
             self.maximumOutstandingRequests = max(1, maximumOutstandingRequests)
             self.batchWindow = max(1, batchWindow)
             self.batchBufferedChunks = max(2, batchBufferedChunks)

@@ -38,4 +38,30 @@ struct APNSDispatchRoundTests {
         }
         #expect(chosen == ["stubborn", "other"])
     }
+
+    @Test(
+        "a busy connection is written once a batch of its streams is free; an idle one at once",
+        arguments: [
+            // (free, in flight, limit, minimum batch) → streams written now
+            (1, 0, 20, 8, 1),  // idle: a broadcast or an update goes at once
+            (13, 7, 20, 8, 13),  // fewer than a batch in flight: at once
+            (3, 17, 20, 8, 0),  // busy, three free: its answers free more
+            (8, 12, 20, 8, 8),  // busy, a batch free: all of it
+            (12, 8, 20, 8, 12),
+            (2, 8, 10, 8, 0),  // a limit of 10: the batch is 5, half the limit
+            (5, 5, 10, 8, 5),
+            (1, 1, 1, 8, 1),  // one stream until APNs accepts the token: no batch
+            (1, 999, 1000, 1, 1),  // a minimum batch of 1: every free stream at once
+        ] as [(Int, Int, Int, Int, Int)]
+    )
+    func writableStreams(available: Int, inFlight: Int, limit: Int, minimumBatch: Int, written: Int) {
+        #expect(
+            APNSDispatchRound.writableStreams(
+                available: available,
+                inFlight: inFlight,
+                limit: limit,
+                minimumBatch: minimumBatch
+            ) == written
+        )
+    }
 }

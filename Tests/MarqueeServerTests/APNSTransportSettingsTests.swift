@@ -2,8 +2,8 @@ import MarqueeAPNS
 import MarqueeServer
 import Testing
 
-/// `apns.connections`, `apns.streamsPerConnection`, `apns.adaptiveConcurrency` and
-/// `apns.concurrencyFloor`: the transport every APNs client gets,
+/// `apns.connections`, `apns.streamsPerConnection`, `apns.adaptiveConcurrency`,
+/// `apns.concurrencyFloor` and `apns.minimumWriteBatch`: the transport every APNs client gets,
 /// whatever the target (the in-process emulator, Apple, or custom endpoints).
 @Suite("APNs transport settings")
 struct APNSTransportSettingsTests {
@@ -50,6 +50,18 @@ struct APNSTransportSettingsTests {
             try ServerConfiguration.reading(["apns.concurrencyFloor": "0"], environment: false)
         } throws: { error in
             (error as? ConfigurationError)?.key == "apns.concurrencyFloor"
+        }
+    }
+
+    @Test("requests leave a busy connection in batches of apns.minimumWriteBatch, 8 unless set, 1 at least")
+    func minimumWriteBatchSetting() throws {
+        #expect(try ServerConfiguration.reading([:], environment: false).apnsTransport.minimumWriteBatch == 8)
+        let atOnce = try ServerConfiguration.reading(["apns.minimumWriteBatch": "1"], environment: false)
+        #expect(atOnce.apnsTransport.minimumWriteBatch == 1)
+        #expect {
+            try ServerConfiguration.reading(["apns.minimumWriteBatch": "0"], environment: false)
+        } throws: { error in
+            (error as? ConfigurationError)?.key == "apns.minimumWriteBatch"
         }
     }
 }

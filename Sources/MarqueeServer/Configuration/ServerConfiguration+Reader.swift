@@ -25,7 +25,8 @@ extension ServerConfiguration {
                 range: 1...1_000
             ),
             adaptiveConcurrency: try reader.flag("apns.adaptiveConcurrency", default: true),
-            concurrencyFloor: try reader.integer("apns.concurrencyFloor", default: 20, range: 1...1_000)
+            concurrencyFloor: try reader.integer("apns.concurrencyFloor", default: 20, range: 1...1_000),
+            minimumWriteBatch: try reader.integer("apns.minimumWriteBatch", default: 8, range: 1...1_000)
         )
     }
 }

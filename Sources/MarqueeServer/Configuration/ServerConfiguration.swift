@@ -45,6 +45,8 @@ import SystemPackage
 /// - `apns.adaptiveConcurrency` (true): each connection keeps only what the path needs in flight,
 ///   from the latency of its answers, never below `apns.concurrencyFloor` (20); false: every
 ///   connection fills its stream budget
+/// - `apns.minimumWriteBatch` (8): a connection with that many requests in flight takes more once
+///   that many streams are free (at most half its limit), so that requests leave in batches; 1: at once
 /// - `channels.limit` (10000), `channels.warningFraction` (0.9), `channels.creationTimeoutSeconds`
 ///   (120), `channels.orphanGraceSeconds` (600), `channels.janitorIntervalSeconds` (30)
 /// - `channels.cacheSeconds` (60): `Cache-Control: max-age` of channel-ID reads

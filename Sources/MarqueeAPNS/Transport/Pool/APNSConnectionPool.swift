@@ -159,7 +159,7 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         let sentAt = NIODeadline.now()
         var round = APNSDispatchRound()
         while machine.hasQueuedRequests {
-            let chosen = round.choose(from: connections, availableStreams: \.availableStreams, identity: Self.identity)
+            let chosen = round.choose(from: connections, availableStreams: writableStreams, identity: Self.identity)
             guard let connection = chosen else { break }
             let authorization: String?
             do throws(APNSError) {
@@ -187,6 +187,16 @@ final class APNSConnectionPool: APNSConnectionDelegate, @unchecked Sendable {
         }
         openConnectionsIfNeeded()
         flushSinks()
+    }
+
+    /// What `dispatch` writes on a connection now (`APNSDispatchRound.writableStreams`).
+    private func writableStreams(_ connection: any APNSPoolConnection) -> Int {
+        APNSDispatchRound.writableStreams(
+            available: connection.availableStreams,
+            inFlight: connection.inFlightCount,
+            limit: connection.concurrencyLimit,
+            minimumBatch: configuration.minimumWriteBatch
+        )
     }
 
     private func openConnectionsIfNeeded() {
