@@ -59,7 +59,7 @@ extension StartLedgerWrite {
         bindings.append(jobID.uuid)
         bindings.append(entries.map(\.tokenRowID))
         bindings.append(entries.map { Int64($0.attempt) })
-        bindings.append(entries.map { $0.apnsID ?? StartLedgerInsert.noAPNSID })
+        bindings.append(entries.map { $0.apnsID ?? Self.noAPNSID })
         bindings.append(entries.map(\.sentAt))
         bindings.append(entries.map(\.completedAt))
         return bindings
@@ -68,6 +68,9 @@ extension StartLedgerWrite {
     func decodeRow(_ row: PostgresRow) throws -> Int64 {
         try row.decode(Int64.self)
     }
+
+    /// What the statement reads as NULL.
+    static var noAPNSID: UUID { UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)) }
 }
 
 /// Entries no one wrote before (the common case).
@@ -81,9 +84,6 @@ struct StartLedgerInsert: StartLedgerWrite {
     var eventID: EventID
     var jobID: JobID
     var entries: [Delivery]
-
-    /// What the statement reads as NULL.
-    static let noAPNSID = UUID(uuid: (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0))
 }
 
 /// Entries some of which may be there already: those keep their first start.

@@ -119,11 +119,10 @@ struct APNSHPACKDecoder {
             let entry = APNSHPACKStaticTable.entries[index - 1]
             listSize += entry.name.utf8CodeUnitCount + entry.value.utf8CodeUnitCount + 32
             if let status = APNSHPACKStaticTable.status(at: index) { response.status = status }
-        } else if let entry = table.entry(at: index - APNSHPACKStaticTable.count - 1) {
+        } else {
+            let entry = try dynamicEntry(at: index)
             listSize += entry.size
             table.withBytes(of: entry) { name, value in Self.read(name: name, value: value, into: &response) }
-        } else {
-            throw .invalidIndex(index)
         }
         guard listSize <= maximumHeaderListSize else { throw .headerListTooLarge(limit: maximumHeaderListSize) }
     }
@@ -132,11 +131,16 @@ struct APNSHPACKDecoder {
     private mutating func copyName(at index: Int) throws(DecodingError) {
         if index <= APNSHPACKStaticTable.count {
             APNSHPACKStaticTable.entries[index - 1].name.withUTF8Buffer { name.append(contentsOf: $0) }
-        } else if let entry = table.entry(at: index - APNSHPACKStaticTable.count - 1) {
-            table.withBytes(of: entry) { entryName, _ in name.append(contentsOf: entryName) }
         } else {
-            throw .invalidIndex(index)
+            let entry = try dynamicEntry(at: index)
+            table.withBytes(of: entry) { entryName, _ in name.append(contentsOf: entryName) }
         }
+    }
+
+    /// The dynamic table's entry at `index` of the index space both tables share (§2.3.3).
+    private func dynamicEntry(at index: Int) throws(DecodingError) -> APNSHPACKDynamicTable.Entry {
+        guard let entry = table.entry(at: index - APNSHPACKStaticTable.count - 1) else { throw .invalidIndex(index) }
+        return entry
     }
 
     /// A string literal (§5.2), Huffman-coded or not, appended to `output`.

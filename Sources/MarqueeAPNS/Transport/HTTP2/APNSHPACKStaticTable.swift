@@ -64,7 +64,7 @@ enum APNSHPACKStaticTable {
         ("www-authenticate", ""),  // 61
     ]
 
-    static let count = 61
+    static var count: Int { entries.count }
 
     /// The entries `:status` 200 to 500 (8 to 14), by index: a response's status, without reading bytes.
     static func status(at index: Int) -> Int? {

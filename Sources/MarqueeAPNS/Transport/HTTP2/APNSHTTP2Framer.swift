@@ -79,12 +79,13 @@ final class APNSHTTP2Framer: ChannelDuplexHandler {
         self.localSettings = localSettings
         self.encoder = HPACKEncoder(allocator: allocator)
         var maximumHeaderListSize = HPACKDecoder.defaultMaxHeaderListSize
-        for setting in localSettings where setting.parameter == .maxHeaderListSize {
-            maximumHeaderListSize = setting.value
-        }
         var allowedTableSize = HPACKDecoder.maxDynamicTableSize
-        for setting in localSettings where setting.parameter == .headerTableSize {
-            allowedTableSize = setting.value
+        for setting in localSettings {
+            switch setting.parameter {
+            case .maxHeaderListSize: maximumHeaderListSize = setting.value
+            case .headerTableSize: allowedTableSize = setting.value
+            default: break
+            }
         }
         self.decoder = APNSHPACKDecoder(
             allowedTableSize: allowedTableSize,
