@@ -162,6 +162,22 @@ extension PostgresStore {
         ).collect()
     }
 
+    /// Moves the start-ledger entries of `appID`'s token row `from` to its row `into`, but for
+    /// events `into` has one of: those are deleted. The ledger has no index on its tokens (migration
+    /// 0021): entries are found event by event of the app, through the primary key.
+    static func ledgerMoves(appID: AppID, from tokenRow: Int64, into deviceRow: Int64) -> [PostgresQuery] {
+        [
+            """
+            UPDATE start_ledger SET token_id = \(deviceRow)
+            WHERE event_id IN (SELECT id FROM events WHERE app_id = \(appID.uuid)) AND token_id = \(tokenRow)
+              AND event_id NOT IN (
+                  SELECT event_id FROM start_ledger
+                  WHERE event_id IN (SELECT id FROM events WHERE app_id = \(appID.uuid)) AND token_id = \(deviceRow))
+            """,
+            deleteLedgerEntries(appID: appID, tokenRow: tokenRow),
+        ]
+    }
+
     /// Moves the device's row to `token`; `merging` is the token's own row, folded into it first.
     /// The caller holds `mergeLockKey` exclusive when merging; both rows are locked before anything
     /// moves, so a registration or delivery holding either commits first.
@@ -181,47 +197,44 @@ extension PostgresStore {
         if let tokenRow {
             // Where both rows have an entry for the same event (or job), the device's is kept: it
             // is what the device was sent; the token's goes with its row.
-            let moves: [PostgresQuery] = [
-                """
-                UPDATE start_ledger SET token_id = \(deviceRow)
-                WHERE token_id = \(tokenRow)
-                  AND event_id NOT IN (SELECT event_id FROM start_ledger WHERE token_id = \(deviceRow))
-                """,
-                "DELETE FROM start_ledger WHERE token_id = \(tokenRow)",
-                """
-                UPDATE device_presence SET token_id = \(deviceRow)
-                WHERE token_id = \(tokenRow)
-                  AND event_id NOT IN (SELECT event_id FROM device_presence WHERE token_id = \(deviceRow))
-                """,
-                """
-                UPDATE deliveries SET token_id = \(deviceRow)
-                WHERE token_id = \(tokenRow)
-                  AND job_id NOT IN (SELECT job_id FROM deliveries WHERE token_id = \(deviceRow))
-                """,
-                """
-                UPDATE activities SET push_to_start_token_id = \(deviceRow) WHERE push_to_start_token_id = \
-                \(tokenRow)
-                """,
-                // A start waiting for the token's row waits for the device's, unless the device has
-                // one for the event (then it is the one kept) or was started already (the pump
-                // would prune it). Its claim is dropped: a pump that claimed it for the merged row
-                // finds it gone from its hold (`StoreError.notActive`) and the next claim sends it
-                // to the device's row.
-                """
-                UPDATE pending_starts SET token_id = \(deviceRow), claim_owner = NULL, claimed_until = NULL
-                WHERE token_id = \(tokenRow)
-                  AND event_id NOT IN (SELECT event_id FROM pending_starts WHERE token_id = \(deviceRow))
-                  AND event_id NOT IN (SELECT event_id FROM start_ledger WHERE token_id = \(deviceRow))
-                """,
-                // Rows merged into the token's row before now point at the device's.
-                "UPDATE merged_token_rows SET into_id = \(deviceRow) WHERE into_id = \(tokenRow)",
-                """
-                INSERT INTO merged_token_rows (from_id, into_id, app_id, merged_at)
-                VALUES (\(tokenRow), \(deviceRow), \(appID.uuid), \(at))
-                ON CONFLICT (from_id) DO UPDATE SET into_id = EXCLUDED.into_id
-                """,
-                "DELETE FROM push_to_start_tokens WHERE id = \(tokenRow)",
-            ]
+            let moves: [PostgresQuery] =
+                ledgerMoves(appID: appID, from: tokenRow, into: deviceRow) + [
+                    """
+                    UPDATE device_presence SET token_id = \(deviceRow)
+                    WHERE token_id = \(tokenRow)
+                      AND event_id NOT IN (SELECT event_id FROM device_presence WHERE token_id = \(deviceRow))
+                    """,
+                    """
+                    UPDATE deliveries SET token_id = \(deviceRow)
+                    WHERE token_id = \(tokenRow)
+                      AND job_id NOT IN (SELECT job_id FROM deliveries WHERE token_id = \(deviceRow))
+                    """,
+                    """
+                    UPDATE activities SET push_to_start_token_id = \(deviceRow) WHERE push_to_start_token_id = \
+                    \(tokenRow)
+                    """,
+                    // A start waiting for the token's row waits for the device's, unless the device has
+                    // one for the event (then it is the one kept) or was started already (the pump
+                    // would prune it). Its claim is dropped: a pump that claimed it for the merged row
+                    // finds it gone from its hold (`StoreError.notActive`) and the next claim sends it
+                    // to the device's row.
+                    """
+                    UPDATE pending_starts SET token_id = \(deviceRow), claim_owner = NULL, claimed_until = NULL
+                    WHERE token_id = \(tokenRow)
+                      AND event_id NOT IN (SELECT event_id FROM pending_starts WHERE token_id = \(deviceRow))
+                      AND event_id NOT IN (
+                          SELECT event_id FROM start_ledger
+                          WHERE event_id IN (SELECT id FROM events WHERE app_id = \(appID.uuid)) AND token_id = \(deviceRow))
+                    """,
+                    // Rows merged into the token's row before now point at the device's.
+                    "UPDATE merged_token_rows SET into_id = \(deviceRow) WHERE into_id = \(tokenRow)",
+                    """
+                    INSERT INTO merged_token_rows (from_id, into_id, app_id, merged_at)
+                    VALUES (\(tokenRow), \(deviceRow), \(appID.uuid), \(at))
+                    ON CONFLICT (from_id) DO UPDATE SET into_id = EXCLUDED.into_id
+                    """,
+                    "DELETE FROM push_to_start_tokens WHERE id = \(tokenRow)",
+                ]
             for move in moves {
                 _ = try await connection.query(move, logger: logger).collect()
             }

@@ -56,9 +56,18 @@ extension PostgresStore {
             ).collect()
             guard let row = deleted.first else { return false }
             let rowID = try row.decode(Int64.self)
-            try await connection.query("DELETE FROM start_ledger WHERE token_id = \(rowID)", logger: logger)
+            try await connection.query(Self.deleteLedgerEntries(appID: appID, tokenRow: rowID), logger: logger)
             return true
         }
+    }
+
+    /// Deletes the start-ledger entries of `appID`'s token row `tokenRow`: found event by event of
+    /// the app through the primary key, as the ledger has no index on its tokens (migration 0021).
+    static func deleteLedgerEntries(appID: AppID, tokenRow: Int64) -> PostgresQuery {
+        """
+        DELETE FROM start_ledger
+        WHERE event_id IN (SELECT id FROM events WHERE app_id = \(appID.uuid)) AND token_id = \(tokenRow)
+        """
     }
 
     public func deviceTokens(appID: AppID, tokenRowIDs: [Int64]) async throws -> [Int64: String] {

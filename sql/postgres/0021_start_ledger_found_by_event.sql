@@ -1,0 +1,20 @@
+-- 0021_start_ledger_found_by_event: the start ledger loses its index on token_id; the few statements
+-- that look a token's entries up go through its app's events and the primary key instead.
+--
+-- Forward-only.
+--   psql "$DATABASE_URL" -v ON_ERROR_STOP=1 --single-transaction -f sql/postgres/0021_start_ledger_found_by_event.sql
+--
+-- A fan-out writes one entry per token for its event. In the primary key (event_id, token_id) an
+-- event's entries lie side by side, so a fan-out fills pages of its own; in the token_id index they
+-- sit next to every other event's entry for the same token, so each fan-out changed every page of
+-- that index: after the first checkpoint, a full-page image in the WAL for each (4,381-5,093 per
+-- million-token fan-out, against about 100 without the index), and each fan-out in a row slower
+-- than the one before (33,400, 31,200, then 26,300 tokens/s; issue 35, docs/history/benchmarks.md).
+-- Only a token's deletion and a device's rotation look entries up by token, a handful of times per
+-- request; they now probe the primary key once per event of the token's app
+-- (PostgresStore+Tokens, PostgresStore+DeviceRotation).
+--
+-- SQLite keeps its index: its ledger keeps its foreign keys (0009 is PostgreSQL's alone), and
+-- SQLite finds the entries an ON DELETE CASCADE removes through an index on the child column or by
+-- reading the whole table.
+DROP INDEX start_ledger_token;
