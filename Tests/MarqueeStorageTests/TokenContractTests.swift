@@ -141,6 +141,7 @@ struct TokenContractTests {
             // What a fan-out reads: the same rows, with only what a push needs.
             let recipients = try await fixture.store.audienceRecipients(query, after: tokens[19].rowID, limit: 30)
             #expect(recipients == tokens[20..<50].map(AudienceRecipient.init))
+            #expect(try await fixture.store.audienceRecipients(query, after: tokens[94].rowID, limit: 30).isEmpty)
 
             let invalidation = TokenInvalidation(
                 reason: .expiredToken,
@@ -158,6 +159,14 @@ struct TokenContractTests {
             let vipTokens = try await fixture.store.audiencePage(vip, after: 0, limit: 1000)
             #expect(vipTokens.count == 19)
             #expect(vipTokens.allSatisfy { $0.tags.contains("vip") })
+
+            // A token registered without its iOS version is read without one.
+            var unversioned = Self.registration(500)
+            unversioned.iosVersion = nil
+            _ = try await fixture.store.upsertPushToStartTokens(appID: app.id, [unversioned], at: fixture.now)
+            let last = try await fixture.store.audienceRecipients(query, after: tokens[93].rowID, limit: 30)
+            #expect(last.map(\.token) == [tokens[94].token, unversioned.token])
+            #expect(last.map(\.iosVersion) == [tokens[94].iosVersion, nil])
         }
     }
 

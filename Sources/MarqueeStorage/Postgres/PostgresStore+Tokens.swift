@@ -122,19 +122,46 @@ extension PostgresStore {
         after cursor: Int64,
         limit: Int
     ) async throws -> [AudienceRecipient] {
-        var recipients: [AudienceRecipient] = []
-        recipients.reserveCapacity(max(1, limit))
+        // The page comes as one row of arrays, not a row per token: PostgresNIO's work per row (its
+        // message parsed, carried through the query's state machine and row stream, decoded as a
+        // tuple) was most of what a start fan-out spent reading its audience. Arrays cannot carry
+        // NULL through PostgresNIO, so a version's absence is its own array.
         let result = try await rows(
             Self.audience(
                 query,
-                select: "SELECT \(RowMapping.audienceRecipientColumns) FROM push_to_start_tokens t",
+                select: """
+                    SELECT array_agg(p.id ORDER BY p.id), array_agg(p.token ORDER BY p.id),
+                           array_agg(p.ios_version ORDER BY p.id), array_agg(p.no_version ORDER BY p.id)
+                    FROM (SELECT t.id, t.token, COALESCE(t.ios_version, '') AS ios_version,
+                                 t.ios_version IS NULL AS no_version
+                          FROM push_to_start_tokens t
+                    """,
                 after: cursor,
-                tail: "ORDER BY t.id LIMIT \(max(1, limit))"
+                tail: "ORDER BY t.id LIMIT \(max(1, limit))) p"
             )
         )
-        for row in result {
-            let (rowID, token, iosVersion) = try row.decode((Int64, String, String?).self)
-            recipients.append(AudienceRecipient(rowID: rowID, token: token, iosVersion: iosVersion))
+        // No row of the page: each aggregate is NULL.
+        guard let row = result.first else { return [] }
+        let (rowIDs, tokens, versions, noVersions) = try row.decode(([Int64]?, [String]?, [String]?, [Bool]?).self)
+        guard let rowIDs else { return [] }
+        guard let tokens, let versions, let noVersions,
+            tokens.count == rowIDs.count, versions.count == rowIDs.count, noVersions.count == rowIDs.count
+        else {
+            throw StoreError.corruptRow(
+                entity: "push_to_start_tokens",
+                detail: "an audience page's arrays differ in length"
+            )
+        }
+        var recipients: [AudienceRecipient] = []
+        recipients.reserveCapacity(rowIDs.count)
+        for index in rowIDs.indices {
+            recipients.append(
+                AudienceRecipient(
+                    rowID: rowIDs[index],
+                    token: tokens[index],
+                    iosVersion: noVersions[index] ? nil : versions[index]
+                )
+            )
         }
         return recipients
     }
