@@ -32,7 +32,9 @@ struct PostgresColumns: ColumnReader {
 extension Array where Element == PostgresRow {
     /// Maps every row through a `RowMapping` function.
     func mapped<Value>(_ transform: (PostgresColumns) throws -> Value) throws -> [Value] {
-        try map { try transform(PostgresColumns($0, entity: "\(Value.self)")) }
+        // The type's name once per call, not once per row: it is only read in an error.
+        let entity = "\(Value.self)"
+        return try map { try transform(PostgresColumns($0, entity: entity)) }
     }
 }
 
