@@ -24,8 +24,10 @@ struct StartOutcomePolicy: FanOutPolicy {
     /// ask for update tokens), an update token otherwise. An unknown version gets an update token,
     /// which every iOS that has push-to-start understands.
     func kind(forIOSVersion version: String?) -> FanOutStateMachine.StartKind {
+        // The major version is read in place: this runs for every token of a start, and splitting
+        // the string made an array for each.
         guard hasChannel, !everyoneGetsUpdateToken, let version,
-            let major = Int(version.split(separator: ".", maxSplits: 1).first ?? "")
+            let major = Int(version[..<(version.utf8.firstIndex(of: UInt8(ascii: ".")) ?? version.endIndex)])
         else { return .updateToken }
         return major >= 18 ? .channel : .updateToken
     }
