@@ -101,6 +101,35 @@ struct APNSHPACKDecoderTests {
         }
     }
 
+    /// nginx's answers, block after block: the same Huffman-coded strings at the same places, but
+    /// for the values that change (`apns-id` every time, the others now and then) and a field
+    /// missing now and then, which moves every string after it to another place.
+    @Test("strings repeated at their places in the block before decode as they did, changed ones as themselves")
+    func repeatedStrings() throws {
+        var encoder = HPACKEncoder(allocator: ByteBufferAllocator(), useHuffmanEncoding: true)
+        var decoder = Self.decoder()
+        for answer in 0..<100 {
+            let apnsID = UUID().uuidString.lowercased()
+            let uniqueID = "0a1b2c3d-\(answer / 7)-unique"
+            var headers = HPACKHeaders()
+            headers.add(name: ":status", value: "200")
+            headers.add(name: "server", value: "nginx", indexing: .nonIndexable)
+            if answer % 13 != 12 {
+                headers.add(name: "date", value: "Tue, 01 Dec 2026 21:\(answer / 10):00 GMT", indexing: .nonIndexable)
+            }
+            headers.add(name: "apns-unique-id", value: uniqueID, indexing: .nonIndexable)
+            headers.add(name: "apns-id", value: apnsID, indexing: .nonIndexable)
+            var block = ByteBuffer()
+            try encoder.encode(headers: headers, to: &block)
+
+            let response = try decoder.decodeResponse(block)
+            #expect(response.status == 200)
+            #expect(response.uniqueID == uniqueID)
+            #expect(response.apnsID == apnsID)
+        }
+        #expect(decoder.tableCount == 0)
+    }
+
     @Test("a field whose indexed name is the entry its own insertion evicts keeps that name (§4.4)")
     func nameOfAnEvictedEntry() throws {
         // A 60-octet table holds one `apns-id: x` (7 + 1 + 32 = 40); the next `apns-id` field names it

@@ -42,6 +42,8 @@ struct APNSHPACKDecoder {
     /// A field's name and value while it is read: reused, block after block.
     private var name: [UInt8] = []
     private var value: [UInt8] = []
+    /// The last block's Huffman-coded strings, most of which the next block repeats.
+    private var huffmanRepeats = APNSHPACKHuffmanRepeats()
 
     init(allowedTableSize: Int = 4096, maximumHeaderListSize: Int) {
         self.table = APNSHPACKDynamicTable(maximumSize: allowedTableSize)
@@ -68,6 +70,7 @@ struct APNSHPACKDecoder {
         var listSize = 0
         var position = 0
         var fieldSeen = false
+        var huffmanPlace = 0
         while position < bytes.count {
             let first = bytes[position]
             if first & 0x80 != 0 {
@@ -89,12 +92,12 @@ struct APNSHPACKDecoder {
                 let nameIndex = try Self.integer(bytes, &position, prefixBits: indexed ? 6 : 4)
                 name.removeAll(keepingCapacity: true)
                 if nameIndex == 0 {
-                    try readString(bytes, &position, into: &name)
+                    try Self.readString(bytes, &position, into: &name, &huffmanRepeats, place: &huffmanPlace)
                 } else {
                     try copyName(at: nameIndex)
                 }
                 value.removeAll(keepingCapacity: true)
-                try readString(bytes, &position, into: &value)
+                try Self.readString(bytes, &position, into: &value, &huffmanRepeats, place: &huffmanPlace)
                 listSize += name.count + value.count + 32
                 guard listSize <= maximumHeaderListSize else { throw .headerListTooLarge(limit: maximumHeaderListSize) }
                 let (name, value) = (self.name, self.value)
@@ -143,24 +146,28 @@ struct APNSHPACKDecoder {
         return entry
     }
 
-    /// A string literal (§5.2), Huffman-coded or not, appended to `output`.
-    private func readString(
+    /// A string literal (§5.2), Huffman-coded or not, appended to `output`; `place` counts the
+    /// block's Huffman-coded strings.
+    private static func readString(
         _ bytes: UnsafeRawBufferPointer,
         _ position: inout Int,
-        into output: inout [UInt8]
+        into output: inout [UInt8],
+        _ repeats: inout APNSHPACKHuffmanRepeats,
+        place: inout Int
     ) throws(DecodingError) {
         guard position < bytes.count else { throw .truncated }
         let huffman = bytes[position] & 0x80 != 0
-        let length = try Self.integer(bytes, &position, prefixBits: 7)
+        let length = try integer(bytes, &position, prefixBits: 7)
         guard length <= bytes.count - position else { throw .truncated }
         let string = UnsafeRawBufferPointer(rebasing: bytes[position..<position + length])
         position += length
         if huffman {
             do {
-                try APNSHPACKHuffman.decode(string, appendingTo: &output)
+                try repeats.decode(string, at: place, appendingTo: &output)
             } catch {
                 throw .huffman(error)
             }
+            place += 1
         } else {
             output.append(contentsOf: string)
         }
