@@ -13,7 +13,8 @@
 # the server (ServerConfiguration.swift), e.g. MARQUEE_JOBS_PARTITIONS=4. To compare settings side by side
 # against one load of the tokens, MARQUEE_BENCH_VARIANTS="NAME:VAR=VALUE,VAR=VALUE NAME2:-" makes each
 # run's fan-outs one of TOKENS per variant, in turn (SMALL is not loaded then), each server started with
-# its variant's variables ("-": none beyond the environment's). MARQUEE_BENCH_PG_STATEMENTS=1
+# its variant's variables ("-": none beyond the environment's); BIN=PATH among them runs another build's
+# `marquee` (a copy of an earlier commit's release binary), two commits side by side. MARQUEE_BENCH_PG_STATEMENTS=1
 # prints, after each fan-out, the statements PostgreSQL spent the most time on (pg_stat_statements).
 # The server runs with its defaults but for the stream budget: 2 connections of at most 50 streams
 # (MARQUEE_APNS_STREAMS_PER_CONNECTION, default here 50; the service's own default is 1000, what a
