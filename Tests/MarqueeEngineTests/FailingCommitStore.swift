@@ -83,8 +83,8 @@ final class FailingCommitStore: AppStore, DeliveryStore, TokenStore, JobStore {
     func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery] {
         try await base.deliveries(appID: appID, jobID: jobID)
     }
-    func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount] {
-        try await base.deliveryCounts(appID: appID, jobID: jobID)
+    func deliveryCounts(appID: AppID, jobIDs: [JobID]) async throws -> [DeliveryCount] {
+        try await base.deliveryCounts(appID: appID, jobIDs: jobIDs)
     }
     func startRecords(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> [StartRecord] {
         try await base.startRecords(appID: appID, eventID: eventID, among: tokenRowIDs)

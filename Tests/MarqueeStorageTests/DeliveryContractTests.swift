@@ -44,6 +44,44 @@ struct DeliveryContractTests {
         return Scene(app: app, event: event, tokens: tokens, job: job)
     }
 
+    @Test("delivery counts add up the jobs asked for, of the app only", arguments: Backend.allCases)
+    func deliveryCountsOfSeveralJobs(backend: Backend) async throws {
+        try await withStore(backend) { fixture in
+            let scene = try await Self.scene(fixture)
+            // A second part of the same app's start, leased as the first was.
+            var part = scene
+            part.job = Job(
+                appID: scene.app.id,
+                kind: .startFanOut,
+                arguments: ["event": .string(scene.event.id.description)],
+                dueAt: fixture.now,
+                createdAt: fixture.now
+            )
+            try await fixture.store.enqueueJob(part.job)
+            _ = try await fixture.store.leaseJobs(
+                owner: "worker",
+                kinds: nil,
+                now: fixture.now,
+                leaseDuration: .seconds(60),
+                limit: 1
+            )
+            let other = try await Self.scene(fixture)
+            for (scene, tokens) in [
+                (scene, scene.tokens[0..<3]), (part, scene.tokens[3..<6]), (other, other.tokens[0..<3]),
+            ] {
+                try await fixture.store.commitDeliveryBatch(Self.batch(scene, tokens, at: fixture.now), at: fixture.now)
+            }
+            // Each batch has one token APNs called unregistered; the other app's job is not counted.
+            #expect(
+                try await fixture.store.deliveryCounts(
+                    appID: scene.app.id,
+                    jobIDs: [scene.job.id, part.job.id, other.job.id]
+                ) == [DeliveryCount(outcome: .tokenInvalid, reason: .unregistered, count: 2)]
+            )
+            #expect(try await fixture.store.deliveryCounts(appID: scene.app.id, jobIDs: []).isEmpty)
+        }
+    }
+
     static func batch(
         _ scene: Scene,
         _ tokens: ArraySlice<PushToStartToken>,
@@ -195,7 +233,7 @@ struct DeliveryContractTests {
             )
             #expect(try await fixture.store.deliveries(appID: scene.app.id, jobID: scene.job.id) == [uncertain])
             #expect(
-                try await fixture.store.deliveryCounts(appID: scene.app.id, jobID: scene.job.id) == [
+                try await fixture.store.deliveryCounts(appID: scene.app.id, jobIDs: [scene.job.id]) == [
                     DeliveryCount(outcome: .uncertain, reason: nil, count: 1)
                 ]
             )

@@ -94,7 +94,7 @@ struct FanOutContractTests {
                 try await fixture.store.audiencePage(query, after: 0, limit: 10).map(\.rowID)
                     == scene.tokens[1...].map(\.rowID)
             )
-            let counts = try await fixture.store.deliveryCounts(appID: scene.app.id, jobID: scene.job.id)
+            let counts = try await fixture.store.deliveryCounts(appID: scene.app.id, jobIDs: [scene.job.id])
             #expect(
                 Set(counts) == [
                     DeliveryCount(outcome: .failed, reason: .tooManyRequests, count: 1),

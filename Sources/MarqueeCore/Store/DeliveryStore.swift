@@ -22,9 +22,10 @@ public protocol DeliveryStore: Sendable {
     /// The job's recorded outcomes other than accepted starts (those are in the start ledger:
     /// `startRecords`), by token and attempt.
     func deliveries(appID: AppID, jobID: JobID) async throws -> [Delivery]
-    /// The job's final outcomes other than accepted starts, counted by outcome and reason (`failed`
-    /// rows waiting for a retry included): what a job's progress reports as "failed by reason".
-    func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount]
+    /// The jobs' final outcomes other than accepted starts, counted together by outcome and reason
+    /// (`failed` rows waiting for a retry included): what a job's progress reports as "failed by
+    /// reason", a partitioned job's parts in one read.
+    func deliveryCounts(appID: AppID, jobIDs: [JobID]) async throws -> [DeliveryCount]
     /// The event's start-ledger entries for the tokens among `tokenRowIDs`, by token.
     func startRecords(appID: AppID, eventID: EventID, among tokenRowIDs: [Int64]) async throws -> [StartRecord]
 }

@@ -379,10 +379,8 @@ public struct StartService: Sendable {
         let parts = try await store.childJobs(appID: app.id, parentID: job.id)
         var failures: [DeliveryCount] = []
         if withFailures {
-            for id in [job.id] + parts.map(\.id) {
-                failures += try await store.deliveryCounts(appID: app.id, jobID: id).filter {
-                    $0.outcome != .accepted && $0.outcome != .uncertain
-                }
+            failures = try await store.deliveryCounts(appID: app.id, jobIDs: [job.id] + parts.map(\.id)).filter {
+                $0.outcome != .accepted && $0.outcome != .uncertain
             }
         }
         var view = JobView(

@@ -190,12 +190,13 @@ extension PostgresStore {
         ).mapped(RowMapping.delivery)
     }
 
-    public func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount] {
+    public func deliveryCounts(appID: AppID, jobIDs: [JobID]) async throws -> [DeliveryCount] {
+        guard !jobIDs.isEmpty else { return [] }
         var counts: [DeliveryCount] = []
         let result = try await rows(
             """
             SELECT outcome, COALESCE(reason, ''), count(*) FROM deliveries
-            WHERE app_id = \(appID.uuid) AND job_id = \(jobID.uuid)
+            WHERE app_id = \(appID.uuid) AND job_id = ANY(\(jobIDs.map(\.uuid))::uuid[])
             GROUP BY outcome, COALESCE(reason, '') ORDER BY outcome, COALESCE(reason, '')
             """
         )

@@ -150,14 +150,15 @@ extension SQLiteStore {
         ).mapped(RowMapping.delivery)
     }
 
-    public func deliveryCounts(appID: AppID, jobID: JobID) async throws -> [DeliveryCount] {
+    public func deliveryCounts(appID: AppID, jobIDs: [JobID]) async throws -> [DeliveryCount] {
+        guard !jobIDs.isEmpty else { return [] }
         let rows = try await query(
             """
             SELECT outcome, COALESCE(reason, '') AS reason, count(*) AS count FROM deliveries
-            WHERE app_id = ? AND job_id = ?
+            WHERE app_id = ? AND job_id IN (SELECT value FROM json_each(?))
             GROUP BY outcome, COALESCE(reason, '') ORDER BY outcome, COALESCE(reason, '')
             """,
-            [.id(appID), .id(jobID)]
+            [.id(appID), .text(ColumnCoding.json(.array(jobIDs.map { .string($0.uuid.lowercasedText) })))]
         )
         return try rows.map { row in
             let columns = SQLiteColumns(row, entity: "delivery")
