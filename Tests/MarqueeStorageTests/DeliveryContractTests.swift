@@ -26,6 +26,12 @@ struct DeliveryContractTests {
             after: 0,
             limit: 100
         )
+        let job = try await leasedStartJob(app, event, fixture)
+        return Scene(app: app, event: event, tokens: tokens, job: job)
+    }
+
+    /// A start job of `event`, enqueued and leased to "worker" as a running part is.
+    static func leasedStartJob(_ app: App, _ event: Event, _ fixture: StoreFixture) async throws -> Job {
         let job = Job(
             appID: app.id,
             kind: .startFanOut,
@@ -41,7 +47,7 @@ struct DeliveryContractTests {
             leaseDuration: .seconds(60),
             limit: 1
         )
-        return Scene(app: app, event: event, tokens: tokens, job: job)
+        return job
     }
 
     @Test("delivery counts add up the jobs asked for, of the app only", arguments: Backend.allCases)
@@ -50,21 +56,7 @@ struct DeliveryContractTests {
             let scene = try await Self.scene(fixture)
             // A second part of the same app's start, leased as the first was.
             var part = scene
-            part.job = Job(
-                appID: scene.app.id,
-                kind: .startFanOut,
-                arguments: ["event": .string(scene.event.id.description)],
-                dueAt: fixture.now,
-                createdAt: fixture.now
-            )
-            try await fixture.store.enqueueJob(part.job)
-            _ = try await fixture.store.leaseJobs(
-                owner: "worker",
-                kinds: nil,
-                now: fixture.now,
-                leaseDuration: .seconds(60),
-                limit: 1
-            )
+            part.job = try await Self.leasedStartJob(scene.app, scene.event, fixture)
             let other = try await Self.scene(fixture)
             for (scene, tokens) in [
                 (scene, scene.tokens[0..<3]), (part, scene.tokens[3..<6]), (other, other.tokens[0..<3]),
