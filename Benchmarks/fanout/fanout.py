@@ -7,8 +7,11 @@
 `start` posts /v1/events/{key}/starts and polls /v1/jobs/{id} every 100 ms until the job is
 `succeeded` (or failed/cancelled); the time is from just before the POST to the poll that saw it
 finished. Meanwhile it samples VmRSS of the serve process (its maximum, and a series of one sample a
-second); VmHWM is read at the end."""
-import http.client, json, sys, time, urllib.parse
+second); VmHWM is read at the end. Around the fan-out it reads the CPU time of the server, the nginx
+sink's workers and PostgreSQL's processes and the machine's idle time (`/proc`): each one's cores
+busy over the fan-out and microseconds per token (`cpu`), to tell a fan-out short of CPU from one
+waiting on itself."""
+import http.client, json, os, sys, time, urllib.parse
 
 # The start every fan-out posts (run-late-joiners.sh posts it too).
 START_BODY = {
@@ -43,6 +46,57 @@ def status_kib(pid, field):
                 return int(line.split()[1])
     return 0
 
+TICKS = os.sysconf("SC_CLK_TCK")
+
+def process_class(pid, server_pid):
+    """Which of the fan-out's parties a process is: the server under test, the sink, PostgreSQL."""
+    if pid == server_pid:
+        return "server"
+    try:
+        with open(f"/proc/{pid}/cmdline", "rb") as f:
+            cmd = f.read()
+    except OSError:
+        return None
+    if cmd.startswith(b"nginx: worker"):
+        return "nginx"
+    if cmd.startswith(b"postgres"):
+        return "postgres"
+    return None
+
+def cpu_snapshot(server_pid):
+    """CPU ticks (user + system) of every process of each class, by pid, and the machine's idle ticks."""
+    processes = {}
+    for entry in os.listdir("/proc"):
+        if not entry.isdigit():
+            continue
+        pid = int(entry)
+        kind = process_class(pid, server_pid)
+        if kind is None:
+            continue
+        try:
+            with open(f"/proc/{pid}/stat") as f:
+                fields = f.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        processes[pid] = (kind, int(fields[11]) + int(fields[12]))
+    with open("/proc/stat") as f:
+        cpu = [int(x) for x in f.readline().split()[1:]]
+    return {"processes": processes, "idle": cpu[3] + cpu[4], "at": time.monotonic()}
+
+def cpu_used(before, after, tokens):
+    """Cores each class kept busy between two snapshots, and its microseconds of CPU per token. A
+    process that started in between counts from zero; one that ended in between is lost (PostgreSQL
+    keeps the server's connections through a fan-out)."""
+    seconds = after["at"] - before["at"]
+    totals = {"server": 0, "nginx": 0, "postgres": 0}
+    for pid, (kind, ticks) in after["processes"].items():
+        earlier = before["processes"].get(pid)
+        totals[kind] += ticks - (earlier[1] if earlier and earlier[0] == kind else 0)
+    used = {kind: {"cores": round(t / TICKS / seconds, 2), "us_per_token": round(t / TICKS / tokens * 1e6, 1)}
+            for kind, t in totals.items()}
+    used["idle_cores"] = round((after["idle"] - before["idle"]) / TICKS / seconds, 2)
+    return used
+
 def load(base, key, attributes_type, count, prefix):
     conn = connect(base)
     batch = 10_000
@@ -61,6 +115,7 @@ def start(base, key, event_key, pid):
     conn = connect(base)
     rss_before = status_kib(pid, "VmRSS")
     rss_max = rss_before
+    cpu_before = cpu_snapshot(pid)
     t0 = time.monotonic()
     s, job = call(conn, "POST", f"/v1/events/{event_key}/starts", key, START_BODY)
     if s != 202:
@@ -86,6 +141,7 @@ def start(base, key, event_key, pid):
         if job["state"] in ("succeeded", "failed", "cancelled"):
             break
     seconds = time.monotonic() - t0
+    cpu_after = cpu_snapshot(pid)
     p = job["progress"]
     print(json.dumps({
         "job": job_id, "state": job["state"], "seconds": round(seconds, 3),
@@ -93,6 +149,7 @@ def start(base, key, event_key, pid):
         "rate": round(p["accepted"] / seconds, 1),
         "rss_before_kib": rss_before, "rss_max_sampled_kib": rss_max, "hwm_kib": status_kib(pid, "VmHWM"),
         "rss_samples": samples, "rss_series_mib": series, "sent_series": sent_series,
+        "cpu": cpu_used(cpu_before, cpu_after, max(1, p["sent"])),
     }))
 
 if __name__ == "__main__":

@@ -77,7 +77,7 @@ for run in $(seq "$RUNS"); do
         '{variant: $variant, variables: $variables, run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
           ratio: ((.rate / ($ceiling|tonumber)) * 1000 | round / 1000), total, accepted, failed,
           hwm_mib: ((.hwm_kib / 1024) * 10 | round / 10), rss_max_sampled_mib: ((.rss_max_sampled_kib / 1024) * 10 | round / 10),
-          rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, load_before: ($load|tonumber),
+          rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, cpu, load_before: ($load|tonumber),
           wal: ([($wal_before | split(" ") | map(tonumber)), ($wal_after | split(" ") | map(tonumber))]
                 | {mib: (((.[1][0] - .[0][0]) / 1048576) | round), full_page_images: (.[1][1] - .[0][1]), checkpoints: (.[1][2] - .[0][2])}),
           load_after: '"$(cut -d' ' -f1 /proc/loadavg)"'}'
