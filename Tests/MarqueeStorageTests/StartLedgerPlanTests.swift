@@ -7,13 +7,16 @@ import Testing
 @testable import MarqueeStorage
 
 /// PostgreSQL only: the start ledger has no index on its tokens (migration 0021), so the statements
-/// that find a token's entries, its deletion and a device's rotation onto another token's row, must
+/// that find a token's entries, its deletion and a device's rotation onto another token's row (its
+/// ledger entries and the starts waiting for it), must
 /// reach them through the app's events and the primary key. Read whole, the ledger of a season is
 /// hundreds of millions of entries. The plans are read, not timed, on a ledger of 40,000 entries
 /// over four events of the app and one of another app.
 @Suite("Start ledger plans")
 struct StartLedgerPlanTests {
-    @Test("a token's deletion and a rotation onto another token's row read the ledger by its primary key")
+    @Test(
+        "a token's deletion, and a rotation onto another token's row with the starts waiting for it, read the ledger by its primary key"
+    )
     func byPrimaryKey() async throws {
         try await PlanProbe.withUnanalyzedStore("start_ledger") { client, store, fixture in
             let app = try await fixture.makeApp()
@@ -35,7 +38,9 @@ struct StartLedgerPlanTests {
             let statements =
                 [PostgresStore.deleteLedgerEntries(appID: app.id, tokenRow: 7)]
                 + PostgresStore.ledgerMoves(appID: app.id, from: 7, into: 9)
-            for statement in statements {
+            // A waiting start moves with the device only for events the device was not started for.
+            let pendingStarts = PostgresStore.pendingStartMoves(appID: app.id, from: 7, into: 9)
+            for statement in statements + [pendingStarts] {
                 let plan = try await client.query(
                     PostgresQuery(unsafeSQL: "EXPLAIN " + statement.sql, binds: statement.binds),
                     logger: store.logger

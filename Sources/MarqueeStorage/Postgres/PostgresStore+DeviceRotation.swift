@@ -178,6 +178,22 @@ extension PostgresStore {
         ]
     }
 
+    /// Moves the starts waiting for `appID`'s token row `from` to its row `into`, unless `into` has
+    /// one for the event (then it is the one kept) or was started already (the pump would prune it).
+    /// Its claim is dropped: a pump that claimed it for the merged row finds it gone from its hold
+    /// (`StoreError.notActive`) and the next claim sends it to the device's row. The ledger is
+    /// asked through the app's events and its primary key, as in `ledgerMoves`.
+    static func pendingStartMoves(appID: AppID, from tokenRow: Int64, into deviceRow: Int64) -> PostgresQuery {
+        """
+        UPDATE pending_starts SET token_id = \(deviceRow), claim_owner = NULL, claimed_until = NULL
+        WHERE token_id = \(tokenRow)
+          AND event_id NOT IN (SELECT event_id FROM pending_starts WHERE token_id = \(deviceRow))
+          AND event_id NOT IN (
+              SELECT event_id FROM start_ledger
+              WHERE event_id IN (SELECT id FROM events WHERE app_id = \(appID.uuid)) AND token_id = \(deviceRow))
+        """
+    }
+
     /// Moves the device's row to `token`; `merging` is the token's own row, folded into it first.
     /// The caller holds `mergeLockKey` exclusive when merging; both rows are locked before anything
     /// moves, so a registration or delivery holding either commits first.
@@ -213,19 +229,7 @@ extension PostgresStore {
                     UPDATE activities SET push_to_start_token_id = \(deviceRow) WHERE push_to_start_token_id = \
                     \(tokenRow)
                     """,
-                    // A start waiting for the token's row waits for the device's, unless the device has
-                    // one for the event (then it is the one kept) or was started already (the pump
-                    // would prune it). Its claim is dropped: a pump that claimed it for the merged row
-                    // finds it gone from its hold (`StoreError.notActive`) and the next claim sends it
-                    // to the device's row.
-                    """
-                    UPDATE pending_starts SET token_id = \(deviceRow), claim_owner = NULL, claimed_until = NULL
-                    WHERE token_id = \(tokenRow)
-                      AND event_id NOT IN (SELECT event_id FROM pending_starts WHERE token_id = \(deviceRow))
-                      AND event_id NOT IN (
-                          SELECT event_id FROM start_ledger
-                          WHERE event_id IN (SELECT id FROM events WHERE app_id = \(appID.uuid)) AND token_id = \(deviceRow))
-                    """,
+                    pendingStartMoves(appID: appID, from: tokenRow, into: deviceRow),
                     // Rows merged into the token's row before now point at the device's.
                     "UPDATE merged_token_rows SET into_id = \(deviceRow) WHERE into_id = \(tokenRow)",
                     """
