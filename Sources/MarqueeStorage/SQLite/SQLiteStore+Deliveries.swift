@@ -158,7 +158,7 @@ extension SQLiteStore {
             WHERE app_id = ? AND job_id IN (SELECT value FROM json_each(?))
             GROUP BY outcome, COALESCE(reason, '') ORDER BY outcome, COALESCE(reason, '')
             """,
-            [.id(appID), .text(ColumnCoding.json(.array(jobIDs.map { .string($0.uuid.lowercasedText) })))]
+            [.id(appID), .jsonList(jobIDs)]
         )
         return try rows.map { row in
             let columns = SQLiteColumns(row, entity: "delivery")
@@ -181,7 +181,7 @@ extension SQLiteStore {
             WHERE app_id = ? AND event_id = ? AND token_id IN (SELECT value FROM json_each(?))
             ORDER BY token_id
             """,
-            [.id(appID), .id(eventID), .text(ColumnCoding.json(.array(tokenRowIDs.map { .integer($0) })))]
+            [.id(appID), .id(eventID), .jsonList(tokenRowIDs)]
         ).mapped(RowMapping.startRecord)
     }
 }

@@ -174,7 +174,7 @@ extension SQLiteStore {
             LIMIT ?5
             """,
             [
-                .id(appID), .text(kindNames.map { ColumnCoding.json(.array($0.map { .string($0) })) }),
+                .id(appID), kindNames.map { .jsonList($0) } ?? .null,
                 .date(before?.createdAt), .id(before?.id), .int(max(1, limit)),
             ]
         ).mapped(RowMapping.job)

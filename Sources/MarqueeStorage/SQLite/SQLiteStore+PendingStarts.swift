@@ -154,7 +154,6 @@ extension SQLiteStore {
     }
 
     public func enqueueJobs(_ jobs: [Job], consumingPendingStarts ids: [Int64], owner: String, at: Date) async throws {
-        let list = ColumnCoding.json(.array(ids.map { .integer($0) }))
         try await write { connection in
             let removed = try await connection.query(
                 """
@@ -162,7 +161,7 @@ extension SQLiteStore {
                 WHERE id IN (SELECT value FROM json_each(?)) AND claim_owner = ? AND claimed_until > ?
                 RETURNING id
                 """,
-                [.text(list), .text(owner), .date(at)]
+                [.jsonList(ids), .text(owner), .date(at)]
             )
             guard removed.count == Set(ids).count else {
                 throw StoreError.notActive(
@@ -178,7 +177,7 @@ extension SQLiteStore {
     public func dropPendingStarts(_ ids: [Int64], owner: String) async throws {
         _ = try await query(
             "DELETE FROM pending_starts WHERE id IN (SELECT value FROM json_each(?)) AND claim_owner = ?",
-            [.text(ColumnCoding.json(.array(ids.map { .integer($0) }))), .text(owner)]
+            [.jsonList(ids), .text(owner)]
         )
     }
 

@@ -29,7 +29,7 @@ extension SQLiteStore {
                 WHERE t.app_id = ?3 AND t.id IN (SELECT value FROM json_each(?5))
                 ON CONFLICT (job_id, token_id) DO NOTHING
                 """,
-                [.id(steps.jobID), .id(steps.eventID), .id(steps.appID), .date(at), .text(Self.rowList(touched))]
+                [.id(steps.jobID), .id(steps.eventID), .id(steps.appID), .date(at), .jsonList(touched)]
             )
             if !steps.asked.isEmpty {
                 _ = try await connection.query(
@@ -37,7 +37,7 @@ extension SQLiteStore {
                     UPDATE start_confirmations SET asked_at = ?1 WHERE job_id = ?2 AND token_id IN (SELECT value \
                     FROM json_each(?3))
                     """,
-                    [.date(at), .id(steps.jobID), .text(Self.rowList(steps.asked))]
+                    [.date(at), .id(steps.jobID), .jsonList(steps.asked)]
                 )
             }
             var queued = 0
@@ -101,7 +101,7 @@ extension SQLiteStore {
             """,
             [
                 .id(appID), .id(eventID), .text(eventID.description), .text(JobKind.startFanOut.rawValue),
-                .text(JobKind.startFanOutPartition.rawValue), .text(Self.rowList(tokenRowIDs)),
+                .text(JobKind.startFanOutPartition.rawValue), .jsonList(tokenRowIDs),
             ]
         )
         return Set(try rows.map { try SQLiteColumns($0, entity: "delivery").int64("token_id") })
@@ -115,10 +115,5 @@ extension SQLiteStore {
                 return (try columns.string("outcome"), try columns.int64("devices"), try columns.int64("asked"))
             }
         )
-    }
-
-    /// Token rows as the JSON array `json_each` reads.
-    private static func rowList(_ rowIDs: [Int64]) -> String {
-        ColumnCoding.json(.array(rowIDs.map { .integer($0) }))
     }
 }

@@ -148,7 +148,7 @@ extension SQLiteStore {
             SELECT id, device_token FROM push_to_start_tokens
             WHERE app_id = ? AND id IN (SELECT value FROM json_each(?)) AND device_token IS NOT NULL
             """,
-            [.id(appID), .text(ColumnCoding.json(.array(tokenRowIDs.map { .integer($0) })))]
+            [.id(appID), .jsonList(tokenRowIDs)]
         )
         var found: [Int64: String] = [:]
         for row in rows {
@@ -244,7 +244,7 @@ extension SQLiteStore {
     /// The audience's conditions on `t`, with binds ?1 to ?13.
     static func audienceFilter(_ query: AudienceQuery, after cursor: Int64) -> (String, [SQLiteData]) {
         let list = { (values: [String]) -> SQLiteData in
-            values.isEmpty ? .null : .text(ColumnCoding.json(.array(values.map { .string($0) })))
+            values.isEmpty ? .null : .jsonList(values)
         }
         let filter = """
             t.app_id = ?1 AND t.environment = ?2 AND t.attributes_type = ?3 AND t.invalidated_at IS NULL

@@ -21,6 +21,18 @@ extension SQLiteData {
     static func int(_ value: Int?) -> SQLiteData { value.map { .int($0) } ?? .null }
     static func bool(_ value: Bool) -> SQLiteData { .integer(value ? 1 : 0) }
     static func bytes(_ bytes: [UInt8]) -> SQLiteData { .blob(ByteBuffer(bytes: bytes)) }
+
+    /// A list bound once, as the JSON array `json_each(?)` reads (`IN (SELECT value FROM
+    /// json_each(?))`), each element as it is bound alone: row IDs as integers, IDs as lower-case text.
+    static func jsonList(_ rowIDs: [Int64]) -> SQLiteData {
+        .text(ColumnCoding.json(.array(rowIDs.map { .integer($0) })))
+    }
+    static func jsonList<Entity>(_ ids: [Identifier<Entity>]) -> SQLiteData {
+        .text(ColumnCoding.json(.array(ids.map { .string($0.uuid.lowercasedText) })))
+    }
+    static func jsonList(_ strings: [String]) -> SQLiteData {
+        .text(ColumnCoding.json(.array(strings.map { .string($0) })))
+    }
 }
 
 enum SQLiteDates {
