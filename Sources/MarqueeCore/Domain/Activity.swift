@@ -25,6 +25,8 @@ public struct UpdateTokenRecord: Sendable, Hashable {
 
 /// A Live Activity running (or started) on one device for one event.
 public struct Activity: Sendable, Hashable {
+    /// Time-ordered by `createdAt` unless given (`UUID.timeOrdered(at:)`): a start writes its
+    /// activities in bulk.
     public var id: ActivityRecordID
     public var appID: AppID
     public var eventID: EventID
@@ -48,7 +50,7 @@ public struct Activity: Sendable, Hashable {
     public var updatedAt: Date
 
     public init(
-        id: ActivityRecordID = ActivityRecordID(),
+        id: ActivityRecordID? = nil,
         appID: AppID,
         eventID: EventID,
         environment: APNSEnvironment,
@@ -62,7 +64,7 @@ public struct Activity: Sendable, Hashable {
         createdAt: Date,
         updatedAt: Date? = nil
     ) {
-        self.id = id
+        self.id = id ?? ActivityRecordID(timeOrderedAt: createdAt)
         self.appID = appID
         self.eventID = eventID
         self.environment = environment

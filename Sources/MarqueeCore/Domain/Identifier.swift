@@ -8,6 +8,12 @@ public struct Identifier<Entity>: Hashable, Sendable, Codable, CustomStringConve
         self.uuid = uuid
     }
 
+    /// An identifier that sorts by when it was made (`UUID.timeOrdered(at:)`): for rows written in
+    /// bulk, whose primary key a random one would scatter.
+    public init(timeOrderedAt date: Date) {
+        self.uuid = UUID.timeOrdered(at: date)
+    }
+
     /// Parses the canonical UUID string form; `nil` for anything else.
     public init?(uuidString: String) {
         guard let uuid = UUID(uuidString: uuidString) else { return nil }

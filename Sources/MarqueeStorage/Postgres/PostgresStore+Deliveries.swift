@@ -139,6 +139,8 @@ extension PostgresStore {
     }
 
     /// The activities the batch's accepted starts began, `starting` until their update tokens arrive.
+    /// Their IDs are time-ordered, so that a batch's rows go to one end of the primary key
+    /// (`UUID.timeOrdered(at:)`).
     private func insertStartingActivities(
         of batch: DeliveryBatch,
         at: Date,
@@ -155,7 +157,7 @@ extension PostgresStore {
             SELECT u.id, e.app_id, e.id, \(starting.environment.rawValue), t.id, \(ActivityState.starting.rawValue),
                    \(starting.lastTimestampSent), t.frequent_pushes_enabled, \(at), \(at)
             FROM events e
-            CROSS JOIN UNNEST(\(rowIDs.map { _ in UUID.random() })::uuid[], \(rowIDs)::bigint[]) AS u(id, token_id)
+            CROSS JOIN UNNEST(\(rowIDs.map { _ in UUID.timeOrdered(at: at) })::uuid[], \(rowIDs)::bigint[]) AS u(id, token_id)
             CROSS JOIN LATERAL (SELECT t.id, t.frequent_pushes_enabled FROM push_to_start_tokens t
                                 WHERE t.id = u.token_id AND t.app_id = e.app_id LIMIT 1) t
             WHERE e.app_id = \(batch.appID.uuid) AND e.id = \(eventID.uuid)

@@ -119,7 +119,7 @@ extension SQLiteStore {
                 WHERE e.app_id = ? AND e.id = ?
                 """,
                 [
-                    .id(ActivityRecordID()), .text(starting.environment.rawValue),
+                    .id(ActivityRecordID(timeOrderedAt: at)), .text(starting.environment.rawValue),
                     .text(ActivityState.starting.rawValue),
                     .int(starting.lastTimestampSent), .date(at), .date(at), .int(rowID), .id(batch.appID), .id(eventID),
                 ]
