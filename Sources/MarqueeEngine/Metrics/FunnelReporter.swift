@@ -10,7 +10,7 @@ import ServiceLifecycle
 /// whole audience (its start ledger, outcomes and reports), so its cost grows with the audience where
 /// the janitor's checks do not (a 100,000-device event's: 30 ms of one PostgreSQL process, idle,
 /// beside 500,000 other entries, planned without parallel workers; `PresenceQueries.funnel`,
-/// `PostgresStore.reportRows`).
+/// `PostgresStore.wholeAudienceRows`).
 public struct FunnelReporter: Service {
     let store: any AppStore & EventStore & PresenceStore
     let interval: Duration

@@ -65,7 +65,7 @@ extension PostgresStore {
     }
 
     public func deliveryFunnels(appID: AppID, eventID: EventID) async throws -> [DeliveryFunnel] {
-        let result = try await reportRows(
+        let result = try await wholeAudienceRows(
             PostgresQuery(
                 unsafeSQL: PresenceQueries.funnel(Self.placeholder),
                 binds: Self.eventBinds(appID: appID, eventID: eventID)
@@ -91,23 +91,9 @@ extension PostgresStore {
             "CAST(floor(extract(epoch FROM \($0)) * 1000000) AS bigint)"
         }
         return try PresenceQueries.timeline(
-            try await reportRows(PostgresQuery(unsafeSQL: statement, binds: binds))
+            try await wholeAudienceRows(PostgresQuery(unsafeSQL: statement, binds: binds))
                 .mapped(PresenceQueries.TimelineRow.init)
         )
-    }
-
-    /// The rows of a funnel's statement, planned without parallel workers. PostgreSQL's planner
-    /// prices a parallel scan by the time it saves, not the CPU it spends: with the start ledger at
-    /// 600,000 entries it chose a parallel scan of the whole ledger for a 100,000-device event's
-    /// counts (53 ms on three processes, about 150 ms of CPU), where alone it reads the event's
-    /// entries through the primary key (30 ms on one). The funnels are counted every minute on every
-    /// replica for every live event, on the cores the request path needs at kick-off, and the scan's
-    /// cost grew with every start of the day (`FunnelReporter`; RELIABILITY.md, the match-day soak).
-    func reportRows(_ query: PostgresQuery) async throws -> [PostgresRow] {
-        try await transaction { [logger] connection in
-            try await connection.query("SET LOCAL max_parallel_workers_per_gather = 0", logger: logger)
-            return try await connection.query(query, logger: logger).collect()
-        }
     }
 
     /// A time as `timeline`'s statement reckons it: whole microseconds since 1970, as PostgreSQL keeps them.

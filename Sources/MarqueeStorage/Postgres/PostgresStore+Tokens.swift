@@ -167,7 +167,7 @@ extension PostgresStore {
     }
 
     public func audienceExtent(_ query: AudienceQuery) async throws -> AudienceExtent {
-        let result = try await rows(
+        let result = try await wholeAudienceRows(
             Self.audience(
                 query,
                 select: "SELECT count(*), min(t.id), max(t.id) FROM push_to_start_tokens t",

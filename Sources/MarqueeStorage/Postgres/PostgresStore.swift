@@ -113,6 +113,32 @@ public struct PostgresStore: MarqueeStore {
         }
     }
 
+    /// The rows of a statement over a whole audience (an event's funnel, a start's audience extent),
+    /// planned without parallel workers and run without JIT compilation.
+    ///
+    /// PostgreSQL's planner prices a parallel scan by the time it saves, not the CPU it spends: with
+    /// the start ledger at 600,000 entries it chose a parallel scan of the whole ledger for a
+    /// 100,000-device event's counts (53 ms on three processes, about 150 ms of CPU), where alone it
+    /// reads the event's entries through the primary key (30 ms on one). These statements run every
+    /// minute on every replica for every live event (`FunnelReporter`) and at every start, on the
+    /// cores the request path needs at kick-off, and their cost grew with every start of the day
+    /// (RELIABILITY.md, the match-day soak).
+    ///
+    /// Their estimated costs pass `jit_above_cost` (an audience's count is priced at 586,000 for
+    /// its probe of the ledger per token, which the statement skips when the event has no entries),
+    /// and JIT compilation is a cost paid in full at every execution: in a match-day soak a start's
+    /// audience extent took 704 ms, 640 of them compiling (12 functions, inlined and optimized),
+    /// where the same count without it took 85–132 ms (`EXPLAIN ANALYZE`, 100,000 of 130,000 tokens).
+    func wholeAudienceRows(_ query: PostgresQuery) async throws -> [PostgresRow] {
+        try await transaction { [logger] connection in
+            _ = try await connection.query(
+                "SELECT set_config('max_parallel_workers_per_gather', '0', true), set_config('jit', 'off', true)",
+                logger: logger
+            ).collect()
+            return try await connection.query(query, logger: logger).collect()
+        }
+    }
+
     /// The rows of a prepared statement, which each pooled connection prepares once.
     func rows<Statement: PostgresPreparedStatement>(_ statement: Statement) async throws -> [PostgresRow]
     where Statement.Row == PostgresRow {

@@ -111,7 +111,7 @@ enum PresenceQueries {
     /// The event's start ledger entries counted per job that wrote them, grouped before anything is
     /// joined: a start job's devices are of its environment, so its entries need no token row
     /// (30 ms for a 100,000-device event beside 500,000 other entries, idle, read through the
-    /// primary key: PostgreSQL's statement runs without parallel workers, `PostgresStore.reportRows`,
+    /// primary key: PostgreSQL's statement runs without parallel workers, `PostgresStore.wholeAudienceRows`,
     /// where a parallel plan scanned the whole ledger on three processes). Joining every entry
     /// to its token row for the environment hashed the app's whole token table and scanned the
     /// whole ledger for each live event's funnel (0.1 s idle at 600,000 entries, 0.5-0.9 s in the
