@@ -298,12 +298,19 @@ class Soak:
         self.cpu.read(self.cpu_parts())  # the baseline: the setup before the day is not counted
         log(f"match day: {o.minutes} min, samples every {interval} s, rates {self.rates}, {o.events} events, "
             f"starts of {count(o.start_devices)} devices at {starts_due} s, restarts at {restart_at:.0f} s")
+        # Sample N covers [(N-1) x interval, N x interval) of the day by the clock, whatever the
+        # sampling between two of them took: ended one after the other, 60-second samples had drifted
+        # to 61-62 s, 29 of them in 30 minutes, and the starts, due by the day's clock, fell at the end
+        # of the sample before the one meant to hold them (the 4th, not the 5th).
+        # A sample that overran its end (a restart slower than the interval) leaves the next one
+        # shorter, so that each sample stays its minute of the day.
+        index = 0
         while True:
             slice_start, slice_start_wall = time.monotonic(), time.time()
-            elapsed = slice_start - self.began
-            if elapsed >= duration - interval / 2:
-                break  # no stub of a sample at the end (a restart's longer sample shifts the rest)
-            slice_end = min(slice_start + interval, self.began + duration)
+            if slice_start - self.began >= duration - interval / 2:
+                break  # no stub of a sample at the end
+            index += 1
+            slice_end = min(max(self.began + index * interval, slice_start + 1), self.began + duration)
             load = LoadSet(self, [r for r in self.replicas if r.alive()], slice_end - slice_start)
             results = {path: [] for path in PATHS}
             while time.monotonic() < slice_end:
