@@ -31,6 +31,9 @@ struct ChannelReadOnEventLoopTests {
         try await TestServer.run(backend, clock: ManualWallClock(), logger: recorder.logger(level: .debug)) { server in
             let app = try await server.makeApp()
             #expect(try await server.putEvent(app, key: "derby").status == 201)
+            // Else a late notification of the app's or the event's creation could forget the key
+            // or the answer in between.
+            try await server.settleNotifications(loggedIn: recorder)
             let hummingbird = try await server.client.send("GET", Self.throughHummingbird, key: app.appKey)
             let eventLoop = try await server.client.send(
                 "GET",

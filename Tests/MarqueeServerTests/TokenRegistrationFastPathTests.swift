@@ -70,6 +70,8 @@ struct TokenRegistrationFastPathTests {
         let recorder = FlightRecorder(capacity: 10_000)
         try await TestServer.run(backend, clock: ManualWallClock(), logger: recorder.logger(level: .debug)) { server in
             let app = try await server.makeApp(environments: ["sandbox"])
+            // Else a late notification of the app's creation could forget the key in between.
+            try await server.settleNotifications(loggedIn: recorder)
             for (index, body) in Self.bodies.enumerated() where body["environment"] as? String == "sandbox" {
                 let path = "/v1/push-to-start-tokens/\(String(repeating: "0", count: 63))\(index + 1)"
                 let (generated, fast) = try await Self.putBothWays(path, body, key: app.appKey, on: server)

@@ -119,7 +119,8 @@ public enum MarqueeServer {
             let notifications = PostgresNotifications(
                 client: client,
                 subscriptions: [.jobs, .credentials, .channelAnswers],
-                logger: storeLogger
+                // Marquee's own, not the client's chatter: its debug lines say what each replica heard.
+                logger: run.logger
             )
             try await serve(opened, run, signals: [], extraServices: [notifications])
         }

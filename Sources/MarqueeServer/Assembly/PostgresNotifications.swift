@@ -107,11 +107,24 @@ struct PostgresNotifications: EngineService {
                 return
             }
             for (subscription, _) in heard { subscription.listening(engine) }
+            logger.debug(
+                "listening for notifications",
+                metadata: ["postgres.channels": "\(heard.map(\.0.channel).joined(separator: ","))"]
+            )
             try await withThrowingTaskGroup(of: Void.self) { group in
                 for (subscription, notifications) in heard {
                     group.addTask {
                         for try await notification in notifications {
                             subscription.notified(engine, notification.payload)
+                            // After acting on it: whoever reads this line knows that the
+                            // notification, and every one before it on its channel, took effect.
+                            logger.debug(
+                                "notification heard",
+                                metadata: [
+                                    "postgres.channel": "\(subscription.channel)",
+                                    "postgres.payload": "\(notification.payload)",
+                                ]
+                            )
                         }
                     }
                 }
