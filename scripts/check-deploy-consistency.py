@@ -36,6 +36,7 @@ METRICS = {
     "marquee_apns_streams_in_flight": "gauge",
     "marquee_apns_connection_streams_in_flight": "histogram",
     "marquee_apns_connection_concurrency_limit": "histogram",
+    "marquee_apns_batch_wait_seconds": "histogram",
     "marquee_job_tokens_total": "counter",
     "marquee_jobs_running": "gauge",
     "marquee_job_remaining_tokens": "gauge",

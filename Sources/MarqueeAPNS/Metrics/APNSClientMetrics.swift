@@ -1,5 +1,6 @@
 import CoreMetrics
 import MarqueeCore
+import NIOCore
 import Synchronization
 
 /// What an `APNSClient` reports through swift-metrics, to the factory of its configuration:
@@ -16,6 +17,11 @@ import Synchronization
 ///   what a reset of it would leave uncertain)
 /// - `marquee_apns_connection_concurrency_limit{environment}`: a histogram of that connection's
 ///   concurrency limit at the same moments (its stream budget under the fixed window)
+/// - `marquee_apns_batch_wait_seconds{environment,on}`: each time a fan-out's batch could have sent
+///   more and waited instead: on its `source` (the connections had room, the next push was not
+///   there yet: the caller's pages, a store read) or on its `consumer` (its outcomes were not being
+///   taken fast enough, so it stopped sending). Where a fan-out slower than its connections allow
+///   loses its time.
 ///
 /// Channel management requests are not pushes: they count towards connections and streams only.
 ///
@@ -31,6 +37,15 @@ final class APNSClientMetrics: Sendable {
     static let streamsInFlight = "marquee_apns_streams_in_flight"
     static let connectionStreamsInFlight = "marquee_apns_connection_streams_in_flight"
     static let connectionConcurrencyLimit = "marquee_apns_connection_concurrency_limit"
+    static let batchWait = "marquee_apns_batch_wait_seconds"
+
+    /// What a batch that could have sent more waited on (`marquee_apns_batch_wait_seconds{on}`).
+    enum BatchWait: Int, CaseIterable {
+        /// The connections had room and the batch's input had no push at hand.
+        case source
+        /// The batch's outcomes filled the buffer its consumer had not taken yet.
+        case consumer
+    }
 
     private let factory: any MetricsFactory
     private let accepted: [Counter]
@@ -42,6 +57,7 @@ final class APNSClientMetrics: Sendable {
     let streamsInFlight: Meter
     private let connectionStreams: Recorder
     private let connectionLimit: Recorder
+    private let batchWaits: [CoreMetrics.Timer]
 
     private struct RejectionKey: Hashable {
         var kind: APNSPushKind
@@ -82,6 +98,13 @@ final class APNSClientMetrics: Sendable {
             aggregate: true,
             factory: factory
         )
+        batchWaits = BatchWait.allCases.map {
+            CoreMetrics.Timer(
+                label: Self.batchWait,
+                dimensions: [("environment", environment.rawValue), ("on", "\($0)")],
+                factory: factory
+            )
+        }
     }
 
     private static func pushCounter(
@@ -139,6 +162,11 @@ final class APNSClientMetrics: Sendable {
     func recordConnectionLoad(inFlight: Int, limit: Int) {
         connectionStreams.record(inFlight)
         connectionLimit.record(limit)
+    }
+
+    /// A batch waited on `wait` from `since` until now.
+    func recordBatchWait(_ wait: BatchWait, since: NIODeadline) {
+        batchWaits[wait.rawValue].recordNanoseconds(max(0, (NIODeadline.now() - since).nanoseconds))
     }
 
     /// One attempt's time from its write to APNs' answer.

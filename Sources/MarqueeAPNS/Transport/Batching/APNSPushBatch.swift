@@ -20,6 +20,10 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
     /// The input had nothing at hand: paused until `inputArrived` says more came.
     private var inputWaiting = false
     private var consumerWantsMore = true
+    /// When the batch began waiting on its input with room to send, and on its consumer
+    /// (`marquee_apns_batch_wait_seconds`); `nil` while it does not.
+    private var waitingOnSourceSince: NIODeadline?
+    private var waitingOnConsumerSince: NIODeadline?
     private var pending: [APNSPushOutcome] = []
     private var producerSource: Producer.Source?
     private var finished = false
@@ -52,7 +56,9 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
             outstanding += 1
             return .request(APNSQueuedRequest(operation: .device(push), sink: self, tag: index))
         case .waiting:
+            // The pool asked because a connection has room: from here the batch waits on its source.
             inputWaiting = true
+            waitingOnSourceSince = .now()
             return .paused
         case .end:
             inputEnded = true
@@ -73,8 +79,11 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
             pending = []
             pending.reserveCapacity(chunk.count)
             switch producerSource.yield(chunk) {
-            case .produceMore: consumerWantsMore = true
-            case .stopProducing: consumerWantsMore = false
+            case .produceMore: consumerAskedForMore()
+            case .stopProducing:
+                // Only while there is more to send: a batch whose input ended loses nothing by the pause.
+                if consumerWantsMore, !inputEnded { waitingOnConsumerSince = .now() }
+                consumerWantsMore = false
             case .dropped: cancel()
             }
         }
@@ -92,14 +101,27 @@ final class APNSPushBatch<Input: APNSPushBatchInput>: APNSRequestSource, APNSRes
 
     /// The consumer asked for more after the batch paused.
     func resume(pool: APNSConnectionPool) {
-        consumerWantsMore = true
+        consumerAskedForMore()
         proceed(pool: pool)
+    }
+
+    /// The consumer takes outcomes again: a wait on it (if one began) ends here.
+    private func consumerAskedForMore() {
+        if let since = waitingOnConsumerSince {
+            metrics.recordBatchWait(.consumer, since: since)
+            waitingOnConsumerSince = nil
+        }
+        consumerWantsMore = true
     }
 
     /// The input has more (a page arrived, or the source ended) after the batch found it empty.
     func inputArrived(pool: APNSConnectionPool) {
         guard inputWaiting else { return }
         inputWaiting = false
+        if let since = waitingOnSourceSince {
+            metrics.recordBatchWait(.source, since: since)
+            waitingOnSourceSince = nil
+        }
         proceed(pool: pool)
     }
 

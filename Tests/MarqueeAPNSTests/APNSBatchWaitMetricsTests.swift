@@ -1,0 +1,87 @@
+import MarqueeAPNS
+import MarqueeCore
+import MarqueeEmulator
+import MetricsTestKit
+import NIOCore
+import Synchronization
+import Testing
+
+/// Pages given one at a time: the first at once, each later one when the test opens its gate.
+struct GatedPages: AsyncSequence, Sendable {
+    typealias Element = [APNSDevicePush]
+
+    let pages: [[APNSDevicePush]]
+    let gates: AsyncStream<Void>
+    let opener: AsyncStream<Void>.Continuation
+
+    init(pages: [[APNSDevicePush]]) {
+        self.pages = pages
+        (gates, opener) = AsyncStream.makeStream()
+    }
+
+    /// Lets the source give its next page.
+    func open() { opener.yield() }
+
+    struct AsyncIterator: AsyncIteratorProtocol {
+        let source: GatedPages
+        var gates: AsyncStream<Void>.Iterator
+        var position = 0
+
+        mutating func next() async throws -> [APNSDevicePush]? {
+            guard position < source.pages.count else { return nil }
+            if position > 0 { _ = await gates.next() }
+            defer { position += 1 }
+            return source.pages[position]
+        }
+    }
+
+    func makeAsyncIterator() -> AsyncIterator { AsyncIterator(source: self, gates: gates.makeAsyncIterator()) }
+}
+
+@Suite("Where a batch waits, in its metrics")
+struct APNSBatchWaitMetricsTests {
+    static let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{}}}"#)
+
+    @Test("a page that is late while the connections have room counts as a wait on the source")
+    func latePageIsAWaitOnTheSource() async throws {
+        let metrics = TestMetrics()
+        try await withEmulatorClient(metrics: metrics) { fixture in
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            let pages = try (0..<2).map { _ in
+                try (0..<20).map { _ in
+                    try APNSDevicePush(deviceToken: device.deviceToken, bundleID: fixture.bundleID, payload: Self.body)
+                }
+            }
+            let source = GatedPages(pages: pages)
+            var outcomes = fixture.client.send(pages: source).makeAsyncIterator()
+            var received = 0
+            // Every push of the first page answered: the pool has asked the batch for the next push
+            // since, and the batch has had nothing to give.
+            while received < 20, let chunk = try await outcomes.next() { received += chunk.count }
+            #expect(received == 20)
+            let waitsBefore =
+                (try? metrics.expectTimer(
+                    "marquee_apns_batch_wait_seconds",
+                    [("environment", "sandbox"), ("on", "source")]
+                ))?.values.count ?? 0
+
+            source.open()
+            while let chunk = try await outcomes.next() { received += chunk.count }
+            #expect(received == 40)
+
+            let waits = try metrics.expectTimer(
+                "marquee_apns_batch_wait_seconds",
+                [("environment", "sandbox"), ("on", "source")]
+            )
+            // The wait is counted when it ends: the page's arrival.
+            #expect(waits.values.count > waitsBefore)
+            #expect(waits.values.allSatisfy { $0 >= 0 })
+            // The consumer read as fast as the batch answered: it held nothing back.
+            let consumerWaits = try? metrics.expectTimer(
+                "marquee_apns_batch_wait_seconds",
+                [("environment", "sandbox"), ("on", "consumer")]
+            )
+            #expect(consumerWaits?.values.isEmpty ?? true)
+        }
+    }
+}
