@@ -3,7 +3,6 @@ import MarqueeCore
 import MarqueeEmulator
 import MetricsTestKit
 import NIOCore
-import Synchronization
 import Testing
 
 /// Pages given one at a time: the first at once, each later one when the test opens its gate.
