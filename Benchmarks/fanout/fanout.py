@@ -10,7 +10,9 @@ finished. Meanwhile it samples VmRSS of the serve process (its maximum, and a se
 second); VmHWM is read at the end. Around the fan-out it reads the CPU time of the server, the nginx
 sink's workers and PostgreSQL's processes and the machine's idle time (`/proc`): each one's cores
 busy over the fan-out and microseconds per token (`cpu`), to tell a fan-out short of CPU from one
-waiting on itself."""
+waiting on itself. The idle cores (idle and I/O wait) come with the I/O wait and the hypervisor's
+steal apart: a core idle while every process waits on the disk (the WAL's fsync) or on the host is
+not a core the fan-out could have used."""
 import http.client, json, os, sys, time, urllib.parse
 
 # The start every fan-out posts (run-late-joiners.sh posts it too).
@@ -64,7 +66,8 @@ def process_class(pid, server_pid):
     return None
 
 def cpu_snapshot(server_pid):
-    """CPU ticks (user + system) of every process of each class, by pid, and the machine's idle ticks."""
+    """CPU ticks (user + system) of every process of each class, by pid, and the machine's idle,
+    I/O wait and steal ticks (/proc/stat's cpu line: user nice system idle iowait irq softirq steal)."""
     processes = {}
     for entry in os.listdir("/proc"):
         if not entry.isdigit():
@@ -81,7 +84,7 @@ def cpu_snapshot(server_pid):
         processes[pid] = (kind, int(fields[11]) + int(fields[12]))
     with open("/proc/stat") as f:
         cpu = [int(x) for x in f.readline().split()[1:]]
-    return {"processes": processes, "idle": cpu[3] + cpu[4], "at": time.monotonic()}
+    return {"processes": processes, "idle": cpu[3] + cpu[4], "iowait": cpu[4], "steal": cpu[7], "at": time.monotonic()}
 
 def cpu_used(before, after, tokens):
     """Cores each class kept busy between two snapshots, and its microseconds of CPU per token. A
@@ -95,6 +98,8 @@ def cpu_used(before, after, tokens):
     used = {kind: {"cores": round(t / TICKS / seconds, 2), "us_per_token": round(t / TICKS / tokens * 1e6, 1)}
             for kind, t in totals.items()}
     used["idle_cores"] = round((after["idle"] - before["idle"]) / TICKS / seconds, 2)
+    used["iowait_cores"] = round((after["iowait"] - before["iowait"]) / TICKS / seconds, 2)
+    used["steal_cores"] = round((after["steal"] - before["steal"]) / TICKS / seconds, 2)
     return used
 
 def load(base, key, attributes_type, count, prefix):

@@ -50,9 +50,16 @@ for run in $(seq "$RUNS"); do
   # The median of three h2load runs: on this host one run in three or four comes in at a third of
   # the others (17,000-30,000 req/s against 60,000-80,000, with nothing else busy), and a single
   # such run would make the ratio of the fan-out after it meaningless.
+  # The cores the reference leaves idle (idle and I/O wait, /proc/stat, over the three runs with
+  # their warm-ups): beside the fan-out's `idle_cores`, what two processes passing requests to each
+  # other leave of the machine when neither is short of work.
+  stat_before=$(head -1 /proc/stat)
   ceilings=$(for _ in 1 2 3; do APNS_SINK_DIR="$SINK_DIR" "$SHARED/h2load-ceiling.sh" 200000 100 8443 | sed -n 's/^h2load_req_per_s //p'; done)
+  ceiling_idle=$(printf '%s\n%s\n' "$stat_before" "$(head -1 /proc/stat)" |
+    awk '{ total = 0; for (i = 2; i <= 9; i++) total += $i; idle[NR] = $5 + $6; all[NR] = total }
+         END { printf "%.2f", '"$(nproc)"' * (idle[2] - idle[1]) / (all[2] - all[1]) }')
   ceiling=$(echo "$ceilings" | sort -g | sed -n 2p)
-  echo "ceilings (h2load req/s): $(echo $ceilings), median $ceiling"
+  echo "ceilings (h2load req/s): $(echo $ceilings), median $ceiling; idle cores over them $ceiling_idle"
   for fan_out in $fan_outs; do
     variant=${fan_out%%:*}; variables=${fan_out#*:}
     if [ "$variant" = small ] && [ -z "${MARQUEE_BENCH_VARIANTS:-}" ]; then type=SmallMatch; n=$SMALL; else type=BigMatch; n=$TOKENS; fi
@@ -72,9 +79,9 @@ for run in $(seq "$RUNS"); do
       wal_after=$(wal_counters)
       statements_report
       stop_serve
-      echo "$result" | jq -c --arg variant "$variant" --arg variables "$variables" --arg run "$run" --arg ceiling "$ceiling" --arg load "$load1" --arg n "$n" \
+      echo "$result" | jq -c --arg variant "$variant" --arg variables "$variables" --arg run "$run" --arg ceiling "$ceiling" --arg ceiling_idle "$ceiling_idle" --arg load "$load1" --arg n "$n" \
         --arg wal_before "$wal_before" --arg wal_after "$wal_after" \
-        '{variant: $variant, variables: $variables, run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber),
+        '{variant: $variant, variables: $variables, run: ($run|tonumber), tokens: ($n|tonumber), state, seconds, rate, ceiling: ($ceiling|tonumber), ceiling_idle_cores: ($ceiling_idle|tonumber),
           ratio: ((.rate / ($ceiling|tonumber)) * 1000 | round / 1000), total, accepted, failed,
           hwm_mib: ((.hwm_kib / 1024) * 10 | round / 10), rss_max_sampled_mib: ((.rss_max_sampled_kib / 1024) * 10 | round / 10),
           rss_before_mib: ((.rss_before_kib / 1024) * 10 | round / 10), rss_series_mib, sent_series, cpu, load_before: ($load|tonumber),
