@@ -270,6 +270,7 @@ let package = Package(
                 "MarqueeCore",
                 "MarqueeAPNS",
                 "MarqueeEmulator",
+                "MarqueeTesting",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOHTTP2", package: "swift-nio-http2"),

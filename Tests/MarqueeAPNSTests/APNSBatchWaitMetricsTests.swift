@@ -1,6 +1,7 @@
 import MarqueeAPNS
 import MarqueeCore
 import MarqueeEmulator
+import MarqueeTesting
 import MetricsTestKit
 import NIOCore
 import Testing
@@ -81,6 +82,57 @@ struct APNSBatchWaitMetricsTests {
                 [("environment", "sandbox"), ("on", "consumer")]
             )
             #expect(consumerWaits?.values.isEmpty ?? true)
+        }
+    }
+
+    @Test("outcomes left unread until the batch stops count as a wait on the consumer once it reads again")
+    func unreadOutcomesAreAWaitOnTheConsumer() async throws {
+        let metrics = TestMetrics()
+        // Two chunks unread stop the batch (the high watermark); none unread lets it go on (the low).
+        let transport = APNSClientConfiguration.Transport(connectionsPerEndpoint: 1, batchBufferedChunks: 2)
+        try await withEmulatorClient(transport: transport, metrics: metrics) { fixture in
+            let device = try fixture.emulator.registerDevice(environment: .sandbox, bundleID: fixture.bundleID)
+            // A push a page, each page given once the push before it is answered: every answer
+            // comes in a read of its own, and its outcome in a chunk of its own.
+            let pages = try (0..<4).map { _ in
+                [try APNSDevicePush(deviceToken: device.deviceToken, bundleID: fixture.bundleID, payload: Self.body)]
+            }
+            let source = GatedPages(pages: pages)
+            let accepted = try metrics.expectCounter(
+                "marquee_apns_pushes_total",
+                [("kind", "update"), ("outcome", "accepted"), ("reason", "none")]
+            )
+            func waits(on what: String) -> Int {
+                (try? metrics.expectTimer(
+                    "marquee_apns_batch_wait_seconds",
+                    [("environment", "sandbox"), ("on", what)]
+                ))?.values.count ?? 0
+            }
+            var outcomes = fixture.client.send(pages: source).makeAsyncIterator()
+            for answered in 1...2 {
+                try await waitUntil("push \(answered) answered") { accepted.totalValue >= Int64(answered) }
+                source.open()
+            }
+            // The third page reached the batch after the read that answered the second push, whose
+            // chunk was the second unread one: the batch had stopped by then, the page at hand.
+            try await waitUntil("the third page taken") { waits(on: "source") >= 2 }
+            #expect(waits(on: "consumer") == 0)
+            #expect(accepted.totalValue == 2)
+
+            // The wait is counted when it ends: the consumer asking for more.
+            var received = 0
+            while received < 2, let chunk = try await outcomes.next() { received += chunk.count }
+            try await waitUntil("push 3 answered") { accepted.totalValue >= 3 }
+            #expect(waits(on: "consumer") >= 1)
+            let consumerWaits = try metrics.expectTimer(
+                "marquee_apns_batch_wait_seconds",
+                [("environment", "sandbox"), ("on", "consumer")]
+            )
+            #expect(consumerWaits.values.allSatisfy { $0 >= 0 })
+
+            source.open()
+            while let chunk = try await outcomes.next() { received += chunk.count }
+            #expect(received == 4)
         }
     }
 }
