@@ -42,6 +42,13 @@ struct GatedPages: AsyncSequence, Sendable {
 struct APNSBatchWaitMetricsTests {
     static let body = ByteBuffer(string: #"{"aps":{"timestamp":1767225600,"event":"update","content-state":{}}}"#)
 
+    /// The waits of the sandbox's batches on `what` ("source" or "consumer") recorded so far, in
+    /// nanoseconds; none before the first.
+    static func batchWaits(_ metrics: TestMetrics, on what: String) -> [Int64] {
+        (try? metrics.expectTimer("marquee_apns_batch_wait_seconds", [("environment", "sandbox"), ("on", what)]))?
+            .values ?? []
+    }
+
     @Test("a page that is late while the connections have room counts as a wait on the source")
     func latePageIsAWaitOnTheSource() async throws {
         let metrics = TestMetrics()
@@ -59,29 +66,18 @@ struct APNSBatchWaitMetricsTests {
             // since, and the batch has had nothing to give.
             while received < 20, let chunk = try await outcomes.next() { received += chunk.count }
             #expect(received == 20)
-            let waitsBefore =
-                (try? metrics.expectTimer(
-                    "marquee_apns_batch_wait_seconds",
-                    [("environment", "sandbox"), ("on", "source")]
-                ))?.values.count ?? 0
+            let waitsBefore = Self.batchWaits(metrics, on: "source").count
 
             source.open()
             while let chunk = try await outcomes.next() { received += chunk.count }
             #expect(received == 40)
 
-            let waits = try metrics.expectTimer(
-                "marquee_apns_batch_wait_seconds",
-                [("environment", "sandbox"), ("on", "source")]
-            )
+            let waits = Self.batchWaits(metrics, on: "source")
             // The wait is counted when it ends: the page's arrival.
-            #expect(waits.values.count > waitsBefore)
-            #expect(waits.values.allSatisfy { $0 >= 0 })
+            #expect(waits.count > waitsBefore)
+            #expect(waits.allSatisfy { $0 >= 0 })
             // The consumer read as fast as the batch answered: it held nothing back.
-            let consumerWaits = try? metrics.expectTimer(
-                "marquee_apns_batch_wait_seconds",
-                [("environment", "sandbox"), ("on", "consumer")]
-            )
-            #expect(consumerWaits?.values.isEmpty ?? true)
+            #expect(Self.batchWaits(metrics, on: "consumer").isEmpty)
         }
     }
 
@@ -102,12 +98,6 @@ struct APNSBatchWaitMetricsTests {
                 "marquee_apns_pushes_total",
                 [("kind", "update"), ("outcome", "accepted"), ("reason", "none")]
             )
-            func waits(on what: String) -> Int {
-                (try? metrics.expectTimer(
-                    "marquee_apns_batch_wait_seconds",
-                    [("environment", "sandbox"), ("on", what)]
-                ))?.values.count ?? 0
-            }
             var outcomes = fixture.client.send(pages: source).makeAsyncIterator()
             for answered in 1...2 {
                 try await waitUntil("push \(answered) answered") { accepted.totalValue >= Int64(answered) }
@@ -115,20 +105,17 @@ struct APNSBatchWaitMetricsTests {
             }
             // The third page reached the batch after the read that answered the second push, whose
             // chunk was the second unread one: the batch had stopped by then, the page at hand.
-            try await waitUntil("the third page taken") { waits(on: "source") >= 2 }
-            #expect(waits(on: "consumer") == 0)
+            try await waitUntil("the third page taken") { Self.batchWaits(metrics, on: "source").count >= 2 }
+            #expect(Self.batchWaits(metrics, on: "consumer").isEmpty)
             #expect(accepted.totalValue == 2)
 
             // The wait is counted when it ends: the consumer asking for more.
             var received = 0
             while received < 2, let chunk = try await outcomes.next() { received += chunk.count }
             try await waitUntil("push 3 answered") { accepted.totalValue >= 3 }
-            #expect(waits(on: "consumer") >= 1)
-            let consumerWaits = try metrics.expectTimer(
-                "marquee_apns_batch_wait_seconds",
-                [("environment", "sandbox"), ("on", "consumer")]
-            )
-            #expect(consumerWaits.values.allSatisfy { $0 >= 0 })
+            let consumerWaits = Self.batchWaits(metrics, on: "consumer")
+            #expect(consumerWaits.count >= 1)
+            #expect(consumerWaits.allSatisfy { $0 >= 0 })
 
             source.open()
             while let chunk = try await outcomes.next() { received += chunk.count }
