@@ -98,13 +98,17 @@ extension PostgresStore {
         )
         // The first accepted start makes the event live. One conditional statement per batch
         // that started someone: once live, the row is matched and not written again.
-        try await connection.query(
-            """
-            UPDATE events SET state = 'live', updated_at = \(at)
-            WHERE app_id = \(batch.appID.uuid) AND id = \(eventID.uuid) AND state = 'scheduled'
-            """,
+        _ = try await connection.rows(
+            PreparedQuery<EventLiveShape>(Self.eventLive(appID: batch.appID, eventID: eventID, at: at)),
             logger: logger
         )
+    }
+
+    static func eventLive(appID: AppID, eventID: EventID, at: Date) -> PostgresQuery {
+        """
+        UPDATE events SET state = 'live', updated_at = \(at)
+        WHERE app_id = \(appID.uuid) AND id = \(eventID.uuid) AND state = 'scheduled'
+        """
     }
 
     /// The entries as a plain insert, and through the conflict clause only if one of them is there

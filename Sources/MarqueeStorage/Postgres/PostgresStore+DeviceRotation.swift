@@ -115,8 +115,11 @@ extension PostgresStore {
     /// Within a fan-out batch's transaction, before it writes anything: the shared side of
     /// `mergeLockKey`.
     static func holdMergeLockShared(appID: AppID, on connection: PostgresConnection, logger: Logger) async throws {
-        _ = try await connection.query("SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID)))", logger: logger)
-            .collect()
+        _ = try await connection.rows(PreparedQuery<MergeLockSharedShape>(mergeLockShared(appID)), logger: logger)
+    }
+
+    static func mergeLockShared(_ appID: AppID) -> PostgresQuery {
+        "SELECT pg_advisory_xact_lock_shared(\(mergeLockKey(appID))::bigint)"
     }
 
     /// Within a fan-out batch's transaction, after its ledger entries: those written for a token row
@@ -137,13 +140,10 @@ extension PostgresStore {
         on connection: PostgresConnection,
         logger: Logger
     ) async throws {
-        let merged = try await connection.query(
-            """
-            SELECT from_id, into_id FROM merged_token_rows WHERE from_id = ANY(\(tokenRowIDs)::bigint[]) AND \
-            app_id = \(appID.uuid)
-            """,
+        let merged = try await connection.rows(
+            PreparedQuery<MergedTokenRowsShape>(mergedTokenRows(appID: appID, among: tokenRowIDs)),
             logger: logger
-        ).collect().map { try $0.decode((Int64, Int64).self) }
+        ).map { try $0.decode((Int64, Int64).self) }
         guard !merged.isEmpty else { return }
         _ = try await connection.query(
             """
@@ -160,6 +160,13 @@ extension PostgresStore {
             """,
             logger: logger
         ).collect()
+    }
+
+    static func mergedTokenRows(appID: AppID, among tokenRowIDs: [Int64]) -> PostgresQuery {
+        """
+        SELECT from_id, into_id FROM merged_token_rows WHERE from_id = ANY(\(tokenRowIDs)::bigint[]) AND \
+        app_id = \(appID.uuid)
+        """
     }
 
     /// Moves the start-ledger entries of `appID`'s token row `from` to its row `into`, but for

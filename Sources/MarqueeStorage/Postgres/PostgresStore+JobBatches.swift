@@ -18,17 +18,21 @@ extension PostgresStore {
         at: Date,
         on connection: PostgresConnection
     ) async throws -> Bool {
-        let held = try await connection.query(
-            """
-            SELECT last_commit_id FROM jobs
-            WHERE app_id = \(appID.uuid) AND id = \(jobID.uuid) AND state = 'running' AND lease_owner = \(owner)
-              AND lease_expires_at > \(at)
-            FOR UPDATE
-            """,
+        let held = try await connection.rows(
+            PreparedQuery<LeaseHoldShape>(Self.leaseHold(appID: appID, jobID: jobID, owner: owner, at: at)),
             logger: logger
-        ).collect()
+        )
         guard let row = held.first else { throw StoreError.leaseLost(jobID) }
         return try row.decode(UUID?.self) != commitID
+    }
+
+    static func leaseHold(appID: AppID, jobID: JobID, owner: String, at: Date) -> PostgresQuery {
+        """
+        SELECT last_commit_id FROM jobs
+        WHERE app_id = \(appID.uuid) AND id = \(jobID.uuid) AND state = 'running' AND lease_owner = \(owner)
+          AND lease_expires_at > \(at)
+        FOR UPDATE
+        """
     }
 
     /// Adds the batch's counts to the job's progress, moves its checkpoint (a batch without one
@@ -42,21 +46,41 @@ extension PostgresStore {
         at: Date,
         on connection: PostgresConnection
     ) async throws {
-        try await connection.query(
-            """
-            UPDATE jobs
-            SET progress_attempted = progress_attempted + \(progress.attempted),
-                progress_succeeded = progress_succeeded + \(progress.succeeded),
-                progress_failed = progress_failed + \(progress.failed),
-                progress_retired = progress_retired + \(retired),
-                progress_downgraded = progress_downgraded + \(progress.downgraded),
-                progress_uncertain = progress_uncertain + \(progress.uncertain),
-                checkpoint = COALESCE(\(checkpoint), checkpoint),
-                last_commit_id = \(commitID),
-                updated_at = \(at)
-            WHERE id = \(jobID.uuid)
-            """,
+        _ = try await connection.rows(
+            PreparedQuery<ProgressAdditionShape>(
+                Self.progressAddition(
+                    progress,
+                    retired: retired,
+                    checkpoint: checkpoint,
+                    commitID: commitID,
+                    jobID: jobID,
+                    at: at
+                )
+            ),
             logger: logger
         )
+    }
+
+    static func progressAddition(
+        _ progress: JobProgress,
+        retired: Int64,
+        checkpoint: String?,
+        commitID: UUID,
+        jobID: JobID,
+        at: Date
+    ) -> PostgresQuery {
+        """
+        UPDATE jobs
+        SET progress_attempted = progress_attempted + \(progress.attempted),
+            progress_succeeded = progress_succeeded + \(progress.succeeded),
+            progress_failed = progress_failed + \(progress.failed),
+            progress_retired = progress_retired + \(retired),
+            progress_downgraded = progress_downgraded + \(progress.downgraded),
+            progress_uncertain = progress_uncertain + \(progress.uncertain),
+            checkpoint = COALESCE(\(checkpoint)::text, checkpoint),
+            last_commit_id = \(commitID),
+            updated_at = \(at)
+        WHERE id = \(jobID.uuid)
+        """
     }
 }

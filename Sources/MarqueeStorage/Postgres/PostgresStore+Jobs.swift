@@ -130,13 +130,17 @@ extension PostgresStore {
 
     public func reserveJobTokens(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) async throws {
         let updated = try await rows(
-            """
-            UPDATE jobs SET reserved_through = \(tokenRowID), updated_at = \(at)
-            WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner) AND lease_expires_at > \(at)
-            RETURNING id
-            """
+            PreparedQuery<ReservationShape>(Self.reservation(id: id, owner: owner, through: tokenRowID, at: at))
         )
         guard !updated.isEmpty else { throw StoreError.leaseLost(id) }
+    }
+
+    static func reservation(id: JobID, owner: String, through tokenRowID: Int64?, at: Date) -> PostgresQuery {
+        """
+        UPDATE jobs SET reserved_through = \(tokenRowID)::bigint, updated_at = \(at)
+        WHERE id = \(id.uuid) AND state = 'running' AND lease_owner = \(owner) AND lease_expires_at > \(at)
+        RETURNING id
+        """
     }
 
     public func completeJob(id: JobID, owner: String, at: Date) async throws {
