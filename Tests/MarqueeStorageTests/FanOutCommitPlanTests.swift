@@ -51,17 +51,8 @@ struct FanOutCommitPlanTests {
                     LeaseHoldShape.name, ProgressAdditionShape.name, ReservationShape.name, EventLiveShape.name,
                     MergeLockSharedShape.name, MergedTokenRowsShape.name,
                 ]
-                var plans: [String: (generic: Int64, custom: Int64)] = [:]
-                for row in try await client.query(
-                    """
-                    SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
-                    WHERE name = ANY(\(names)::text[])
-                    """,
-                    logger: store.logger
-                ).collect() {
-                    let (name, generic, custom) = try row.decode((String, Int64, Int64).self)
-                    plans[name] = (generic, custom)
-                }
+                // The pool's one connection.
+                let plans = try await client.withConnection { try await PlanProbe.preparedPlans(names, on: $0) }
                 #expect(Set(plans.keys) == Set(names))
                 for (name, counts) in plans {
                     #expect(counts.custom <= 5, "\(name) planned \(counts.custom) calls for their values")

@@ -159,19 +159,10 @@ struct RegistrationPlanTests {
                     )
                     _ = try await connection.query("COMMIT", logger: store.logger).collect()
                 }
-                let names = [AppHoldShape.name, RotationsShape.name, TokenRowLockShape.name, DeviceRowMoveShape.name]
-                var plans: [String: (generic: Int64, custom: Int64)] = [:]
-                for row in try await connection.query(
-                    """
-                    SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
-                    WHERE name = ANY(\(names)::text[])
-                    """,
-                    logger: store.logger
-                ).collect() {
-                    let (name, generic, custom) = try row.decode((String, Int64, Int64).self)
-                    plans[name] = (generic, custom)
-                }
-                return plans
+                return try await PlanProbe.preparedPlans(
+                    [AppHoldShape.name, RotationsShape.name, TokenRowLockShape.name, DeviceRowMoveShape.name],
+                    on: connection
+                )
             }
             #expect(plans.count == 4)
             for (name, counts) in plans {

@@ -37,6 +37,26 @@ enum PlanProbe {
         )
     }
 
+    /// How many times `connection` planned each of the statements `names` it has prepared: with
+    /// its generic plan, and for a call's values. A statement not prepared on it is not there.
+    static func preparedPlans(
+        _ names: [String],
+        on connection: PostgresConnection
+    ) async throws -> [String: (generic: Int64, custom: Int64)] {
+        var plans: [String: (generic: Int64, custom: Int64)] = [:]
+        for row in try await connection.query(
+            """
+            SELECT name, generic_plans, custom_plans FROM pg_prepared_statements
+            WHERE name = ANY(\(names)::text[])
+            """,
+            logger: Logger(label: "plan-probe")
+        ).collect() {
+            let (name, generic, custom) = try row.decode((String, Int64, Int64).self)
+            plans[name] = (generic, custom)
+        }
+        return plans
+    }
+
     /// The generic plan PostgreSQL may keep for `sql` prepared on a pooled connection (after five
     /// calls, if it costs no more than those planned for their values), as `EXPLAIN EXECUTE`
     /// prints it. A generic plan does not depend on the values: NULL stands for each of its
