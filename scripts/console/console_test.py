@@ -450,6 +450,9 @@ def main():
 
         step("end the event: the final state, then close it")
         page.get_by_role("link", name="Events").click()
+        # The list, not the "Loading…" before it: a review begun before the view renders walks
+        # controls its render then replaces (on a busy machine: "keyboard order [0, 1]…").
+        expect(page.get_by_role("table", name="Events", exact=True)).to_be_visible()
         review(page, "events", shots, "events")
         page.get_by_role("link", name="Arsenal v Chelsea").click()
         sections = page.get_by_role("navigation", name="Event sections")
